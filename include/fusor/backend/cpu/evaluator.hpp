@@ -1,0 +1,258 @@
+#pragma once
+// Evaluators: the cpu backend's run-time form of an expression tree. make_evaluator binds each
+// array leaf to the output's index space (strides aligned to the output rank, 0 on broadcast
+// axes); the executor then walks rows, calling seek() once per row and scalar()/packet() along
+// it. An evaluator is a private per-thread copy, so seek() may mutate it.
+#include <array>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../../core/expr/nodes.hpp"
+#include "packet.hpp"
+
+namespace fusor::detail::cpu_eval {
+
+/// What a subtree yields in SIMD mode for lane type L: nothing (scalar loop only), a batch of L
+/// values, or a comparison mask over L.
+enum class pk { none, value, mask };
+
+template <class T>
+struct leaf_ev {
+  using value_type = T;
+  static constexpr int leaves = 1;
+  template <class L>
+  static constexpr pk kind = (std::is_same_v<T, L> && simd_number<L>) ? pk::value : pk::none;
+
+  const T* base;
+  index_t st[max_rank];
+  const T* row = nullptr;
+  index_t inner = 0;
+
+  /// Points at the row given by the first n indices; the row runs along dimension n.
+  void seek(const index_t* idx, int n) {
+    const T* p = base;
+    for (int k = 0; k < n; ++k) p += idx[k] * st[k];
+    row = p;
+    inner = st[n];
+  }
+  T scalar(index_t i) const { return row[i * inner]; }
+  template <bool Contiguous, class L>
+  simd::batch<L> packet(index_t i) const {
+    if constexpr (Contiguous) {
+      return simd::batch<L>::load_unaligned(row + i);
+    } else {
+      if (inner == 1) return simd::batch<L>::load_unaligned(row + i);
+      if (inner == 0) return simd::batch<L>(row[0]);
+      alignas(64) L tmp[simd::batch<L>::size];
+      for (std::size_t k = 0; k < simd::batch<L>::size; ++k) tmp[k] = row[(i + index_t(k)) * inner];
+      return simd::batch<L>::load_aligned(tmp);
+    }
+  }
+  template <class V>
+  void visit_strides(V&& v) {
+    v(st);
+  }
+};
+
+template <class T>
+struct scalar_ev {
+  using value_type = T;
+  static constexpr int leaves = 0;
+  template <class L>
+  static constexpr pk kind = (std::is_same_v<T, L> && simd_number<L>) ? pk::value : pk::none;
+  T value;
+  void seek(const index_t*, int) {}
+  T scalar(index_t) const { return value; }
+  template <bool Contiguous, class L>
+  simd::batch<L> packet(index_t) const {
+    return simd::batch<L>(value);
+  }
+  template <class V>
+  void visit_strides(V&&) {}
+};
+
+template <class F, class Traits, class... E>
+struct map_ev {
+  using value_type = typename Traits::result;
+  using compute = typename Traits::compute;
+  static constexpr int leaves = (E::leaves + ... + 0);
+
+ private:
+  template <class L, std::size_t... I>
+  static constexpr pk kind_of(std::index_sequence<I...>) {
+    if constexpr (!F::template packet<L>) {
+      return pk::none;
+    } else {
+      constexpr bool args_ok =
+          ((F::template accepts_mask<I>
+                ? std::tuple_element_t<I, std::tuple<E...>>::template kind<L> != pk::none
+                : (std::tuple_element_t<I, std::tuple<E...>>::template kind<L> == pk::value &&
+                   std::is_same_v<compute, L>)) && ...);
+      if constexpr (!args_ok) return pk::none;
+      else if constexpr (std::is_same_v<value_type, bool>) return pk::mask;
+      else if constexpr (std::is_same_v<value_type, L>) return pk::value;
+      else return pk::none;
+    }
+  }
+
+ public:
+  template <class L>
+  static constexpr pk kind = kind_of<L>(std::index_sequence_for<E...>{});
+
+  F f;
+  std::tuple<E...> ch;
+
+  void seek(const index_t* idx, int n) {
+    std::apply([&](auto&... e) { (e.seek(idx, n), ...); }, ch);
+  }
+  value_type scalar(index_t i) const { return scalar_impl(i, std::index_sequence_for<E...>{}); }
+  template <bool Contiguous, class L>
+  auto packet(index_t i) const {
+    return std::apply(
+        [&](const auto&... e) { return simd::packet_impl<F>::apply(f, e.template packet<Contiguous, L>(i)...); }, ch);
+  }
+  template <class V>
+  void visit_strides(V&& v) {
+    std::apply([&](auto&... e) { (e.visit_strides(v), ...); }, ch);
+  }
+
+ private:
+  template <std::size_t... I>
+  value_type scalar_impl(index_t i, std::index_sequence<I...>) const {
+    return f(convert_element<typename Traits::template arg<I>>(std::get<I>(ch).scalar(i))...);
+  }
+};
+
+template <class U, class E>
+struct cast_ev {
+  using value_type = U;
+  static constexpr int leaves = E::leaves;
+  template <class L>
+  static constexpr pk kind =
+      (std::is_same_v<U, L> && std::is_same_v<typename E::value_type, L>) ? E::template kind<L> : pk::none;
+  E e;
+  void seek(const index_t* idx, int n) { e.seek(idx, n); }
+  U scalar(index_t i) const { return convert_element<U>(e.scalar(i)); }
+  template <bool Contiguous, class L>
+  auto packet(index_t i) const {
+    return e.template packet<Contiguous, L>(i);
+  }
+  template <class V>
+  void visit_strides(V&& v) {
+    e.visit_strides(v);
+  }
+};
+
+// ---- binding nodes to an output shape ---------------------------------------------------------
+// (declared first: the overloads call each other for sub-expressions)
+template <class F, class A>
+auto make_evaluator(const unary_expr<F, A>& e, const extents& out);
+template <class F, class A, class B>
+auto make_evaluator(const binary_expr<F, A, B>& e, const extents& out);
+template <class F, class A, class B, class C>
+auto make_evaluator(const ternary_expr<F, A, B, C>& e, const extents& out);
+template <class U, class A>
+auto make_evaluator(const cast_expr<U, A>& e, const extents& out);
+
+template <class T, class B>
+leaf_ev<T> make_evaluator(const leaf<T, B>& l, const extents& out) {
+  leaf_ev<T> ev{l.data, {}, l.data, 0};
+  const int n = out.size(), off = n - l.shape.size();
+  for (int k = 0; k < n; ++k)
+    ev.st[k] = (k < off || l.shape[k - off] == 1) ? 0 : l.strides[k - off];
+  return ev;
+}
+template <class T>
+scalar_ev<T> make_evaluator(const scalar_expr<T>& s, const extents&) {
+  return {s.value};
+}
+template <class F, class A>
+auto make_evaluator(const unary_expr<F, A>& e, const extents& out) {
+  using EA = decltype(make_evaluator(e.a, out));
+  return map_ev<F, typename unary_expr<F, A>::traits, EA>{e.f, {make_evaluator(e.a, out)}};
+}
+template <class F, class A, class B>
+auto make_evaluator(const binary_expr<F, A, B>& e, const extents& out) {
+  using EA = decltype(make_evaluator(e.a, out));
+  using EB = decltype(make_evaluator(e.b, out));
+  return map_ev<F, typename binary_expr<F, A, B>::traits, EA, EB>{
+      e.f, {make_evaluator(e.a, out), make_evaluator(e.b, out)}};
+}
+template <class F, class A, class B, class C>
+auto make_evaluator(const ternary_expr<F, A, B, C>& e, const extents& out) {
+  using EA = decltype(make_evaluator(e.a, out));
+  using EB = decltype(make_evaluator(e.b, out));
+  using EC = decltype(make_evaluator(e.c, out));
+  return map_ev<F, typename ternary_expr<F, A, B, C>::traits, EA, EB, EC>{
+      e.f, {make_evaluator(e.a, out), make_evaluator(e.b, out), make_evaluator(e.c, out)}};
+}
+template <class U, class A>
+auto make_evaluator(const cast_expr<U, A>& e, const extents& out) {
+  using EA = decltype(make_evaluator(e.a, out));
+  return cast_ev<U, EA>{make_evaluator(e.a, out)};
+}
+
+// ---- iteration space ---------------------------------------------------------------------------
+/// The dimensions to loop over after dropping size-1 axes and merging neighbours that every
+/// operand walks contiguously one after the other. A contiguous statement becomes one flat loop;
+/// a broadcast one becomes (rows, row length).
+struct loop_space {
+  index_t dims[max_rank];
+  int rank = 0;
+  index_t rows() const {
+    index_t r = 1;
+    for (int k = 0; k + 1 < rank; ++k) r *= dims[k];
+    return r;
+  }
+  index_t inner() const { return dims[rank - 1]; }
+};
+
+template <std::size_t N>
+loop_space coalesce(const index_t* shape, int n, const std::array<index_t*, N>& ops) {
+  loop_space s;
+  for (int k = 0; k < n; ++k) {
+    if (shape[k] == 1) continue;
+    bool merge = s.rank > 0;
+    for (std::size_t j = 0; merge && j < N; ++j) merge = ops[j][s.rank - 1] == ops[j][k] * shape[k];
+    if (merge) {
+      s.dims[s.rank - 1] *= shape[k];
+      for (std::size_t j = 0; j < N; ++j) ops[j][s.rank - 1] = ops[j][k];
+    } else {
+      s.dims[s.rank] = shape[k];
+      for (std::size_t j = 0; j < N; ++j) ops[j][s.rank] = ops[j][k];
+      ++s.rank;
+    }
+  }
+  if (s.rank == 0) {  // a single element
+    s.dims[0] = 1;
+    s.rank = 1;
+    for (std::size_t j = 0; j < N; ++j) ops[j][0] = 1;
+  }
+  return s;
+}
+
+/// Pointers to the stride arrays of every leaf of an evaluator, after `extra` leading slots.
+template <std::size_t Extra, class Ev>
+std::array<index_t*, Extra + Ev::leaves> stride_table(Ev& ev) {
+  std::array<index_t*, Extra + Ev::leaves> t{};
+  std::size_t k = Extra;
+  ev.visit_strides([&](index_t* s) { t[k++] = s; });
+  return t;
+}
+
+/// Advances a row-major multi-index over dims[0..n).
+inline void next_index(index_t* idx, const index_t* dims, int n) {
+  for (int k = n - 1; k >= 0; --k) {
+    if (++idx[k] < dims[k]) return;
+    idx[k] = 0;
+  }
+}
+inline void unravel(index_t flat, index_t* idx, const index_t* dims, int n) {
+  for (int k = n - 1; k >= 0; --k) {
+    idx[k] = flat % dims[k];
+    flat /= dims[k];
+  }
+}
+
+}  // namespace fusor::detail::cpu_eval

@@ -1,0 +1,138 @@
+#pragma once
+// executor<cpu>: runs an assignment in one pass over memory. The iteration space is coalesced
+// (a contiguous statement is one flat loop); each row is an aligned scalar head, an xsimd body
+// and a scalar tail when the whole tree has a SIMD form, or a scalar loop otherwise. Above the
+// size threshold the rows (or the flat range) are split over OpenMP threads.
+#include <cstdint>
+
+#include "../../core/assign.hpp"
+#include "evaluator.hpp"
+#include "memory.hpp"
+#include "parallel.hpp"
+
+namespace fusor::detail::cpu_exec {
+
+using namespace cpu_eval;
+
+template <bool Contiguous, class T, class Ev>
+void packet_row(T* d, const Ev& ev, index_t b, index_t e) {
+  using batch = simd::batch<T>;
+  constexpr index_t W = index_t(batch::size);
+  constexpr std::uintptr_t align = batch::arch_type::alignment();
+  index_t i = b;
+  for (; i < e && reinterpret_cast<std::uintptr_t>(d + i) % align != 0; ++i) d[i] = ev.scalar(i);
+  for (; i + 2 * W <= e; i += 2 * W) {
+    const batch p0 = ev.template packet<Contiguous, T>(i);
+    const batch p1 = ev.template packet<Contiguous, T>(i + W);
+    p0.store_aligned(d + i);
+    p1.store_aligned(d + i + W);
+  }
+  for (; i + W <= e; i += W) ev.template packet<Contiguous, T>(i).store_aligned(d + i);
+  for (; i < e; ++i) d[i] = ev.scalar(i);
+}
+
+template <class T, class Ev>
+void scalar_row(T* d, index_t ds, const Ev& ev, index_t b, index_t e) {
+  for (index_t i = b; i < e; ++i) d[i * ds] = convert_element<T>(ev.scalar(i));
+}
+
+template <class T, class Ev>
+void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
+  Ev ev = ev0;
+  index_t dst_st[max_rank];
+  for (int k = 0; k < dst.shape.size(); ++k) dst_st[k] = dst.strides[k];
+  auto ops = stride_table<1>(ev);
+  ops[0] = dst_st;
+  const loop_space sp = coalesce(dst.shape.data(), dst.shape.size(), ops);
+  FUSOR_COUNT_PASS();
+
+  const int r = sp.rank;
+  const index_t inner = sp.inner(), rows = sp.rows();
+  const bool simd_ok = dst_st[r - 1] == 1;
+  bool contiguous = true;
+  for (std::size_t j = 1; j < ops.size(); ++j) contiguous = contiguous && ops[j][r - 1] == 1;
+
+  auto run_row = [&](Ev& e, T* d, index_t b, index_t end) {
+    if constexpr (Ev::template kind<T> == pk::value) {
+      if (simd_ok) {
+        if (contiguous) packet_row<true>(d, e, b, end);
+        else packet_row<false>(d, e, b, end);
+        return;
+      }
+    }
+    scalar_row(d, dst_st[r - 1], e, b, end);
+  };
+
+  const int nt = threads_for(rows * inner);
+  if (r == 1) {
+    // one flat loop: split the range at cache-line multiples
+    run_team(nt, [&](int t, int n) {
+      Ev local = ev;
+      local.seek(nullptr, 0);
+      auto [b, e] = split_range(inner, t, n, index_t(cpu_alignment / sizeof(T)) * 4);
+      if (b < e) run_row(local, dst.data, b, e);
+    });
+    return;
+  }
+  run_team(std::min<index_t>(nt, rows), [&](int t, int n) {
+    Ev local = ev;
+    auto [rb, re] = split_range(rows, t, n);
+    if (rb >= re) return;
+    index_t idx[max_rank] = {};
+    unravel(rb, idx, sp.dims, r - 1);
+    for (index_t row = rb; row < re; ++row) {
+      local.seek(idx, r - 1);
+      T* d = dst.data;
+      for (int k = 0; k + 1 < r; ++k) d += idx[k] * dst_st[k];
+      run_row(local, d, 0, inner);
+      next_index(idx, sp.dims, r - 1);
+    }
+  });
+}
+
+}  // namespace fusor::detail::cpu_exec
+
+#include "reduce.hpp"
+
+namespace fusor {
+
+template <>
+struct executor<cpu> {
+  /// dst = e, where e's shape broadcasts to dst's (checked by the caller).
+  template <class T, class E>
+  static void assign(const leaf<T, cpu>& dst, const E& e) {
+    detail::cpu_exec::assign(dst, detail::cpu_eval::make_evaluator(e, dst.shape));
+  }
+  /// Reduces all elements of e with Op; returns Op's wide accumulator.
+  template <class Op, class E>
+  static auto reduce(const E& e) {
+    return detail::cpu_exec::reduce_all<Op>(e);
+  }
+  /// out[...] = reduction of e along `axis`; out has e's shape without that axis.
+  template <class Op, class T, class E>
+  static void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
+    detail::cpu_exec::reduce_axis<Op>(out, e, axis);
+  }
+  /// Position (flat, C order) of the first maximum (Max) or minimum of e; NaN counts as extreme.
+  template <bool Max, class E>
+  static index_t arg_extreme(const E& e) {
+    return detail::cpu_exec::arg_extreme_all<Max>(e);
+  }
+  template <bool Max, class E>
+  static void arg_extreme_axis(const leaf<std::int64_t, cpu>& out, const E& e, int axis) {
+    detail::cpu_exec::arg_extreme_axis<Max>(out, e, axis);
+  }
+  /// Fills a contiguous array block by block: gen(block, out, count) writes `count` <= Block
+  /// values for block number `block`; the result does not depend on the thread count.
+  template <index_t Block, class T, class Gen>
+  static void fill_blocks(const leaf<T, cpu>& dst, const Gen& gen) {
+    const index_t n = dst.shape.numel(), blocks = (n + Block - 1) / Block;
+    FUSOR_COUNT_PASS();
+    detail::run_team(detail::threads_for(n), [&](int t, int nt) {
+      auto [b, e] = detail::split_range(blocks, t, nt);
+      for (index_t k = b; k < e; ++k) gen(k, dst.data + k * Block, std::min(Block, n - k * Block));
+    });
+  }
+};
+
+}  // namespace fusor

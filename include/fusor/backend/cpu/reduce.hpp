@@ -1,0 +1,318 @@
+#pragma once
+// Reductions on the cpu, consuming an expression in the same single pass as an assignment:
+// sum(a * b) evaluates a * b batch by batch into SIMD accumulators and writes nothing.
+//
+// Whole-array: per-thread partials over the coalesced space, SIMD blocks widened into Op's wide
+// accumulator (float sums collect in double every 1024 elements), partials merged in thread
+// order. Along an axis: when the axis is innermost each output element reduces one row; otherwise
+// rows of the output are accumulated slab by slab, so memory is still read contiguously.
+#include <algorithm>
+#include <cstdint>
+
+#include "../../core/reduce_ops.hpp"
+#include "evaluator.hpp"
+#include "parallel.hpp"
+
+namespace fusor::detail::cpu_exec {
+
+using namespace cpu_eval;
+
+template <class Op, class B>
+B packet_combine(const B& a, const B& b) {
+  if constexpr (std::is_same_v<Op, max_op>) return simd::nan_max(a, b);
+  else if constexpr (std::is_same_v<Op, min_op>) return simd::nan_min(a, b);
+  else return Op::combine(a, b);
+}
+
+template <class Op, class W, class L>
+W horizontal(const simd::batch<L>& x) {
+  alignas(64) L lanes[simd::batch<L>::size];
+  x.store_aligned(lanes);
+  W r = Op::template identity<W>();
+  for (L v : lanes) r = Op::combine(r, convert_element<W>(v));
+  return r;
+}
+
+// Whether Op can run on batches of this evaluator's values.
+template <class Op, class Ev>
+inline constexpr bool packet_reducible =
+    Op::template packet<typename Ev::value_type> && Ev::template kind<typename Ev::value_type> == pk::value;
+
+/// Reduces elements [b, e) of the evaluator's current row.
+template <class Op, class W, bool Simd, bool Contiguous, class Ev>
+W reduce_row(const Ev& ev, index_t b, index_t e) {
+  W total = Op::template identity<W>();
+  index_t i = b;
+  if constexpr (Simd) {
+    using L = typename Ev::value_type;
+    using batch = simd::batch<L>;
+    constexpr index_t w = index_t(batch::size);
+    constexpr index_t block = 1024;  // terms per lane before widening: bounds float rounding growth
+    const batch id(Op::template identity<L>());
+    while (i + 4 * w <= e) {
+      const index_t stop = std::min(e, i + block);
+      batch a0 = id, a1 = id, a2 = id, a3 = id;
+      for (; i + 4 * w <= stop; i += 4 * w) {
+        a0 = packet_combine<Op>(a0, ev.template packet<Contiguous, L>(i));
+        a1 = packet_combine<Op>(a1, ev.template packet<Contiguous, L>(i + w));
+        a2 = packet_combine<Op>(a2, ev.template packet<Contiguous, L>(i + 2 * w));
+        a3 = packet_combine<Op>(a3, ev.template packet<Contiguous, L>(i + 3 * w));
+      }
+      const batch s = packet_combine<Op>(packet_combine<Op>(a0, a1), packet_combine<Op>(a2, a3));
+      total = Op::combine(total, horizontal<Op, W>(s));
+    }
+  }
+  for (; i < e; ++i) total = Op::combine(total, convert_element<W>(ev.scalar(i)));
+  return total;
+}
+
+// Reduces the current row with the best loop its strides allow.
+template <class Op, class W, class Ev>
+W reduce_row_auto(const Ev& ev, index_t b, index_t e, bool contiguous, bool unit_or_zero) {
+  if constexpr (packet_reducible<Op, Ev>) {
+    if (contiguous) return reduce_row<Op, W, true, true>(ev, b, e);
+    if (unit_or_zero) return reduce_row<Op, W, true, false>(ev, b, e);
+  }
+  return reduce_row<Op, W, false, false>(ev, b, e);
+}
+
+template <std::size_t N>
+void inner_stride_kinds(const std::array<index_t*, N>& ops, int pos, bool& contiguous, bool& unit_or_zero) {
+  contiguous = unit_or_zero = true;
+  for (index_t* s : ops) {
+    contiguous = contiguous && s[pos] == 1;
+    unit_or_zero = unit_or_zero && (s[pos] == 1 || s[pos] == 0);
+  }
+}
+
+inline constexpr int max_partials = 256;
+
+template <class Op, class E>
+auto reduce_all(const E& e) {
+  using V = value_t<E>;
+  using W = typename Op::template wide<V>;
+  const extents shape = expr_shape(e);
+  auto ev = make_evaluator(e, shape);
+  using Ev = decltype(ev);
+  if (shape.numel() == 0) return Op::template identity<W>();
+  auto ops = stride_table<0>(ev);
+  const loop_space sp = coalesce(shape.data(), shape.size(), ops);
+  FUSOR_COUNT_PASS();
+  const int r = sp.rank;
+  const index_t rows = sp.rows(), inner = sp.inner();
+  bool contiguous, unit_or_zero;
+  inner_stride_kinds(ops, r - 1, contiguous, unit_or_zero);
+
+  W partial[max_partials];
+  const int nt = std::min(threads_for(shape.numel()), max_partials);
+  int used = 1;
+  run_team(r == 1 ? nt : int(std::min<index_t>(nt, rows)), [&](int t, int n) {
+    Ev local = ev;
+    W acc = Op::template identity<W>();
+    if (r == 1) {
+      local.seek(nullptr, 0);
+      auto [b, end] = split_range(inner, t, n, 64);
+      if (b < end) acc = reduce_row_auto<Op, W>(local, b, end, contiguous, unit_or_zero);
+    } else {
+      auto [rb, re] = split_range(rows, t, n);
+      index_t idx[max_rank] = {};
+      if (rb < re) unravel(rb, idx, sp.dims, r - 1);
+      for (index_t row = rb; row < re; ++row) {
+        local.seek(idx, r - 1);
+        acc = Op::combine(acc, reduce_row_auto<Op, W>(local, 0, inner, contiguous, unit_or_zero));
+        next_index(idx, sp.dims, r - 1);
+      }
+    }
+    partial[t] = acc;
+    if (t == 0) used = n;
+  });
+  W total = Op::template identity<W>();
+  for (int t = 0; t < used; ++t) total = Op::combine(total, partial[t]);
+  return total;
+}
+
+// Reorders the evaluator's dimensions: new dimension k is old dimension order[k].
+template <class Ev>
+void permute_dims(Ev& ev, const int* order, int n) {
+  ev.visit_strides([&](index_t* s) {
+    index_t tmp[max_rank];
+    for (int k = 0; k < n; ++k) tmp[k] = s[order[k]];
+    for (int k = 0; k < n; ++k) s[k] = tmp[k];
+  });
+}
+
+template <class Op, class T, class E>
+void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
+  using V = value_t<E>;
+  using W = typename Op::template wide<V>;
+  const extents shape = expr_shape(e);
+  const int n = shape.size();
+  const index_t K = shape[axis];
+  auto ev = make_evaluator(e, shape);
+  using Ev = decltype(ev);
+  FUSOR_COUNT_PASS();
+
+  // dimension order: the other axes (output order), with the reduced axis placed innermost when
+  // it is the last axis (case A), or just before the last axis (case B, slab accumulation)
+  const bool slabs = axis != n - 1;
+  int order[max_rank], m = 0;
+  index_t dims[max_rank], ost[max_rank];
+  for (int d = 0; d < n; ++d) {
+    if (d == axis || (slabs && d == n - 1)) continue;
+    order[m] = d;
+    dims[m] = shape[d];
+    ost[m] = out.strides[d < axis ? d : d - 1];
+    ++m;
+  }
+  order[m] = axis;
+  if (slabs) order[m + 1] = n - 1;
+  permute_dims(ev, order, n);
+  auto ops = stride_table<0>(ev);
+  index_t rows = 1;
+  for (int k = 0; k < m; ++k) rows *= dims[k];
+  const index_t out_size = out.shape.numel();
+  if (out_size == 0) return;
+
+  if (!slabs) {
+    bool contiguous, unit_or_zero;
+    inner_stride_kinds(ops, m, contiguous, unit_or_zero);
+    run_team(int(std::min<index_t>(threads_for(rows * K), rows)), [&](int t, int nt) {
+      Ev local = ev;
+      auto [rb, re] = split_range(rows, t, nt);
+      index_t idx[max_rank] = {};
+      if (rb < re) unravel(rb, idx, dims, m);
+      for (index_t row = rb; row < re; ++row) {
+        local.seek(idx, m);
+        index_t o = 0;
+        for (int k = 0; k < m; ++k) o += idx[k] * ost[k];
+        out.data[o] = convert_element<T>(reduce_row_auto<Op, W>(local, 0, K, contiguous, unit_or_zero));
+        next_index(idx, dims, m);
+      }
+    });
+    return;
+  }
+
+  const index_t J = shape[n - 1], out_j = out.strides[n - 2];
+  bool contiguous, unit_or_zero;
+  inner_stride_kinds(ops, m + 1, contiguous, unit_or_zero);
+  constexpr index_t chunk = 512;
+  const index_t chunks = (J + chunk - 1) / chunk, items = rows * chunks;
+  run_team(int(std::min<index_t>(threads_for(rows * K * J), items)), [&](int t, int nt) {
+    Ev local = ev;
+    auto [ib, ie] = split_range(items, t, nt);
+    index_t idx[max_rank] = {};
+    for (index_t item = ib; item < ie; ++item) {
+      const index_t row = item / chunks, j0 = (item % chunks) * chunk, j1 = std::min(J, j0 + chunk);
+      unravel(row, idx, dims, m);
+      index_t o = 0;
+      for (int k = 0; k < m; ++k) o += idx[k] * ost[k];
+      T* dst = out.data + o;
+      bool done = false;
+      if constexpr (packet_reducible<Op, Ev>) {
+        if (unit_or_zero) {
+          using L = V;
+          using batch = simd::batch<L>;
+          constexpr index_t w = index_t(batch::size);
+          alignas(64) L acc[chunk];
+          std::fill(acc, acc + chunk, Op::template identity<L>());
+          for (index_t k = 0; k < K; ++k) {
+            idx[m] = k;
+            local.seek(idx, m + 1);
+            index_t j = j0;
+            for (; j + w <= j1; j += w) {
+              L* a = acc + (j - j0);
+              packet_combine<Op>(batch::load_aligned(a), local.template packet<false, L>(j)).store_aligned(a);
+            }
+            for (; j < j1; ++j) acc[j - j0] = Op::combine(acc[j - j0], local.scalar(j));
+          }
+          for (index_t j = j0; j < j1; ++j) dst[j * out_j] = convert_element<T>(acc[j - j0]);
+          done = true;
+        }
+      }
+      if (!done) {
+        W acc[chunk];
+        std::fill(acc, acc + chunk, Op::template identity<W>());
+        for (index_t k = 0; k < K; ++k) {
+          idx[m] = k;
+          local.seek(idx, m + 1);
+          for (index_t j = j0; j < j1; ++j) acc[j - j0] = Op::combine(acc[j - j0], convert_element<W>(local.scalar(j)));
+        }
+        for (index_t j = j0; j < j1; ++j) dst[j * out_j] = convert_element<T>(acc[j - j0]);
+      }
+    }
+  });
+}
+
+// First position of the extreme value along a row; a NaN is extreme and ends the search.
+template <bool Max, class Ev>
+std::pair<typename Ev::value_type, index_t> arg_row(const Ev& ev, index_t n) {
+  auto best = ev.scalar(0);
+  index_t pos = 0;
+  if (is_nan(best)) return {best, 0};
+  for (index_t i = 1; i < n; ++i) {
+    const auto x = ev.scalar(i);
+    if (is_nan(x)) return {x, i};
+    if (Max ? (x > best) : (x < best)) best = x, pos = i;
+  }
+  return {best, pos};
+}
+
+template <bool Max, class E>
+index_t arg_extreme_all(const E& e) {
+  const extents shape = expr_shape(e);
+  auto ev = make_evaluator(e, shape);
+  auto ops = stride_table<0>(ev);
+  const loop_space sp = coalesce(shape.data(), shape.size(), ops);
+  FUSOR_COUNT_PASS();
+  const int r = sp.rank;
+  const index_t rows = sp.rows(), inner = sp.inner();
+  index_t idx[max_rank] = {};
+  index_t best_pos = 0;
+  auto best = decltype(arg_row<Max>(ev, 1).first){};
+  for (index_t row = 0; row < rows; ++row) {
+    ev.seek(idx, r - 1);
+    auto [v, p] = arg_row<Max>(ev, inner);
+    if (is_nan(v)) return row * inner + p;
+    if (row == 0 || (Max ? (v > best) : (v < best))) best = v, best_pos = row * inner + p;
+    next_index(idx, sp.dims, r - 1);
+  }
+  return best_pos;
+}
+
+template <bool Max, class E>
+void arg_extreme_axis(const leaf<std::int64_t, cpu>& out, const E& e, int axis) {
+  const extents shape = expr_shape(e);
+  const int n = shape.size();
+  const index_t K = shape[axis];
+  auto ev = make_evaluator(e, shape);
+  using Ev = decltype(ev);
+  FUSOR_COUNT_PASS();
+  int order[max_rank], m = 0;
+  index_t dims[max_rank], ost[max_rank];
+  for (int d = 0; d < n; ++d) {
+    if (d == axis) continue;
+    order[m] = d;
+    dims[m] = shape[d];
+    ost[m] = out.strides[d < axis ? d : d - 1];
+    ++m;
+  }
+  order[m] = axis;
+  permute_dims(ev, order, n);
+  index_t rows = 1;
+  for (int k = 0; k < m; ++k) rows *= dims[k];
+  run_team(int(std::min<index_t>(threads_for(rows * K), rows)), [&](int t, int nt) {
+    Ev local = ev;
+    auto [rb, re] = split_range(rows, t, nt);
+    index_t idx[max_rank] = {};
+    if (rb < re) unravel(rb, idx, dims, m);
+    for (index_t row = rb; row < re; ++row) {
+      local.seek(idx, m);
+      index_t o = 0;
+      for (int k = 0; k < m; ++k) o += idx[k] * ost[k];
+      out.data[o] = arg_row<Max>(local, K).second;
+      next_index(idx, dims, m);
+    }
+  });
+}
+
+}  // namespace fusor::detail::cpu_exec

@@ -1,0 +1,64 @@
+#pragma once
+// Backend tags. Only the tag *types* live in core: every header can name array<float, cuda>,
+// while what a backend does (memory, evaluation) is specialised in backend/<name>/.
+#include <concepts>
+#include <type_traits>
+
+namespace fusor {
+
+/// Host memory, SIMD loops (xsimd), threads (OpenMP).
+struct cpu {};
+/// NVIDIA GPU memory, one kernel per statement (Thrust/CUB).
+struct cuda {};
+
+/// What a backend is: specialised in backend/<name>/ (declared only here, so a tag without a
+/// backend folder is not a backend).
+template <class B>
+struct backend_traits;
+
+/// A tag with a visible backend_traits specialisation.
+template <class B>
+concept backend = requires {
+  { backend_traits<B>::name } -> std::convertible_to<const char*>;
+};
+
+/// Evaluates an expression or owns memory: specialised per backend.
+template <class B>
+struct executor {
+  static_assert(std::is_same_v<B, cuda> && !std::is_same_v<B, cuda>,
+                "fusor: evaluating an expression on this backend needs its executor; for cuda "
+                "arrays that means compiling with nvcc in a .cu file that includes "
+                "<fusor/cuda.cuh>");
+};
+
+/// Marker for expression operands that carry no backend (C++ scalars).
+struct no_backend {};
+
+namespace detail {
+template <class A, class B>
+struct common_backend {
+  static constexpr bool ok = std::is_same_v<A, B>;
+  using type = A;
+};
+template <class A>
+struct common_backend<A, no_backend> {
+  static constexpr bool ok = true;
+  using type = A;
+};
+template <class B>
+struct common_backend<no_backend, B> {
+  static constexpr bool ok = true;
+  using type = B;
+};
+template <>
+struct common_backend<no_backend, no_backend> {
+  static constexpr bool ok = true;
+  using type = no_backend;
+};
+}  // namespace detail
+
+/// True when two backends (or "no backend" for scalars) can meet in one expression.
+template <class A, class B>
+concept same_backend = detail::common_backend<A, B>::ok;
+
+}  // namespace fusor

@@ -1,0 +1,41 @@
+#pragma once
+// The exception hierarchy. Every message says what was expected and what was given.
+#include <stdexcept>
+#include <string>
+
+namespace fusor {
+
+/// Base of every exception fusor throws.
+struct error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// Shapes that do not broadcast, do not match, or cannot be reshaped.
+struct shape_error : error {
+  using error::error;
+};
+/// An element type an operation does not support at run time (most such misuse fails to compile).
+struct dtype_error : error {
+  using error::error;
+};
+/// An index outside an axis, or an axis outside the rank.
+struct index_error : error {
+  using error::error;
+};
+/// An argument with a value the operation cannot use (zero step, empty range, p outside [0, 1]).
+struct value_error : error {
+  using error::error;
+};
+/// A backend that cannot do what was asked (no device, unsupported configuration).
+struct backend_error : error {
+  using error::error;
+};
+/// Reading or writing files.
+struct io_error : error {
+  using error::error;
+};
+/// Planning or executing a Fourier transform.
+struct fft_error : error {
+  using error::error;
+};
+
+}  // namespace fusor

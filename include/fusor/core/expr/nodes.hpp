@@ -1,0 +1,155 @@
+#pragma once
+// Expression nodes: plain aggregates of fixed arity holding their operands by value (arrays as
+// leaf, sub-expressions as nodes, scalars as scalar_expr). A node never holds a reference, so
+// `auto e = a + b;` is valid while a and b live, like std::span. Nodes only describe work; the
+// backends' executors decide how to run it.
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "leaf.hpp"
+
+namespace fusor {
+
+/// Element types an operation computes in and returns, from the functor's policy: each operand
+/// is converted to `compute` (a where's condition keeps its own type) and the functor applied.
+template <class F, class... V>
+struct op_traits {
+  using compute = typename F::template compute<V...>;
+  template <std::size_t I>
+  using arg = std::conditional_t<I == 0 && F::condition_first,
+                                 std::tuple_element_t<0, std::tuple<V...>>, compute>;
+
+ private:
+  template <std::size_t... I>
+  static auto result_of(std::index_sequence<I...>)
+      -> decltype(std::declval<const F&>()(std::declval<arg<I>>()...));
+
+ public:
+  using result = decltype(result_of(std::index_sequence_for<V...>{}));
+};
+
+/// A C++ scalar inside an expression, already converted to the type it combines in.
+template <class T>
+struct scalar_expr {
+  using value_type = T;
+  using backend_type = no_backend;
+  T value;
+};
+
+template <class F, class A>
+struct unary_expr {
+  using functor_type = F;
+  using traits = op_traits<F, value_t<A>>;
+  using value_type = typename traits::result;
+  using backend_type = backend_of_t<A>;
+  F f;
+  A a;
+};
+
+template <class F, class A, class B>
+struct binary_expr {
+  using functor_type = F;
+  using traits = op_traits<F, value_t<A>, value_t<B>>;
+  using value_type = typename traits::result;
+  using backend_type = typename detail::common_backend<backend_of_t<A>, backend_of_t<B>>::type;
+  F f;
+  A a;
+  B b;
+};
+
+template <class F, class A, class B, class C>
+struct ternary_expr {
+  using functor_type = F;
+  using traits = op_traits<F, value_t<A>, value_t<B>, value_t<C>>;
+  using value_type = typename traits::result;
+  using backend_type = typename detail::common_backend<
+      typename detail::common_backend<backend_of_t<A>, backend_of_t<B>>::type, backend_of_t<C>>::type;
+  F f;
+  A a;
+  B b;
+  C c;
+};
+
+/// Element type conversion (astype, lazily).
+template <class U, class A>
+struct cast_expr {
+  using value_type = U;
+  using backend_type = backend_of_t<A>;
+  A a;
+};
+
+template <class T>
+inline constexpr bool is_expression_v<scalar_expr<T>> = true;
+template <class F, class A>
+inline constexpr bool is_expression_v<unary_expr<F, A>> = true;
+template <class F, class A, class B>
+inline constexpr bool is_expression_v<binary_expr<F, A, B>> = true;
+template <class F, class A, class B, class C>
+inline constexpr bool is_expression_v<ternary_expr<F, A, B, C>> = true;
+template <class U, class A>
+inline constexpr bool is_expression_v<cast_expr<U, A>> = true;
+
+// Shapes are computed when an expression is evaluated (NumPy checks at the operation; we check
+// once per statement, naming both offending shapes).
+template <class T>
+extents expr_shape(const scalar_expr<T>&) {
+  return {};
+}
+template <class F, class A>
+extents expr_shape(const unary_expr<F, A>& e) {
+  return expr_shape(e.a);
+}
+template <class F, class A, class B>
+extents expr_shape(const binary_expr<F, A, B>& e) {
+  return broadcast_shapes(expr_shape(e.a), expr_shape(e.b));
+}
+template <class F, class A, class B, class C>
+extents expr_shape(const ternary_expr<F, A, B, C>& e) {
+  return broadcast_shapes(broadcast_shapes(expr_shape(e.a), expr_shape(e.b)), expr_shape(e.c));
+}
+template <class U, class A>
+extents expr_shape(const cast_expr<U, A>& e) {
+  return expr_shape(e.a);
+}
+
+/// Calls f(leaf) for every array leaf of an expression (used by alias checks).
+template <class T, class B, class Fn>
+void for_each_leaf(const leaf<T, B>& l, Fn&& f) {
+  f(l);
+}
+template <class T, class Fn>
+void for_each_leaf(const scalar_expr<T>&, Fn&&) {}
+template <class F, class A, class Fn>
+void for_each_leaf(const unary_expr<F, A>& e, Fn&& f) {
+  for_each_leaf(e.a, f);
+}
+template <class F, class A, class B, class Fn>
+void for_each_leaf(const binary_expr<F, A, B>& e, Fn&& f) {
+  for_each_leaf(e.a, f);
+  for_each_leaf(e.b, f);
+}
+template <class F, class A, class B, class C, class Fn>
+void for_each_leaf(const ternary_expr<F, A, B, C>& e, Fn&& f) {
+  for_each_leaf(e.a, f);
+  for_each_leaf(e.b, f);
+  for_each_leaf(e.c, f);
+}
+template <class U, class A, class Fn>
+void for_each_leaf(const cast_expr<U, A>& e, Fn&& f) {
+  for_each_leaf(e.a, f);
+}
+
+namespace detail {
+/// The node that stands for an operand: arrays and views become leaves, nodes stay.
+template <class E>
+auto to_node(const E& e) {
+  if constexpr (requires { e.as_leaf(); }) return e.as_leaf();
+  else return e;
+}
+}  // namespace detail
+template <class E>
+using node_t = decltype(detail::to_node(std::declval<const std::remove_cvref_t<E>&>()));
+
+}  // namespace fusor

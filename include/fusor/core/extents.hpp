@@ -1,0 +1,124 @@
+#pragma once
+// extents: a small inline list of up to max_rank signed integers, used for shapes and strides,
+// plus NumPy's broadcasting rule.
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <ranges>
+#include <string>
+
+#include "config.hpp"
+#include "error.hpp"
+
+namespace fusor {
+
+class extents {
+ public:
+  constexpr extents() = default;
+  extents(std::initializer_list<index_t> values) { assign(values.begin(), values.end()); }
+  /// From any range of integers (std::vector<std::size_t>, std::span<const int>, ...).
+  template <std::ranges::input_range R>
+    requires std::integral<std::ranges::range_value_t<R>>
+  explicit extents(const R& values) {
+    assign(std::ranges::begin(values), std::ranges::end(values));
+  }
+
+  constexpr int size() const { return n_; }
+  constexpr bool empty() const { return n_ == 0; }
+  constexpr index_t& operator[](int i) { return v_[i]; }
+  constexpr const index_t& operator[](int i) const { return v_[i]; }
+  constexpr index_t* data() { return v_.data(); }
+  constexpr const index_t* data() const { return v_.data(); }
+  constexpr index_t* begin() { return v_.data(); }
+  constexpr index_t* end() { return v_.data() + n_; }
+  constexpr const index_t* begin() const { return v_.data(); }
+  constexpr const index_t* end() const { return v_.data() + n_; }
+  constexpr index_t back() const { return v_[n_ - 1]; }
+
+  void push_back(index_t x) {
+    if (n_ == max_rank)
+      throw shape_error("fusor: at most " + std::to_string(max_rank) + " dimensions are supported, got more");
+    v_[n_++] = x;
+  }
+  constexpr void resize(int n) { n_ = n; }
+
+  /// Number of elements of an array with this shape.
+  constexpr index_t numel() const {
+    index_t p = 1;
+    for (int i = 0; i < n_; ++i) p *= v_[i];
+    return p;
+  }
+
+  friend constexpr bool operator==(const extents& a, const extents& b) {
+    return a.n_ == b.n_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  template <class It, class End>
+  void assign(It first, End last) {
+    for (; first != last; ++first) {
+      const auto x = static_cast<index_t>(*first);
+      push_back(x);
+    }
+  }
+  std::array<index_t, max_rank> v_{};
+  int n_ = 0;
+};
+
+/// NumPy's spelling of a shape: "(3, 4)", "(5,)", "()".
+inline std::string to_string(const extents& e) {
+  std::string s = "(";
+  for (int i = 0; i < e.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(e[i]);
+  }
+  if (e.size() == 1) s += ",";
+  return s + ")";
+}
+
+/// Rejects negative dimensions (a shape given by the user).
+inline void check_shape(const extents& shape) {
+  for (index_t d : shape)
+    if (d < 0)
+      throw shape_error("fusor: dimensions must be >= 0, got shape " + to_string(shape));
+}
+
+/// Row-major (C order) strides in elements for a shape.
+inline extents contiguous_strides(const extents& shape) {
+  extents s;
+  s.resize(shape.size());
+  index_t acc = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    s[i] = acc;
+    acc *= std::max<index_t>(shape[i], 1);
+  }
+  return s;
+}
+
+/// NumPy broadcasting: align at the trailing axis; each pair of dimensions must be equal or 1.
+inline extents broadcast_shapes(const extents& a, const extents& b) {
+  const int n = std::max(a.size(), b.size());
+  extents r;
+  r.resize(n);
+  for (int i = 0; i < n; ++i) {
+    const int ia = a.size() - n + i, ib = b.size() - n + i;
+    const index_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      throw shape_error("fusor: cannot broadcast shapes " + to_string(a) + " and " + to_string(b) +
+                        ": axis " + std::to_string(i - n) + " has sizes " + std::to_string(da) +
+                        " and " + std::to_string(db) + " (expected equal sizes or 1)");
+    r[i] = da == 1 ? db : da;
+  }
+  return r;
+}
+
+/// Resolves a possibly negative axis against a rank, or throws index_error.
+inline int normalize_axis(int axis, int rank) {
+  if (axis < -rank || axis >= rank)
+    throw index_error("fusor: axis " + std::to_string(axis) + " is out of range for an array of rank " +
+                      std::to_string(rank) + " (expected " + std::to_string(-rank) + " <= axis < " +
+                      std::to_string(rank) + ")");
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace fusor

@@ -1,0 +1,422 @@
+#pragma once
+// One generic functor per elementwise operation. Each is FUSOR_HD and written once for scalars;
+// the cpu backend applies the same functor to xsimd batches (found by argument-dependent lookup,
+// so core never includes xsimd) and overrides the few whose SIMD form differs (packet.hpp).
+//
+// A functor's policy says what it computes in (NumPy's rules), and its flags say which element
+// types it accepts, so misuse fails at compile time with a sentence (see operators.hpp).
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <tuple>
+#include <type_traits>
+
+#include "config.hpp"
+#include "dtype.hpp"
+
+namespace fusor {
+
+/// The element type of a scalar or of a SIMD batch (specialised for batches by the cpu backend).
+template <class T>
+struct lane_of {
+  using type = T;
+};
+template <class T>
+using lane_t = typename lane_of<T>::type;
+
+namespace detail {
+template <class L, class... T>
+inline constexpr bool one_of = (std::is_same_v<L, T> || ...);
+template <class L>
+inline constexpr bool simd_number = one_of<L, float, double, std::int32_t, std::int64_t>;
+template <class L>
+inline constexpr bool simd_float = one_of<L, float, double>;
+template <class T>
+inline constexpr bool signed_int = std::is_integral_v<T> && std::is_signed_v<T>;
+
+// Signed overflow is undefined in C++ but wraps in NumPy and in SIMD registers: compute in the
+// unsigned type so scalar, SIMD and GPU agree bit for bit.
+template <class T, class Op>
+FUSOR_HD constexpr T wrapping(T a, T b, Op op) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(op(static_cast<U>(a), static_cast<U>(b)));
+}
+template <class T>
+FUSOR_HD constexpr bool is_nan(const T& x) {
+  if constexpr (std::is_floating_point_v<T>) return x != x;
+  else if constexpr (is_complex_v<T>) return x.real() != x.real() || x.imag() != x.imag();
+  else return false;
+}
+}  // namespace detail
+
+// ---- policies: which type the operands are converted to before the functor runs ------------
+struct same_type_policy {  // NumPy promotion between the operands
+  template <class... V>
+  using compute = promote_t<V...>;
+  static constexpr bool condition_first = false;
+  static constexpr bool real_only = false;       // rejects complex operands
+  static constexpr bool integral_only = false;   // bitwise operations
+  static constexpr bool bool_arithmetic_error = false;  // + - * / % on two bools
+  template <std::size_t I>
+  static constexpr bool accepts_mask = false;  // SIMD: argument I may be a comparison result
+};
+struct float_policy : same_type_policy {  // transcendental functions: integers go to float
+  template <class... V>
+  using compute = to_float_t<promote_t<V...>>;
+};
+struct true_divide_policy : same_type_policy {  // `/` is true division, as in NumPy
+  template <class... V>
+  using compute = std::conditional_t<std::is_integral_v<promote_t<V...>>, double, promote_t<V...>>;
+  static constexpr bool bool_arithmetic_error = true;
+};
+struct arithmetic_policy : same_type_policy {
+  static constexpr bool bool_arithmetic_error = true;
+};
+struct ordering_policy : same_type_policy {  // <, maximum, floor: undefined for complex
+  static constexpr bool real_only = true;
+};
+struct logical_policy : same_type_policy {
+  template <std::size_t I>
+  static constexpr bool accepts_mask = true;
+};
+struct bitwise_policy : same_type_policy {
+  static constexpr bool integral_only = true;
+};
+
+// ---- arithmetic ----------------------------------------------------------------------------
+struct add_fn : arithmetic_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x + y; });
+    else return a + b;
+  }
+};
+struct subtract_fn : arithmetic_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x - y; });
+    else return a - b;
+  }
+};
+struct multiply_fn : arithmetic_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x * y; });
+    else return a * b;
+  }
+};
+struct divide_fn : true_divide_policy {
+  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return a / b; }
+};
+/// NumPy's `%`: the result takes the sign of the divisor; x % 0 is 0 for integers (NumPy warns).
+struct mod_fn : arithmetic_policy {
+  static constexpr bool real_only = true;
+  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>)
+        if (b == T(-1)) return T(0);  // avoids INT_MIN % -1
+      T r = static_cast<T>(a % b);
+      if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+      return r;
+    } else {
+      using std::fmod;
+      T r = fmod(a, b);
+      if (r != T(0)) {
+        if ((r < T(0)) != (b < T(0))) r += b;
+      } else {
+        r = std::copysign(T(0), b);
+      }
+      return r;
+    }
+  }
+};
+struct negate_fn : arithmetic_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a) const {
+    if constexpr (detail::signed_int<T>) return detail::wrapping(T(0), a, [](auto x, auto y) { return x - y; });
+    else if constexpr (std::is_unsigned_v<T>) return static_cast<T>(0u - a);
+    else return -a;
+  }
+};
+struct square_fn : arithmetic_policy {
+  static constexpr bool bool_arithmetic_error = false;  // square(bool) is bool in NumPy
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a) const {
+    if constexpr (std::is_same_v<T, bool>) return a;
+    else return multiply_fn{}(a, a);
+  }
+};
+struct abs_fn : same_type_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD auto operator()(const T& a) const {
+    if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return a;
+    else if constexpr (detail::signed_int<T>) return a < 0 ? negate_fn{}(a) : a;
+    else { using std::abs; return abs(a); }
+  }
+};
+/// -1, 0 or +1; NaN stays NaN (NumPy).
+struct sign_fn : ordering_policy {
+  static constexpr bool bool_arithmetic_error = true;
+  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  template <class T> FUSOR_HD T operator()(const T& a) const {
+    if (a > T(0)) return T(1);
+    if (a < T(0)) return T(-1);
+    return a;
+  }
+};
+struct maximum_fn : ordering_policy {  // NaN-propagating, like np.maximum
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_floating_point_v<T>)
+      if (a != a || b != b) return a + b;
+    return a < b ? b : a;
+  }
+};
+struct minimum_fn : ordering_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_floating_point_v<T>)
+      if (a != a || b != b) return a + b;
+    return b < a ? b : a;
+  }
+};
+/// clip(x, lo, hi) = minimum(maximum(x, lo), hi), NaN-propagating like np.clip.
+struct clip_fn : ordering_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& x, const T& lo, const T& hi) const {
+    return minimum_fn{}(maximum_fn{}(x, lo), hi);
+  }
+};
+struct fma_fn : arithmetic_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b, const T& c) const {
+    if constexpr (std::is_floating_point_v<lane_t<T>>) { using std::fma; return fma(a, b, c); }
+    else return add_fn{}(multiply_fn{}(a, b), c);
+  }
+};
+/// Integer powers by squaring (negative exponents give 0 unless the base is +-1; NumPy raises);
+/// floating and complex powers through pow.
+struct power_fn : arithmetic_policy {
+  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b < T(0)) return a == T(1) ? T(1) : (a == T(-1) ? ((b % 2) ? T(-1) : T(1)) : T(0));
+      T r = 1, base = a;
+      for (T e = b; e > 0; e /= 2) {
+        if (e % 2) r = multiply_fn{}(r, base);
+        base = multiply_fn{}(base, base);
+      }
+      return r;
+    } else { using std::pow; return pow(a, b); }
+  }
+};
+
+// ---- comparisons and logic (results are bool) ----------------------------------------------
+#define FUSOR_COMPARISON(NAME, OP, POLICY)                                                  \
+  struct NAME : POLICY {                                                                    \
+    template <class L> static constexpr bool packet = detail::simd_number<L>;             \
+    template <class T> FUSOR_HD auto operator()(const T& a, const T& b) const { return a OP b; } \
+  };
+FUSOR_COMPARISON(equal_fn, ==, same_type_policy)
+FUSOR_COMPARISON(not_equal_fn, !=, same_type_policy)
+FUSOR_COMPARISON(less_fn, <, ordering_policy)
+FUSOR_COMPARISON(less_equal_fn, <=, ordering_policy)
+FUSOR_COMPARISON(greater_fn, >, ordering_policy)
+FUSOR_COMPARISON(greater_equal_fn, >=, ordering_policy)
+#undef FUSOR_COMPARISON
+
+struct logical_and_fn : logical_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const { return a != T(0) && b != T(0); }
+};
+struct logical_or_fn : logical_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const { return a != T(0) || b != T(0); }
+};
+struct logical_xor_fn : logical_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const { return (a != T(0)) != (b != T(0)); }
+};
+struct logical_not_fn : logical_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD bool operator()(const T& a) const { return a == T(0); }
+};
+
+// ---- bitwise (integers and bool) ------------------------------------------------------------
+struct bit_and_fn : bitwise_policy {
+  template <class L> static constexpr bool packet = detail::one_of<L, std::int32_t, std::int64_t>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return static_cast<T>(a & b); }
+};
+struct bit_or_fn : bitwise_policy {
+  template <class L> static constexpr bool packet = detail::one_of<L, std::int32_t, std::int64_t>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return static_cast<T>(a | b); }
+};
+struct bit_xor_fn : bitwise_policy {
+  template <class L> static constexpr bool packet = detail::one_of<L, std::int32_t, std::int64_t>;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return static_cast<T>(a ^ b); }
+};
+/// ~x; on bool it is logical not, as in NumPy.
+struct bit_not_fn : bitwise_policy {
+  template <class L> static constexpr bool packet = detail::one_of<L, std::int32_t, std::int64_t>;
+  template <class T> FUSOR_HD T operator()(const T& a) const {
+    if constexpr (std::is_same_v<T, bool>) return !a;
+    else return static_cast<T>(~a);
+  }
+};
+/// Shifts by a negative count or by at least the bit width give 0 (or -1 for a negative value
+/// shifted right), as NumPy does, instead of C++'s undefined behaviour.
+struct left_shift_fn : bitwise_policy {
+  template <class L> static constexpr bool packet = false;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_same_v<T, bool>) return static_cast<T>(b == 0 && a);
+    else {
+      if (b < 0 || b >= T(sizeof(T) * 8)) return T(0);
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(a) << b);
+    }
+  }
+};
+struct right_shift_fn : bitwise_policy {
+  template <class L> static constexpr bool packet = false;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_same_v<T, bool>) return static_cast<T>(b == 0 && a);
+    else {
+      if (b < 0 || b >= T(sizeof(T) * 8)) return a < 0 ? T(-1) : T(0);
+      return static_cast<T>(a >> b);
+    }
+  }
+};
+
+// ---- transcendental and rounding -------------------------------------------------------------
+// The unqualified call after `using std::f` picks std::f for scalars and xsimd::f for batches.
+#define FUSOR_FLOAT_FUNCTION(NAME, FN, POLICY)                                     \
+  struct NAME : POLICY {                                                           \
+    template <class L> static constexpr bool packet = detail::simd_float<L>;       \
+    template <class T> FUSOR_HD T operator()(const T& a) const { using std::FN; return FN(a); } \
+  };
+FUSOR_FLOAT_FUNCTION(sqrt_fn, sqrt, float_policy)
+FUSOR_FLOAT_FUNCTION(exp_fn, exp, float_policy)
+FUSOR_FLOAT_FUNCTION(log_fn, log, float_policy)
+FUSOR_FLOAT_FUNCTION(log10_fn, log10, float_policy)
+FUSOR_FLOAT_FUNCTION(sin_fn, sin, float_policy)
+FUSOR_FLOAT_FUNCTION(cos_fn, cos, float_policy)
+FUSOR_FLOAT_FUNCTION(tan_fn, tan, float_policy)
+FUSOR_FLOAT_FUNCTION(asin_fn, asin, float_policy)
+FUSOR_FLOAT_FUNCTION(acos_fn, acos, float_policy)
+FUSOR_FLOAT_FUNCTION(atan_fn, atan, float_policy)
+FUSOR_FLOAT_FUNCTION(sinh_fn, sinh, float_policy)
+FUSOR_FLOAT_FUNCTION(cosh_fn, cosh, float_policy)
+FUSOR_FLOAT_FUNCTION(tanh_fn, tanh, float_policy)
+struct real_float_policy : float_policy {
+  static constexpr bool real_only = true;
+};
+FUSOR_FLOAT_FUNCTION(cbrt_fn, cbrt, real_float_policy)
+FUSOR_FLOAT_FUNCTION(exp2_fn, exp2, real_float_policy)
+FUSOR_FLOAT_FUNCTION(expm1_fn, expm1, real_float_policy)
+FUSOR_FLOAT_FUNCTION(log2_fn, log2, real_float_policy)
+FUSOR_FLOAT_FUNCTION(log1p_fn, log1p, real_float_policy)
+#undef FUSOR_FLOAT_FUNCTION
+
+struct atan2_fn : real_float_policy {
+  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  template <class T> FUSOR_HD T operator()(const T& y, const T& x) const { using std::atan2; return atan2(y, x); }
+};
+
+// Rounding keeps integers as they are (NumPy >= 2.1); np.round rounds half to even, which is
+// nearbyint under the default rounding mode, not std::round.
+#define FUSOR_ROUNDING(NAME, FN)                                                     \
+  struct NAME : ordering_policy {                                                    \
+    template <class L> static constexpr bool packet = detail::simd_number<L>;        \
+    template <class T> FUSOR_HD T operator()(const T& a) const {                     \
+      if constexpr (std::is_integral_v<lane_t<T>>) return a;                         \
+      else { using std::FN; return FN(a); }                                          \
+    }                                                                                \
+  };
+FUSOR_ROUNDING(floor_fn, floor)
+FUSOR_ROUNDING(ceil_fn, ceil)
+FUSOR_ROUNDING(trunc_fn, trunc)
+FUSOR_ROUNDING(round_fn, nearbyint)
+#undef FUSOR_ROUNDING
+
+// ---- classification --------------------------------------------------------------------------
+struct isnan_fn : same_type_policy {
+  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  template <class T> FUSOR_HD auto operator()(const T& a) const {
+    if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) return detail::is_nan(a);
+    else if constexpr (std::is_integral_v<T>) return false;
+    else { using std::isnan; return isnan(a); }
+  }
+};
+struct isinf_fn : same_type_policy {
+  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  template <class T> FUSOR_HD auto operator()(const T& a) const {
+    if constexpr (is_complex_v<T>) return std::isinf(a.real()) || std::isinf(a.imag());
+    else if constexpr (std::is_integral_v<T>) return false;
+    else { using std::isinf; return isinf(a); }
+  }
+};
+struct isfinite_fn : same_type_policy {
+  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  template <class T> FUSOR_HD auto operator()(const T& a) const {
+    if constexpr (is_complex_v<T>) return std::isfinite(a.real()) && std::isfinite(a.imag());
+    else if constexpr (std::is_integral_v<T>) return true;
+    else { using std::isfinite; return isfinite(a); }
+  }
+};
+
+// ---- complex parts ---------------------------------------------------------------------------
+struct conj_fn : same_type_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD T operator()(const T& a) const {
+    if constexpr (is_complex_v<T>) return std::conj(a);
+    else return a;
+  }
+};
+struct real_fn : same_type_policy {
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class T> FUSOR_HD auto operator()(const T& a) const {
+    if constexpr (is_complex_v<T>) return a.real();
+    else return a;
+  }
+};
+struct imag_fn : same_type_policy {
+  template <class L> static constexpr bool packet = false;
+  template <class T> FUSOR_HD auto operator()(const T& a) const {
+    if constexpr (is_complex_v<T>) return a.imag();
+    else return T(0);
+  }
+};
+/// The angle of a complex number (np.angle); for reals 0 or pi.
+struct arg_fn : float_policy {
+  template <class L> static constexpr bool packet = false;
+  template <class T> FUSOR_HD auto operator()(const T& a) const {
+    if constexpr (is_complex_v<T>) return std::arg(a);
+    else return std::atan2(T(0), a);
+  }
+};
+/// cis(theta) = cos(theta) + i sin(theta).
+struct cis_fn : real_float_policy {
+  template <class L> static constexpr bool packet = false;
+  template <class T> FUSOR_HD std::complex<T> operator()(const T& t) const {
+    return std::complex<T>(std::cos(t), std::sin(t));
+  }
+};
+
+// ---- selection -------------------------------------------------------------------------------
+/// where(c, a, b): the condition keeps its own type (non-zero is true); a and b are promoted.
+struct where_fn : same_type_policy {
+  static constexpr bool condition_first = true;
+  template <std::size_t I>
+  static constexpr bool accepts_mask = (I == 0);
+  template <class L> static constexpr bool packet = detail::simd_number<L>;
+  template <class... V>
+  using compute = promote_t<std::tuple_element_t<1, std::tuple<V...>>, std::tuple_element_t<2, std::tuple<V...>>>;
+  template <class C, class T> FUSOR_HD T operator()(const C& c, const T& a, const T& b) const {
+    return c != C(0) ? a : b;
+  }
+};
+
+}  // namespace fusor

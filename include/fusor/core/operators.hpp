@@ -1,0 +1,253 @@
+#pragma once
+// Operators and named elementwise functions. Each builds a node and runs nothing: work happens
+// when the expression is assigned, reduced or eval()-ed, in one fused pass.
+//
+// Misuse that the types reveal fails to compile here, with a sentence: mixing backends,
+// arithmetic on two bool operands, ordering or rounding complex numbers, bitwise ops on floats.
+#include <type_traits>
+
+#include "expr/nodes.hpp"
+#include "functors.hpp"
+
+namespace fusor {
+
+namespace detail {
+
+template <class A, class B>
+concept operand_pair = (expression<A> && (expression<B> || scalar<B>)) || (scalar<A> && expression<B>);
+
+// A scalar operand becomes a scalar_expr of the type NumPy's weak-scalar rule gives it; the
+// other operand (an expression) decides.
+template <class X, class Other>
+auto operand_node(const X& x) {
+  if constexpr (expression<X>) return to_node(x);
+  else {
+    static_assert(expression<Other>, "fusor: at least one operand must be a fusor array or expression");
+    using T = weak_result_t<value_t<Other>, X>;
+    return scalar_expr<T>{static_cast<T>(x)};
+  }
+}
+
+template <class F, class... V>
+constexpr void check_operand_types() {
+  using C = typename op_traits<F, V...>::compute;
+  static_assert(!(F::bool_arithmetic_error && (std::is_same_v<V, bool> && ...)),
+                "fusor: arithmetic (+ - * / % sign) on bool operands is not allowed, as in NumPy; "
+                "use logical_and / logical_or / logical_xor, or convert with astype<std::int32_t>() first");
+  static_assert(!(F::real_only && is_complex_v<C>),
+                "fusor: this operation is only defined for real numbers (ordering, maximum/minimum, "
+                "clip, rounding, sign, %, cbrt/exp2/expm1/log2/log1p, atan2) and an operand is complex; "
+                "apply real(), imag() or abs() first");
+  static_assert(!(F::integral_only && !std::is_integral_v<C>),
+                "fusor: bitwise operations (& | ^ ~ << >>) need integer or bool operands; "
+                "use logical_and / logical_or for conditions, or astype<std::int64_t>() for numbers");
+}
+
+template <class... B>
+constexpr bool backends_agree() {
+  using list = std::tuple<B...>;
+  if constexpr (sizeof...(B) == 1) return true;
+  else if constexpr (sizeof...(B) == 2)
+    return same_backend<std::tuple_element_t<0, list>, std::tuple_element_t<1, list>>;
+  else
+    return same_backend<std::tuple_element_t<0, list>, std::tuple_element_t<1, list>> &&
+           same_backend<std::tuple_element_t<0, list>, std::tuple_element_t<2, list>> &&
+           same_backend<std::tuple_element_t<1, list>, std::tuple_element_t<2, list>>;
+}
+
+#define FUSOR_CHECK_BACKENDS(...)                                                            \
+  static_assert(backends_agree<__VA_ARGS__>(),                                               \
+                "fusor: cannot combine arrays on different backends (for example cpu and cuda) " \
+                "in one expression; move one operand first with to<cpu>(x) or to<cuda>(x)")
+
+template <class F, class A>
+auto make_unary(const A& a) {
+  static_assert(expression<A>, "fusor: the operand must be a fusor array or expression");
+  using NA = node_t<A>;
+  check_operand_types<F, value_t<NA>>();
+  return unary_expr<F, NA>{F{}, to_node(a)};
+}
+
+// The third operand of where/clip may be the only non-scalar one; find one to type scalars by.
+template <class A, class B, class C>
+using first_expression_t =
+    std::conditional_t<expression<A>, A, std::conditional_t<expression<B>, B, C>>;
+
+template <class F, class A, class B>
+auto make_binary(const A& a, const B& b) {
+  using Ref = first_expression_t<A, B, B>;
+  auto na = operand_node<A, Ref>(a);
+  auto nb = operand_node<B, Ref>(b);
+  using NA = decltype(na);
+  using NB = decltype(nb);
+  FUSOR_CHECK_BACKENDS(backend_of_t<NA>, backend_of_t<NB>);
+  check_operand_types<F, value_t<NA>, value_t<NB>>();
+  return binary_expr<F, NA, NB>{F{}, na, nb};
+}
+
+template <class F, class A, class B, class C>
+auto make_ternary(const A& a, const B& b, const C& c) {
+  static_assert(expression<A> || expression<B> || expression<C>,
+                "fusor: at least one operand must be a fusor array or expression");
+  // scalars take the type of the value operands (for where, the condition does not count)
+  using Ref = std::conditional_t<F::condition_first,
+                                 std::conditional_t<expression<B>, B, std::conditional_t<expression<C>, C, A>>,
+                                 first_expression_t<A, B, C>>;
+  auto na = operand_node<A, Ref>(a);
+  auto nb = operand_node<B, Ref>(b);
+  auto nc = operand_node<C, Ref>(c);
+  using NA = decltype(na);
+  using NB = decltype(nb);
+  using NC = decltype(nc);
+  FUSOR_CHECK_BACKENDS(backend_of_t<NA>, backend_of_t<NB>, backend_of_t<NC>);
+  check_operand_types<F, value_t<NA>, value_t<NB>, value_t<NC>>();
+  return ternary_expr<F, NA, NB, NC>{F{}, na, nb, nc};
+}
+#undef FUSOR_CHECK_BACKENDS
+
+}  // namespace detail
+
+// ---- operators ---------------------------------------------------------------------------------
+#define FUSOR_BINARY_OPERATOR(OP, FN)                                             \
+  template <class A, class B>                                                     \
+    requires detail::operand_pair<A, B>                                           \
+  auto operator OP(const A& a, const B& b) {                                      \
+    return detail::make_binary<FN>(a, b);                                         \
+  }
+FUSOR_BINARY_OPERATOR(+, add_fn)
+FUSOR_BINARY_OPERATOR(-, subtract_fn)
+FUSOR_BINARY_OPERATOR(*, multiply_fn)
+FUSOR_BINARY_OPERATOR(/, divide_fn)
+FUSOR_BINARY_OPERATOR(%, mod_fn)
+FUSOR_BINARY_OPERATOR(==, equal_fn)
+FUSOR_BINARY_OPERATOR(!=, not_equal_fn)
+FUSOR_BINARY_OPERATOR(<, less_fn)
+FUSOR_BINARY_OPERATOR(<=, less_equal_fn)
+FUSOR_BINARY_OPERATOR(>, greater_fn)
+FUSOR_BINARY_OPERATOR(>=, greater_equal_fn)
+FUSOR_BINARY_OPERATOR(&&, logical_and_fn)
+FUSOR_BINARY_OPERATOR(||, logical_or_fn)
+FUSOR_BINARY_OPERATOR(&, bit_and_fn)
+FUSOR_BINARY_OPERATOR(|, bit_or_fn)
+FUSOR_BINARY_OPERATOR(^, bit_xor_fn)
+FUSOR_BINARY_OPERATOR(<<, left_shift_fn)
+FUSOR_BINARY_OPERATOR(>>, right_shift_fn)
+#undef FUSOR_BINARY_OPERATOR
+
+template <expression A>
+auto operator-(const A& a) {
+  return detail::make_unary<negate_fn>(a);
+}
+template <expression A>
+auto operator+(const A& a) {
+  return detail::to_node(a);
+}
+template <expression A>
+auto operator!(const A& a) {
+  return detail::make_unary<logical_not_fn>(a);
+}
+template <expression A>
+auto operator~(const A& a) {
+  return detail::make_unary<bit_not_fn>(a);
+}
+
+// ---- named functions ---------------------------------------------------------------------------
+#define FUSOR_UNARY_FUNCTION(NAME, FN) \
+  template <expression A>              \
+  auto NAME(const A& a) {              \
+    return detail::make_unary<FN>(a);  \
+  }
+FUSOR_UNARY_FUNCTION(abs, abs_fn)
+FUSOR_UNARY_FUNCTION(sign, sign_fn)
+FUSOR_UNARY_FUNCTION(sqrt, sqrt_fn)
+FUSOR_UNARY_FUNCTION(cbrt, cbrt_fn)
+FUSOR_UNARY_FUNCTION(square, square_fn)
+FUSOR_UNARY_FUNCTION(exp, exp_fn)
+FUSOR_UNARY_FUNCTION(exp2, exp2_fn)
+FUSOR_UNARY_FUNCTION(expm1, expm1_fn)
+FUSOR_UNARY_FUNCTION(log, log_fn)
+FUSOR_UNARY_FUNCTION(log2, log2_fn)
+FUSOR_UNARY_FUNCTION(log10, log10_fn)
+FUSOR_UNARY_FUNCTION(log1p, log1p_fn)
+FUSOR_UNARY_FUNCTION(sin, sin_fn)
+FUSOR_UNARY_FUNCTION(cos, cos_fn)
+FUSOR_UNARY_FUNCTION(tan, tan_fn)
+FUSOR_UNARY_FUNCTION(asin, asin_fn)
+FUSOR_UNARY_FUNCTION(acos, acos_fn)
+FUSOR_UNARY_FUNCTION(atan, atan_fn)
+FUSOR_UNARY_FUNCTION(sinh, sinh_fn)
+FUSOR_UNARY_FUNCTION(cosh, cosh_fn)
+FUSOR_UNARY_FUNCTION(tanh, tanh_fn)
+FUSOR_UNARY_FUNCTION(floor, floor_fn)
+FUSOR_UNARY_FUNCTION(ceil, ceil_fn)
+FUSOR_UNARY_FUNCTION(round, round_fn)
+FUSOR_UNARY_FUNCTION(trunc, trunc_fn)
+FUSOR_UNARY_FUNCTION(isnan, isnan_fn)
+FUSOR_UNARY_FUNCTION(isinf, isinf_fn)
+FUSOR_UNARY_FUNCTION(isfinite, isfinite_fn)
+FUSOR_UNARY_FUNCTION(conj, conj_fn)
+FUSOR_UNARY_FUNCTION(real, real_fn)
+FUSOR_UNARY_FUNCTION(imag, imag_fn)
+FUSOR_UNARY_FUNCTION(arg, arg_fn)
+FUSOR_UNARY_FUNCTION(cis, cis_fn)
+FUSOR_UNARY_FUNCTION(logical_not, logical_not_fn)
+FUSOR_UNARY_FUNCTION(bitwise_not, bit_not_fn)
+#undef FUSOR_UNARY_FUNCTION
+
+#define FUSOR_BINARY_FUNCTION(NAME, FN)      \
+  template <class A, class B>                \
+    requires detail::operand_pair<A, B>      \
+  auto NAME(const A& a, const B& b) {        \
+    return detail::make_binary<FN>(a, b);    \
+  }
+FUSOR_BINARY_FUNCTION(add, add_fn)
+FUSOR_BINARY_FUNCTION(subtract, subtract_fn)
+FUSOR_BINARY_FUNCTION(multiply, multiply_fn)
+FUSOR_BINARY_FUNCTION(divide, divide_fn)
+FUSOR_BINARY_FUNCTION(mod, mod_fn)
+FUSOR_BINARY_FUNCTION(pow, power_fn)
+FUSOR_BINARY_FUNCTION(atan2, atan2_fn)
+FUSOR_BINARY_FUNCTION(maximum, maximum_fn)
+FUSOR_BINARY_FUNCTION(minimum, minimum_fn)
+FUSOR_BINARY_FUNCTION(equal, equal_fn)
+FUSOR_BINARY_FUNCTION(not_equal, not_equal_fn)
+FUSOR_BINARY_FUNCTION(less, less_fn)
+FUSOR_BINARY_FUNCTION(less_equal, less_equal_fn)
+FUSOR_BINARY_FUNCTION(greater, greater_fn)
+FUSOR_BINARY_FUNCTION(greater_equal, greater_equal_fn)
+FUSOR_BINARY_FUNCTION(logical_and, logical_and_fn)
+FUSOR_BINARY_FUNCTION(logical_or, logical_or_fn)
+FUSOR_BINARY_FUNCTION(logical_xor, logical_xor_fn)
+FUSOR_BINARY_FUNCTION(bitwise_and, bit_and_fn)
+FUSOR_BINARY_FUNCTION(bitwise_or, bit_or_fn)
+FUSOR_BINARY_FUNCTION(bitwise_xor, bit_xor_fn)
+FUSOR_BINARY_FUNCTION(left_shift, left_shift_fn)
+FUSOR_BINARY_FUNCTION(right_shift, right_shift_fn)
+#undef FUSOR_BINARY_FUNCTION
+
+/// where(condition, a, b): a where condition is non-zero, else b (np.where with three arguments).
+template <class C, class A, class B>
+  requires(expression<C> || expression<A> || expression<B>)
+auto where(const C& c, const A& a, const B& b) {
+  return detail::make_ternary<where_fn>(c, a, b);
+}
+/// clip(x, lo, hi): lo and hi may be scalars or arrays (np.clip).
+template <class X, class L, class H>
+  requires(expression<X> || expression<L> || expression<H>)
+auto clip(const X& x, const L& lo, const H& hi) {
+  return detail::make_ternary<clip_fn>(x, lo, hi);
+}
+/// fma(a, b, c) = a * b + c with a single rounding for floating types.
+template <class A, class B, class C>
+  requires(expression<A> || expression<B> || expression<C>)
+auto fma(const A& a, const B& b, const C& c) {
+  return detail::make_ternary<fma_fn>(a, b, c);
+}
+
+/// A lazy element type conversion (astype without the copy).
+template <element U, expression A>
+auto cast(const A& a) {
+  return cast_expr<U, node_t<A>>{detail::to_node(a)};
+}
+
+}  // namespace fusor

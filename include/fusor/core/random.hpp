@@ -1,0 +1,165 @@
+#pragma once
+// Counter-based random numbers: Philox4x32-10 (Salmon et al., SC'11) keyed by (seed, stream)
+// and counted by element block, so element i of a draw is the same whatever the thread count or
+// backend. A generator hands out one stream per draw: two draws from one generator differ, the
+// same seed replays the same sequence of draws.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "create.hpp"
+
+namespace fusor::random {
+
+/// One Philox4x32-10 evaluation: four 32-bit words from a 128-bit counter and a 64-bit key.
+FUSOR_HD inline std::array<std::uint32_t, 4> philox4x32(std::array<std::uint32_t, 4> ctr,
+                                                       std::array<std::uint32_t, 2> key) {
+  constexpr std::uint32_t m0 = 0xD2511F53u, m1 = 0xCD9E8D57u, w0 = 0x9E3779B9u, w1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) key = {key[0] + w0, key[1] + w1};
+    const std::uint64_t p0 = std::uint64_t(m0) * ctr[0], p1 = std::uint64_t(m1) * ctr[2];
+    ctr = {std::uint32_t(p1 >> 32) ^ ctr[1] ^ key[0], std::uint32_t(p1), std::uint32_t(p0 >> 32) ^ ctr[3] ^ key[1],
+           std::uint32_t(p0)};
+  }
+  return ctr;
+}
+
+/// The four words for block `block` of stream `stream` under `seed`.
+FUSOR_HD inline std::array<std::uint32_t, 4> block_words(std::uint64_t seed, std::uint64_t stream,
+                                                        std::uint64_t block) {
+  return philox4x32({std::uint32_t(block), std::uint32_t(block >> 32), std::uint32_t(stream), std::uint32_t(stream >> 32)},
+                    {std::uint32_t(seed), std::uint32_t(seed >> 32)});
+}
+
+namespace detail {
+// [0, 1) with 24 (float) or 53 (double) random bits.
+FUSOR_HD inline float unit_float(std::uint32_t w) { return float(w >> 8) * 0x1.0p-24f; }
+FUSOR_HD inline double unit_double(std::uint32_t hi, std::uint32_t lo) {
+  return double(((std::uint64_t(hi) << 32) | lo) >> 11) * 0x1.0p-53;
+}
+// (0, 1]: safe to take the logarithm of.
+FUSOR_HD inline double open_unit(std::uint32_t hi, std::uint32_t lo) {
+  return (double(((std::uint64_t(hi) << 32) | lo) >> 11) + 1.0) * 0x1.0p-53;
+}
+FUSOR_HD inline std::uint64_t mulhi64(std::uint64_t a, std::uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __umul64hi(a, b);
+#else
+  return std::uint64_t((unsigned __int128)a * b >> 64);
+#endif
+}
+}  // namespace detail
+
+/// Hands out keys: each draw uses the next stream of the seed.
+class generator {
+ public:
+  explicit generator(std::uint64_t seed) : seed_(seed) {}
+  std::uint64_t seed() const { return seed_; }
+  /// The stream the next draw will use.
+  std::uint64_t stream() const { return stream_; }
+  std::uint64_t take_stream() { return stream_++; }
+
+ private:
+  std::uint64_t seed_;
+  std::uint64_t stream_ = 0;
+};
+
+/// Uniform values in [lo, hi). float uses 24 random bits per element, double 53.
+template <element T, backend B = cpu>
+array<T, B> uniform(generator& g, const extents& shape, T lo = T(0), T hi = T(1)) {
+  static_assert(std::is_floating_point_v<T>, "fusor: uniform draws float or double; use integers() for integers");
+  if (!(lo <= hi))
+    throw value_error("fusor: uniform needs lo <= hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
+  array<T, B> a(shape);
+  const std::uint64_t seed = g.seed(), stream = g.take_stream();
+  constexpr index_t per_block = std::is_same_v<T, float> ? 4 : 2;
+  executor<B>::template fill_blocks<per_block>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
+    const auto w = block_words(seed, stream, std::uint64_t(block));
+    for (index_t i = 0; i < count; ++i) {
+      T u;
+      if constexpr (std::is_same_v<T, float>) u = detail::unit_float(w[i]);
+      else u = T(detail::unit_double(w[2 * i], w[2 * i + 1]));
+      out[i] = lo + (hi - lo) * u;
+    }
+  });
+  return a;
+}
+
+/// Normal values (Box-Muller on 53-bit uniforms, computed in double).
+template <element T, backend B = cpu>
+array<T, B> normal(generator& g, const extents& shape, T mean = T(0), T stddev = T(1)) {
+  static_assert(std::is_floating_point_v<T>, "fusor: normal draws float or double");
+  if (!(stddev >= T(0)))
+    throw value_error("fusor: normal needs stddev >= 0, got " + std::to_string(stddev));
+  array<T, B> a(shape);
+  const std::uint64_t seed = g.seed(), stream = g.take_stream();
+  executor<B>::template fill_blocks<2>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
+    const auto w = block_words(seed, stream, std::uint64_t(block));
+    const double r = std::sqrt(-2.0 * std::log(detail::open_unit(w[0], w[1])));
+    const double t = 2.0 * std::numbers::pi * detail::unit_double(w[2], w[3]);
+    out[0] = T(double(mean) + double(stddev) * r * std::cos(t));
+    if (count > 1) out[1] = T(double(mean) + double(stddev) * r * std::sin(t));
+  });
+  return a;
+}
+
+/// Integers uniform in [lo, hi) (64 random bits per element, multiply-shift mapping).
+template <element T, backend B = cpu>
+array<T, B> integers(generator& g, const extents& shape, T lo, T hi) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "fusor: integers draws an integer type");
+  if (!(lo < hi))
+    throw value_error("fusor: integers needs lo < hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
+  array<T, B> a(shape);
+  const std::uint64_t seed = g.seed(), stream = g.take_stream();
+  const std::uint64_t range = std::uint64_t(std::int64_t(hi) - std::int64_t(lo));
+  executor<B>::template fill_blocks<2>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
+    const auto w = block_words(seed, stream, std::uint64_t(block));
+    for (index_t i = 0; i < count; ++i) {
+      const std::uint64_t u = (std::uint64_t(w[2 * i]) << 32) | w[2 * i + 1];
+      out[i] = T(std::int64_t(lo) + std::int64_t(detail::mulhi64(u, range)));
+    }
+  });
+  return a;
+}
+
+/// true with probability p.
+template <backend B = cpu>
+array<bool, B> bernoulli(generator& g, const extents& shape, double p = 0.5) {
+  if (!(p >= 0.0 && p <= 1.0))
+    throw value_error("fusor: bernoulli needs 0 <= p <= 1, got " + std::to_string(p));
+  array<bool, B> a(shape);
+  const std::uint64_t seed = g.seed(), stream = g.take_stream();
+  executor<B>::template fill_blocks<2>(a.as_leaf(), [=](index_t block, bool* out, index_t count) {
+    const auto w = block_words(seed, stream, std::uint64_t(block));
+    for (index_t i = 0; i < count; ++i) out[i] = detail::unit_double(w[2 * i], w[2 * i + 1]) < p;
+  });
+  return a;
+}
+
+/// A random permutation of 0..n-1: each position gets a 64-bit Philox key and the positions are
+/// sorted by (key, position), so the result does not depend on threads or backend.
+template <backend B = cpu>
+array<std::int64_t, B> permutation(generator& g, index_t n) {
+  static_assert(std::is_same_v<B, cpu>, "fusor: permutation on this backend arrives with its sort");
+  if (n < 0) throw value_error("fusor: permutation needs n >= 0, got " + std::to_string(n));
+  const std::uint64_t seed = g.seed(), stream = g.take_stream();
+  std::vector<std::uint64_t> keys(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; i += 2) {
+    const auto w = block_words(seed, stream, std::uint64_t(i / 2));
+    keys[std::size_t(i)] = (std::uint64_t(w[0]) << 32) | w[1];
+    if (i + 1 < n) keys[std::size_t(i + 1)] = (std::uint64_t(w[2]) << 32) | w[3];
+  }
+  array<std::int64_t, B> a(extents{n});
+  std::iota(a.data(), a.data() + n, std::int64_t(0));
+  std::sort(a.data(), a.data() + n, [&](std::int64_t x, std::int64_t y) {
+    return keys[std::size_t(x)] != keys[std::size_t(y)] ? keys[std::size_t(x)] < keys[std::size_t(y)] : x < y;
+  });
+  return a;
+}
+
+}  // namespace fusor::random

@@ -1,0 +1,315 @@
+#pragma once
+// Reductions: whole-array (returning a C++ value) and along one axis (returning an array, with
+// keepdims). Each consumes an expression directly: sum(a * b) reads a and b once and allocates
+// nothing. mean/var/std/norm/dot are built from the primitive reductions; var and std make two
+// passes (mean, then squared deviations), as NumPy does, for accuracy.
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "assign.hpp"
+#include "operators.hpp"
+#include "reduce_ops.hpp"
+
+namespace fusor {
+
+namespace detail {
+
+template <class E>
+using reduce_backend_t = backend_of_t<node_t<E>>;
+
+inline extents drop_axis(const extents& s, int axis) {
+  extents r;
+  for (int k = 0; k < s.size(); ++k)
+    if (k != axis) r.push_back(s[k]);
+  return r;
+}
+inline extents keep_axis(const extents& s, int axis) {
+  extents r = s;
+  r[axis] = 1;
+  return r;
+}
+
+template <class Op, class R, class N>
+auto reduce_along(const N& node, int axis, bool keepdims) {
+  using B = backend_of_t<N>;
+  const extents s = expr_shape(node);
+  if (s.size() == 0)
+    throw index_error("fusor: cannot reduce a 0-dimensional expression along axis " + std::to_string(axis) +
+                      " (expected an expression of rank >= 1)");
+  const int ax = normalize_axis(axis, s.size());
+  const extents out_shape = drop_axis(s, ax);
+  array<R, B> out(keepdims ? keep_axis(s, ax) : out_shape);
+  const leaf<R, B> dst{out.data(), out_shape, contiguous_strides(out_shape)};
+  if (s[ax] == 0) {
+    if constexpr (std::is_same_v<Op, max_op> || std::is_same_v<Op, min_op>) {
+      if (out_shape.numel() > 0)
+        throw value_error("fusor: max/min along an axis of length 0 is undefined (no identity); got shape " +
+                          to_string(s) + " and axis " + std::to_string(axis));
+    }
+    assign_expr(dst, scalar_expr<R>{convert_element<R>(Op::template identity<typename Op::template wide<value_t<N>>>())},
+                false);
+  } else {
+    executor<B>::template reduce_axis<Op>(dst, node, ax);
+  }
+  return out;
+}
+
+template <class N>
+void require_nonempty(const N& node, const char* what) {
+  const extents s = expr_shape(node);
+  if (s.numel() == 0)
+    throw value_error(std::string("fusor: ") + what + " of an empty array is undefined (no identity); got shape " +
+                      to_string(s));
+}
+
+template <class V>
+using mean_result_t = std::conditional_t<std::is_floating_point_v<V> || is_complex_v<V>, V, double>;
+
+template <class V>
+constexpr void require_real(const char*) {
+  static_assert(!is_complex_v<V>,
+                "fusor: max, min, argmax and argmin are not defined for complex values; reduce abs(x) or real(x)");
+}
+
+}  // namespace detail
+
+// ---- sum / prod ------------------------------------------------------------------------------------
+template <expression E>
+auto sum(const E& e) {
+  auto node = detail::to_node(e);
+  using V = value_t<decltype(node)>;
+  return convert_element<detail::sum_result_t<V>>(executor<detail::reduce_backend_t<E>>::template reduce<detail::sum_op>(node));
+}
+template <expression E>
+auto sum(const E& e, int axis, bool keepdims = false) {
+  auto node = detail::to_node(e);
+  return detail::reduce_along<detail::sum_op, detail::sum_result_t<value_t<decltype(node)>>>(node, axis, keepdims);
+}
+template <expression E>
+auto prod(const E& e) {
+  auto node = detail::to_node(e);
+  using V = value_t<decltype(node)>;
+  return convert_element<detail::sum_result_t<V>>(executor<detail::reduce_backend_t<E>>::template reduce<detail::prod_op>(node));
+}
+template <expression E>
+auto prod(const E& e, int axis, bool keepdims = false) {
+  auto node = detail::to_node(e);
+  return detail::reduce_along<detail::prod_op, detail::sum_result_t<value_t<decltype(node)>>>(node, axis, keepdims);
+}
+
+// ---- max / min ---------------------------------------------------------------------------------------
+template <expression E>
+auto max(const E& e) {
+  auto node = detail::to_node(e);
+  detail::require_real<value_t<decltype(node)>>("max");
+  detail::require_nonempty(node, "max");
+  return executor<detail::reduce_backend_t<E>>::template reduce<detail::max_op>(node);
+}
+template <expression E>
+auto max(const E& e, int axis, bool keepdims = false) {
+  auto node = detail::to_node(e);
+  detail::require_real<value_t<decltype(node)>>("max");
+  return detail::reduce_along<detail::max_op, value_t<decltype(node)>>(node, axis, keepdims);
+}
+template <expression E>
+auto min(const E& e) {
+  auto node = detail::to_node(e);
+  detail::require_real<value_t<decltype(node)>>("min");
+  detail::require_nonempty(node, "min");
+  return executor<detail::reduce_backend_t<E>>::template reduce<detail::min_op>(node);
+}
+template <expression E>
+auto min(const E& e, int axis, bool keepdims = false) {
+  auto node = detail::to_node(e);
+  detail::require_real<value_t<decltype(node)>>("min");
+  return detail::reduce_along<detail::min_op, value_t<decltype(node)>>(node, axis, keepdims);
+}
+
+// ---- any / all ---------------------------------------------------------------------------------------
+template <expression E>
+bool any(const E& e) {
+  return executor<detail::reduce_backend_t<E>>::template reduce<detail::any_op>(detail::to_node(e));
+}
+template <expression E>
+auto any(const E& e, int axis, bool keepdims = false) {
+  return detail::reduce_along<detail::any_op, bool>(detail::to_node(e), axis, keepdims);
+}
+template <expression E>
+bool all(const E& e) {
+  return executor<detail::reduce_backend_t<E>>::template reduce<detail::all_op>(detail::to_node(e));
+}
+template <expression E>
+auto all(const E& e, int axis, bool keepdims = false) {
+  return detail::reduce_along<detail::all_op, bool>(detail::to_node(e), axis, keepdims);
+}
+
+// ---- argmax / argmin (first occurrence; a NaN counts as the extreme, as in NumPy) ---------------
+template <expression E>
+std::int64_t argmax(const E& e) {
+  auto node = detail::to_node(e);
+  detail::require_real<value_t<decltype(node)>>("argmax");
+  detail::require_nonempty(node, "argmax");
+  return executor<detail::reduce_backend_t<E>>::template arg_extreme<true>(node);
+}
+template <expression E>
+std::int64_t argmin(const E& e) {
+  auto node = detail::to_node(e);
+  detail::require_real<value_t<decltype(node)>>("argmin");
+  detail::require_nonempty(node, "argmin");
+  return executor<detail::reduce_backend_t<E>>::template arg_extreme<false>(node);
+}
+namespace detail {
+template <bool Max, class N>
+auto arg_along(const N& node, int axis, bool keepdims) {
+  using B = backend_of_t<N>;
+  require_real<value_t<N>>("argmax");
+  const extents s = expr_shape(node);
+  if (s.size() == 0)
+    throw index_error("fusor: cannot take argmax/argmin of a 0-dimensional expression along axis " +
+                      std::to_string(axis));
+  const int ax = normalize_axis(axis, s.size());
+  const extents out_shape = drop_axis(s, ax);
+  array<std::int64_t, B> out(keepdims ? keep_axis(s, ax) : out_shape);
+  if (out_shape.numel() == 0) return out;
+  if (s[ax] == 0)
+    throw value_error("fusor: argmax/argmin along an axis of length 0 is undefined; got shape " + to_string(s) +
+                      " and axis " + std::to_string(axis));
+  executor<B>::template arg_extreme_axis<Max>(leaf<std::int64_t, B>{out.data(), out_shape, contiguous_strides(out_shape)},
+                                              node, ax);
+  return out;
+}
+}  // namespace detail
+template <expression E>
+auto argmax(const E& e, int axis, bool keepdims = false) {
+  return detail::arg_along<true>(detail::to_node(e), axis, keepdims);
+}
+template <expression E>
+auto argmin(const E& e, int axis, bool keepdims = false) {
+  return detail::arg_along<false>(detail::to_node(e), axis, keepdims);
+}
+
+// ---- mean / var / std ----------------------------------------------------------------------------
+/// Mean of all elements (float64 for integer input); NaN for an empty array, as in NumPy.
+template <expression E>
+auto mean(const E& e) {
+  auto node = detail::to_node(e);
+  using V = value_t<decltype(node)>;
+  using M = detail::mean_result_t<V>;
+  const index_t n = expr_shape(node).numel();
+  const auto total = executor<detail::reduce_backend_t<E>>::template reduce<detail::sum_op>(node);
+  if (n == 0) return M(std::numeric_limits<real_t<M>>::quiet_NaN());
+  return convert_element<M>(total / static_cast<real_t<decltype(total)>>(n));
+}
+template <expression E>
+auto mean(const E& e, int axis, bool keepdims = false) {
+  auto node = detail::to_node(e);
+  using M = detail::mean_result_t<value_t<decltype(node)>>;
+  const extents s = expr_shape(node);
+  auto out = detail::reduce_along<detail::sum_op, M>(node, axis, keepdims);
+  const index_t k = s[normalize_axis(axis, s.size())];
+  out *= real_t<M>(1) / static_cast<real_t<M>>(k);
+  return out;
+}
+/// Variance with `ddof` delta degrees of freedom (two passes: mean, then squared deviations).
+template <expression E>
+auto var(const E& e, int ddof = 0) {
+  auto node = detail::to_node(e);
+  using M = detail::mean_result_t<value_t<decltype(node)>>;
+  using R = real_t<M>;
+  const index_t n = expr_shape(node).numel();
+  const M m = mean(node);
+  const auto dev = cast<M>(node) - m;
+  R ss;
+  if constexpr (is_complex_v<M>) ss = sum(square(abs(dev)));
+  else ss = sum(square(dev));
+  return ss / static_cast<R>(n - ddof);
+}
+template <expression E>
+auto var(const E& e, int axis, int ddof, bool keepdims = false) {
+  auto node = detail::to_node(e);
+  using M = detail::mean_result_t<value_t<decltype(node)>>;
+  using R = real_t<M>;
+  const extents s = expr_shape(node);
+  const int ax = normalize_axis(axis, s.size());
+  const auto m = mean(node, ax, true);
+  const auto dev = cast<M>(node) - m;
+  array<R, detail::reduce_backend_t<E>> out;
+  if constexpr (is_complex_v<M>) out = sum(square(abs(dev)), ax, keepdims);
+  else out = sum(square(dev), ax, keepdims);
+  out *= R(1) / static_cast<R>(s[ax] - ddof);
+  return out;
+}
+template <expression E>
+auto std(const E& e, int ddof = 0) {
+  using std::sqrt;
+  return sqrt(var(e, ddof));
+}
+template <expression E>
+auto std(const E& e, int axis, int ddof, bool keepdims = false) {
+  auto v = var(e, axis, ddof, keepdims);
+  v = sqrt(v);
+  return v;
+}
+
+// ---- norms and dot ----------------------------------------------------------------------------------
+/// Vector norm of all elements: ord = 2 (default), 1, inf, -inf, 0 (count of non-zeros) or any
+/// p > 0, as numpy.linalg.norm on a flattened array. Integers are measured in float64.
+template <expression E>
+auto norm(const E& e, double ord = 2) {
+  auto node = detail::to_node(e);
+  using R = to_float_t<real_t<value_t<decltype(node)>>>;
+  using Rw = std::conditional_t<std::is_same_v<R, float>, float, double>;
+  const auto a = cast<Rw>(abs(node));
+  if (expr_shape(node).numel() == 0) return Rw(0);
+  if (ord == 2) return static_cast<Rw>(std::sqrt(sum(square(a))));
+  if (ord == 1) return static_cast<Rw>(sum(a));
+  if (ord == std::numeric_limits<double>::infinity()) return max(a);
+  if (ord == -std::numeric_limits<double>::infinity()) return min(a);
+  if (ord == 0) return static_cast<Rw>(sum(node != 0));
+  if (!(ord > 0))
+    throw value_error("fusor: norm order must be 0, a positive number or +-inf, got " + std::to_string(ord));
+  return static_cast<Rw>(std::pow(sum(pow(a, Rw(ord))), 1.0 / ord));
+}
+/// Norm along one axis (same orders).
+template <expression E>
+auto norm(const E& e, double ord, int axis, bool keepdims = false) {
+  auto node = detail::to_node(e);
+  using R = to_float_t<real_t<value_t<decltype(node)>>>;
+  using Rw = std::conditional_t<std::is_same_v<R, float>, float, double>;
+  using B = detail::reduce_backend_t<E>;
+  const auto a = cast<Rw>(abs(node));
+  array<Rw, B> out;
+  if (ord == 2) {
+    out = sum(square(a), axis, keepdims);
+    out = sqrt(out);
+  } else if (ord == 1) {
+    out = sum(a, axis, keepdims);
+  } else if (ord == std::numeric_limits<double>::infinity()) {
+    out = max(a, axis, keepdims);
+  } else if (ord == -std::numeric_limits<double>::infinity()) {
+    out = min(a, axis, keepdims);
+  } else if (ord == 0) {
+    out = cast<Rw>(sum(node != 0, axis, keepdims));
+  } else if (ord > 0) {
+    out = sum(pow(a, Rw(ord)), axis, keepdims);
+    out = pow(out, Rw(1.0 / ord));
+  } else {
+    throw value_error("fusor: norm order must be 0, a positive number or +-inf, got " + std::to_string(ord));
+  }
+  return out;
+}
+/// Inner product of two 1-D expressions of equal length (no conjugation, like np.dot); one pass.
+template <expression A, expression B>
+auto dot(const A& a, const B& b) {
+  const extents sa = expr_shape(detail::to_node(a)), sb = expr_shape(detail::to_node(b));
+  if (sa.size() != 1 || sb.size() != 1 || sa[0] != sb[0])
+    throw shape_error("fusor: dot expects two 1-D operands of equal length, got shapes " + to_string(sa) + " and " +
+                      to_string(sb) + " (use matmul for matrices)");
+  return sum(a * b);
+}
+
+}  // namespace fusor

@@ -1,0 +1,36 @@
+#pragma once
+// Umbrella header: the core, the cpu backend, and the host-safe cuda tag.
+// (FFT, linear algebra, autodiff, VSA and matching join here as they land.)
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/backend.hpp"
+#include "core/dtype.hpp"
+#include "core/extents.hpp"
+#include "core/expr/leaf.hpp"
+#include "core/expr/nodes.hpp"
+#include "core/functors.hpp"
+#include "core/view.hpp"
+#include "core/array.hpp"
+#include "core/operators.hpp"
+#include "core/assign.hpp"
+#include "core/reduce_ops.hpp"
+#include "core/reduce.hpp"
+#include "core/create.hpp"
+#include "core/random.hpp"
+#include "core/io/print.hpp"
+#include "backend/cpu/memory.hpp"
+#include "backend/cpu/parallel.hpp"
+#include "backend/cpu/packet.hpp"
+#include "backend/cpu/evaluator.hpp"
+#include "backend/cpu/executor.hpp"
+#include "backend/cuda/traits.hpp"
+
+namespace fusor {
+/// The backend user code gets when it does not name one; all translation units of a program
+/// must agree on FUSOR_DEFAULT_BACKEND (it changes types, so disagreeing is an ODR violation).
+#if defined(FUSOR_DEFAULT_BACKEND_CUDA)
+using default_backend = cuda;
+#else
+using default_backend = cpu;
+#endif
+}  // namespace fusor

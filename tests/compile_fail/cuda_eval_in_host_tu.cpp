@@ -1,0 +1,11 @@
+// Evaluating a cuda expression in a host-compiled translation unit must not compile.
+#include <fusor/fusor.hpp>
+int main() {
+#if defined(FUSOR_CF_CONTROL)
+  float host[3] = {1, 2, 3};
+  fusor::array_view<float, fusor::cpu> v(host, {3});
+#else
+  fusor::array_view<float, fusor::cuda> v(nullptr, {3});
+#endif
+  return int(fusor::sum(v * 2));
+}

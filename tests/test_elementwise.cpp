@@ -1,0 +1,275 @@
+// Every elementwise function against std:: math (or a plain-C++ reference where NumPy's meaning
+// differs from C++'s), on sizes that exercise the aligned head, the SIMD body and the scalar
+// tail, on contiguous and strided inputs, for every dtype the function accepts.
+#include "common.hpp"
+
+#include <algorithm>
+#include <string>
+
+using namespace fusor;
+using test::index_t;
+
+namespace {
+
+// f: fusor function applied to an array view; ref: scalar reference.
+template <class T, class F, class Ref>
+void check_unary(const char* name, F f, Ref ref, double lo, double hi, double tol_ulps) {
+  for (index_t n : test::edge_sizes<T>()) {
+    const auto v = test::values<T>(n, lo, hi, std::uint64_t(n) + 3);
+    auto a = test::make(v);
+    // contiguous input
+    auto r = eval(f(a));
+    using R = value_t<decltype(r)>;
+    const double tol = test::ulps<R>(tol_ulps);
+    index_t bad = 0, first = -1;
+    for (index_t i = 0; i < n; ++i)
+      if (!test::close(r.data()[i], R(ref(v[std::size_t(i)])), tol)) bad += 1, first = first < 0 ? i : first;
+    INFO(name, " (", dtype_name<T>(), ") contiguous n=", n, " first mismatch at ", first);
+    CHECK(bad == 0);
+    // strided input: every other element of a buffer twice as long (gather path)
+    std::vector<T> wide(std::size_t(2 * n));
+    for (index_t i = 0; i < n; ++i) wide[std::size_t(2 * i)] = v[std::size_t(i)];
+    array_view<T> sv(wide.data(), {n}, {2});
+    auto rs = eval(f(sv));
+    bad = 0;
+    for (index_t i = 0; i < n; ++i)
+      if (!test::close(rs.data()[i], r.data()[i], 0)) ++bad;
+    INFO(name, " strided n=", n);
+    CHECK(bad == 0);
+  }
+}
+
+template <class T, class F, class Ref>
+void check_binary(const char* name, F f, Ref ref, double lo, double hi, double lo2, double hi2, double tol_ulps) {
+  for (index_t n : test::edge_sizes<T>()) {
+    const auto v = test::values<T>(n, lo, hi, std::uint64_t(n) + 11);
+    const auto w = test::values<T>(n, lo2, hi2, std::uint64_t(n) + 29);
+    auto a = test::make(v);
+    auto b = test::make(w);
+    auto r = eval(f(a, b));
+    using R = value_t<decltype(r)>;
+    const double tol = test::ulps<R>(tol_ulps);
+    index_t bad = 0, first = -1;
+    for (index_t i = 0; i < n; ++i)
+      if (!test::close(r.data()[i], R(ref(v[std::size_t(i)], w[std::size_t(i)])), tol))
+        bad += 1, first = first < 0 ? i : first;
+    INFO(name, " (", dtype_name<T>(), ") n=", n, " first mismatch at ", first,
+         first >= 0 ? " a=" + std::to_string(double(std::real(v[std::size_t(first)]))) : std::string());
+    CHECK(bad == 0);
+  }
+}
+
+}  // namespace
+
+#define UNARY(FN, EXPR, LO, HI, ULPS) \
+  check_unary<T>(#FN, [](const auto& a) { return FN(a); }, [](T x) { return EXPR; }, LO, HI, ULPS)
+
+TEST_CASE_TEMPLATE("unary real functions match std:: math", T, float, double) {
+  UNARY(sqrt, std::sqrt(x), 0, 100, 2);
+  UNARY(cbrt, std::cbrt(x), -100, 100, 4);
+  UNARY(square, x * x, -100, 100, 1);
+  UNARY(exp, std::exp(x), -20, 20, 4);
+  UNARY(exp2, std::exp2(x), -20, 20, 4);
+  UNARY(expm1, std::expm1(x), -5, 5, 4);
+  UNARY(log, std::log(x), 1e-3, 1e3, 4);
+  UNARY(log2, std::log2(x), 1e-3, 1e3, 4);
+  UNARY(log10, std::log10(x), 1e-3, 1e3, 4);
+  UNARY(log1p, std::log1p(x), -0.9, 100, 4);
+  UNARY(sin, std::sin(x), -10, 10, 4);
+  UNARY(cos, std::cos(x), -10, 10, 4);
+  UNARY(tan, std::tan(x), -1.5, 1.5, 4);
+  UNARY(asin, std::asin(x), -1, 1, 4);
+  UNARY(acos, std::acos(x), -1, 1, 4);
+  UNARY(atan, std::atan(x), -50, 50, 4);
+  UNARY(sinh, std::sinh(x), -10, 10, 4);
+  UNARY(cosh, std::cosh(x), -10, 10, 4);
+  UNARY(tanh, std::tanh(x), -10, 10, 4);
+  UNARY(floor, std::floor(x), -50, 50, 0);
+  UNARY(ceil, std::ceil(x), -50, 50, 0);
+  UNARY(trunc, std::trunc(x), -50, 50, 0);
+  UNARY(round, std::nearbyint(x), -50, 50, 0);
+  UNARY(abs, std::abs(x), -50, 50, 0);
+  UNARY(-, -x, -50, 50, 0);
+  UNARY(sign, T(x > 0 ? 1 : (x < 0 ? -1 : 0)), -5, 5, 0);
+  UNARY(conj, x, -5, 5, 0);
+  UNARY(real, x, -5, 5, 0);
+  UNARY(imag, T(0), -5, 5, 0);
+  UNARY(arg, std::atan2(T(0), x), -5, 5, 0);
+  UNARY(cis, std::complex<T>(std::cos(x), std::sin(x)), -5, 5, 2);
+  UNARY(isnan, std::isnan(x), -5, 5, 0);
+  UNARY(isinf, std::isinf(x), -5, 5, 0);
+  UNARY(isfinite, std::isfinite(x), -5, 5, 0);
+  UNARY(!, x == 0, -1, 1, 0);
+}
+
+TEST_CASE_TEMPLATE("round is half-to-even and special values follow NumPy", T, float, double) {
+  for (index_t n : test::edge_sizes<T>(false)) {
+    std::vector<T> v(static_cast<std::size_t>(n));
+    const T specials[] = {0.5, 1.5, 2.5, -0.5, -2.5, std::numeric_limits<T>::quiet_NaN(),
+                          std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity(), T(-0.0), 3};
+    for (index_t i = 0; i < n; ++i) v[std::size_t(i)] = specials[i % 10];
+    auto a = test::make(v);
+    array<T> r = round(a), s = sign(a), mx = maximum(a, T(1)), mn = minimum(T(1), a);
+    array<bool> nan = isnan(a), inf = isinf(a), fin = isfinite(a);
+    for (index_t i = 0; i < n; ++i) {
+      const T x = v[std::size_t(i)];
+      CHECK(test::close(r.data()[i], std::nearbyint(x), 0));
+      CHECK(test::close(s.data()[i], std::isnan(x) ? x : T(x > 0 ? 1 : (x < 0 ? -1 : 0)), 0));
+      CHECK(test::close(mx.data()[i], std::isnan(x) ? x : std::max(x, T(1)), 0));
+      CHECK(test::close(mn.data()[i], std::isnan(x) ? x : std::min(x, T(1)), 0));
+      CHECK(nan.data()[i] == std::isnan(x));
+      CHECK(inf.data()[i] == std::isinf(x));
+      CHECK(fin.data()[i] == std::isfinite(x));
+    }
+  }
+  array<T> r = round(array<T>{0.5, 1.5, 2.5, -1.5});
+  CHECK(r(0) == 0);
+  CHECK(r(1) == 2);
+  CHECK(r(2) == 2);
+  CHECK(r(3) == -2);
+}
+
+#define BINARY(NAME, EXPR_F, EXPR_REF, LO, HI, LO2, HI2, ULPS)                                          \
+  check_binary<T>(NAME, [](const auto& a, const auto& b) { return EXPR_F; }, [](T x, T y) { return EXPR_REF; }, \
+                  LO, HI, LO2, HI2, ULPS)
+
+TEST_CASE_TEMPLATE("binary real functions match std:: math", T, float, double) {
+  BINARY("+", a + b, x + y, -100, 100, -100, 100, 0);
+  BINARY("-", a - b, x - y, -100, 100, -100, 100, 0);
+  BINARY("*", a * b, x * y, -100, 100, -100, 100, 0);
+  BINARY("/", a / b, x / y, -100, 100, 0.5, 100, 0);
+  BINARY("%", a % b, ([&] { T r = std::fmod(x, y); if (r != 0 && ((r < 0) != (y < 0))) r += y; return r; })(),
+         -100, 100, -7, 7, 0);
+  BINARY("pow", pow(a, b), std::pow(x, y), 0.1, 10, -3, 3, 8);
+  BINARY("atan2", atan2(a, b), std::atan2(x, y), -10, 10, -10, 10, 4);
+  BINARY("maximum", maximum(a, b), std::max(x, y), -10, 10, -10, 10, 0);
+  BINARY("minimum", minimum(a, b), std::min(x, y), -10, 10, -10, 10, 0);
+  BINARY("==", a == b, x == y, -2, 2, -2, 2, 0);
+  BINARY("!=", a != b, x != y, -2, 2, -2, 2, 0);
+  BINARY("<", a < b, x < y, -10, 10, -10, 10, 0);
+  BINARY("<=", a <= b, x <= y, -2, 2, -2, 2, 0);
+  BINARY(">", a > b, x > y, -10, 10, -10, 10, 0);
+  BINARY(">=", a >= b, x >= y, -2, 2, -2, 2, 0);
+  BINARY("logical_and", logical_and(a > 0, b > 0), x > 0 && y > 0, -1, 1, -1, 1, 0);
+  BINARY("||", (a > 0) || (b > 0), x > 0 || y > 0, -1, 1, -1, 1, 0);
+  BINARY("logical_xor", logical_xor(a, b > 0), (x != 0) != (y > 0), -1, 1, -1, 1, 0);
+  BINARY("scalar-left", T(2) - a * b, T(2) - x * y, -10, 10, -10, 10, 0);
+  BINARY("where", where(a > b, a, b * 2), x > y ? x : y * 2, -10, 10, -10, 10, 0);
+  BINARY("where-scalars", where(a > 0, 1.0, b), x > 0 ? T(1) : y, -10, 10, -10, 10, 0);
+  BINARY("clip", clip(a, -b, b), std::min(std::max(x, -y), y), -10, 10, 0, 5, 0);
+  BINARY("fma", fma(a, b, a), std::fma(x, y, x), -10, 10, -10, 10, 0);
+}
+
+TEST_CASE_TEMPLATE("integer arithmetic follows NumPy", T, std::int32_t, std::int64_t) {
+  BINARY("+", a + b, T(x + y), -1000, 1000, -1000, 1000, 0);
+  BINARY("-", a - b, T(x - y), -1000, 1000, -1000, 1000, 0);
+  BINARY("*", a * b, T(x * y), -1000, 1000, -1000, 1000, 0);
+  BINARY("/ is true division", a / b, double(x) / double(y), -1000, 1000, 1, 50, 0);
+  BINARY("% takes the divisor's sign", a % b, T(y == 0 ? 0 : ((x % y) + y) % y), -1000, 1000, -9, 9, 0);
+  BINARY("&", a & b, T(x & y), -1000, 1000, -1000, 1000, 0);
+  BINARY("|", a | b, T(x | y), -1000, 1000, -1000, 1000, 0);
+  BINARY("^", a ^ b, T(x ^ y), -1000, 1000, -1000, 1000, 0);
+  BINARY("<<", a << b, T(x << y), 0, 1000, 0, 8, 0);
+  BINARY(">>", a >> b, T(x >> y), -1000, 1000, 0, 8, 0);
+  BINARY("maximum", maximum(a, b), std::max(x, y), -1000, 1000, -1000, 1000, 0);
+  BINARY("minimum", minimum(a, b), std::min(x, y), -1000, 1000, -1000, 1000, 0);
+  BINARY("pow", pow(a, b), T(std::llround(std::pow(double(x), double(y)))), -9, 9, 0, 6, 0);
+  BINARY("<", a < b, x < y, -10, 10, -10, 10, 0);
+  BINARY("where", where(a > b, a, b), x > y ? x : y, -10, 10, -10, 10, 0);
+  BINARY("clip", clip(a, T(-3), b), std::min<T>(std::max<T>(x, -3), y), -10, 10, 0, 10, 0);
+  BINARY("fma", fma(a, b, a), T(x * y + x), -100, 100, -100, 100, 0);
+  UNARY(abs, T(x < 0 ? -x : x), -1000, 1000, 0);
+  UNARY(-, T(-x), -1000, 1000, 0);
+  UNARY(~, T(~x), -1000, 1000, 0);
+  UNARY(square, T(x * x), -1000, 1000, 0);
+  UNARY(sign, T((x > 0) - (x < 0)), -5, 5, 0);
+  UNARY(sqrt, std::sqrt(double(x)), 0, 1000, 2);  // integers compute in float64
+  UNARY(floor, x, -50, 50, 0);
+  // wrap-around instead of undefined behaviour
+  array<T> lim{std::numeric_limits<T>::min(), std::numeric_limits<T>::max()};
+  array<T> neg = -lim, ab = abs(lim), sum_ = lim + T(1), md = lim % T(-1), dz = lim % T(0);
+  CHECK(neg(0) == std::numeric_limits<T>::min());
+  CHECK(ab(0) == std::numeric_limits<T>::min());
+  CHECK(sum_(1) == std::numeric_limits<T>::min());
+  CHECK(md(0) == 0);
+  CHECK(dz(1) == 0);
+  array<T> sh = lim << T(70), sr = lim >> T(-1);
+  CHECK(sh(1) == 0);
+  CHECK(sr(0) == -1);
+}
+
+TEST_CASE("uint8 and bool arithmetic") {
+  using T = std::uint8_t;
+  BINARY("+ wraps", a + b, T(x + y), 0, 256, 0, 256, 0);
+  BINARY("-", a - b, T(x - y), 0, 256, 0, 256, 0);
+  BINARY("*", a * b, T(x * y), 0, 256, 0, 256, 0);
+  BINARY("&", a & b, T(x & y), 0, 256, 0, 256, 0);
+  BINARY("maximum", maximum(a, b), std::max(x, y), 0, 256, 0, 256, 0);
+  BINARY("/", a / b, double(x) / double(y), 0, 256, 1, 256, 0);
+  UNARY(sqrt, std::sqrt(float(x)), 0, 256, 2);  // uint8 computes in float32
+  array<bool> p{true, false, true, false}, q{true, true, false, false};
+  array<bool> land = p && q, lor = p || q, lx = logical_xor(p, q), inv = ~p, band = p & q, eq = p == q;
+  const bool e_and[] = {1, 0, 0, 0}, e_or[] = {1, 1, 1, 0}, e_x[] = {0, 1, 1, 0}, e_inv[] = {0, 1, 0, 1},
+             e_eq[] = {1, 0, 0, 1};
+  for (int i = 0; i < 4; ++i) {
+    CHECK(land(i) == e_and[i]);
+    CHECK(lor(i) == e_or[i]);
+    CHECK(lx(i) == e_x[i]);
+    CHECK(inv(i) == e_inv[i]);
+    CHECK(band(i) == e_and[i]);
+    CHECK(eq(i) == e_eq[i]);
+  }
+  array<std::int64_t> cnt = p + std::int64_t(0) + q;  // bool with an integer promotes
+  CHECK(cnt(0) == 2);
+}
+
+TEST_CASE_TEMPLATE("complex arithmetic and functions match std::complex", T, std::complex<float>, std::complex<double>) {
+  using R = typename T::value_type;
+  BINARY("+", a + b, x + y, -10, 10, -10, 10, 0);
+  BINARY("*", a * b, x * y, -10, 10, -10, 10, 2);
+  BINARY("/", a / b, x / y, -10, 10, 1, 10, 4);
+  BINARY("==", a == b, x == y, -1, 1, -1, 1, 0);
+  UNARY(exp, std::exp(x), -3, 3, 8);
+  UNARY(log, std::log(x), 0.1, 3, 8);
+  UNARY(sqrt, std::sqrt(x), -3, 3, 8);
+  UNARY(sin, std::sin(x), -3, 3, 8);
+  UNARY(abs, std::abs(x), -3, 3, 4);
+  UNARY(conj, std::conj(x), -3, 3, 0);
+  UNARY(real, x.real(), -3, 3, 0);
+  UNARY(imag, x.imag(), -3, 3, 0);
+  UNARY(arg, std::arg(x), -3, 3, 2);
+  UNARY(isfinite, std::isfinite(x.real()) && std::isfinite(x.imag()), -3, 3, 0);
+  static_assert(std::is_same_v<value_t<decltype(abs(std::declval<array<T>&>()))>, R>);
+}
+
+TEST_CASE("result types follow NumPy promotion and the weak-scalar rule") {
+  array<float> f{1};
+  array<double> d{1};
+  array<std::int32_t> i{1};
+  array<std::int64_t> l{1};
+  array<std::uint8_t> u{1};
+  array<bool> b{true};
+  array<std::complex<float>> cf{1};
+  static_assert(std::is_same_v<value_t<decltype(f * 2.0)>, float>);       // weak scalar
+  static_assert(std::is_same_v<value_t<decltype(2.0 * f + 1)>, float>);
+  static_assert(std::is_same_v<value_t<decltype(i * 2.5)>, double>);      // kind rises
+  static_assert(std::is_same_v<value_t<decltype(i * 2)>, std::int32_t>);
+  static_assert(std::is_same_v<value_t<decltype(f * d)>, double>);
+  static_assert(std::is_same_v<value_t<decltype(f * i)>, double>);        // int32 + float32 -> float64
+  static_assert(std::is_same_v<value_t<decltype(f * u)>, float>);         // uint8 + float32 -> float32
+  static_assert(std::is_same_v<value_t<decltype(i + l)>, std::int64_t>);
+  static_assert(std::is_same_v<value_t<decltype(u + i)>, std::int32_t>);
+  static_assert(std::is_same_v<value_t<decltype(b + i)>, std::int32_t>);
+  static_assert(std::is_same_v<value_t<decltype(b * 1)>, std::int64_t>);
+  static_assert(std::is_same_v<value_t<decltype(cf * d)>, std::complex<double>>);
+  static_assert(std::is_same_v<value_t<decltype(cf * f)>, std::complex<float>>);
+  static_assert(std::is_same_v<value_t<decltype(f * std::complex<double>(1, 1))>, std::complex<float>>);
+  static_assert(std::is_same_v<value_t<decltype(i / i)>, double>);        // true division
+  static_assert(std::is_same_v<value_t<decltype(sqrt(i))>, double>);
+  static_assert(std::is_same_v<value_t<decltype(sqrt(u))>, float>);
+  static_assert(std::is_same_v<value_t<decltype(f < 1)>, bool>);
+  static_assert(std::is_same_v<value_t<decltype(where(f > 0, i, 0.5))>, double>);
+  static_assert(std::is_same_v<value_t<decltype(abs(cf))>, float>);
+  static_assert(std::is_same_v<value_t<decltype(cis(f))>, std::complex<float>>);
+  CHECK(array<double>(f * i)(0) == 1.0);
+}

@@ -1,0 +1,163 @@
+// Reductions against plain loops (double accumulation) and xtensor, whole-array and along each
+// axis, with keepdims, on contiguous, strided and broadcast inputs, and their errors.
+#include "common.hpp"
+
+#include <xtensor/xarray.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xsort.hpp>
+
+#include <fusor/interop/xtensor.hpp>
+
+using namespace fusor;
+using test::index_t;
+
+TEST_CASE_TEMPLATE("whole-array reductions match plain loops at SIMD edge sizes", T, float, double, std::int32_t,
+                   std::int64_t) {
+  for (index_t n : test::edge_sizes<T>()) {
+    const auto v = test::values<T>(n, -50, 50, std::uint64_t(n) + 1);
+    const auto w = test::values<T>(n, -2, 2, std::uint64_t(n) + 2);
+    auto a = test::make(v);
+    auto b = test::make(w);
+    double s = 0, sp = 0, mx = -INFINITY, mn = INFINITY, l1 = 0, l2 = 0;
+    index_t amx = 0, amn = 0;
+    bool any_ = false, all_ = true;
+    for (index_t i = 0; i < n; ++i) {
+      const double x = double(v[std::size_t(i)]);
+      s += x;
+      sp += x * double(w[std::size_t(i)]);
+      if (x > mx) mx = x, amx = i;
+      if (x < mn) mn = x, amn = i;
+      l1 += std::abs(x);
+      l2 += x * x;
+      any_ = any_ || x != 0;
+      all_ = all_ && x != 0;
+    }
+    INFO("n=", n, " dtype=", dtype_name<T>());
+    const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+    CHECK(double(sum(a)) == doctest::Approx(s).epsilon(tol).scale(1.0 * double(n)));
+    CHECK(double(sum(a * b)) == doctest::Approx(sp).epsilon(tol).scale(1.0 * double(n)));
+    CHECK(double(dot(a, b)) == doctest::Approx(sp).epsilon(tol).scale(1.0 * double(n)));
+    CHECK(any(a) == any_);
+    CHECK(all(a) == all_);
+    if (n > 0) {
+      CHECK(double(max(a)) == mx);
+      CHECK(double(min(a)) == mn);
+      CHECK(argmax(a) == amx);
+      CHECK(argmin(a) == amn);
+      CHECK(double(mean(a)) == doctest::Approx(s / double(n)).epsilon(tol * 10));
+      CHECK(double(norm(a, 1)) == doctest::Approx(l1).epsilon(tol));
+      CHECK(double(norm(a)) == doctest::Approx(std::sqrt(l2)).epsilon(tol));
+      CHECK(double(norm(a, INFINITY)) == std::max(std::abs(mx), std::abs(mn)));
+      double ss = 0;
+      const double mu = s / double(n);
+      for (index_t i = 0; i < n; ++i) ss += (double(v[std::size_t(i)]) - mu) * (double(v[std::size_t(i)]) - mu);
+      CHECK(double(var(a)) == doctest::Approx(ss / double(n)).epsilon(tol * 10));
+      if (n > 1) CHECK(double(fusor::std(a, 1)) == doctest::Approx(std::sqrt(ss / double(n - 1))).epsilon(tol * 10));
+    }
+  }
+}
+
+TEST_CASE("reduction result types follow NumPy") {
+  array<std::int32_t> i{1, 2, 3};
+  array<bool> b{true, true, false};
+  array<float> f{1, 2};
+  static_assert(std::is_same_v<decltype(sum(i)), std::int64_t>);
+  static_assert(std::is_same_v<decltype(sum(b)), std::int64_t>);
+  static_assert(std::is_same_v<decltype(sum(f)), float>);
+  static_assert(std::is_same_v<decltype(mean(i)), double>);
+  static_assert(std::is_same_v<decltype(mean(f)), float>);
+  static_assert(std::is_same_v<decltype(max(i)), std::int32_t>);
+  static_assert(std::is_same_v<decltype(sum(i, 0)), array<std::int64_t>>);
+  CHECK(sum(b) == 2);
+  CHECK(sum(f > 1.5f) == 1);
+  CHECK(prod(array<int>{2, 3, 4}) == 24);
+  CHECK(sum(array<std::int32_t>{2'000'000'000, 2'000'000'000}) == 4'000'000'000);  // int64 accumulator
+}
+
+TEST_CASE_TEMPLATE("axis reductions match xtensor on every axis, with keepdims", T, float, double, std::int64_t) {
+  for (auto shape : {extents{5, 7, 9}, extents{3, 1, 17}, extents{1, 33}, extents{4, 600}, extents{700, 3}}) {
+    const auto v = test::values<T>(shape.numel(), -20, 20, std::uint64_t(shape.numel()));
+    array<T> a(v, shape);
+    auto x = as_xtensor(a);
+    for (int axis = 0; axis < shape.size(); ++axis) {
+      INFO("shape ", to_string(shape), " axis ", axis, " dtype ", dtype_name<T>());
+      auto s = sum(a, axis);
+      xt::xarray<double> xs = xt::sum(xt::cast<double>(x), {std::size_t(axis)});
+      auto mx = max(a, axis);
+      xt::xarray<T> xmx = xt::amax(x, {std::size_t(axis)});
+      auto mn = min(a, axis);
+      xt::xarray<T> xmn = xt::amin(x, {std::size_t(axis)});
+      auto am = argmax(a, axis);
+      xt::xarray<std::size_t> xam = xt::argmax(x, std::size_t(axis));
+      auto me = mean(a, axis);
+      REQUIRE(index_t(xs.size()) == s.size());
+      const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+      for (index_t k = 0; k < s.size(); ++k) {
+        CHECK(double(s.data()[k]) == doctest::Approx(xs.data()[k]).epsilon(tol).scale(20));
+        CHECK(mx.data()[k] == xmx.data()[k]);
+        CHECK(mn.data()[k] == xmn.data()[k]);
+        CHECK(am.data()[k] == std::int64_t(xam.data()[k]));
+        CHECK(double(me.data()[k]) == doctest::Approx(xs.data()[k] / double(shape[axis])).epsilon(tol).scale(1));
+      }
+      auto kd = sum(a, axis, true);
+      extents expect = shape;
+      expect[axis] = 1;
+      CHECK(kd.shape() == expect);
+      auto neg = sum(a, axis - shape.size());
+      CHECK(all(neg == s));
+    }
+  }
+}
+
+TEST_CASE("axis reductions of expressions, broadcasts and strided views") {
+  array<double> m = arange<double>(12).reshape({3, 4});
+  array<double> row{1, 2, 3, 4};
+  auto s = sum(m * row, 0);  // fused: (3,4) * (4,) reduced over rows
+  for (index_t j = 0; j < 4; ++j) CHECK(s(j) == double(j + 1) * (j + (4 + j) + (8 + j)));
+  array_view<double> mt(m.data(), {4, 3}, {1, 4});  // transpose
+  auto st = sum(mt, 1);
+  for (index_t j = 0; j < 4; ++j) CHECK(st(j) == double(j + (4 + j) + (8 + j)));
+  auto v = var(m, 1, 0);
+  for (index_t i = 0; i < 3; ++i) CHECK(v(i) == doctest::Approx(1.25));
+  auto sd = fusor::std(m, 0, 1, true);
+  CHECK(sd.shape() == extents{1, 4});
+  CHECK(sd(0, 0) == doctest::Approx(4.0));
+  auto n2 = norm(m, 2, 1);
+  CHECK(n2(0) == doctest::Approx(std::sqrt(0 + 1 + 4 + 9)));
+  auto ninf = norm(m - 20, INFINITY, 0);
+  CHECK(ninf(0) == 20);
+  auto any1 = any(m > 10, 1), all0 = all(m >= 0, 0);
+  CHECK(!any1(0));
+  CHECK(any1(2));
+  CHECK(all0(3));
+  CHECK(sum(zeros<double>({0, 3}), 0)(2) == 0);  // empty axis: the identity
+}
+
+TEST_CASE("NaN propagates through max/min and argmax finds the first NaN, as NumPy") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (index_t n : test::edge_sizes<double>(false)) {
+    if (n < 3) continue;
+    auto v = test::values<double>(n, -1, 1, 3);
+    v[std::size_t(n / 2)] = nan;
+    auto a = test::make(v);
+    CHECK(std::isnan(max(a)));
+    CHECK(std::isnan(min(a)));
+    CHECK(argmax(a) == n / 2);
+    CHECK(std::isnan(sum(a)));
+  }
+}
+
+TEST_CASE("reduction errors are typed and say what was expected") {
+  array<float> e = zeros<float>({0});
+  CHECK_THROWS_WITH_AS(max(e), "fusor: max of an empty array is undefined (no identity); got shape (0,)", value_error);
+  CHECK_THROWS_WITH_AS(argmin(e), doctest::Contains("argmin of an empty array"), value_error);
+  array<float> m = zeros<float>({2, 3});
+  CHECK_THROWS_WITH_AS(sum(m, 2), "fusor: axis 2 is out of range for an array of rank 2 (expected -2 <= axis < 2)",
+                       index_error);
+  CHECK_THROWS_WITH_AS(max(zeros<float>({2, 0}), 1), doctest::Contains("axis of length 0 is undefined"), value_error);
+  CHECK_THROWS_WITH_AS(dot(m, m), doctest::Contains("dot expects two 1-D operands of equal length, got shapes (2, 3)"),
+                       shape_error);
+  CHECK_THROWS_AS(norm(m, -1), value_error);
+  CHECK(std::isnan(mean(e)));
+  CHECK(sum(e) == 0);
+}
