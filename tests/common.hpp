@@ -73,7 +73,9 @@ fusor::array<T, fusor::cpu> host(const fusor::array<T, B>& a) {
 template <class T>
 bool close(const T& a, const T& b, double tol) {
   if constexpr (fusor::is_complex_v<T>) {
-    return close(a.real(), b.real(), tol) && close(a.imag(), b.imag(), tol);
+    // relative to the modulus: a component may cancel to near zero (x*y = ac - bd)
+    if (!std::isfinite(std::abs(b)) || !std::isfinite(std::abs(a))) return close(a.real(), b.real(), tol) && close(a.imag(), b.imag(), tol);
+    return std::abs(a - b) <= tol * std::max(1.0, double(std::abs(b)));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
     if (std::isinf(a) || std::isinf(b)) return a == b;

@@ -24,7 +24,7 @@ void check_unary(const char* name, F f, Ref ref, double lo, double hi, double to
     index_t bad = 0, first = -1;
     for (index_t i = 0; i < n; ++i)
       if (!test::close(r.data()[i], R(ref(v[std::size_t(i)])), tol)) bad += 1, first = first < 0 ? i : first;
-    INFO(name, " (", dtype_name<T>(), ") contiguous n=", n, " first mismatch at ", first);
+    INFO(std::string(name), " (", dtype_name<T>(), ") contiguous n=", n, " first mismatch at ", first);
     CHECK(bad == 0);
     // strided input: every other element of a buffer twice as long (gather path)
     std::vector<T> wide(std::size_t(2 * n));
@@ -34,7 +34,7 @@ void check_unary(const char* name, F f, Ref ref, double lo, double hi, double to
     bad = 0;
     for (index_t i = 0; i < n; ++i)
       if (!test::close(rs.data()[i], r.data()[i], 0)) ++bad;
-    INFO(name, " strided n=", n);
+    INFO(std::string(name), " strided n=", n);
     CHECK(bad == 0);
   }
 }
@@ -53,7 +53,7 @@ void check_binary(const char* name, F f, Ref ref, double lo, double hi, double l
     for (index_t i = 0; i < n; ++i)
       if (!test::close(r.data()[i], R(ref(v[std::size_t(i)], w[std::size_t(i)])), tol))
         bad += 1, first = first < 0 ? i : first;
-    INFO(name, " (", dtype_name<T>(), ") n=", n, " first mismatch at ", first,
+    INFO(std::string(name), " (", dtype_name<T>(), ") n=", n, " first mismatch at ", first,
          first >= 0 ? " a=" + std::to_string(double(std::real(v[std::size_t(first)]))) : std::string());
     CHECK(bad == 0);
   }

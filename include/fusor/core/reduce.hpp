@@ -202,7 +202,9 @@ auto mean(const E& e) {
   const index_t n = expr_shape(node).numel();
   const auto total = executor<detail::reduce_backend_t<E>>::template reduce<detail::sum_op>(node);
   if (n == 0) return M(std::numeric_limits<real_t<M>>::quiet_NaN());
-  return convert_element<M>(total / static_cast<real_t<decltype(total)>>(n));
+  using W = std::remove_const_t<decltype(total)>;
+  using Acc = std::conditional_t<std::is_integral_v<W>, double, W>;  // integer sums divide in float64
+  return convert_element<M>(convert_element<Acc>(total) / static_cast<real_t<Acc>>(n));
 }
 template <expression E>
 auto mean(const E& e, int axis, bool keepdims = false) {

@@ -10,16 +10,19 @@
 
 namespace fusor {
 
-/// An xtensor adaptor over the array's memory (no copy); valid while the array lives.
+/// An xtensor adaptor over a view's memory with its strides (no copy; dynamic layout).
 template <class T>
 auto as_xtensor(array_view<T, cpu> v) {
   std::vector<std::size_t> shape(v.shape().begin(), v.shape().end());
   std::vector<std::ptrdiff_t> strides(v.strides().begin(), v.strides().end());
   return xt::adapt(v.data(), std::size_t(v.size()), xt::no_ownership(), shape, strides);
 }
+/// An xtensor adaptor over an array's memory (no copy, row-major, so every xtensor algorithm
+/// accepts it); valid while the array lives.
 template <class T>
 auto as_xtensor(array<T, cpu>& a) {
-  return as_xtensor(a.view());
+  std::vector<std::size_t> shape(a.shape().begin(), a.shape().end());
+  return xt::adapt(a.data(), std::size_t(a.size()), xt::no_ownership(), shape);
 }
 
 /// A fusor array holding the values of an xtensor expression (evaluated once, into our buffer).

@@ -93,21 +93,32 @@ float_style choose_style(const std::vector<T>& values) {
   return st;
 }
 
-// Pads every string to the same width; floats are aligned on the decimal point.
+// Pads every string to the same width. Numbers with a decimal point align on it; nan and inf
+// are right-justified to the common width, as NumPy does.
 inline void align(std::vector<std::string>& cells, bool decimal) {
-  std::size_t left = 0, right = 0;
+  auto special = [](const std::string& s) { return s.find("nan") != std::string::npos || s.find("inf") != std::string::npos; };
   auto split = [&](const std::string& s) {
     const auto p = decimal ? s.find_first_of(".e") : std::string::npos;
     return p == std::string::npos ? std::make_pair(s.size(), std::size_t(0)) : std::make_pair(p, s.size() - p);
   };
+  std::size_t left = 0, right = 0, width = 0;
   for (auto& c : cells) {
+    if (decimal && special(c)) {
+      width = std::max(width, c.size());
+      continue;
+    }
     auto [l, r] = split(c);
     left = std::max(left, l);
     right = std::max(right, r);
   }
+  width = std::max(width, left + right);
   for (auto& c : cells) {
+    if (decimal && special(c)) {
+      c = std::string(width - c.size(), ' ') + c;
+      continue;
+    }
     auto [l, r] = split(c);
-    c = std::string(left - l, ' ') + c + std::string(right - r, ' ');
+    c = std::string(width - right - l, ' ') + c + std::string(right - r, ' ');
   }
 }
 
