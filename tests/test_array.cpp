@@ -77,6 +77,11 @@ TEST_CASE("reshape is a view; bad shapes are rejected with both shapes named") {
   CHECK_THROWS_WITH_AS(a.reshape({-1, -1}), doctest::Contains("at most one -1"), shape_error);
   CHECK_THROWS_WITH_AS(a.reshape({7, -1}), doctest::Contains("cannot reshape"), shape_error);
   CHECK_THROWS_AS(zeros<float>({2, -3}), shape_error);
+  // reshape of a temporary keeps the buffer alive by moving it into an array
+  auto t = arange<float>(6).reshape({2, -1});
+  static_assert(std::is_same_v<decltype(t), array<float>>);
+  CHECK(t.shape() == extents{2, 3});
+  CHECK(t(1, 2) == 5);
 }
 
 TEST_CASE("astype converts like NumPy") {

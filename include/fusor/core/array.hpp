@@ -123,11 +123,21 @@ class array {
   T* data() { return data_; }
   const T* data() const { return data_; }
 
-  array_view<T, B> view() const { return {data_, shape_, strides_}; }
+  array_view<T, B> view() const& { return {data_, shape_, strides_}; }
+  array_view<T, B> view() && = delete;  // would dangle: the temporary dies at the end of the statement
   leaf<T, B> as_leaf() const { return {data_, shape_, strides_}; }
 
+  /// On a temporary (arange<float>(12).reshape({3, -1})): the same buffer, moved into an array
+  /// of the new shape, so nothing dangles and nothing is copied.
+  array reshape(const extents& new_shape) && {
+    const array_view<T, B> v = static_cast<const array&>(*this).reshape(new_shape);
+    array r(std::move(*this));
+    r.shape_ = v.shape();
+    r.strides_ = v.strides();
+    return r;
+  }
   /// A view with a new shape of the same size; one dimension may be -1 (inferred).
-  array_view<T, B> reshape(extents new_shape) const {
+  array_view<T, B> reshape(extents new_shape) const& {
     int infer = -1;
     index_t known = 1;
     for (int k = 0; k < new_shape.size(); ++k) {

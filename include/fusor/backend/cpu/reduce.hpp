@@ -141,6 +141,52 @@ void permute_dims(Ev& ev, const int* order, int n) {
   });
 }
 
+// How a reduction along `axis` walks its input: the output's dimensions in loop order (with
+// their strides in the output), then the reduced axis, then (in slab mode) the last axis.
+struct axis_plan {
+  int order[max_rank];
+  index_t dims[max_rank];
+  index_t out_strides[max_rank];
+  int m = 0;          // output dimensions walked as rows
+  index_t rows = 1;   // product of dims[0..m)
+
+  axis_plan(const extents& shape, const extents& output_strides, int axis, bool slabs) {
+    const int n = shape.size();
+    for (int d = 0; d < n; ++d) {
+      if (d == axis || (slabs && d == n - 1)) continue;
+      order[m] = d;
+      dims[m] = shape[d];
+      out_strides[m] = output_strides[d < axis ? d : d - 1];
+      rows *= shape[d];
+      ++m;
+    }
+    order[m] = axis;
+    if (slabs) order[m + 1] = n - 1;
+  }
+  index_t offset(const index_t* idx) const {
+    index_t o = 0;
+    for (int k = 0; k < m; ++k) o += idx[k] * out_strides[k];
+    return o;
+  }
+};
+
+// Runs row_fn(evaluator seeked to the row, output offset) for every output element when the
+// reduced axis is innermost (the evaluator's dimensions already permuted to the plan's order).
+template <class Ev, class RowFn>
+void for_each_axis_row(const Ev& ev, const axis_plan& p, index_t work, RowFn row_fn) {
+  run_team(int(std::min<index_t>(threads_for(work), p.rows)), [&](int t, int nt) {
+    Ev local = ev;
+    auto [rb, re] = split_range(p.rows, t, nt);
+    index_t idx[max_rank] = {};
+    if (rb < re) unravel(rb, idx, p.dims, p.m);
+    for (index_t row = rb; row < re; ++row) {
+      local.seek(idx, p.m);
+      row_fn(local, p.offset(idx));
+      next_index(idx, p.dims, p.m);
+    }
+  });
+}
+
 template <class Op, class T, class E>
 void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
   using V = value_t<E>;
@@ -152,42 +198,20 @@ void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
   using Ev = decltype(ev);
   FUSOR_COUNT_PASS();
 
-  // dimension order: the other axes (output order), with the reduced axis placed innermost when
-  // it is the last axis (case A), or just before the last axis (case B, slab accumulation)
+  // the other axes in output order, then the reduced axis innermost when it is the last axis
+  // (one row per output element), or just before the last axis (slab accumulation)
   const bool slabs = axis != n - 1;
-  int order[max_rank], m = 0;
-  index_t dims[max_rank], ost[max_rank];
-  for (int d = 0; d < n; ++d) {
-    if (d == axis || (slabs && d == n - 1)) continue;
-    order[m] = d;
-    dims[m] = shape[d];
-    ost[m] = out.strides[d < axis ? d : d - 1];
-    ++m;
-  }
-  order[m] = axis;
-  if (slabs) order[m + 1] = n - 1;
-  permute_dims(ev, order, n);
+  const axis_plan p(shape, out.strides, axis, slabs);
+  permute_dims(ev, p.order, n);
   auto ops = stride_table<0>(ev);
-  index_t rows = 1;
-  for (int k = 0; k < m; ++k) rows *= dims[k];
-  const index_t out_size = out.shape.numel();
-  if (out_size == 0) return;
+  if (out.shape.numel() == 0) return;
+  const int m = p.m;
 
   if (!slabs) {
     bool contiguous, unit_or_zero;
     inner_stride_kinds(ops, m, contiguous, unit_or_zero);
-    run_team(int(std::min<index_t>(threads_for(rows * K), rows)), [&](int t, int nt) {
-      Ev local = ev;
-      auto [rb, re] = split_range(rows, t, nt);
-      index_t idx[max_rank] = {};
-      if (rb < re) unravel(rb, idx, dims, m);
-      for (index_t row = rb; row < re; ++row) {
-        local.seek(idx, m);
-        index_t o = 0;
-        for (int k = 0; k < m; ++k) o += idx[k] * ost[k];
-        out.data[o] = convert_element<T>(reduce_row_auto<Op, W>(local, 0, K, contiguous, unit_or_zero));
-        next_index(idx, dims, m);
-      }
+    for_each_axis_row(ev, p, p.rows * K, [&](const Ev& row, index_t o) {
+      out.data[o] = convert_element<T>(reduce_row_auto<Op, W>(row, 0, K, contiguous, unit_or_zero));
     });
     return;
   }
@@ -196,17 +220,15 @@ void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
   bool contiguous, unit_or_zero;
   inner_stride_kinds(ops, m + 1, contiguous, unit_or_zero);
   constexpr index_t chunk = 512;
-  const index_t chunks = (J + chunk - 1) / chunk, items = rows * chunks;
-  run_team(int(std::min<index_t>(threads_for(rows * K * J), items)), [&](int t, int nt) {
+  const index_t chunks = (J + chunk - 1) / chunk, items = p.rows * chunks;
+  run_team(int(std::min<index_t>(threads_for(p.rows * K * J), items)), [&](int t, int nt) {
     Ev local = ev;
     auto [ib, ie] = split_range(items, t, nt);
     index_t idx[max_rank] = {};
     for (index_t item = ib; item < ie; ++item) {
       const index_t row = item / chunks, j0 = (item % chunks) * chunk, j1 = std::min(J, j0 + chunk);
-      unravel(row, idx, dims, m);
-      index_t o = 0;
-      for (int k = 0; k < m; ++k) o += idx[k] * ost[k];
-      T* dst = out.data + o;
+      unravel(row, idx, p.dims, m);
+      T* dst = out.data + p.offset(idx);
       bool done = false;
       if constexpr (packet_reducible<Op, Ev>) {
         if (unit_or_zero) {
@@ -287,32 +309,9 @@ void arg_extreme_axis(const leaf<std::int64_t, cpu>& out, const E& e, int axis) 
   auto ev = make_evaluator(e, shape);
   using Ev = decltype(ev);
   FUSOR_COUNT_PASS();
-  int order[max_rank], m = 0;
-  index_t dims[max_rank], ost[max_rank];
-  for (int d = 0; d < n; ++d) {
-    if (d == axis) continue;
-    order[m] = d;
-    dims[m] = shape[d];
-    ost[m] = out.strides[d < axis ? d : d - 1];
-    ++m;
-  }
-  order[m] = axis;
-  permute_dims(ev, order, n);
-  index_t rows = 1;
-  for (int k = 0; k < m; ++k) rows *= dims[k];
-  run_team(int(std::min<index_t>(threads_for(rows * K), rows)), [&](int t, int nt) {
-    Ev local = ev;
-    auto [rb, re] = split_range(rows, t, nt);
-    index_t idx[max_rank] = {};
-    if (rb < re) unravel(rb, idx, dims, m);
-    for (index_t row = rb; row < re; ++row) {
-      local.seek(idx, m);
-      index_t o = 0;
-      for (int k = 0; k < m; ++k) o += idx[k] * ost[k];
-      out.data[o] = arg_row<Max>(local, K).second;
-      next_index(idx, dims, m);
-    }
-  });
+  const axis_plan p(shape, out.strides, axis, false);
+  permute_dims(ev, p.order, n);
+  for_each_axis_row(ev, p, p.rows * K, [&](const Ev& row, index_t o) { out.data[o] = arg_row<Max>(row, K).second; });
 }
 
 }  // namespace fusor::detail::cpu_exec
