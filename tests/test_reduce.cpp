@@ -161,3 +161,38 @@ TEST_CASE("reduction errors are typed and say what was expected") {
   CHECK(std::isnan(mean(e)));
   CHECK(sum(e) == 0);
 }
+
+TEST_CASE("reductions of uint8, bool and complex arrays against plain loops") {
+  for (test::index_t n : test::edge_sizes<float>()) {
+    const auto u = test::values<std::uint8_t>(n, 0, 256, 3);
+    const auto c = test::values<std::complex<double>>(n, -1, 1, 4);
+    std::int64_t su = 0, sb = 0;
+    std::uint8_t mu = 0;
+    std::complex<double> sc = 0;
+    double l2 = 0;
+    for (std::size_t i = 0; i < std::size_t(n); ++i) {
+      su += u[i];
+      mu = std::max(mu, u[i]);
+      sb += u[i] > 127;
+      sc += c[i];
+      l2 += std::norm(c[i]);
+    }
+    auto au = test::make(u);
+    auto ac = test::make(c);
+    array<bool> ab = au > 127;
+    INFO("n=", n);
+    static_assert(std::is_same_v<decltype(sum(au)), std::int64_t>);  // no uint8 overflow
+    CHECK(sum(au) == su);
+    CHECK(sum(ab) == sb);
+    CHECK(any(ab) == (sb > 0));
+    CHECK(all(ab) == (sb == n));
+    const auto s = sum(ac);
+    static_assert(std::is_same_v<std::remove_const_t<decltype(s)>, std::complex<double>>);
+    CHECK(test::close(s, sc, 1e-12 * double(n + 1)));
+    CHECK(norm(ac) == doctest::Approx(std::sqrt(l2)).epsilon(1e-12));
+    if (n > 0) {
+      CHECK(max(au) == mu);
+      CHECK(test::close(mean(ac), sc / double(n), 1e-12));
+    }
+  }
+}
