@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""The statements of bench_elementwise in NumPy, on the same sizes, printing GB/s (same byte
+counts as the C++ benchmarks) so scripts/bench can show fusor's ratio to NumPy.
+NumPy evaluates op by op (a temporary per operation); `out=` variants are its best case."""
+import json
+import sys
+import time
+
+import numpy as np
+
+N = 10_000_000
+
+
+def median_seconds(fn, reps=9):
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+results = {}
+rng = np.random.default_rng(1)
+for dtype in ("float", "double"):
+    t = np.float32 if dtype == "float" else np.float64
+    x, y, z, w = (rng.uniform(-1, 1, N).astype(t) for _ in range(4))
+    size = np.dtype(t).itemsize
+
+    def fused_sin():
+        y[...] = 2 * x + y * z - np.sin(w)
+
+    def fused_fma():
+        np.add(x * z, w, out=y)
+
+    def fused_dot():
+        np.dot(x, z)
+
+    for name, fn, nbytes in (("fused_sin", fused_sin, 5), ("fused_fma", fused_fma, 4), ("fused_dot", fused_dot, 2)):
+        results[f"{name}/{dtype}"] = nbytes * N * size / median_seconds(fn) / 1e9
+
+json.dump(results, sys.stdout)
