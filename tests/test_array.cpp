@@ -34,6 +34,11 @@ TEST_CASE_TEMPLATE("arrays are aligned, row-major and move-only", B, cpu) {
   CHECK(c.shape() == b.shape());
   array<float, B> empty_default;
   CHECK(empty_default.shape() == extents{0});
+  const std::size_t rows = 2;
+  const int cols = 5;
+  CHECK(zeros<float, B>({rows, cols}).shape() == extents{2, 5});  // any integer types in braces
+  CHECK(zeros<float, B>(7).shape() == extents{7});
+  CHECK(extents(std::vector<std::size_t>{4, 3, 2}) == extents{4, 3, 2});
 }
 
 TEST_CASE("nested initializer lists give values and shape") {

@@ -3,7 +3,6 @@
 // plus NumPy's broadcasting rule.
 #include <algorithm>
 #include <array>
-#include <initializer_list>
 #include <ranges>
 #include <string>
 
@@ -15,7 +14,14 @@ namespace fusor {
 class extents {
  public:
   constexpr extents() = default;
-  extents(std::initializer_list<index_t> values) { assign(values.begin(), values.end()); }
+  /// extents{3, 4}: any integer types (a braced list of std::size_t variables works too, which
+  /// an initializer_list<index_t> constructor would reject as narrowing).
+  template <std::integral... I>
+    requires(sizeof...(I) > 0)
+  extents(I... dims) {
+    static_assert(sizeof...(I) <= max_rank, "fusor: at most 8 dimensions are supported");
+    (push_back(static_cast<index_t>(dims)), ...);
+  }
   /// From any range of integers (std::vector<std::size_t>, std::span<const int>, ...).
   template <std::ranges::input_range R>
     requires std::integral<std::ranges::range_value_t<R>>
