@@ -12,7 +12,7 @@ void showcase(std::uint64_t seed) {
   random::generator rng(seed);
   auto x = random::normal<float, B>(rng, {4, 1'000'000}, 3.0f, 2.0f);
   auto mu = mean(x, 1, /*keepdims=*/true);          // (4, 1)
-  auto sd = fusor::std(x, 1, /*ddof=*/0, true);     // (4, 1)
+  auto sd = fusor::std(x, 1, /*keepdims=*/true);    // (4, 1)
   array<float, B> z = (x - mu) / sd;                 // one fused pass, broadcast over rows
   array<float, B> score = where(z > 0, z * z, 0.5f * sin(z));  // one more pass
   std::cout << "backend        : " << backend_traits<B>::name << "\n"

@@ -137,6 +137,11 @@ TEST_CASE("arange and linspace edge cases") {
   CHECK(linspace<float>(0, 1, 0).size() == 0);
   CHECK(linspace<float>(2, 3, 1)(0) == 2.0f);
   CHECK_THROWS_AS(linspace<float>(0, 1, -1), value_error);
+  auto li = linspace<int>(-5, 5, 4);  // float64 values floored, as NumPy 2: -5, -1.67, 1.67, 5
+  CHECK(li(0) == -5);
+  CHECK(li(1) == -2);
+  CHECK(li(2) == 1);
+  CHECK(li(3) == 5);
 }
 
 TEST_CASE("views write through and wrap external memory") {

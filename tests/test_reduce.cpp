@@ -52,7 +52,7 @@ TEST_CASE_TEMPLATE("whole-array reductions match plain loops at SIMD edge sizes"
       const double mu = s / double(n);
       for (index_t i = 0; i < n; ++i) ss += (double(v[std::size_t(i)]) - mu) * (double(v[std::size_t(i)]) - mu);
       CHECK(double(var(a)) == doctest::Approx(ss / double(n)).epsilon(tol * 10));
-      if (n > 1) CHECK(double(fusor::std(a, 1)) == doctest::Approx(std::sqrt(ss / double(n - 1))).epsilon(tol * 10));
+      if (n > 1) CHECK(double(fusor::std(a, ddof(1))) == doctest::Approx(std::sqrt(ss / double(n - 1))).epsilon(tol * 10));
     }
   }
 }
@@ -117,9 +117,9 @@ TEST_CASE("axis reductions of expressions, broadcasts and strided views") {
   array_view<double> mt(m.data(), {4, 3}, {1, 4});  // transpose
   auto st = sum(mt, 1);
   for (index_t j = 0; j < 4; ++j) CHECK(st(j) == double(j + (4 + j) + (8 + j)));
-  auto v = var(m, 1, 0);
+  auto v = var(m, 1);
   for (index_t i = 0; i < 3; ++i) CHECK(v(i) == doctest::Approx(1.25));
-  auto sd = fusor::std(m, 0, 1, true);
+  auto sd = fusor::std(m, 0, ddof(1), true);
   CHECK(sd.shape() == extents{1, 4});
   CHECK(sd(0, 0) == doctest::Approx(4.0));
   auto n2 = norm(m, 2, 1);
@@ -195,4 +195,97 @@ TEST_CASE("reductions of uint8, bool and complex arrays against plain loops") {
       CHECK(test::close(mean(ac), sc / double(n), 1e-12));
     }
   }
+}
+
+TEST_CASE("threaded axis reductions agree with plain loops, including NaN in both axis modes") {
+  set_parallel_threshold(64);
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    const index_t R = 301, C = 517;
+    auto v = test::values<double>(R * C, -5, 5, 77);
+    v[std::size_t(7 * C + 3)] = std::numeric_limits<double>::quiet_NaN();
+    array<double> a(v, {R, C});
+    auto s0 = sum(a, 0), s1 = sum(a, 1);
+    auto m0 = max(a, 0), m1 = min(a, 1);
+    auto g0 = argmax(a, 0), g1 = argmin(a, 1);
+    for (index_t j = 0; j < C; ++j) {
+      double s = 0, m = -INFINITY;
+      std::int64_t g = 0;
+      bool nan = false;
+      for (index_t i = 0; i < R; ++i) {
+        const double x = a(i, j);
+        s += x;
+        if (!nan && (std::isnan(x) || x > m)) m = x, g = i, nan = std::isnan(x);
+      }
+      INFO("threads ", threads, " column ", j);
+      CHECK(test::close(s0(j), s, 1e-12 * R));
+      CHECK(test::close(m0(j), m, 0));
+      CHECK(g0(j) == g);
+    }
+    for (index_t i = 0; i < R; ++i) {
+      double s = 0, m = INFINITY;
+      std::int64_t g = 0;
+      bool nan = false;
+      for (index_t j = 0; j < C; ++j) {
+        const double x = a(i, j);
+        s += x;
+        if (!nan && (std::isnan(x) || x < m)) m = x, g = j, nan = std::isnan(x);
+      }
+      INFO("threads ", threads, " row ", i);
+      CHECK(test::close(s1(i), s, 1e-12 * C));
+      CHECK(test::close(m1(i), m, 0));
+      CHECK(g1(i) == g);
+    }
+  }
+  set_num_threads(0);
+  set_parallel_threshold(index_t(1) << 17);
+}
+
+TEST_CASE("axis sums of int32, uint8 and complex arrays against plain loops") {
+  const index_t R = 13, C = 11;
+  auto vi = test::values<std::int32_t>(R * C, -2e9, 2e9, 1);
+  auto vu = test::values<std::uint8_t>(R * C, 0, 256, 2);
+  auto vc = test::values<std::complex<float>>(R * C, -1, 1, 3);
+  array<std::int32_t> ai(vi, {R, C});
+  array<std::uint8_t> au(vu, {R, C});
+  array<std::complex<float>> ac(vc, {R, C});
+  for (int axis : {0, 1}) {
+    auto si = sum(ai, axis);
+    auto su = sum(au, axis);
+    auto sc = sum(ac, axis);
+    auto mu = max(au, axis);
+    const index_t outer = axis == 0 ? C : R, inner = axis == 0 ? R : C;
+    for (index_t o = 0; o < outer; ++o) {
+      std::int64_t ei = 0, eu = 0;
+      std::uint8_t em = 0;
+      std::complex<double> ec = 0;
+      for (index_t k = 0; k < inner; ++k) {
+        const index_t r = axis == 0 ? k : o, c = axis == 0 ? o : k;
+        ei += ai(r, c);
+        eu += au(r, c);
+        em = std::max(em, au(r, c));
+        ec += std::complex<double>(ac(r, c));
+      }
+      CHECK(si(o) == ei);  // int64 accumulation: no int32 overflow
+      CHECK(su(o) == eu);
+      CHECK(mu(o) == em);
+      CHECK(test::close(std::complex<double>(sc(o)), ec, 1e-5));
+    }
+  }
+}
+
+TEST_CASE("var/std ddof, norm of INT_MIN, and means of large int64 follow NumPy") {
+  array<double> x{1, 2};
+  CHECK(std::isinf(var(x, ddof(2))));    // n - ddof = 0
+  CHECK(std::isinf(var(x, ddof(3))));    // clamped at 0, never a negative variance
+  CHECK(var(x, ddof(1)) == doctest::Approx(0.5));
+  array<double> m{{1, 2}, {3, 5}};
+  CHECK(var(m, 1)(1) == doctest::Approx(1.0));             // var(x, 1) is along axis 1
+  CHECK(fusor::std(m, 0, ddof(1))(1) == doctest::Approx(std::sqrt(4.5)));
+  array<std::int32_t> lo{std::numeric_limits<std::int32_t>::min()};
+  CHECK(norm(lo, 1) == 2147483648.0);
+  CHECK(norm(lo, INFINITY) == 2147483648.0);
+  array<std::int64_t> big{std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max()};
+  CHECK(mean(big) == doctest::Approx(9.223372036854775807e18));
+  CHECK(mean(big, 0)() == doctest::Approx(9.223372036854775807e18));
 }

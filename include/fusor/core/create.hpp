@@ -77,12 +77,14 @@ array<T, B> linspace(T start, T stop, index_t num, bool endpoint = true) {
   if (num < 0) throw value_error("fusor: linspace needs num >= 0, got " + std::to_string(num));
   array<T, B> a(extents{num});
   const index_t div = endpoint ? num - 1 : num;
-  using R = to_float_t<T>;
-  const R step = div > 0 ? (R(stop) - R(start)) / R(div) : R(0);
+  // computed in float64 like NumPy; integer results are floored (NumPy 2)
+  const double step = div > 0 ? (double(stop) - double(start)) / double(div) : 0.0;
   executor<B>::template fill_blocks<256>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
     for (index_t i = 0; i < count; ++i) {
       const index_t k = block * 256 + i;
-      out[i] = (endpoint && k == num - 1 && num > 1) ? stop : static_cast<T>(R(start) + R(k) * step);
+      const double v = double(start) + double(k) * step;
+      out[i] = (endpoint && k == num - 1 && num > 1) ? stop
+                                                    : convert_element<T>(std::is_integral_v<T> ? std::floor(v) : v);
     }
   });
   return a;

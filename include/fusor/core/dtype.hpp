@@ -3,6 +3,7 @@
 // scalars (array<float> * 2.0 stays float, as NumPy 2 does for Python scalars).
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -132,13 +133,15 @@ template <class T, class S>
 using weak_result_t = decltype(weak_result<T, S>());
 
 /// Whether assigning a value of type From into an array of type To keeps its meaning
-/// (NumPy's "same_kind" casting): no complex to real, no floating to integer, nothing to bool.
+/// (NumPy's "same_kind" casting): no complex to real, no floating to integer, no signed to
+/// unsigned integer, nothing to bool.
 template <class From, class To>
 inline constexpr bool same_kind_castable_v =
     std::is_same_v<From, To> ||
     (is_complex_v<To>) ||
     (std::is_floating_point_v<To> && !is_complex_v<From>) ||
-    (std::is_integral_v<To> && !std::is_same_v<To, bool> && std::is_integral_v<From>);
+    (std::is_integral_v<To> && !std::is_same_v<To, bool> && std::is_integral_v<From> &&
+     (std::is_same_v<From, bool> || std::is_signed_v<To> || !std::is_signed_v<From>));
 
 /// Converts one element to another type the way astype does (complex to real keeps the real
 /// part; anything to bool is "non-zero").
@@ -146,7 +149,14 @@ template <class To, class From>
 FUSOR_HD constexpr To convert_element(const From& x) {
   if constexpr (std::is_same_v<To, From>) return x;
   else if constexpr (std::is_same_v<To, bool>) return x != From(0);
-  else if constexpr (is_complex_v<From> && !is_complex_v<To>) return static_cast<To>(x.real());
+  else if constexpr (is_complex_v<From> && !is_complex_v<To>) return convert_element<To>(x.real());
+  else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    // C++ leaves NaN and out-of-range conversions undefined; fusor saturates (NaN gives 0)
+    if (!(x == x)) return To(0);
+    if (x <= From(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (x >= From(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(x);
+  }
   else if constexpr (is_complex_v<To> && !is_complex_v<From>) return To(static_cast<real_t<To>>(x));
   else return static_cast<To>(x);
 }

@@ -3,6 +3,7 @@
 // plus NumPy's broadcasting rule.
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <ranges>
 #include <string>
 
@@ -82,11 +83,15 @@ inline std::string to_string(const extents& e) {
   return s + ")";
 }
 
-/// Rejects negative dimensions (a shape given by the user).
+/// Rejects negative dimensions and shapes whose element count overflows (a shape given by the user).
 inline void check_shape(const extents& shape) {
-  for (index_t d : shape)
-    if (d < 0)
-      throw shape_error("fusor: dimensions must be >= 0, got shape " + to_string(shape));
+  index_t n = 1;
+  for (index_t d : shape) {
+    if (d < 0) throw shape_error("fusor: dimensions must be >= 0, got shape " + to_string(shape));
+    if (d > 0 && n > std::numeric_limits<index_t>::max() / d)
+      throw shape_error("fusor: the element count of shape " + to_string(shape) + " overflows a 64-bit index");
+    n *= d;
+  }
 }
 
 /// Row-major (C order) strides in elements for a shape.

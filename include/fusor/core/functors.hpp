@@ -112,7 +112,8 @@ struct divide_fn : true_divide_policy {
 /// NumPy's `%`: the result takes the sign of the divisor; x % 0 is 0 for integers (NumPy warns).
 struct mod_fn : arithmetic_policy {
   static constexpr bool real_only = true;
-  template <class L> static constexpr bool packet = detail::simd_float<L>;
+  // scalar only: xsimd's fmod is a - trunc(a/b)*b, which is not exact when a/b is large
+  template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral_v<T>) {
       if (b == 0) return T(0);

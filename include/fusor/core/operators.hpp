@@ -4,7 +4,11 @@
 //
 // Misuse that the types reveal fails to compile here, with a sentence: mixing backends,
 // arithmetic on two bool operands, ordering or rounding complex numbers, bitwise ops on floats.
+#include <string>
 #include <type_traits>
+#include <utility>
+
+#include "error.hpp"
 
 #include "expr/nodes.hpp"
 #include "functors.hpp"
@@ -24,6 +28,13 @@ auto operand_node(const X& x) {
   else {
     static_assert(expression<Other>, "fusor: at least one operand must be a fusor array or expression");
     using T = weak_result_t<value_t<Other>, X>;
+    if constexpr (std::is_integral_v<X> && !std::is_same_v<X, bool> && std::is_integral_v<T> &&
+                  !std::is_same_v<T, bool>) {
+      if (!std::in_range<T>(x))
+        throw value_error("fusor: the scalar " + std::to_string(x) + " does not fit in " +
+                          std::string(dtype_name<T>()) +
+                          ", the array's type (NumPy 2 raises too); convert the array first, e.g. astype<std::int64_t>()");
+    }
     return scalar_expr<T>{static_cast<T>(x)};
   }
 }
@@ -32,8 +43,9 @@ template <class F, class... V>
 constexpr void check_operand_types() {
   using C = typename op_traits<F, V...>::compute;
   static_assert(!(F::bool_arithmetic_error && (std::is_same_v<V, bool> && ...)),
-                "fusor: arithmetic (+ - * / % sign) on bool operands is not allowed, as in NumPy; "
-                "use logical_and / logical_or / logical_xor, or convert with astype<std::int32_t>() first");
+                "fusor: arithmetic (+ - * / % sign) on bool operands is not allowed (NumPy rejects - and "
+                "gives logical results for + and *); say what you mean with logical_and / logical_or / "
+                "logical_xor, or convert with astype<std::int32_t>() first");
   static_assert(!(F::real_only && is_complex_v<C>),
                 "fusor: this operation is only defined for real numbers (ordering, maximum/minimum, "
                 "clip, rounding, sign, %, cbrt/exp2/expm1/log2/log1p, atan2) and an operand is complex; "

@@ -193,6 +193,13 @@ auto argmin(const E& e, int axis, bool keepdims = false) {
 }
 
 // ---- mean / var / std ----------------------------------------------------------------------------
+/// Delta degrees of freedom for var and std: var(x, ddof(1)). A distinct type, so that
+/// var(x, 1) means "along axis 1", as np.var(x, 1) does.
+struct ddof {
+  explicit constexpr ddof(int v) : value(v) {}
+  int value;
+};
+
 /// Mean of all elements (float64 for integer input); NaN for an empty array, as in NumPy.
 template <expression E>
 auto mean(const E& e) {
@@ -200,25 +207,31 @@ auto mean(const E& e) {
   using V = value_t<decltype(node)>;
   using M = detail::mean_result_t<V>;
   const index_t n = expr_shape(node).numel();
-  const auto total = executor<detail::reduce_backend_t<E>>::template reduce<detail::sum_op>(node);
+  const auto total = executor<detail::reduce_backend_t<E>>::template reduce<detail::mean_sum_op>(node);
   if (n == 0) return M(std::numeric_limits<real_t<M>>::quiet_NaN());
-  using W = std::remove_const_t<decltype(total)>;
-  using Acc = std::conditional_t<std::is_integral_v<W>, double, W>;  // integer sums divide in float64
-  return convert_element<M>(convert_element<Acc>(total) / static_cast<real_t<Acc>>(n));
+  return convert_element<M>(total / static_cast<real_t<std::remove_const_t<decltype(total)>>>(n));
 }
 template <expression E>
 auto mean(const E& e, int axis, bool keepdims = false) {
   auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
   const extents s = expr_shape(node);
-  auto out = detail::reduce_along<detail::sum_op, M>(node, axis, keepdims);
-  const index_t k = s[normalize_axis(axis, s.size())];
-  out *= real_t<M>(1) / static_cast<real_t<M>>(k);
+  auto out = detail::reduce_along<detail::mean_sum_op, M>(node, axis, keepdims);
+  out /= static_cast<real_t<M>>(s[normalize_axis(axis, s.size())]);
   return out;
 }
-/// Variance with `ddof` delta degrees of freedom (two passes: mean, then squared deviations).
+
+namespace detail {
+// n - ddof, clamped at 0 so that too large a ddof gives inf/NaN as in NumPy, not a negative variance.
+template <class R>
+R dof(index_t n, int d) {
+  return static_cast<R>(std::max<index_t>(n - d, 0));
+}
+}  // namespace detail
+
+/// Variance of all elements (two passes: mean, then squared deviations).
 template <expression E>
-auto var(const E& e, int ddof = 0) {
+auto var(const E& e, ddof d = ddof(0)) {
   auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
   using R = real_t<M>;
@@ -228,10 +241,11 @@ auto var(const E& e, int ddof = 0) {
   R ss;
   if constexpr (is_complex_v<M>) ss = sum(square(abs(dev)));
   else ss = sum(square(dev));
-  return ss / static_cast<R>(n - ddof);
+  return ss / detail::dof<R>(n, d.value);
 }
+/// Variance along one axis.
 template <expression E>
-auto var(const E& e, int axis, int ddof, bool keepdims = false) {
+auto var(const E& e, int axis, ddof d, bool keepdims = false) {
   auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
   using R = real_t<M>;
@@ -242,30 +256,47 @@ auto var(const E& e, int axis, int ddof, bool keepdims = false) {
   array<R, detail::reduce_backend_t<E>> out;
   if constexpr (is_complex_v<M>) out = sum(square(abs(dev)), ax, keepdims);
   else out = sum(square(dev), ax, keepdims);
-  out *= R(1) / static_cast<R>(s[ax] - ddof);
+  out /= detail::dof<R>(s[ax], d.value);
   return out;
 }
 template <expression E>
-auto std(const E& e, int ddof = 0) {
-  using std::sqrt;
-  return sqrt(var(e, ddof));
+auto var(const E& e, int axis, bool keepdims = false) {
+  return var(e, axis, ddof(0), keepdims);
 }
 template <expression E>
-auto std(const E& e, int axis, int ddof, bool keepdims = false) {
-  auto v = var(e, axis, ddof, keepdims);
+auto std(const E& e, ddof d = ddof(0)) {
+  using std::sqrt;
+  return sqrt(var(e, d));
+}
+template <expression E>
+auto std(const E& e, int axis, ddof d, bool keepdims = false) {
+  auto v = var(e, axis, d, keepdims);
   v = sqrt(v);
   return v;
 }
+template <expression E>
+auto std(const E& e, int axis, bool keepdims = false) {
+  return fusor::std(e, axis, ddof(0), keepdims);
+}
 
 // ---- norms and dot ----------------------------------------------------------------------------------
+namespace detail {
+// |x| in the norm's floating type; reals are converted first, so abs(INT_MIN) cannot wrap.
+template <class R, class N>
+auto magnitude(const N& node) {
+  if constexpr (is_complex_v<value_t<N>>) return cast<R>(abs(node));
+  else return abs(cast<R>(node));
+}
+}  // namespace detail
 /// Vector norm of all elements: ord = 2 (default), 1, inf, -inf, 0 (count of non-zeros) or any
-/// p > 0, as numpy.linalg.norm on a flattened array. Integers are measured in float64.
+/// p > 0, as numpy.linalg.norm on a flattened array. int32/int64 are measured in float64,
+/// uint8/bool in float32.
 template <expression E>
 auto norm(const E& e, double ord = 2) {
   auto node = detail::to_node(e);
   using R = to_float_t<real_t<value_t<decltype(node)>>>;
   using Rw = std::conditional_t<std::is_same_v<R, float>, float, double>;
-  const auto a = cast<Rw>(abs(node));
+  const auto a = detail::magnitude<Rw>(node);
   if (expr_shape(node).numel() == 0) return Rw(0);
   if (ord == 2) return static_cast<Rw>(std::sqrt(sum(square(a))));
   if (ord == 1) return static_cast<Rw>(sum(a));
@@ -283,7 +314,7 @@ auto norm(const E& e, double ord, int axis, bool keepdims = false) {
   using R = to_float_t<real_t<value_t<decltype(node)>>>;
   using Rw = std::conditional_t<std::is_same_v<R, float>, float, double>;
   using B = detail::reduce_backend_t<E>;
-  const auto a = cast<Rw>(abs(node));
+  const auto a = detail::magnitude<Rw>(node);
   array<Rw, B> out;
   if (ord == 2) {
     out = sum(square(a), axis, keepdims);

@@ -29,6 +29,13 @@ struct sum_op {
   template <class W>
   FUSOR_HD static W combine(const W& a, const W& b) { return add_fn{}(a, b); }
 };
+/// A sum for means: integers collect in float64 (NumPy's mean), so int64 data cannot wrap.
+struct mean_sum_op : sum_op {
+  template <class V>
+  using wide = std::conditional_t<std::is_integral_v<V>, double, sum_wide_t<V>>;
+  template <class L>
+  static constexpr bool packet = one_of<L, float, double>;
+};
 struct prod_op {
   template <class V>
   using wide = sum_wide_t<V>;

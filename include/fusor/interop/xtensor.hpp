@@ -13,6 +13,10 @@ namespace fusor {
 /// An xtensor adaptor over a view's memory with its strides (no copy; dynamic layout).
 template <class T>
 auto as_xtensor(array_view<T, cpu> v) {
+  for (index_t s : v.strides())
+    if (s < 0)
+      throw value_error("fusor: as_xtensor needs non-negative strides (xtensor adapts [data, data + size)), got strides " +
+                        to_string(v.strides()));
   std::vector<std::size_t> shape(v.shape().begin(), v.shape().end());
   std::vector<std::ptrdiff_t> strides(v.strides().begin(), v.strides().end());
   return xt::adapt(v.data(), std::size_t(v.size()), xt::no_ownership(), shape, strides);

@@ -96,16 +96,5 @@ struct packet_impl<sign_fn> {
     return xsimd::select(x > B(0), B(1), xsimd::select(x < B(0), B(-1), x));
   }
 };
-template <>
-struct packet_impl<mod_fn> {
-  template <class B>
-  static B apply(const mod_fn&, const B& a, const B& b) {
-    B r = xsimd::fmod(a, b);
-    const auto fix = (r != B(0)) & ((r < B(0)) ^ (b < B(0)));
-    r = xsimd::select(fix, r + b, r);
-    return xsimd::select(r == B(0), xsimd::copysign(B(0), b), r);
-  }
-};
-
 }  // namespace detail::simd
 }  // namespace fusor
