@@ -24,6 +24,8 @@ TEST_CASE("as_xtensor adapts without copying, in both directions of writes") {
   array_view<double> col(a.data() + 2, {2}, {3});
   auto xc = as_xtensor(col);
   CHECK(xc(1) == 5);
+  array_view<double> reversed(a.data() + 5, {6}, {-1});
+  CHECK_THROWS_WITH_AS(as_xtensor(reversed), doctest::Contains("needs non-negative strides"), value_error);
 }
 
 TEST_CASE("from_xtensor evaluates any xtensor expression into a fusor array") {
