@@ -172,11 +172,7 @@ class array {
     return r;
   }
   /// A deep copy.
-  array copy() const {
-    array r(shape_);
-    detail::assign_expr(r.as_leaf(), as_leaf(), false);
-    return r;
-  }
+  array copy() const { return view().copy(); }
 
   template <std::integral... I>
   T& operator()(I... i) {

@@ -77,13 +77,9 @@ constexpr auto promote_real() {
 template <class A, class B>
 constexpr auto promote2() {
   if constexpr (is_complex_v<A> || is_complex_v<B>) {
+    // the real parts promote as reals: complex64 with int32 is complex128, with uint8 complex64
     using R = decltype(promote_real<typename real_of<A>::type, typename real_of<B>::type>());
-    if constexpr (std::is_same_v<R, double> || std::is_integral_v<R>) {
-      // an integer can only reach here paired with a complex; NumPy widens to complex128 unless
-      // the integer is narrow enough for complex64
-      if constexpr (std::is_same_v<R, double>) return std::complex<double>{};
-      else return std::complex<float>{};
-    } else return std::complex<R>{};
+    return std::complex<R>{};
   } else {
     return promote_real<A, B>();
   }

@@ -69,17 +69,28 @@ class generator {
   std::uint64_t stream_ = 0;
 };
 
+namespace detail {
+/// One draw: takes the generator's next stream and fills an array block by block, calling
+/// gen(words, out, count) with the block's four Philox words.
+template <index_t Block, class T, class B, class Gen>
+array<T, B> draw(generator& g, const extents& shape, Gen gen) {
+  array<T, B> a(shape);
+  const std::uint64_t seed = g.seed(), stream = g.take_stream();
+  executor<B>::template fill_blocks<Block>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
+    gen(block_words(seed, stream, std::uint64_t(block)), out, count);
+  });
+  return a;
+}
+}  // namespace detail
+
 /// Uniform values in [lo, hi). float uses 24 random bits per element, double 53.
 template <element T, backend B = cpu>
 array<T, B> uniform(generator& g, const extents& shape, T lo = T(0), T hi = T(1)) {
   static_assert(std::is_floating_point_v<T>, "fusor: uniform draws float or double; use integers() for integers");
   if (!(lo <= hi))
     throw value_error("fusor: uniform needs lo <= hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
-  array<T, B> a(shape);
-  const std::uint64_t seed = g.seed(), stream = g.take_stream();
   constexpr index_t per_block = std::is_same_v<T, float> ? 4 : 2;
-  executor<B>::template fill_blocks<per_block>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
-    const auto w = block_words(seed, stream, std::uint64_t(block));
+  return detail::draw<per_block, T, B>(g, shape, [=](const auto& w, T* out, index_t count) {
     for (index_t i = 0; i < count; ++i) {
       T u;
       if constexpr (std::is_same_v<T, float>) u = detail::unit_float(w[i]);
@@ -87,7 +98,6 @@ array<T, B> uniform(generator& g, const extents& shape, T lo = T(0), T hi = T(1)
       out[i] = lo + (hi - lo) * u;
     }
   });
-  return a;
 }
 
 /// Normal values (Box-Muller on 53-bit uniforms, computed in double).
@@ -96,16 +106,12 @@ array<T, B> normal(generator& g, const extents& shape, T mean = T(0), T stddev =
   static_assert(std::is_floating_point_v<T>, "fusor: normal draws float or double");
   if (!(stddev >= T(0)))
     throw value_error("fusor: normal needs stddev >= 0, got " + std::to_string(stddev));
-  array<T, B> a(shape);
-  const std::uint64_t seed = g.seed(), stream = g.take_stream();
-  executor<B>::template fill_blocks<2>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
-    const auto w = block_words(seed, stream, std::uint64_t(block));
+  return detail::draw<2, T, B>(g, shape, [=](const auto& w, T* out, index_t count) {
     const double r = std::sqrt(-2.0 * std::log(detail::open_unit(w[0], w[1])));
     const double t = 2.0 * std::numbers::pi * detail::unit_double(w[2], w[3]);
     out[0] = T(double(mean) + double(stddev) * r * std::cos(t));
     if (count > 1) out[1] = T(double(mean) + double(stddev) * r * std::sin(t));
   });
-  return a;
 }
 
 /// Integers uniform in [lo, hi) (64 random bits per element, multiply-shift mapping).
@@ -114,17 +120,13 @@ array<T, B> integers(generator& g, const extents& shape, T lo, T hi) {
   static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "fusor: integers draws an integer type");
   if (!(lo < hi))
     throw value_error("fusor: integers needs lo < hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
-  array<T, B> a(shape);
-  const std::uint64_t seed = g.seed(), stream = g.take_stream();
   const std::uint64_t range = std::uint64_t(std::int64_t(hi) - std::int64_t(lo));
-  executor<B>::template fill_blocks<2>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
-    const auto w = block_words(seed, stream, std::uint64_t(block));
+  return detail::draw<2, T, B>(g, shape, [=](const auto& w, T* out, index_t count) {
     for (index_t i = 0; i < count; ++i) {
       const std::uint64_t u = (std::uint64_t(w[2 * i]) << 32) | w[2 * i + 1];
       out[i] = T(std::int64_t(lo) + std::int64_t(detail::mulhi64(u, range)));
     }
   });
-  return a;
 }
 
 /// true with probability p.
@@ -132,13 +134,9 @@ template <backend B = cpu>
 array<bool, B> bernoulli(generator& g, const extents& shape, double p = 0.5) {
   if (!(p >= 0.0 && p <= 1.0))
     throw value_error("fusor: bernoulli needs 0 <= p <= 1, got " + std::to_string(p));
-  array<bool, B> a(shape);
-  const std::uint64_t seed = g.seed(), stream = g.take_stream();
-  executor<B>::template fill_blocks<2>(a.as_leaf(), [=](index_t block, bool* out, index_t count) {
-    const auto w = block_words(seed, stream, std::uint64_t(block));
+  return detail::draw<2, bool, B>(g, shape, [=](const auto& w, bool* out, index_t count) {
     for (index_t i = 0; i < count; ++i) out[i] = detail::unit_double(w[2 * i], w[2 * i + 1]) < p;
   });
-  return a;
 }
 
 /// A random permutation of 0..n-1: each position gets a 64-bit Philox key and the positions are

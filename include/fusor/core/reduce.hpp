@@ -70,69 +70,72 @@ template <class V>
 using mean_result_t = std::conditional_t<std::is_floating_point_v<V> || is_complex_v<V>, V, double>;
 
 template <class V>
-constexpr void require_real(const char*) {
+constexpr void require_real() {
   static_assert(!is_complex_v<V>,
                 "fusor: max, min, argmax and argmin are not defined for complex values; reduce abs(x) or real(x)");
 }
 
 }  // namespace detail
 
+namespace detail {
+// Whole-array reduction: Op's wide accumulator over every element of e, in one pass.
+template <class Op, class E>
+auto reduce_whole(const E& e) {
+  const auto node = to_node(e);
+  return executor<backend_of_t<decltype(node)>>::template reduce<Op>(node);
+}
+// max/min/argmax/argmin of an empty array have no identity.
+template <class E>
+auto nonempty_node(const E& e, const char* what) {
+  const auto node = to_node(e);
+  require_real<value_t<decltype(node)>>();
+  require_nonempty(node, what);
+  return node;
+}
+}  // namespace detail
+
 // ---- sum / prod ------------------------------------------------------------------------------------
 template <expression E>
 auto sum(const E& e) {
-  auto node = detail::to_node(e);
-  using V = value_t<decltype(node)>;
-  return convert_element<detail::sum_result_t<V>>(executor<detail::reduce_backend_t<E>>::template reduce<detail::sum_op>(node));
+  return convert_element<detail::sum_result_t<value_t<node_t<E>>>>(detail::reduce_whole<detail::sum_op>(e));
 }
 template <expression E>
 auto sum(const E& e, int axis, bool keepdims = false) {
-  auto node = detail::to_node(e);
-  return detail::reduce_along<detail::sum_op, detail::sum_result_t<value_t<decltype(node)>>>(node, axis, keepdims);
+  return detail::reduce_along<detail::sum_op, detail::sum_result_t<value_t<node_t<E>>>>(detail::to_node(e), axis, keepdims);
 }
 template <expression E>
 auto prod(const E& e) {
-  auto node = detail::to_node(e);
-  using V = value_t<decltype(node)>;
-  return convert_element<detail::sum_result_t<V>>(executor<detail::reduce_backend_t<E>>::template reduce<detail::prod_op>(node));
+  return convert_element<detail::sum_result_t<value_t<node_t<E>>>>(detail::reduce_whole<detail::prod_op>(e));
 }
 template <expression E>
 auto prod(const E& e, int axis, bool keepdims = false) {
-  auto node = detail::to_node(e);
-  return detail::reduce_along<detail::prod_op, detail::sum_result_t<value_t<decltype(node)>>>(node, axis, keepdims);
+  return detail::reduce_along<detail::prod_op, detail::sum_result_t<value_t<node_t<E>>>>(detail::to_node(e), axis, keepdims);
 }
 
 // ---- max / min ---------------------------------------------------------------------------------------
 template <expression E>
 auto max(const E& e) {
-  auto node = detail::to_node(e);
-  detail::require_real<value_t<decltype(node)>>("max");
-  detail::require_nonempty(node, "max");
-  return executor<detail::reduce_backend_t<E>>::template reduce<detail::max_op>(node);
+  return detail::reduce_whole<detail::max_op>(detail::nonempty_node(e, "max"));
 }
 template <expression E>
 auto max(const E& e, int axis, bool keepdims = false) {
-  auto node = detail::to_node(e);
-  detail::require_real<value_t<decltype(node)>>("max");
-  return detail::reduce_along<detail::max_op, value_t<decltype(node)>>(node, axis, keepdims);
+  detail::require_real<value_t<node_t<E>>>();
+  return detail::reduce_along<detail::max_op, value_t<node_t<E>>>(detail::to_node(e), axis, keepdims);
 }
 template <expression E>
 auto min(const E& e) {
-  auto node = detail::to_node(e);
-  detail::require_real<value_t<decltype(node)>>("min");
-  detail::require_nonempty(node, "min");
-  return executor<detail::reduce_backend_t<E>>::template reduce<detail::min_op>(node);
+  return detail::reduce_whole<detail::min_op>(detail::nonempty_node(e, "min"));
 }
 template <expression E>
 auto min(const E& e, int axis, bool keepdims = false) {
-  auto node = detail::to_node(e);
-  detail::require_real<value_t<decltype(node)>>("min");
-  return detail::reduce_along<detail::min_op, value_t<decltype(node)>>(node, axis, keepdims);
+  detail::require_real<value_t<node_t<E>>>();
+  return detail::reduce_along<detail::min_op, value_t<node_t<E>>>(detail::to_node(e), axis, keepdims);
 }
 
 // ---- any / all ---------------------------------------------------------------------------------------
 template <expression E>
 bool any(const E& e) {
-  return executor<detail::reduce_backend_t<E>>::template reduce<detail::any_op>(detail::to_node(e));
+  return detail::reduce_whole<detail::any_op>(e);
 }
 template <expression E>
 auto any(const E& e, int axis, bool keepdims = false) {
@@ -140,7 +143,7 @@ auto any(const E& e, int axis, bool keepdims = false) {
 }
 template <expression E>
 bool all(const E& e) {
-  return executor<detail::reduce_backend_t<E>>::template reduce<detail::all_op>(detail::to_node(e));
+  return detail::reduce_whole<detail::all_op>(e);
 }
 template <expression E>
 auto all(const E& e, int axis, bool keepdims = false) {
@@ -150,23 +153,19 @@ auto all(const E& e, int axis, bool keepdims = false) {
 // ---- argmax / argmin (first occurrence; a NaN counts as the extreme, as in NumPy) ---------------
 template <expression E>
 std::int64_t argmax(const E& e) {
-  auto node = detail::to_node(e);
-  detail::require_real<value_t<decltype(node)>>("argmax");
-  detail::require_nonempty(node, "argmax");
-  return executor<detail::reduce_backend_t<E>>::template arg_extreme<true>(node);
+  const auto node = detail::nonempty_node(e, "argmax");
+  return executor<backend_of_t<decltype(node)>>::template arg_extreme<true>(node);
 }
 template <expression E>
 std::int64_t argmin(const E& e) {
-  auto node = detail::to_node(e);
-  detail::require_real<value_t<decltype(node)>>("argmin");
-  detail::require_nonempty(node, "argmin");
-  return executor<detail::reduce_backend_t<E>>::template arg_extreme<false>(node);
+  const auto node = detail::nonempty_node(e, "argmin");
+  return executor<backend_of_t<decltype(node)>>::template arg_extreme<false>(node);
 }
 namespace detail {
 template <bool Max, class N>
 auto arg_along(const N& node, int axis, bool keepdims) {
   using B = backend_of_t<N>;
-  require_real<value_t<N>>("argmax");
+  require_real<value_t<N>>();
   const extents s = expr_shape(node);
   if (s.size() == 0)
     throw index_error("fusor: cannot take argmax/argmin of a 0-dimensional expression along axis " +
@@ -207,7 +206,7 @@ auto mean(const E& e) {
   using V = value_t<decltype(node)>;
   using M = detail::mean_result_t<V>;
   const index_t n = expr_shape(node).numel();
-  const auto total = executor<detail::reduce_backend_t<E>>::template reduce<detail::mean_sum_op>(node);
+  const auto total = detail::reduce_whole<detail::mean_sum_op>(node);
   if (n == 0) return M(std::numeric_limits<real_t<M>>::quiet_NaN());
   return convert_element<M>(total / static_cast<real_t<std::remove_const_t<decltype(total)>>>(n));
 }
