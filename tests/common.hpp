@@ -94,3 +94,38 @@ double ulps(double n) {
 }
 
 }  // namespace test
+
+namespace test {
+/// A view's elements in C order, read by walking its pointer and strides by hand (independent of
+/// the executor).
+template <class V>
+auto walk(const V& v) {
+  using T = typename V::value_type;
+  std::vector<T> out;
+  const auto& s = v.shape();
+  const index_t n = s.numel();
+  if (n == 0) return out;
+  std::vector<index_t> idx(std::size_t(s.size()), 0);
+  for (index_t c = 0; c < n; ++c) {
+    index_t off = 0;
+    for (int k = 0; k < s.size(); ++k) off += idx[std::size_t(k)] * v.strides()[k];
+    out.push_back(v.data()[off]);
+    for (int k = s.size() - 1; k >= 0; --k) {
+      if (++idx[std::size_t(k)] < s[k]) break;
+      idx[std::size_t(k)] = 0;
+    }
+  }
+  return out;
+}
+template <class T, class B>
+auto walk(const fusor::array<T, B>& a) {
+  return walk(a.view());
+}
+/// 0, 1, 2, ... as an array of the given shape (exact in every dtype for small sizes).
+template <class T>
+fusor::array<T> iota(const fusor::extents& shape) {
+  fusor::array<T> a(shape);
+  for (index_t i = 0; i < a.size(); ++i) a.data()[i] = T(i % 127);
+  return a;
+}
+}  // namespace test

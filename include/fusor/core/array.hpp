@@ -182,6 +182,15 @@ class array {
   const T& operator()(I... i) const {
     return view()(i...);
   }
+  /// A view of part of the array: a(range(0, 10, 2), all) = b * 2; writes through (see slice.hpp).
+  template <class... S>
+    requires view_subscripts<S...>
+  array_view<T, B> operator()(const S&... s) const& {
+    return view()(s...);
+  }
+  template <class... S>
+    requires view_subscripts<S...>
+  array_view<T, B> operator()(const S&... s) && = delete;  // would dangle: the temporary dies at the end of the statement
   template <std::integral... I>
   T& at(I... i) {
     return view().at(i...);

@@ -141,14 +141,23 @@ template <expression E>
 auto any(const E& e, int axis, bool keepdims = false) {
   return detail::reduce_along<detail::any_op, bool>(detail::to_node(e), axis, keepdims);
 }
-template <expression E>
-bool all(const E& e) {
-  return detail::reduce_whole<detail::all_op>(e);
-}
-template <expression E>
-auto all(const E& e, int axis, bool keepdims = false) {
-  return detail::reduce_along<detail::all_op, bool>(detail::to_node(e), axis, keepdims);
-}
+namespace detail {
+// `all` is an object rather than a function so that the same name can also stand for "the
+// whole axis" in slicing, a(all, 0), as in xtensor; called, it is the reduction.
+struct all_fn {
+  template <expression E>
+  bool operator()(const E& e) const {
+    return detail::reduce_whole<detail::all_op>(e);
+  }
+  template <expression E>
+  auto operator()(const E& e, int axis, bool keepdims = false) const {
+    return detail::reduce_along<detail::all_op, bool>(detail::to_node(e), axis, keepdims);
+  }
+};
+}  // namespace detail
+/// all(e): whether every element is nonzero (whole or along an axis). In a subscript,
+/// a(all, 2), it selects a whole axis.
+inline constexpr detail::all_fn all{};
 
 // ---- argmax / argmin (first occurrence; a NaN counts as the extreme, as in NumPy) ---------------
 template <expression E>

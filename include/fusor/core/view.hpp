@@ -8,6 +8,7 @@
 #include "backend.hpp"
 #include "dtype.hpp"
 #include "expr/leaf.hpp"
+#include "slice.hpp"
 
 namespace fusor {
 
@@ -94,6 +95,14 @@ class array_view {
     index_t off = 0;
     for (int k = 0; k < int(sizeof...(I)); ++k) off += idx[k] * strides_[k];
     return data_[off];
+  }
+  /// A sub-view: v(range(0, 10, 2), all), v(1) on a 2-d view is its row 1, v(newaxis, ellipsis).
+  /// Zero-copy; assigning to the result writes into this view's elements.
+  template <class... S>
+    requires view_subscripts<S...>
+  array_view operator()(const S&... s) const {
+    const detail::window w = detail::subscript_window(shape_, strides_, s...);
+    return {data_ + w.offset, w.shape, w.strides};
   }
   /// Checked element access: the number of indices must equal the rank; negative indices count
   /// from the end; out-of-range indices throw index_error.
