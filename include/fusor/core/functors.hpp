@@ -110,6 +110,23 @@ struct divide_fn : true_divide_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return a / b; }
 };
 /// NumPy's `%`: the result takes the sign of the divisor; x % 0 is 0 for integers (NumPy warns).
+struct floor_divide_fn : arithmetic_policy {  // NumPy's //: rounds toward minus infinity
+  static constexpr bool real_only = true;
+  template <class L> static constexpr bool packet = false;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return T(0);  // NumPy also gives 0 (with a warning)
+      if constexpr (std::is_signed_v<T>)
+        if (b == T(-1)) return static_cast<T>(T(0) - a);  // wraps for the minimum value, like NumPy
+      T q = static_cast<T>(a / b);
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+      return q;
+    } else {
+      using std::floor;
+      return floor(a / b);
+    }
+  }
+};
 struct mod_fn : arithmetic_policy {
   static constexpr bool real_only = true;
   // scalar only: xsimd's fmod is a - trunc(a/b)*b, which is not exact when a/b is large

@@ -1,0 +1,138 @@
+#pragma once
+// Sorting and searching along an axis: sort, stable argsort, topk (k << n without a full sort),
+// unique (with counts, inverse and first indices), searchsorted. Orderings follow NumPy: NaN
+// last, complex by (real, imag). Each works on rows with the axis moved last and contiguous, and
+// calls the backend's algorithms<B>.
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "indexing.hpp"
+
+namespace fusor {
+
+namespace detail {
+/// A contiguous copy of x with `axis` moved last: the layout every row kernel reads.
+template <class X>
+auto rows_last(const X& x, int& axis) {
+  const auto v = [&] {
+    if constexpr (is_view_v<X> || is_array_v<X>) return part_view(x);
+    else return x;
+  }();
+  using T = value_t<decltype(v)>;
+  using B = backend_of_t<decltype(v)>;
+  if constexpr (is_view_v<decltype(v)>) {
+    if (v.ndim() == 0) throw shape_error("fusor: sorting needs an array of rank >= 1, got a 0-d array");
+    axis = normalize_axis(axis, v.ndim());
+    return array<T, B>(moveaxis(v, axis, -1));
+  } else {
+    const auto tmp = eval(v);
+    return rows_last(tmp, axis);
+  }
+}
+/// r (axis last) back into the caller's axis order.
+template <class T, class B>
+array<T, B> rows_back(array<T, B>&& r, int axis) {
+  if (axis == r.ndim() - 1) return std::move(r);
+  return array<T, B>(moveaxis(r, -1, axis));
+}
+}  // namespace detail
+
+/// A sorted copy along an axis (np.sort; stable, NaN last).
+template <class X>
+auto sort(const X& x, int axis = -1) {
+  auto r = detail::rows_last(x, axis);
+  using T = value_t<decltype(r)>;
+  using B = backend_of_t<decltype(r)>;
+  const index_t n = r.ndim() ? r.shape()[r.ndim() - 1] : 1;
+  if (r.size() > 0) algorithms<B>::template sort_rows<T>(r.data(), r.size() / n, n);
+  return detail::rows_back(std::move(r), axis);
+}
+/// The indices that sort x along an axis (np.argsort(kind="stable")): equal elements keep their order.
+template <class X>
+auto argsort(const X& x, int axis = -1) {
+  auto r = detail::rows_last(x, axis);
+  using B = backend_of_t<decltype(r)>;
+  array<std::int64_t, B> out(r.shape());
+  const index_t n = r.shape()[r.ndim() - 1];
+  if (r.size() > 0) algorithms<B>::argsort_rows(r.data(), r.size() / n, n, out.data());
+  return detail::rows_back(std::move(out), axis);
+}
+
+/// The result of topk: values and their int64 indices along the axis, best first.
+template <class T, class B>
+struct topk_result {
+  array<T, B> values;
+  array<std::int64_t, B> indices;
+};
+/// The k largest (largest = true) or smallest elements along an axis, best first, with their
+/// indices; ties go to the lower index (like a stable sort). O(n log k) per row, no full sort.
+template <class X>
+auto topk(const X& x, index_t k, int axis = -1, bool largest = true) {
+  auto r = detail::rows_last(x, axis);
+  using T = value_t<decltype(r)>;
+  using B = backend_of_t<decltype(r)>;
+  const index_t n = r.shape()[r.ndim() - 1];
+  if (k < 0 || k > n)
+    throw value_error("fusor: topk expects 0 <= k <= " + std::to_string(n) + " (the axis length), got k = " +
+                      std::to_string(k));
+  extents s = r.shape();
+  s[s.size() - 1] = k;
+  array<T, B> values(s);
+  array<std::int64_t, B> idx(s);
+  if (values.size() > 0) algorithms<B>::topk_rows(r.data(), r.size() / n, n, k, largest, values.data(), idx.data());
+  return topk_result<T, B>{detail::rows_back(std::move(values), axis), detail::rows_back(std::move(idx), axis)};
+}
+
+/// The result of unique: sorted distinct values; for each, the count and the first index in
+/// the flattened input; for each input element, the position of its value in `values`.
+template <class T, class B>
+struct unique_result {
+  array<T, B> values;
+  array<std::int64_t, B> counts;
+  array<std::int64_t, B> inverse;  // the input's shape
+  array<std::int64_t, B> index;
+};
+/// np.unique(x, return_index=True, return_inverse=True, return_counts=True) on the flattened
+/// array (NaNs are collapsed into one, like NumPy's equal_nan=True).
+template <class X>
+auto unique(const X& x) {
+  const auto c = detail::contiguous_of(x);
+  using T = value_t<decltype(c.view())>;
+  using B = backend_of_t<decltype(c.view())>;
+  const index_t n = c.view().size();
+  array<std::int64_t, B> order(extents{n});
+  if (n > 0) algorithms<B>::argsort_rows(c.data(), 1, n, order.data());
+  const index_t u = n > 0 ? algorithms<B>::count_runs(c.data(), order.data(), n) : 0;
+  unique_result<T, B> res{array<T, B>(extents{u}), array<std::int64_t, B>(extents{u}),
+                          array<std::int64_t, B>(c.view().shape()), array<std::int64_t, B>(extents{u})};
+  if (n > 0)
+    algorithms<B>::fill_unique(c.data(), order.data(), n, res.values.data(), res.counts.data(), res.index.data(),
+                               res.inverse.data());
+  return res;
+}
+
+enum class side { left, right };
+/// np.searchsorted: where each value would be inserted into the sorted 1-d array `a` to keep it
+/// sorted (left: before equal elements, right: after). The result has the values' shape.
+template <class A, class V>
+auto searchsorted(const A& a, const V& values, side s = side::left) {
+  const auto ca = detail::contiguous_of(a);
+  using T = value_t<decltype(ca.view())>;
+  using B = backend_of_t<decltype(ca.view())>;
+  if (ca.view().ndim() != 1)
+    throw shape_error("fusor: searchsorted needs a 1-d sorted array, got shape " + to_string(ca.view().shape()));
+  if constexpr (scalar<V>) {
+    std::int64_t out;
+    const T v = convert_element<T>(values);
+    algorithms<B>::searchsorted(ca.data(), ca.view().size(), &v, 1, s == side::right, &out);
+    return out;
+  } else {
+    const auto cv = detail::contiguous_of(values);
+    array<std::int64_t, B> out(cv.view().shape());
+    algorithms<B>::searchsorted(ca.data(), ca.view().size(), cv.data(), cv.view().size(), s == side::right, out.data());
+    return out;
+  }
+}
+
+}  // namespace fusor
