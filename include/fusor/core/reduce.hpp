@@ -343,14 +343,7 @@ auto norm(const E& e, double ord, int axis, bool keepdims = false) {
   }
   return out;
 }
-/// Inner product of two 1-D expressions of equal length (no conjugation, like np.dot); one pass.
-template <expression A, expression B>
-auto dot(const A& a, const B& b) {
-  const extents sa = expr_shape(detail::to_node(a)), sb = expr_shape(detail::to_node(b));
-  if (sa.size() != 1 || sb.size() != 1 || sa[0] != sb[0])
-    throw shape_error("fusor: dot expects two 1-D operands of equal length, got shapes " + to_string(sa) + " and " +
-                      to_string(sb) + " (use matmul for matrices)");
-  return sum(a * b);
-}
+// dot (NumPy's, for any ranks) is in linalg/products.hpp: a 1-d . 1-d product there is the same
+// single fused pass as sum(a * b), returned as a 0-d array.
 
 }  // namespace fusor

@@ -83,7 +83,7 @@ auto bincount(const X& x, index_t minlength = 0) {
   return counts;
 }
 /// Weighted bincount: the sum of weights[i] for each value (double results, like NumPy).
-template <class X, class W>
+template <class X, expression W>
 auto bincount(const X& x, const W& weights, index_t minlength = 0) {
   const auto c = detail::contiguous_of(x);
   using B = backend_of_t<decltype(c.view())>;

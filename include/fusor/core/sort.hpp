@@ -13,21 +13,19 @@ namespace fusor {
 
 namespace detail {
 /// A contiguous copy of x with `axis` moved last: the layout every row kernel reads.
+template <class T, class B>
+array<T, B> rows_last_view(const array_view<T, B>& v, int& axis) {
+  if (v.ndim() == 0) throw shape_error("fusor: sorting needs an array of rank >= 1, got a 0-d array");
+  axis = normalize_axis(axis, v.ndim());
+  return array<T, B>(moveaxis(v, axis, -1));
+}
 template <class X>
 auto rows_last(const X& x, int& axis) {
-  const auto v = [&] {
-    if constexpr (is_view_v<X> || is_array_v<X>) return part_view(x);
-    else return x;
-  }();
-  using T = value_t<decltype(v)>;
-  using B = backend_of_t<decltype(v)>;
-  if constexpr (is_view_v<decltype(v)>) {
-    if (v.ndim() == 0) throw shape_error("fusor: sorting needs an array of rank >= 1, got a 0-d array");
-    axis = normalize_axis(axis, v.ndim());
-    return array<T, B>(moveaxis(v, axis, -1));
+  if constexpr (is_view_v<X> || is_array_v<X>) {
+    return rows_last_view(part_view(x), axis);
   } else {
-    const auto tmp = eval(v);
-    return rows_last(tmp, axis);
+    const auto tmp = eval(x);
+    return rows_last_view(tmp.view(), axis);
   }
 }
 /// r (axis last) back into the caller's axis order.

@@ -1,0 +1,186 @@
+// Operations that move data rather than compute: transpose copy, roll and tile in GB/s beside the
+// STREAM copy/triad of the same size; sort/argsort beside std::sort / std::stable_sort on the
+// same values; topk (k = 10 of 10^6) beside std::partial_sort. Single thread for the sort
+// family (the baselines are single-threaded); the copies report their thread count.
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include <fusor/fusor.hpp>
+
+namespace {
+
+using fusor::array;
+using fusor::index_t;
+
+void gbs(benchmark::State& st, double bytes) {
+  st.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate,
+                                           benchmark::Counter::OneK::kIs1000);
+}
+
+constexpr index_t side = 4096;  // 4096^2 floats = 64 MiB per array
+array<float>& square() {
+  static array<float> a = [] {
+    fusor::random::generator g(3);
+    return fusor::random::uniform<float>(g, {side, side}, -1.0f, 1.0f);
+  }();
+  return a;
+}
+array<float>& out_square() {
+  static array<float> b = fusor::zeros<float>({side, side});
+  return b;
+}
+
+// a = b + q c over the same byte count (2 reads + 1 write of n floats)
+void stream_triad(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(0)));
+  const index_t n = side * side;
+  float* a = out_square().data();
+  const float* b = square().data();
+  const float* c = square().data();
+  for (auto _ : st) {
+#pragma omp parallel for simd num_threads(int(st.range(0))) schedule(static)
+    for (index_t i = 0; i < n; ++i) a[i] = b[i] + 0.5f * c[i];
+    benchmark::ClobberMemory();
+  }
+  gbs(st, 3.0 * n * sizeof(float));
+}
+// a = b (1 read + 1 write)
+void stream_copy(benchmark::State& st) {
+  const index_t n = side * side;
+  float* a = out_square().data();
+  const float* b = square().data();
+  for (auto _ : st) {
+#pragma omp parallel for simd num_threads(int(st.range(0))) schedule(static)
+    for (index_t i = 0; i < n; ++i) a[i] = b[i];
+    benchmark::ClobberMemory();
+  }
+  gbs(st, 2.0 * n * sizeof(float));
+}
+// out = transpose(a): the strided (gather) read path of the executor
+void transpose_copy(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(0)));
+  auto& a = square();
+  auto& b = out_square();
+  for (auto _ : st) {
+    b.view() = fusor::transpose(a);
+    benchmark::ClobberMemory();
+  }
+  gbs(st, 2.0 * double(a.size()) * sizeof(float));
+}
+// hand-written blocked transpose (the baseline for transpose_copy)
+void hand_transpose(benchmark::State& st) {
+  const float* a = square().data();
+  float* b = out_square().data();
+  constexpr index_t blk = 32;
+  for (auto _ : st) {
+#pragma omp parallel for num_threads(int(st.range(0))) schedule(static)
+    for (index_t i0 = 0; i0 < side; i0 += blk)
+      for (index_t j0 = 0; j0 < side; j0 += blk)
+        for (index_t i = i0; i < i0 + blk; ++i)
+          for (index_t j = j0; j < j0 + blk; ++j) b[j * side + i] = a[i * side + j];
+    benchmark::ClobberMemory();
+  }
+  gbs(st, 2.0 * double(side * side) * sizeof(float));
+}
+void roll_2d(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(0)));
+  auto& a = square();
+  for (auto _ : st) {
+    auto r = fusor::roll(a, {17, -33}, {0, 1});
+    benchmark::DoNotOptimize(r.data());
+  }
+  gbs(st, 2.0 * double(a.size()) * sizeof(float));
+}
+
+std::vector<float> sort_input(index_t n) {
+  fusor::random::generator g(5);
+  auto a = fusor::random::uniform<float>(g, {n}, -1.0f, 1.0f);
+  return std::vector<float>(a.begin(), a.end());
+}
+constexpr index_t sort_n = 1'000'000;
+void fusor_sort(benchmark::State& st) {
+  const auto v = sort_input(sort_n);
+  const array<float> a(std::span<const float>(v), {sort_n});
+  for (auto _ : st) {
+    auto s = fusor::sort(a);
+    benchmark::DoNotOptimize(s.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void std_sort(benchmark::State& st) {
+  const auto v = sort_input(sort_n);
+  for (auto _ : st) {
+    auto w = v;
+    std::sort(w.begin(), w.end());
+    benchmark::DoNotOptimize(w.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void std_stable_sort(benchmark::State& st) {
+  const auto v = sort_input(sort_n);
+  for (auto _ : st) {
+    auto w = v;
+    std::stable_sort(w.begin(), w.end());
+    benchmark::DoNotOptimize(w.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void fusor_argsort(benchmark::State& st) {
+  const auto v = sort_input(sort_n);
+  const array<float> a(std::span<const float>(v), {sort_n});
+  for (auto _ : st) {
+    auto p = fusor::argsort(a);
+    benchmark::DoNotOptimize(p.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void std_argsort(benchmark::State& st) {  // iota + stable_sort by key: what argsort must do
+  const auto v = sort_input(sort_n);
+  std::vector<std::int64_t> p(static_cast<std::size_t>(sort_n));
+  for (auto _ : st) {
+    std::iota(p.begin(), p.end(), std::int64_t{0});
+    std::stable_sort(p.begin(), p.end(), [&](std::int64_t i, std::int64_t j) { return v[std::size_t(i)] < v[std::size_t(j)]; });
+    benchmark::DoNotOptimize(p.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void fusor_topk(benchmark::State& st) {
+  const auto v = sort_input(sort_n);
+  const array<float> a(std::span<const float>(v), {sort_n});
+  for (auto _ : st) {
+    auto r = fusor::topk(a, 10);
+    benchmark::DoNotOptimize(r.values.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void std_partial_sort_topk(benchmark::State& st) {  // indices by value, largest 10 first
+  const auto v = sort_input(sort_n);
+  std::vector<std::int64_t> p(static_cast<std::size_t>(sort_n));
+  for (auto _ : st) {
+    std::iota(p.begin(), p.end(), std::int64_t{0});
+    std::partial_sort(p.begin(), p.begin() + 10, p.end(),
+                      [&](std::int64_t i, std::int64_t j) { return v[std::size_t(i)] > v[std::size_t(j)]; });
+    benchmark::DoNotOptimize(p.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+
+}  // namespace
+
+BENCHMARK(stream_copy)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(stream_triad)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(transpose_copy)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(hand_transpose)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(roll_2d)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fusor_sort)->Unit(benchmark::kMillisecond);
+BENCHMARK(std_sort)->Unit(benchmark::kMillisecond);
+BENCHMARK(std_stable_sort)->Unit(benchmark::kMillisecond);
+BENCHMARK(fusor_argsort)->Unit(benchmark::kMillisecond);
+BENCHMARK(std_argsort)->Unit(benchmark::kMillisecond);
+BENCHMARK(fusor_topk)->Unit(benchmark::kMillisecond);
+BENCHMARK(std_partial_sort_topk)->Unit(benchmark::kMillisecond);
+BENCHMARK_MAIN();

@@ -1,0 +1,204 @@
+// Sorting, searching and scans against std::stable_sort / std::partial_sort / plain loops, on
+// contiguous and strided inputs, every axis, NaN ordering, ties, and SIMD-edge sizes.
+#include "common.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace fusor;
+using test::index_t;
+
+namespace {
+template <class T>
+bool numpy_less(const T& a, const T& b) {  // reference order: NaN last, complex lexicographic
+  if constexpr (is_complex_v<T>) {
+    if (a.real() != b.real()) return a.real() < b.real();
+    return a.imag() < b.imag();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+    return a < b;
+  } else {
+    return a < b;
+  }
+}
+template <class T>
+bool same(const T& a, const T& b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a) && std::isnan(b)) return true;
+  return a == b;
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("sort and stable argsort match std::stable_sort on every axis", T, float, double, std::int32_t,
+                   std::int64_t, std::uint8_t, std::complex<float>) {
+  for (index_t n : test::edge_sizes<T>(false)) {
+    auto v = test::values<T>(3 * n, -5, 5, std::uint64_t(n) + 3);  // few distinct values: many ties
+    if constexpr (std::is_floating_point_v<T>)
+      if (n > 2) v[1] = v[std::size_t(n)] = std::numeric_limits<T>::quiet_NaN();
+    auto a = test::make(v).reshape({3, n});
+    for (int axis : {0, 1, -1}) {
+      auto s = sort(a, axis);
+      auto p = argsort(a, axis);
+      CHECK(s.shape() == a.shape());
+      const int ax = axis < 0 ? axis + 2 : axis;
+      const index_t rows = ax == 1 ? 3 : n, len = ax == 1 ? n : 3;
+      for (index_t r = 0; r < rows; ++r) {
+        auto at = [&](const auto& arr, index_t i) { return ax == 1 ? arr(r, i) : arr(i, r); };
+        std::vector<index_t> ref(static_cast<std::size_t>(len));
+        std::iota(ref.begin(), ref.end(), index_t(0));
+        std::stable_sort(ref.begin(), ref.end(), [&](index_t i, index_t j) { return numpy_less(at(a, i), at(a, j)); });
+        for (index_t i = 0; i < len; ++i) {
+          CHECK(at(p, i) == ref[std::size_t(i)]);
+          CHECK(same(at(s, i), at(a, ref[std::size_t(i)])));
+        }
+      }
+    }
+  }
+  // strided input: a reversed transpose
+  auto m = test::make(test::values<T>(20, -9, 9, 7)).reshape({4, 5});
+  auto st = sort(flip(transpose(m), 1), 0);
+  for (index_t j = 0; j < 4; ++j)
+    for (index_t i = 0; i + 1 < 5; ++i) CHECK(!numpy_less(st(i + 1, j), st(i, j)));
+  CHECK_THROWS_AS(sort(m, 2), index_error);
+}
+
+TEST_CASE_TEMPLATE("topk equals the head of a stable sort, largest and smallest", T, float, double, std::int32_t,
+                   std::int64_t) {
+  for (index_t n : {index_t(1), index_t(7), index_t(9), index_t(1000), index_t(100'003)}) {
+    auto v = test::values<T>(2 * n, -30, 30, std::uint64_t(n));
+    auto a = test::make(v).reshape({2, n});
+    for (index_t k : {index_t(0), index_t(1), std::min<index_t>(n, 10), n}) {
+      for (bool largest : {true, false}) {
+        auto r = topk(a, k, 1, largest);
+        CHECK(r.values.shape() == extents{2, k});
+        for (index_t row = 0; row < 2; ++row) {
+          std::vector<index_t> ref(static_cast<std::size_t>(n));
+          std::iota(ref.begin(), ref.end(), index_t(0));
+          std::stable_sort(ref.begin(), ref.end(), [&](index_t i, index_t j) {
+            return largest ? a(row, j) < a(row, i) : a(row, i) < a(row, j);
+          });
+          for (index_t j = 0; j < k; ++j) {
+            CHECK(r.indices(row, j) == ref[std::size_t(j)]);
+            CHECK(r.values(row, j) == a(row, ref[std::size_t(j)]));
+          }
+        }
+      }
+    }
+  }
+  auto a = test::make(test::values<T>(12, 0, 100, 3)).reshape({3, 4});
+  auto r0 = topk(a, 2, 0);  // along the first axis
+  CHECK(r0.values.shape() == extents{2, 4});
+  for (index_t j = 0; j < 4; ++j) CHECK(r0.values(0, j) == std::max({a(0, j), a(1, j), a(2, j)}));
+  CHECK_THROWS_WITH_AS(topk(a, 5), doctest::Contains("topk expects 0 <= k <= 4 (the axis length), got k = 5"), value_error);
+}
+
+TEST_CASE("topk puts NaN first when largest, as NumPy's sort order ranks it highest") {
+  array<float> a{1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f};
+  auto r = topk(a, 2);
+  CHECK(std::isnan(r.values(0)));
+  CHECK(r.indices(1) == 2);
+}
+
+TEST_CASE_TEMPLATE("unique with counts, first indices and inverse", T, float, std::int32_t, std::int64_t, std::uint8_t) {
+  for (index_t n : test::edge_sizes<T>()) {
+    auto v = test::values<T>(n, 0, 20, std::uint64_t(n) + 11);
+    for (auto& x : v) x = T(std::floor(double(x)));  // about 20 distinct values, many repeats
+    auto a = test::make(v);
+    auto u = unique(a);
+    std::vector<T> ref = v;
+    std::sort(ref.begin(), ref.end());
+    ref.erase(std::unique(ref.begin(), ref.end()), ref.end());
+    CHECK(test::walk(u.values) == ref);
+    for (index_t j = 0; j < u.values.size(); ++j) {
+      const T x = u.values(j);
+      CHECK(u.counts(j) == std::count(v.begin(), v.end(), x));
+      CHECK(u.index(j) == std::find(v.begin(), v.end(), x) - v.begin());
+    }
+    bool inverse_ok = u.inverse.shape() == a.shape();
+    for (index_t i = 0; i < n; ++i) inverse_ok = inverse_ok && u.values(u.inverse(i)) == v[std::size_t(i)];
+    CHECK(inverse_ok);
+  }
+  auto m = array<int>{3, 1, 3, 2, 1, 3}.reshape({2, 3});
+  auto u = unique(transpose(m));
+  CHECK(test::walk(u.values) == std::vector<int>{1, 2, 3});
+  CHECK(u.inverse.shape() == extents{3, 2});
+  CHECK(test::walk(u.counts) == std::vector<std::int64_t>{2, 1, 3});
+}
+
+TEST_CASE("searchsorted left and right, scalar and array queries") {
+  array<double> a{1.0, 2.0, 2.0, 3.0, 5.0};
+  array<double> q{0.0, 1.0, 2.0, 2.5, 5.0, 9.0};
+  CHECK(test::walk(searchsorted(a, q)) == std::vector<std::int64_t>{0, 0, 1, 3, 4, 5});
+  CHECK(test::walk(searchsorted(a, q, side::right)) == std::vector<std::int64_t>{0, 1, 3, 3, 5, 5});
+  CHECK(searchsorted(a, 2.0) == 1);
+  CHECK(searchsorted(a, 2.0, side::right) == 3);
+  CHECK(searchsorted(zeros<float>({0}), 1.0f) == 0);
+  CHECK_THROWS_AS(searchsorted(zeros<float>({2, 2}), 1.0f), shape_error);
+}
+
+TEST_CASE_TEMPLATE("cumsum and cumprod along axes and flattened", T, float, double, std::int32_t, std::int64_t) {
+  for (index_t n : test::edge_sizes<T>()) {
+    auto v = test::values<T>(n, -3, 3, std::uint64_t(n) + 5);
+    auto a = test::make(v);
+    auto c = cumsum(a);
+    double acc = 0;
+    bool ok = true;
+    for (index_t i = 0; i < n; ++i) {
+      acc += double(v[std::size_t(i)]);
+      ok = ok && test::close(double(c(i)), acc, 1e-6 * std::max(1.0, double(i)));
+    }
+    CHECK(ok);
+    if constexpr (std::is_same_v<T, std::int32_t>) CHECK(std::is_same_v<value_t<decltype(c)>, std::int64_t>);
+  }
+  array<T> mm = test::iota<T>({3, 4}) + T(1);
+  auto c0 = cumsum(mm, 0), p1 = cumprod(mm, 1), cf = cumsum(transpose(mm));
+  for (index_t i = 0; i < 3; ++i)
+    for (index_t j = 0; j < 4; ++j) {
+      double s = 0, p = 1;
+      for (index_t k = 0; k <= i; ++k) s += double(mm(k, j));
+      for (index_t k = 0; k <= j; ++k) p *= double(mm(i, k));
+      CHECK(double(c0(i, j)) == s);
+      CHECK(double(p1(i, j)) == p);
+    }
+  CHECK(cf.shape() == extents{12});
+  CHECK(double(cf(11)) == 78.0);  // 1 + ... + 12
+}
+
+TEST_CASE("diff, bincount and histogram") {
+  array<int> a{1, 4, 9, 16, 25};
+  CHECK(test::walk(diff(a)) == std::vector<int>{3, 5, 7, 9});
+  CHECK(test::walk(diff(a, 2)) == std::vector<int>{2, 2, 2});
+  CHECK(diff(a, 7).size() == 0);
+  auto m = test::iota<double>({3, 4});
+  auto d0 = diff(m, 1, 0);
+  CHECK(d0.shape() == extents{2, 4});
+  CHECK(d0(1, 3) == m(2, 3) - m(1, 3));
+  CHECK_THROWS_AS(diff(a, -1), value_error);
+
+  array<std::int64_t> x{0, 1, 1, 3, 2, 1, 7};
+  CHECK(test::walk(bincount(x)) == std::vector<std::int64_t>{1, 3, 1, 1, 0, 0, 0, 1});
+  CHECK(bincount(x, 10).size() == 10);
+  array<double> w{0.5, 1, 1, 1, 1, 1, 2};
+  CHECK(test::walk(bincount(x, w)) == std::vector<double>{0.5, 3, 1, 1, 0, 0, 0, 2});
+  CHECK_THROWS_WITH_AS(bincount(array<int>{1, -2}), doctest::Contains("non-negative values, got -2"), value_error);
+
+  // np.histogram([0, 0.1, 0.2, 0.3, 0.5, 0.99, 1.0], bins=4) -> [3, 1, 1, 2], edges 0, .25, .5, .75, 1
+  array<double> h{0, 0.1, 0.2, 0.3, 0.5, 0.99, 1.0};
+  auto r = histogram(h, 4);
+  CHECK(test::walk(r.counts) == std::vector<std::int64_t>{3, 1, 1, 2});
+  CHECK(test::walk(r.edges) == std::vector<double>{0, 0.25, 0.5, 0.75, 1.0});
+  // against a loop over the edges on random data with an explicit range (outside values dropped)
+  auto v = test::values<float>(10'001, -1, 11, 5);
+  auto hr = histogram(test::make(v), 7, 0.0, 10.0);
+  std::vector<std::int64_t> ref(7, 0);
+  for (float f : v)
+    for (int b = 0; b < 7; ++b)
+      if (f >= hr.edges(b) && (f < hr.edges(b + 1) || (b == 6 && f <= hr.edges(7)))) {
+        ++ref[std::size_t(b)];
+        break;
+      }
+  CHECK(test::walk(hr.counts) == ref);
+  CHECK_THROWS_AS(histogram(h, 0), value_error);
+  CHECK_THROWS_AS(histogram(h, 3, 2.0, 1.0), value_error);
+}
