@@ -60,12 +60,13 @@ TEST_CASE("split and array_split return views; uneven sections are an error for 
   CHECK(p[2].shape() == extents{2, 2});
   CHECK(p[1].data() == a.data() + 6);
   CHECK(p[2].at(1, 1) == a(6, 1));
-  auto q = split(a, std::vector<index_t>{2, 5, 3}, 0);  // a decreasing cut gives an empty part
+  auto q = split(a, std::vector<index_t>{2, 5, 3}, 0);  // NumPy: a[:2], a[2:5], a[5:3] (empty), a[3:]
   REQUIRE(q.size() == 4);
   CHECK(q[0].shape()[0] == 2);
   CHECK(q[1].shape()[0] == 3);
   CHECK(q[2].shape()[0] == 0);
-  CHECK(q[3].shape()[0] == 2);
+  CHECK(q[3].shape()[0] == 4);
+  CHECK(q[3].data() == a.data() + 6);
   auto c = split(a, 2, 1);
   CHECK(test::walk(c[1]) == test::walk(a(all, 1)));
   CHECK_THROWS_WITH_AS(split(a, 3), doctest::Contains("size 7 into 3 sections does not divide evenly"), value_error);

@@ -33,7 +33,7 @@ bool same(const T& a, const T& b) {
 TEST_CASE_TEMPLATE("sort and stable argsort match std::stable_sort on every axis", T, float, double, std::int32_t,
                    std::int64_t, std::uint8_t, std::complex<float>) {
   for (index_t n : test::edge_sizes<T>(false)) {
-    auto v = test::values<T>(3 * n, -5, 5, std::uint64_t(n) + 3);  // few distinct values: many ties
+    auto v = test::values<T>(3 * n, std::is_unsigned_v<T> ? 0 : -5, 5, std::uint64_t(n) + 3);  // many ties
     if constexpr (std::is_floating_point_v<T>)
       if (n > 2) v[1] = v[std::size_t(n)] = std::numeric_limits<T>::quiet_NaN();
     auto a = test::make(v).reshape({3, n});
@@ -56,7 +56,7 @@ TEST_CASE_TEMPLATE("sort and stable argsort match std::stable_sort on every axis
     }
   }
   // strided input: a reversed transpose
-  auto m = test::make(test::values<T>(20, -9, 9, 7)).reshape({4, 5});
+  auto m = test::make(test::values<T>(20, std::is_unsigned_v<T> ? 0 : -9, 9, 7)).reshape({4, 5});
   auto st = sort(flip(transpose(m), 1), 0);
   for (index_t j = 0; j < 4; ++j)
     for (index_t i = 0; i + 1 < 5; ++i) CHECK(!numpy_less(st(i + 1, j), st(i, j)));
@@ -134,6 +134,10 @@ TEST_CASE("searchsorted left and right, scalar and array queries") {
   CHECK(searchsorted(a, 2.0) == 1);
   CHECK(searchsorted(a, 2.0, side::right) == 3);
   CHECK(searchsorted(zeros<float>({0}), 1.0f) == 0);
+  // queries compare in the promoted type, as NumPy: 2.5 lies between 2 and 3 of an int array
+  CHECK(searchsorted(array<int>{1, 2, 3}, 2.5) == 2);
+  CHECK(test::walk(searchsorted(array<int>{1, 2, 3}, array<double>{2.5, 0.5})) == std::vector<std::int64_t>{2, 0});
+  CHECK(searchsorted(array<float>{0.1f}, 0.1, side::right) == 0);
   CHECK_THROWS_AS(searchsorted(zeros<float>({2, 2}), 1.0f), shape_error);
 }
 
@@ -175,6 +179,13 @@ TEST_CASE("diff, bincount and histogram") {
   CHECK(d0.shape() == extents{2, 4});
   CHECK(d0(1, 3) == m(2, 3) - m(1, 3));
   CHECK_THROWS_AS(diff(a, -1), value_error);
+  CHECK(test::walk(diff(a * 2)) == std::vector<int>{6, 10, 14, 18});  // an expression argument
+  // uint8 values accumulate in int64, never wrapping at 255
+  auto cu = cumsum(array<std::uint8_t>{200, 100});
+  CHECK(std::is_same_v<value_t<decltype(cu)>, std::int64_t>);
+  CHECK(cu(1) == 300);
+  auto he = histogram(zeros<float>({0}), 2);  // no data, no range: [0, 1] as NumPy
+  CHECK(test::walk(he.edges) == std::vector<double>{0, 0.5, 1});
 
   array<std::int64_t> x{0, 1, 1, 3, 2, 1, 7};
   CHECK(test::walk(bincount(x)) == std::vector<std::int64_t>{1, 3, 1, 1, 0, 0, 0, 1});

@@ -62,6 +62,10 @@ TEST_CASE("integer subscripts drop axes, all keeps them, newaxis and ellipsis in
   CHECK_THROWS_WITH_AS(a(0, -5, all), doctest::Contains("index -5 is out of bounds for axis 1"), index_error);
   CHECK_THROWS_WITH_AS(a(all, all, all, all), doctest::Contains("too many indices"), index_error);
   CHECK_THROWS_WITH_AS(a(range(0, 3, 0)), doctest::Contains("slice step cannot be zero"), value_error);
+  // a huge step selects the first element (no overflow in the count)
+  auto huge = a(range(0, none, std::numeric_limits<index_t>::max()));
+  CHECK(huge.shape() == extents{1, 4, 5});
+  CHECK(a(range(none, none, std::numeric_limits<index_t>::min() + 1)).shape() == extents{1, 4, 5});
 }
 
 TEST_CASE("assigning into a view writes through, fused and broadcast") {
@@ -200,6 +204,10 @@ TEST_CASE("diagonal with offsets and axes; real and imag views of complex arrays
   re = re * 2.0;
   CHECK(z(0) == std::complex<double>(2.0, 0.5));
   // on real expressions real() stays the elementwise function
+  // of a temporary complex array: the values (a view would dangle)
+  auto rt = real(z.copy());
+  static_assert(std::is_same_v<decltype(rt), array<double>>);
+  CHECK(test::walk(rt) == std::vector<double>{2.0, 6.0});
   array<double> r = real(arange<double>(3) + 1.0);
   CHECK(test::walk(r) == std::vector<double>{1, 2, 3});
 }

@@ -16,7 +16,7 @@ namespace detail {
 // pointer/shape/strides struct) and make a view at the end.
 template <class T, class B>
 leaf<T, B> slice_leaf(leaf<T, B> l, int axis, index_t start, index_t stop) {
-  if (stop > start) l.data += start * l.strides[axis];
+  if (stop > start && l.data) l.data += start * l.strides[axis];
   l.shape[axis] = stop - start;
   return l;
 }
@@ -38,7 +38,7 @@ array_view<T, B> index_axis(const array_view<T, B>& v, int axis, index_t i) {
       shape.push_back(v.shape()[k]);
       strides.push_back(v.strides()[k]);
     }
-  return {v.data() + i * v.strides()[axis], shape, strides};
+  return {v.data() ? v.data() + i * v.strides()[axis] : nullptr, shape, strides};
 }
 
 template <class X>
@@ -123,9 +123,8 @@ std::vector<array_view<T, B>> split_at(const array_view<T, B>& v, int axis, cons
     index_t c = i < cuts.size() ? cuts[i] : n;
     if (c < 0) c += n;
     c = std::clamp<index_t>(c, 0, n);
-    const index_t start = std::min(prev, c);  // NumPy: a decreasing index gives an empty part
-    out.push_back(slice_axis(v, ax, start, c));
-    prev = std::max(prev, c);
+    out.push_back(slice_axis(v, ax, prev, std::max(prev, c)));  // NumPy: x[prev:c], empty when c < prev
+    prev = c;
   }
   return out;
 }

@@ -15,7 +15,8 @@ auto scan(const X& x, int axis, bool product) {
   auto r = rows_last(x, axis);
   using T = value_t<decltype(r)>;
   using B = backend_of_t<decltype(r)>;
-  using U = sum_result_t<T>;  // NumPy: small integers accumulate in int64
+  // integers accumulate in int64 (NumPy uses uint64 for unsigned input; fusor has no uint64 dtype)
+  using U = sum_result_t<T>;
   // float rows accumulate in double (then round per element): the error does not grow with n
   using Acc = std::conditional_t<std::is_same_v<U, float>, double,
                                  std::conditional_t<std::is_same_v<U, std::complex<float>>, std::complex<double>, U>>;
@@ -50,7 +51,11 @@ auto cumprod(const X& x) {
 template <class X>
 auto diff(const X& x, int n = 1, int axis = -1) {
   if (n < 0) throw value_error("fusor: diff order must be >= 0, got " + std::to_string(n));
-  auto cur = eval(detail::with_view(x, [](const auto& v) { return v; }));
+  auto cur = [&] {
+    auto r = detail::with_view(x, [](const auto& v) { return v; });
+    if constexpr (detail::is_view_v<decltype(r)>) return r.copy();
+    else return r;
+  }();
   const int ax = normalize_axis(axis, cur.ndim());
   for (int i = 0; i < n; ++i) {
     const index_t len = cur.shape()[ax];
@@ -112,9 +117,13 @@ auto histogram(const X& x, index_t bins = 10, double lo = 0, double hi = 0) {
   using B = backend_of_t<decltype(c.view())>;
   static_assert(!is_complex_v<T>, "fusor: histogram needs real values");
   if (bins <= 0) throw value_error("fusor: histogram needs a positive number of bins, got " + std::to_string(bins));
-  if (lo == 0 && hi == 0 && c.view().size() > 0) {
-    lo = double(min(c.view()));
-    hi = double(max(c.view()));
+  if (lo == 0 && hi == 0) {  // no range given: the data's, or [0, 1] for no data (NumPy)
+    if (c.view().size() > 0) {
+      lo = double(min(c.view()));
+      hi = double(max(c.view()));
+    } else {
+      hi = 1;
+    }
   }
   if (!(std::isfinite(lo) && std::isfinite(hi)) || lo > hi)
     throw value_error("fusor: histogram range must be finite with lo <= hi, got [" + std::to_string(lo) + ", " +

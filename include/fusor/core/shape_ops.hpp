@@ -45,7 +45,7 @@ auto with_view(X&& x, F&& f) {
 
 template <class T, class B>
 array_view<T, B> make_view(const array_view<T, B>& v, index_t offset, const extents& shape, const extents& strides) {
-  return {v.data() + offset, shape, strides};
+  return {v.data() ? v.data() + offset : nullptr, shape, strides};  // empty arrays have no buffer
 }
 
 inline void check_permutation(const extents& axes, int rank, const char* what) {
@@ -334,7 +334,7 @@ auto flip(X&& x, int axis) {
   return detail::with_view(std::forward<X>(x), [&](const auto& v) {
     const int a = normalize_axis(axis, v.ndim());
     extents strides = v.strides();
-    const index_t offset = v.shape()[a] > 0 ? (v.shape()[a] - 1) * strides[a] : 0;
+    const index_t offset = v.size() > 0 ? (v.shape()[a] - 1) * strides[a] : 0;
     strides[a] = -strides[a];
     return detail::make_view(v, offset, v.shape(), strides);
   });
@@ -378,7 +378,8 @@ array_view<T, B> complex_part(const array_view<std::complex<T>, B>& v, int part)
   // std::complex<T> is layout-compatible with T[2] ([complex.numbers.general]/4)
   extents strides = v.strides();
   for (auto& s : strides) s *= 2;
-  return {reinterpret_cast<T*>(v.data()) + part, v.shape(), strides};
+  T* base = reinterpret_cast<T*>(v.data());
+  return {base ? base + part : nullptr, v.shape(), strides};
 }
 }  // namespace detail
 
@@ -392,6 +393,10 @@ template <class T, class B>
 array_view<T, B> real(const array_view<std::complex<T>, B>& v) {
   return detail::complex_part(v, 0);
 }
+template <class T, class B>
+array<T, B> real(array<std::complex<T>, B>&& a) {  // a temporary: the values, not a dangling view
+  return detail::complex_part(std::as_const(a).view(), 0).copy();
+}
 /// The imaginary parts of a complex array as a writable view (x.imag in NumPy).
 template <class T, class B>
 array_view<T, B> imag(const array<std::complex<T>, B>& a) {
@@ -400,6 +405,10 @@ array_view<T, B> imag(const array<std::complex<T>, B>& a) {
 template <class T, class B>
 array_view<T, B> imag(const array_view<std::complex<T>, B>& v) {
   return detail::complex_part(v, 1);
+}
+template <class T, class B>
+array<T, B> imag(array<std::complex<T>, B>&& a) {
+  return detail::complex_part(std::as_const(a).view(), 1).copy();
 }
 
 }  // namespace fusor

@@ -68,12 +68,12 @@ inline resolved_range resolve(const range& r, index_t n, int axis) {
   if (step > 0) {
     start = r.start == none ? 0 : clamp(r.start, 0, n);
     stop = r.stop == none ? n : clamp(r.stop, 0, n);
-    const index_t count = stop > start ? (stop - start + step - 1) / step : 0;
+    const index_t count = stop > start ? (stop - start - 1) / step + 1 : 0;  // no overflow for huge steps
     return {start, step, count};
   }
   start = r.start == none ? n - 1 : clamp(r.start, -1, n - 1);
   stop = r.stop == none ? -1 : clamp(r.stop, -1, n - 1);
-  const index_t count = start > stop ? (start - stop + (-step) - 1) / (-step) : 0;
+  const index_t count = start > stop ? (start - stop - 1) / (-step) + 1 : 0;
   return {start, step, count};
 }
 
@@ -104,7 +104,7 @@ void apply_subscript(const S& s, const extents& shape, const extents& strides, i
     const resolved_range r = resolve(s, shape[in_axis], in_axis);
     if (r.count > 0) w.offset += r.first * strides[in_axis];
     w.shape.push_back(r.count);
-    w.strides.push_back(r.step * strides[in_axis]);
+    w.strides.push_back(r.count > 1 ? r.step * strides[in_axis] : strides[in_axis]);
     ++in_axis;
   } else {
     const index_t n = shape[in_axis];

@@ -122,7 +122,8 @@ auto searchsorted(const A& a, const V& values, side s = side::left) {
     throw shape_error("fusor: searchsorted needs a 1-d sorted array, got shape " + to_string(ca.view().shape()));
   if constexpr (scalar<V>) {
     std::int64_t out;
-    const T v = convert_element<T>(values);
+    using C = promote_t<T, V>;
+    const C v = static_cast<C>(values);
     algorithms<B>::searchsorted(ca.data(), ca.view().size(), &v, 1, s == side::right, &out);
     return out;
   } else {

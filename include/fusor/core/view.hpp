@@ -2,6 +2,7 @@
 // array_view<T, B>: a non-owning strided window onto an array's memory (or any memory the user
 // wraps). Copying a view copies the handle; *assigning* to a view writes elements, like
 // NumPy's `a[...] = x`, so `v = a + b` evaluates into the viewed memory in one fused pass.
+#include <cassert>
 #include <string>
 #include <type_traits>
 
@@ -86,23 +87,26 @@ class array_view {
   }
   leaf<T, B> as_leaf() const { return {data_, shape_, strides_}; }
 
-  /// Element access (cpu only), unchecked apart from debug builds; see at() for checked access.
+  /// Element access (cpu only): one index per axis, not range-checked (asserted in debug
+  /// builds); see at() for checked access.
   template <std::integral... I>
   T& operator()(I... i) const {
     detail::require_host<B>();
+    assert(int(sizeof...(I)) == ndim() && "fusor: element access needs one index per axis");
     static_assert(sizeof...(I) <= max_rank, "fusor: more indices than the maximum rank");
     const index_t idx[] = {static_cast<index_t>(i)..., 0};
     index_t off = 0;
     for (int k = 0; k < int(sizeof...(I)); ++k) off += idx[k] * strides_[k];
     return data_[off];
   }
-  /// A sub-view: v(range(0, 10, 2), all), v(1) on a 2-d view is its row 1, v(newaxis, ellipsis).
+  /// A sub-view: v(range(0, 10, 2), all), v(1, all) (row 1 of a 2-d view), v(newaxis, ellipsis).
+  /// (All-integer subscripts are element access.)
   /// Zero-copy; assigning to the result writes into this view's elements.
   template <class... S>
     requires view_subscripts<S...>
   array_view operator()(const S&... s) const {
     const detail::window w = detail::subscript_window(shape_, strides_, s...);
-    return {data_ + w.offset, w.shape, w.strides};
+    return {data_ ? data_ + w.offset : nullptr, w.shape, w.strides};
   }
   /// Checked element access: the number of indices must equal the rank; negative indices count
   /// from the end; out-of-range indices throw index_error.

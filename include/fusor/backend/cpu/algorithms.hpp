@@ -109,14 +109,16 @@ struct algorithms<cpu> {
       if (mask[i]) x[i] = values[c++];
   }
 
-  /// Sorts each of `rows` rows of length n in place (stable).
+  /// Sorts each of `rows` rows of length n in place. (Stability is invisible for values alone,
+  /// so this is std::sort.)
   template <class T>
   static void sort_rows(T* x, index_t rows, index_t n) {
 #pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
     for (index_t r = 0; r < rows; ++r)
-      std::stable_sort(x + r * n, x + (r + 1) * n, [](const T& a, const T& b) { return detail::sort_less(a, b); });
+      std::sort(x + r * n, x + (r + 1) * n, [](const T& a, const T& b) { return detail::sort_less(a, b); });
   }
-  /// Stable argsort of each row.
+  /// Stable argsort of each row: std::sort on (value, index), which orders equal values by
+  /// position, so no merge buffer is needed.
   template <class T>
   static void argsort_rows(const T* x, index_t rows, index_t n, std::int64_t* out) {
 #pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
@@ -124,7 +126,10 @@ struct algorithms<cpu> {
       std::int64_t* o = out + r * n;
       const T* row = x + r * n;
       std::iota(o, o + n, std::int64_t{0});
-      std::stable_sort(o, o + n, [row](std::int64_t a, std::int64_t b) { return detail::sort_less(row[a], row[b]); });
+      std::sort(o, o + n, [row](std::int64_t a, std::int64_t b) {
+        if (detail::sort_less(row[a], row[b])) return true;
+        return a < b && !detail::sort_less(row[b], row[a]);
+      });
     }
   }
   /// The k largest (or smallest) of each row with their indices, best first; ties go to the
@@ -206,9 +211,10 @@ struct algorithms<cpu> {
   static void searchsorted(const T* a, index_t n, const V* v, index_t m, bool right, std::int64_t* out) {
 #pragma omp parallel for schedule(static) if (m > (1 << 14))
     for (index_t i = 0; i < m; ++i) {
-      const T x = T(v[i]);
-      const T* p = right ? std::upper_bound(a, a + n, x, [](const T& p, const T& q) { return detail::sort_less(p, q); })
-                         : std::lower_bound(a, a + n, x, [](const T& p, const T& q) { return detail::sort_less(p, q); });
+      using C = promote_t<T, V>;  // compare as NumPy does: 2.5 goes between 2 and 3 of an int array
+      const C x = C(v[i]);
+      const T* p = right ? std::upper_bound(a, a + n, x, [](const C& q, const T& e) { return detail::sort_less(q, C(e)); })
+                         : std::lower_bound(a, a + n, x, [](const T& e, const C& q) { return detail::sort_less(C(e), q); });
       out[i] = p - a;
     }
   }

@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Prints each fusor benchmark beside its baseline from one Google Benchmark JSON file (medians):
+the times, and fusor's time divided by the baseline's (1.00 = no overhead, < 1 = faster)."""
+import json
+import sys
+
+PAIRS = [  # (fusor benchmark, baseline benchmark); the rest of the name (arguments) must match
+    ("transpose_copy", "hand_transpose"), ("transpose_copy", "stream_copy"), ("roll_2d", "stream_copy"),
+    ("fusor_sort", "std_sort"), ("fusor_sort", "std_stable_sort"), ("fusor_argsort", "std_argsort"),
+    ("fusor_topk", "std_partial_sort_topk"),
+    ("fusor_matmul", "cblas_gemm"), ("fusor_matmul_out", "cblas_gemm"),
+    ("save_npy", "raw_fwrite"), ("load_npy", "raw_fread"), ("load_npy", "raw_fread_alloc"),
+]
+
+med = {}
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if b.get("aggregate_name") != "median":
+        continue
+    head, _, rest = b["run_name"].partition("/")
+    med[(head, rest)] = (b["real_time"], b.get("time_unit", "ns"), b.get("GB/s"))
+
+print(f"{'fusor':34} {'baseline':34} {'fusor':>10} {'baseline':>10}  fusor/baseline")
+for fusor, base in PAIRS:
+    for (head, rest), (t, unit, gbs) in sorted(med.items()):
+        if head != fusor or (base, rest) not in med:
+            continue
+        tb = med[(base, rest)][0]
+        extra = f"   ({gbs / 1e9:.1f} GB/s)" if gbs else ""
+        print(f"{fusor + '/' + rest:34} {base + '/' + rest:34} {t:8.3f}{unit:>2} {tb:8.3f}{unit:>2}  {t / tb:6.3f}{extra}")
