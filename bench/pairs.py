@@ -5,7 +5,7 @@ import json
 import sys
 
 PAIRS = [  # (fusor benchmark, baseline benchmark); the rest of the name (arguments) must match
-    ("transpose_copy", "hand_transpose"), ("transpose_copy", "stream_copy"), ("roll_2d", "stream_copy"),
+    ("transpose_copy", "hand_transpose"), ("transpose_copy", "stream_copy"), ("roll_2d", "hand_roll_alloc"), ("roll_2d", "stream_copy"),
     ("fusor_sort", "std_sort"), ("fusor_sort", "std_stable_sort"), ("fusor_argsort", "std_argsort"),
     ("fusor_topk", "std_partial_sort_topk"),
     ("fusor_matmul", "cblas_gemm"), ("fusor_matmul_out", "cblas_gemm"),

@@ -311,3 +311,21 @@ TEST_CASE_TEMPLATE("tril, triu and their indices", T, float, std::int32_t, std::
   CHECK(test::walk(ui[1]) == std::vector<std::int64_t>{1, 2, 3, 2, 3, 3});
   CHECK_THROWS_AS(tril(arange<float>(3)), shape_error);
 }
+
+TEST_CASE_TEMPLATE("floor_divide rounds toward minus infinity like NumPy's //", T, std::int32_t, std::int64_t, float,
+                   double) {
+  const auto av = test::values<T>(203, -50, 50, 3);
+  auto bv = test::values<T>(203, -7, 7, 4);
+  for (auto& b : bv)
+    if (b == T(0)) b = T(3);
+  auto q = eval(floor_divide(test::make(av), test::make(bv)));
+  bool ok = true;
+  for (std::size_t i = 0; i < av.size(); ++i)
+    ok = ok && double(q(index_t(i))) == std::floor(double(av[i]) / double(bv[i]));
+  CHECK(ok);
+  if constexpr (std::is_integral_v<T>) {
+    CHECK(eval(floor_divide(array<T>{-7}, array<T>{2}))(0) == T(-4));
+    CHECK(eval(floor_divide(array<T>{7}, array<T>{-2}))(0) == T(-4));
+    CHECK(eval(floor_divide(array<T>{5}, array<T>{0}))(0) == T(0));  // NumPy: 0 (with a warning)
+  }
+}

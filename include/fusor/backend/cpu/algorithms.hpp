@@ -155,6 +155,16 @@ struct algorithms<cpu> {
         if (index_t(heap.size()) < k) {
           heap.push_back(i);
           std::push_heap(heap.begin(), heap.end(), before);
+        } else if constexpr (!is_complex_v<T>) {
+          // fast rejection of the common case (a value plainly worse than the worst kept one);
+          // NaNs and ties fall through to the exact comparison
+          const T& w = row[heap.front()];
+          if (largest ? row[i] < w : w < row[i]) continue;
+          if (before(i, heap.front())) {
+            std::pop_heap(heap.begin(), heap.end(), before);
+            heap.back() = i;
+            std::push_heap(heap.begin(), heap.end(), before);
+          }
         } else if (before(i, heap.front())) {
           std::pop_heap(heap.begin(), heap.end(), before);
           heap.back() = i;
