@@ -101,7 +101,7 @@ void hand_roll_alloc(benchmark::State& st) {
   const float* a = square().data();
   const index_t s0 = 17, s1 = side - 33;  // the same shifts as roll_2d: (17, -33)
   for (auto _ : st) {
-    array<float> r({side, side});
+    array<float> r(fusor::extents{side, side});
     float* o = r.data();
 #pragma omp parallel for num_threads(int(st.range(0))) schedule(static)
     for (index_t i = 0; i < side; ++i) {

@@ -12,7 +12,8 @@ namespace fusor {
 namespace detail {
 template <class X>
 auto scan(const X& x, int axis, bool product) {
-  auto r = rows_last(x, axis);
+  const auto c = rows_last_readonly(x, axis);
+  const auto r = c.view();
   using T = value_t<decltype(r)>;
   using B = backend_of_t<decltype(r)>;
   // integers accumulate in int64 (NumPy uses uint64 for unsigned input; fusor has no uint64 dtype)
@@ -22,7 +23,7 @@ auto scan(const X& x, int axis, bool product) {
                                  std::conditional_t<std::is_same_v<U, std::complex<float>>, std::complex<double>, U>>;
   array<U, B> out(r.shape());
   const index_t n = r.shape()[r.ndim() - 1];
-  if (out.size() > 0) algorithms<B>::template scan_rows<Acc>(r.data(), r.size() / n, n, product, out.data());
+  if (out.size() > 0) algorithms<B>::template scan_rows<Acc>(c.data(), r.size() / n, n, product, out.data());
   return rows_back(std::move(out), axis);
 }
 }  // namespace detail

@@ -28,6 +28,23 @@ auto rows_last(const X& x, int& axis) {
     return rows_last_view(tmp.view(), axis);
   }
 }
+/// Read-only rows: x itself when the axis is already last and x is contiguous, else a copy
+/// laid out that way (argsort, topk and scans only read their input).
+template <class X>
+auto rows_last_readonly(const X& x, int& axis) {
+  if constexpr (is_view_v<X> || is_array_v<X>) {
+    const auto v = part_view(x);
+    using V = decltype(v);
+    if (v.ndim() > 0 && normalize_axis(axis, v.ndim()) == v.ndim() - 1 && v.is_contiguous()) {
+      axis = v.ndim() - 1;
+      return contiguous<value_t<V>, backend_of_t<V>>(v);
+    }
+    return contiguous<value_t<V>, backend_of_t<V>>(rows_last_view(v, axis));
+  } else {
+    auto tmp = eval(x);
+    return contiguous<value_t<decltype(tmp)>, backend_of_t<decltype(tmp)>>(rows_last_view(tmp.view(), axis));
+  }
+}
 /// r (axis last) back into the caller's axis order.
 template <class T, class B>
 array<T, B> rows_back(array<T, B>&& r, int axis) {
@@ -49,11 +66,12 @@ auto sort(const X& x, int axis = -1) {
 /// The indices that sort x along an axis (np.argsort(kind="stable")): equal elements keep their order.
 template <class X>
 auto argsort(const X& x, int axis = -1) {
-  auto r = detail::rows_last(x, axis);
+  const auto c = detail::rows_last_readonly(x, axis);
+  const auto r = c.view();
   using B = backend_of_t<decltype(r)>;
   array<std::int64_t, B> out(r.shape());
   const index_t n = r.shape()[r.ndim() - 1];
-  if (r.size() > 0) algorithms<B>::argsort_rows(r.data(), r.size() / n, n, out.data());
+  if (r.size() > 0) algorithms<B>::argsort_rows(c.data(), r.size() / n, n, out.data());
   return detail::rows_back(std::move(out), axis);
 }
 
@@ -67,7 +85,8 @@ struct topk_result {
 /// indices; ties go to the lower index (like a stable sort). O(n log k) per row, no full sort.
 template <class X>
 auto topk(const X& x, index_t k, int axis = -1, bool largest = true) {
-  auto r = detail::rows_last(x, axis);
+  const auto c = detail::rows_last_readonly(x, axis);
+  const auto r = c.view();
   using T = value_t<decltype(r)>;
   using B = backend_of_t<decltype(r)>;
   const index_t n = r.shape()[r.ndim() - 1];
@@ -78,7 +97,7 @@ auto topk(const X& x, index_t k, int axis = -1, bool largest = true) {
   s[s.size() - 1] = k;
   array<T, B> values(s);
   array<std::int64_t, B> idx(s);
-  if (values.size() > 0) algorithms<B>::topk_rows(r.data(), r.size() / n, n, k, largest, values.data(), idx.data());
+  if (values.size() > 0) algorithms<B>::topk_rows(c.data(), r.size() / n, n, k, largest, values.data(), idx.data());
   return topk_result<T, B>{detail::rows_back(std::move(values), axis), detail::rows_back(std::move(idx), axis)};
 }
 

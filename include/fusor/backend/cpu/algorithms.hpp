@@ -151,25 +151,31 @@ struct algorithms<cpu> {
       // max-heap on "ranks after": the top is the worst of the kept k
       std::vector<std::int64_t> heap;
       heap.reserve(std::size_t(k));
-      for (index_t i = 0; i < n; ++i) {
-        if (index_t(heap.size()) < k) {
-          heap.push_back(i);
-          std::push_heap(heap.begin(), heap.end(), before);
-        } else if constexpr (!is_complex_v<T>) {
-          // fast rejection of the common case (a value plainly worse than the worst kept one);
-          // NaNs and ties fall through to the exact comparison
-          const T& w = row[heap.front()];
-          if (largest ? row[i] < w : w < row[i]) continue;
+      const index_t fill = std::min(k, n);
+      for (index_t i = 0; i < fill; ++i) {
+        heap.push_back(i);
+        std::push_heap(heap.begin(), heap.end(), before);
+      }
+      // the scan, with the direction a template parameter so the hot comparison has no branch
+      auto scan = [&]<bool Largest>(std::bool_constant<Largest>) {
+        T worst = row[heap.front()];  // cached: the loop mostly compares against it
+        for (index_t i = fill; i < n; ++i) {
+          if constexpr (!is_complex_v<T>) {
+            // fast rejection of a value plainly worse than the worst kept one; NaNs and ties
+            // fall through to the exact comparison
+            if (Largest ? row[i] < worst : worst < row[i]) continue;
+          }
           if (before(i, heap.front())) {
             std::pop_heap(heap.begin(), heap.end(), before);
             heap.back() = i;
             std::push_heap(heap.begin(), heap.end(), before);
+            worst = row[heap.front()];
           }
-        } else if (before(i, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), before);
-          heap.back() = i;
-          std::push_heap(heap.begin(), heap.end(), before);
         }
+      };
+      if (k > 0) {
+        if (largest) scan(std::true_type{});
+        else scan(std::false_type{});
       }
       std::sort_heap(heap.begin(), heap.end(), before);
       for (index_t j = 0; j < k; ++j) {
