@@ -211,3 +211,27 @@ TEST_CASE("diagonal with offsets and axes; real and imag views of complex arrays
   array<double> r = real(arange<double>(3) + 1.0);
   CHECK(test::walk(r) == std::vector<double>{1, 2, 3});
 }
+
+TEST_CASE_TEMPLATE("large transposed and permuted reads take the tiled path and stay exact", T, float, double,
+                   std::int32_t, std::complex<float>) {
+  // inner lengths not multiples of the 32-element tile, row counts that split over threads
+  for (auto [m, n] : {std::pair<index_t, index_t>{67, 130}, std::pair<index_t, index_t>{301, 517}}) {
+    auto a = test::iota<T>({m, n});
+    array<T> t = transpose(a);
+    array<T> u = transpose(a) * T(2) + flip(transpose(a), 1);
+    bool ok = t.shape() == extents{n, m};
+    for (index_t i = 0; i < n && ok; ++i)
+      for (index_t j = 0; j < m; ++j) {
+        ok = ok && t(i, j) == a(j, i);
+        ok = ok && u(i, j) == T(a(j, i) * T(2) + a(m - 1 - j, i));
+      }
+    CHECK(ok);
+  }
+  auto b = test::iota<T>({5, 70, 90});
+  array<T> p = permute_dims(b, {2, 0, 1});
+  bool ok = true;
+  for (index_t i = 0; i < 90; ++i)
+    for (index_t j = 0; j < 5; ++j)
+      for (index_t k = 0; k < 70; ++k) ok = ok && p(i, j, k) == b(j, k, i);
+  CHECK(ok);
+}

@@ -3,6 +3,7 @@
 // (a contiguous statement is one flat loop); each row is an aligned scalar head, an xsimd body
 // and a scalar tail when the whole tree has a SIMD form, or a scalar loop otherwise. Above the
 // size threshold the rows (or the flat range) are split over OpenMP threads.
+#include <algorithm>
 #include <cstdint>
 
 #include "../../core/assign.hpp"
@@ -74,12 +75,40 @@ void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
     });
     return;
   }
+  // An operand read across rows (a transpose: inner stride not 0 or +-1) would touch a new
+  // cache line for every element; walking tiles of tile x tile elements instead reuses each
+  // line for `tile` consecutive rows (2.3x faster on a 4096^2 transpose here).
+  constexpr index_t tile = 32;
+  bool gather = false;
+  for (std::size_t j = 1; j < ops.size(); ++j) {
+    const index_t s = ops[j][r - 1];
+    gather = gather || (s != 0 && s != 1 && s != -1);
+  }
+  const bool tiled = gather && inner >= 2 * tile && rows >= 2;
   run_team(std::min<index_t>(nt, rows), [&](int t, int n) {
     Ev local = ev;
     auto [rb, re] = split_range(rows, t, n);
     if (rb >= re) return;
     index_t idx[max_rank] = {};
     unravel(rb, idx, sp.dims, r - 1);
+    if (tiled) {
+      for (index_t row = rb; row < re; row += tile) {
+        const index_t nrow = std::min(tile, re - row);
+        for (index_t cb = 0; cb < inner; cb += tile) {
+          index_t ti[max_rank];
+          for (int k = 0; k + 1 < r; ++k) ti[k] = idx[k];
+          for (index_t q = 0; q < nrow; ++q) {
+            local.seek(ti, r - 1);
+            T* d = dst.data;
+            for (int k = 0; k + 1 < r; ++k) d += ti[k] * dst_st[k];
+            run_row(local, d, cb, std::min(cb + tile, inner));
+            next_index(ti, sp.dims, r - 1);
+          }
+        }
+        for (index_t q = 0; q < nrow; ++q) next_index(idx, sp.dims, r - 1);
+      }
+      return;
+    }
     for (index_t row = rb; row < re; ++row) {
       local.seek(idx, r - 1);
       T* d = dst.data;
