@@ -137,31 +137,9 @@ class array {
     return r;
   }
   /// A view with a new shape of the same size; one dimension may be -1 (inferred).
-  array_view<T, B> reshape(extents new_shape) const& {
-    int infer = -1;
-    index_t known = 1;
-    for (int k = 0; k < new_shape.size(); ++k) {
-      if (new_shape[k] == -1) {
-        if (infer >= 0)
-          throw shape_error("fusor: reshape accepts at most one -1, got " + to_string(new_shape));
-        infer = k;
-      } else if (new_shape[k] < 0) {
-        throw shape_error("fusor: reshape dimensions must be >= 0 or -1, got " + to_string(new_shape));
-      } else {
-        known *= new_shape[k];
-      }
-    }
-    if (infer >= 0) {
-      if (known == 0 || size() % known != 0)
-        throw shape_error("fusor: cannot reshape an array of shape " + to_string(shape_) + " (size " +
-                          std::to_string(size()) + ") into " + to_string(new_shape));
-      new_shape[infer] = size() / known;
-    }
-    if (new_shape.numel() != size())
-      throw shape_error("fusor: cannot reshape an array of shape " + to_string(shape_) + " (size " +
-                        std::to_string(size()) + ") into shape " + to_string(new_shape) + " (size " +
-                        std::to_string(new_shape.numel()) + ")");
-    return {data_, new_shape, contiguous_strides(new_shape)};
+  array_view<T, B> reshape(const extents& new_shape) const& {
+    const extents s = detail::resolve_reshape(shape_, new_shape);
+    return {data_, s, contiguous_strides(s)};
   }
 
   /// A converted copy (np.astype): complex to real keeps the real part, anything to bool is != 0.

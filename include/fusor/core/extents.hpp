@@ -123,6 +123,35 @@ inline extents broadcast_shapes(const extents& a, const extents& b) {
   return r;
 }
 
+namespace detail {
+/// A reshape target for `shape`: resolves the one allowed -1 and checks that the sizes agree.
+inline extents resolve_reshape(const extents& shape, extents new_shape) {
+  int infer = -1;
+  index_t known = 1;
+  for (int k = 0; k < new_shape.size(); ++k) {
+    if (new_shape[k] == -1) {
+      if (infer >= 0) throw shape_error("fusor: reshape accepts at most one -1, got " + to_string(new_shape));
+      infer = k;
+    } else if (new_shape[k] < 0) {
+      throw shape_error("fusor: reshape dimensions must be >= 0 or -1, got " + to_string(new_shape));
+    } else {
+      known *= new_shape[k];
+    }
+  }
+  const index_t n = shape.numel();
+  if (infer >= 0) {
+    if (known == 0 || n % known != 0)
+      throw shape_error("fusor: cannot reshape an array of shape " + to_string(shape) + " (size " + std::to_string(n) +
+                        ") into " + to_string(new_shape));
+    new_shape[infer] = n / known;
+  }
+  if (new_shape.numel() != n)
+    throw shape_error("fusor: cannot reshape an array of shape " + to_string(shape) + " (size " + std::to_string(n) +
+                      ") into shape " + to_string(new_shape) + " (size " + std::to_string(new_shape.numel()) + ")");
+  return new_shape;
+}
+}  // namespace detail
+
 /// Resolves a possibly negative axis against a rank, or throws index_error.
 inline int normalize_axis(int axis, int rank) {
   if (axis < -rank || axis >= rank)

@@ -57,6 +57,14 @@ array<std::int64_t, B> checked_indices(const I& idx, index_t n, int axis, const 
                       std::to_string(axis) + " with size " + std::to_string(n) + " (shape " + to_string(shape) + ")");
   return out;
 }
+/// One coordinate array per axis of `shape` for in-range flat C-order indices (one fused pass each).
+template <class B>
+std::vector<array<std::int64_t, B>> unravel_flat(const array<std::int64_t, B>& f, const extents& shape) {
+  const extents strides = contiguous_strides(shape);
+  std::vector<array<std::int64_t, B>> out;
+  for (int k = 0; k < shape.size(); ++k) out.push_back(array<std::int64_t, B>(floor_divide(f, strides[k]) % shape[k]));
+  return out;
+}
 inline void split_around(const extents& s, int axis, index_t& outer, index_t& inner) {
   outer = inner = 1;
   for (int k = 0; k < axis; ++k) outer *= s[k];
@@ -87,7 +95,7 @@ auto take(const X& x, const I& indices, int axis) {
 /// np.take without an axis: indices into the flattened array.
 template <class X, expression I>
 auto take(const X& x, const I& indices) {
-  return take(flatten(detail::with_view(x, [](const auto& v) { return v; })), indices, 0);
+  return take(flatten(x), indices, 0);
 }
 
 namespace detail {
@@ -184,12 +192,9 @@ auto nonzero(const X& x) {
   if (c.view().ndim() == 0) throw value_error("fusor: nonzero of a 0-d array is not defined (NumPy 2); reshape it to 1-d");
   const auto flat = algorithms<B>::flat_nonzero(c.data(), c.view().size());
   const extents shape = c.view().shape();
-  std::vector<array<std::int64_t, B>> out;
   const index_t n = index_t(flat.size());
   const array<std::int64_t, B> f(std::span<const std::int64_t>(flat.data(), flat.size()), extents{n});
-  const extents strides = contiguous_strides(shape);
-  for (int k = 0; k < shape.size(); ++k) out.push_back(array<std::int64_t, B>(floor_divide(f, strides[k]) % shape[k]));
-  return out;
+  return detail::unravel_flat(f, shape);
 }
 /// The coordinates of the nonzero elements as rows of an (N, ndim) int64 array (np.argwhere).
 template <class X>
@@ -243,10 +248,7 @@ auto unravel_index(const I& flat, const extents& shape) {
       throw index_error("fusor: flat index " + std::to_string(lo < 0 ? lo : hi) + " is out of bounds for shape " +
                         to_string(shape) + " (size " + std::to_string(n) + ")");
   }
-  const extents strides = contiguous_strides(shape);
-  std::vector<array<std::int64_t, B>> out;
-  for (int k = 0; k < shape.size(); ++k) out.push_back(array<std::int64_t, B>(floor_divide(f, strides[k]) % shape[k]));
-  return out;
+  return detail::unravel_flat(f, shape);
 }
 /// Coordinates of one flat index.
 inline extents unravel_index(index_t flat, const extents& shape) {

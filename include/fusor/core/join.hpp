@@ -41,11 +41,6 @@ array_view<T, B> index_axis(const array_view<T, B>& v, int axis, index_t i) {
   return {v.data() ? v.data() + i * v.strides()[axis] : nullptr, shape, strides};
 }
 
-template <class X>
-auto part_view(const X& x) {
-  if constexpr (is_view_v<X>) return x;
-  else return x.view();
-}
 template <class R>
 auto view_list(const R& parts) {
   using P = std::remove_cvref_t<std::ranges::range_value_t<R>>;
@@ -172,109 +167,100 @@ auto array_split(X&& x, index_t sections, int axis = 0) {
   return detail::split_at(v, ax, cuts);
 }
 
-/// Repeats the whole array `reps[k]` times along axis k (np.tile); reps may be longer or shorter
-/// than the rank (NumPy's alignment at the trailing axes).
 namespace detail {
 template <class T, class B>
 array<T, B> tile_view(const array_view<T, B>& src, const extents& reps) {
-  {
-    for (index_t r : reps)
-      if (r < 0) throw value_error("fusor: tile repetitions must be >= 0, got " + to_string(reps));
-    const int d = std::max(src.ndim(), reps.size());
-    extents in_shape, in_strides, rep;
-    for (int k = 0; k < d; ++k) {
-      const int s = k - (d - src.ndim()), q = k - (d - reps.size());
-      in_shape.push_back(s >= 0 ? src.shape()[s] : 1);
-      in_strides.push_back(s >= 0 ? src.strides()[s] : 0);
-      rep.push_back(q >= 0 ? reps[q] : 1);
-    }
-    extents shape;
-    for (int k = 0; k < d; ++k) shape.push_back(in_shape[k] * rep[k]);
-    array<T, B> out(shape);
-    if (out.size() == 0) return out;
-    const array_view<T, B> in(src.data(), in_shape, in_strides);
-    if (2 * d <= max_rank) {
-      // one pass: the output seen as (rep0, n0, rep1, n1, ...) receives the input broadcast
-      // along the rep axes
-      extents s2, ds2, ss2;
-      const extents cs = contiguous_strides(shape);
-      for (int k = 0; k < d; ++k) {
-        s2.push_back(rep[k]);
-        s2.push_back(in_shape[k]);
-        ds2.push_back(in_shape[k] * cs[k]);
-        ds2.push_back(cs[k]);
-        ss2.push_back(0);
-        ss2.push_back(in_strides[k]);
-      }
-      array_view<T, B>(out.data(), s2, ds2) = array_view<T, B>(src.data(), s2, ss2);
-    } else {
-      // rank > 4: the input into the first block, then copies of the filled region along each axis
-      const extents cs = contiguous_strides(shape);
-      array_view<T, B>(out.data(), in_shape, cs) = in;
-      extents filled = in_shape;
-      for (int k = 0; k < d; ++k) {
-        const array_view<T, B> block(out.data(), filled, cs);
-        for (index_t r = 1; r < rep[k]; ++r) array_view<T, B>(out.data() + r * filled[k] * cs[k], filled, cs) = block;
-        filled[k] *= rep[k];
-      }
-    }
-    return out;
+  for (index_t r : reps)
+    if (r < 0) throw value_error("fusor: tile repetitions must be >= 0, got " + to_string(reps));
+  const int d = std::max(src.ndim(), reps.size());
+  extents in_shape, in_strides, rep;
+  for (int k = 0; k < d; ++k) {
+    const int s = k - (d - src.ndim()), q = k - (d - reps.size());
+    in_shape.push_back(s >= 0 ? src.shape()[s] : 1);
+    in_strides.push_back(s >= 0 ? src.strides()[s] : 0);
+    rep.push_back(q >= 0 ? reps[q] : 1);
   }
+  extents shape;
+  for (int k = 0; k < d; ++k) shape.push_back(in_shape[k] * rep[k]);
+  array<T, B> out(shape);
+  if (out.size() == 0) return out;
+  const array_view<T, B> in(src.data(), in_shape, in_strides);
+  if (2 * d <= max_rank) {
+    // one pass: the output seen as (rep0, n0, rep1, n1, ...) receives the input broadcast
+    // along the rep axes
+    extents s2, ds2, ss2;
+    const extents cs = contiguous_strides(shape);
+    for (int k = 0; k < d; ++k) {
+      s2.push_back(rep[k]);
+      s2.push_back(in_shape[k]);
+      ds2.push_back(in_shape[k] * cs[k]);
+      ds2.push_back(cs[k]);
+      ss2.push_back(0);
+      ss2.push_back(in_strides[k]);
+    }
+    array_view<T, B>(out.data(), s2, ds2) = array_view<T, B>(src.data(), s2, ss2);
+  } else {
+    // rank > 4: the input into the first block, then copies of the filled region along each axis
+    const extents cs = contiguous_strides(shape);
+    array_view<T, B>(out.data(), in_shape, cs) = in;
+    extents filled = in_shape;
+    for (int k = 0; k < d; ++k) {
+      const array_view<T, B> block(out.data(), filled, cs);
+      for (index_t r = 1; r < rep[k]; ++r) array_view<T, B>(out.data() + r * filled[k] * cs[k], filled, cs) = block;
+      filled[k] *= rep[k];
+    }
+  }
+  return out;
 }
 }  // namespace detail
+/// Repeats the whole array `reps[k]` times along axis k (np.tile); reps may be longer or shorter
+/// than the rank (NumPy's alignment at the trailing axes).
 template <class X>
 auto tile(const X& x, const extents& reps) {
-  if constexpr (detail::is_view_v<X> || detail::is_array_v<X>) {
-    return detail::tile_view(detail::part_view(x), reps);
-  } else {
-    const auto tmp = eval(x);
-    return detail::tile_view(tmp.view(), reps);
-  }
+  return detail::with_input(x, [&](const auto& v) { return detail::tile_view(v, reps); });
 }
 
+namespace detail {
+template <class T, class B>
+array<T, B> repeat_view(const array_view<T, B>& v, index_t repeats, int axis) {
+  if (repeats < 0) throw value_error("fusor: repeat counts must be >= 0, got " + std::to_string(repeats));
+  const int ax = normalize_axis(axis, v.ndim());
+  extents shape = v.shape();
+  shape[ax] *= repeats;
+  array<T, B> out(shape);
+  if (out.size() == 0) return out;
+  if (v.ndim() + 1 > max_rank) {
+    for (index_t i = 0; i < v.shape()[ax]; ++i)
+      for (index_t r = 0; r < repeats; ++r)
+        detail::index_axis(out.view(), ax, i * repeats + r) = detail::index_axis(v, ax, i);
+    return out;
+  }
+  // the output seen with the axis split into (n, repeats); the input broadcast along repeats
+  extents s2, ds, ss;
+  const extents cs = contiguous_strides(shape);
+  for (int k = 0; k < v.ndim(); ++k) {
+    s2.push_back(v.shape()[k]);
+    ds.push_back(k == ax ? cs[k] * repeats : cs[k]);
+    ss.push_back(v.strides()[k]);
+    if (k == ax) {
+      s2.push_back(repeats);
+      ds.push_back(cs[k]);
+      ss.push_back(0);
+    }
+  }
+  array_view<T, B>(out.data(), s2, ds) = array_view<T, B>(v.data(), s2, ss);
+  return out;
+}
+}  // namespace detail
 /// Repeats each element `repeats` times along an axis (np.repeat); one pass.
 template <class X>
 auto repeat(const X& x, index_t repeats, int axis) {
-  if constexpr (!(detail::is_view_v<X> || detail::is_array_v<X>)) {
-    const auto tmp = eval(x);
-    return repeat(tmp, repeats, axis);
-  } else {
-    const auto v = detail::part_view(x);
-    using T = value_t<decltype(v)>;
-    using B = backend_of_t<decltype(v)>;
-    if (repeats < 0) throw value_error("fusor: repeat counts must be >= 0, got " + std::to_string(repeats));
-    const int ax = normalize_axis(axis, v.ndim());
-    extents shape = v.shape();
-    shape[ax] *= repeats;
-    array<T, B> out(shape);
-    if (out.size() == 0) return out;
-    if (v.ndim() + 1 > max_rank) {
-      for (index_t i = 0; i < v.shape()[ax]; ++i)
-        for (index_t r = 0; r < repeats; ++r)
-          detail::index_axis(out.view(), ax, i * repeats + r) = detail::index_axis(v, ax, i);
-      return out;
-    }
-    // the output seen with the axis split into (n, repeats); the input broadcast along repeats
-    extents s2, ds, ss;
-    const extents cs = contiguous_strides(shape);
-    for (int k = 0; k < v.ndim(); ++k) {
-      s2.push_back(v.shape()[k]);
-      ds.push_back(k == ax ? cs[k] * repeats : cs[k]);
-      ss.push_back(v.strides()[k]);
-      if (k == ax) {
-        s2.push_back(repeats);
-        ds.push_back(cs[k]);
-        ss.push_back(0);
-      }
-    }
-    array_view<T, B>(out.data(), s2, ds) = array_view<T, B>(v.data(), s2, ss);
-    return out;
-  }
+  return detail::with_input(x, [&](const auto& v) { return detail::repeat_view(v, repeats, axis); });
 }
 /// np.repeat without an axis: the flattened elements, each repeated.
 template <class X>
 auto repeat(const X& x, index_t repeats) {
-  return repeat(flatten(detail::with_view(x, [](const auto& v) { return v; })), repeats, 0);
+  return repeat(flatten(x), repeats, 0);
 }
 
 }  // namespace fusor

@@ -36,7 +36,7 @@ auto cumsum(const X& x, int axis) {
 /// np.cumsum without an axis: over the flattened array.
 template <class X>
 auto cumsum(const X& x) {
-  return detail::scan(flatten(detail::with_view(x, [](const auto& v) { return v; })), 0, false);
+  return detail::scan(flatten(x), 0, false);
 }
 /// Running product along an axis (np.cumprod).
 template <class X>
@@ -45,18 +45,14 @@ auto cumprod(const X& x, int axis) {
 }
 template <class X>
 auto cumprod(const X& x) {
-  return detail::scan(flatten(detail::with_view(x, [](const auto& v) { return v; })), 0, true);
+  return detail::scan(flatten(x), 0, true);
 }
 
 /// n-th discrete difference along an axis (np.diff): x[1:] - x[:-1], n times; each is one fused pass.
 template <class X>
 auto diff(const X& x, int n = 1, int axis = -1) {
   if (n < 0) throw value_error("fusor: diff order must be >= 0, got " + std::to_string(n));
-  auto cur = [&] {
-    auto r = detail::with_view(x, [](const auto& v) { return v; });
-    if constexpr (detail::is_view_v<decltype(r)>) return r.copy();
-    else return r;
-  }();
+  auto cur = detail::owned_copy(x);
   const int ax = normalize_axis(axis, cur.ndim());
   for (int i = 0; i < n; ++i) {
     const index_t len = cur.shape()[ax];

@@ -26,6 +26,31 @@ inline constexpr bool is_view_v = false;
 template <class T, class B>
 inline constexpr bool is_view_v<array_view<T, B>> = true;
 
+/// The view of an array or a view (arrays and views only).
+template <class X>
+auto part_view(const X& x) {
+  if constexpr (is_view_v<X>) return x;
+  else return x.view();
+}
+/// Calls f with a view of x: of x itself for arrays and views, else of x evaluated into a
+/// temporary that lives for the call. For operations whose result owns its memory.
+template <class X, class F>
+auto with_input(const X& x, F&& f) {
+  if constexpr (is_view_v<X> || is_array_v<X>) {
+    return f(part_view(x));
+  } else {
+    static_assert(expression<X>, "fusor: expected an array, a view or an expression");
+    const auto tmp = eval(x);
+    return f(tmp.view());
+  }
+}
+/// A new array holding x's elements: a copy of an array or view, or x evaluated.
+template <class X>
+auto owned_copy(const X& x) {
+  if constexpr (is_view_v<X> || is_array_v<X>) return part_view(x).copy();
+  else return eval(x);
+}
+
 /// Applies f (a view -> view function) to x: a view for lvalue arrays and views, a new array for
 /// temporaries and expressions.
 template <class X, class F>
@@ -97,31 +122,6 @@ inline bool reshape_strides(const extents& shape, const extents& strides, const 
   return true;
 }
 
-inline extents resolve_reshape(const extents& shape, extents new_shape) {
-  int infer = -1;
-  index_t known = 1;
-  for (int k = 0; k < new_shape.size(); ++k) {
-    if (new_shape[k] == -1) {
-      if (infer >= 0) throw shape_error("fusor: reshape accepts at most one -1, got " + to_string(new_shape));
-      infer = k;
-    } else if (new_shape[k] < 0) {
-      throw shape_error("fusor: reshape dimensions must be >= 0 or -1, got " + to_string(new_shape));
-    } else {
-      known *= new_shape[k];
-    }
-  }
-  const index_t n = shape.numel();
-  if (infer >= 0) {
-    if (known == 0 || n % known != 0)
-      throw shape_error("fusor: cannot reshape an array of shape " + to_string(shape) + " (size " + std::to_string(n) +
-                        ") into " + to_string(new_shape));
-    new_shape[infer] = n / known;
-  }
-  if (new_shape.numel() != n)
-    throw shape_error("fusor: cannot reshape an array of shape " + to_string(shape) + " (size " + std::to_string(n) +
-                      ") into shape " + to_string(new_shape) + " (size " + std::to_string(new_shape.numel()) + ")");
-  return new_shape;
-}
 }  // namespace detail
 
 /// Reorders the axes (np.permute_dims / np.transpose(x, axes)): result axis k is x's axis axes[k].
@@ -274,13 +274,12 @@ auto ravel(X&& x) {
 /// A new 1-d array of the elements in C order (always a copy, like np.ndarray.flatten).
 template <class X>
 auto flatten(X&& x) {
-  auto r = detail::with_view(std::forward<X>(x), [](const auto& v) { return v; });
-  if constexpr (detail::is_view_v<decltype(r)>) {
-    array<value_t<decltype(r)>, backend_of_t<decltype(r)>> out(extents{r.size()});
-    out.reshape(r.shape()) = r;
-    return out;
+  using U = std::remove_cvref_t<X>;
+  if constexpr (detail::is_array_v<U> && !std::is_lvalue_reference_v<X>) {
+    return std::move(x).reshape(extents{-1});  // a temporary's buffer is already a fresh copy
   } else {
-    return std::move(r).reshape(extents{-1});
+    auto out = detail::owned_copy(x);
+    return std::move(out).reshape(extents{-1});
   }
 }
 

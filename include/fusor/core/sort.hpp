@@ -21,28 +21,26 @@ array<T, B> rows_last_view(const array_view<T, B>& v, int& axis) {
 }
 template <class X>
 auto rows_last(const X& x, int& axis) {
-  if constexpr (is_view_v<X> || is_array_v<X>) {
-    return rows_last_view(part_view(x), axis);
-  } else {
-    const auto tmp = eval(x);
-    return rows_last_view(tmp.view(), axis);
-  }
+  return with_input(x, [&](const auto& v) { return rows_last_view(v, axis); });
 }
-/// Read-only rows: x itself when the axis is already last and x is contiguous, else a copy
-/// laid out that way (argsort, topk and scans only read their input).
+/// Read-only rows: x's own memory when the axis is already last and x is contiguous, else a
+/// copy laid out that way (argsort, topk and scans only read their input).
 template <class X>
 auto rows_last_readonly(const X& x, int& axis) {
+  auto ready = [&](const auto& v) {
+    if (v.ndim() == 0 || normalize_axis(axis, v.ndim()) != v.ndim() - 1 || !v.is_contiguous()) return false;
+    axis = v.ndim() - 1;
+    return true;
+  };
   if constexpr (is_view_v<X> || is_array_v<X>) {
     const auto v = part_view(x);
-    using V = decltype(v);
-    if (v.ndim() > 0 && normalize_axis(axis, v.ndim()) == v.ndim() - 1 && v.is_contiguous()) {
-      axis = v.ndim() - 1;
-      return contiguous<value_t<V>, backend_of_t<V>>(v);
-    }
-    return contiguous<value_t<V>, backend_of_t<V>>(rows_last_view(v, axis));
+    using C = contiguous<value_t<decltype(v)>, backend_of_t<decltype(v)>>;
+    return ready(v) ? C(v) : C(rows_last_view(v, axis));
   } else {
     auto tmp = eval(x);
-    return contiguous<value_t<decltype(tmp)>, backend_of_t<decltype(tmp)>>(rows_last_view(tmp.view(), axis));
+    using C = contiguous<value_t<decltype(tmp)>, backend_of_t<decltype(tmp)>>;
+    if (ready(tmp.view())) return C(std::move(tmp));  // the evaluation is already the layout
+    return C(rows_last_view(tmp.view(), axis));
   }
 }
 /// r (axis last) back into the caller's axis order.
