@@ -29,18 +29,21 @@ array<float>& square() {
   }();
   return a;
 }
+array<float>& third_square() {
+  static array<float> c = fusor::ones<float>({side, side});
+  return c;
+}
 array<float>& out_square() {
   static array<float> b = fusor::zeros<float>({side, side});
   return b;
 }
 
-// a = b + q c over the same byte count (2 reads + 1 write of n floats)
+// a = b + q c (2 reads + 1 write of n floats)
 void stream_triad(benchmark::State& st) {
-  fusor::set_num_threads(int(st.range(0)));
   const index_t n = side * side;
   float* a = out_square().data();
   const float* b = square().data();
-  const float* c = square().data();
+  const float* c = third_square().data();
   for (auto _ : st) {
 #pragma omp parallel for simd num_threads(int(st.range(0))) schedule(static)
     for (index_t i = 0; i < n; ++i) a[i] = b[i] + 0.5f * c[i];
@@ -115,15 +118,22 @@ void hand_roll_alloc(benchmark::State& st) {
   gbs(st, 2.0 * double(side * side) * sizeof(float));
 }
 
-std::vector<float> sort_input(index_t n) {
-  fusor::random::generator g(5);
-  auto a = fusor::random::uniform<float>(g, {n}, -1.0f, 1.0f);
-  return std::vector<float>(a.begin(), a.end());
-}
 constexpr index_t sort_n = 1'000'000;
+// the same 10^6 uniform values for every sort benchmark, as a vector (baselines) and an array
+const std::vector<float>& sort_values() {
+  static const std::vector<float> v = [] {
+    fusor::random::generator g(5);
+    const auto a = fusor::random::uniform<float>(g, {sort_n}, -1.0f, 1.0f);
+    return std::vector<float>(a.begin(), a.end());
+  }();
+  return v;
+}
+const array<float>& sort_array() {
+  static const array<float> a(std::span<const float>(sort_values()), {sort_n});
+  return a;
+}
 void fusor_sort(benchmark::State& st) {
-  const auto v = sort_input(sort_n);
-  const array<float> a(std::span<const float>(v), {sort_n});
+  const auto& a = sort_array();
   for (auto _ : st) {
     auto s = fusor::sort(a);
     benchmark::DoNotOptimize(s.data());
@@ -131,7 +141,7 @@ void fusor_sort(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * sort_n);
 }
 void std_sort(benchmark::State& st) {
-  const auto v = sort_input(sort_n);
+  const auto& v = sort_values();
   for (auto _ : st) {
     auto w = v;
     std::sort(w.begin(), w.end());
@@ -140,7 +150,7 @@ void std_sort(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * sort_n);
 }
 void std_stable_sort(benchmark::State& st) {
-  const auto v = sort_input(sort_n);
+  const auto& v = sort_values();
   for (auto _ : st) {
     auto w = v;
     std::stable_sort(w.begin(), w.end());
@@ -149,8 +159,7 @@ void std_stable_sort(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * sort_n);
 }
 void fusor_argsort(benchmark::State& st) {
-  const auto v = sort_input(sort_n);
-  const array<float> a(std::span<const float>(v), {sort_n});
+  const auto& a = sort_array();
   for (auto _ : st) {
     auto p = fusor::argsort(a);
     benchmark::DoNotOptimize(p.data());
@@ -158,7 +167,7 @@ void fusor_argsort(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * sort_n);
 }
 void std_argsort(benchmark::State& st) {  // iota + stable_sort by key: what argsort must do
-  const auto v = sort_input(sort_n);
+  const auto& v = sort_values();
   std::vector<std::int64_t> p(static_cast<std::size_t>(sort_n));
   for (auto _ : st) {
     std::iota(p.begin(), p.end(), std::int64_t{0});
@@ -168,8 +177,7 @@ void std_argsort(benchmark::State& st) {  // iota + stable_sort by key: what arg
   st.SetItemsProcessed(st.iterations() * sort_n);
 }
 void fusor_topk(benchmark::State& st) {
-  const auto v = sort_input(sort_n);
-  const array<float> a(std::span<const float>(v), {sort_n});
+  const auto& a = sort_array();
   for (auto _ : st) {
     auto r = fusor::topk(a, 10);
     benchmark::DoNotOptimize(r.values.data());
@@ -177,7 +185,7 @@ void fusor_topk(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * sort_n);
 }
 void std_partial_sort_topk(benchmark::State& st) {  // indices by value, largest 10 first
-  const auto v = sort_input(sort_n);
+  const auto& v = sort_values();
   std::vector<std::int64_t> p(static_cast<std::size_t>(sort_n));
   for (auto _ : st) {
     std::iota(p.begin(), p.end(), std::int64_t{0});

@@ -65,6 +65,16 @@ std::vector<array<std::int64_t, B>> unravel_flat(const array<std::int64_t, B>& f
   for (int k = 0; k < shape.size(); ++k) out.push_back(array<std::int64_t, B>(floor_divide(f, strides[k]) % shape[k]));
   return out;
 }
+/// A mask as contiguous bools of `shape`: a bool array of that shape is used as it is; a
+/// comparison is evaluated; a mask of another shape is broadcast into a temporary.
+template <class B, class M>
+contiguous<bool, B> mask_of(const M& mask, const extents& shape) {
+  static_assert(std::is_same_v<value_t<M>, bool>, "fusor: a mask must be a bool array or comparison");
+  if (expr_shape(to_node(mask)) == shape) return contiguous_of(mask);
+  array<bool, B> m(shape);
+  m.view() = mask;
+  return contiguous<bool, B>(std::move(m));
+}
 inline void split_around(const extents& s, int axis, index_t& outer, index_t& inner) {
   outer = inner = 1;
   for (int k = 0; k < axis; ++k) outer *= s[k];
@@ -147,27 +157,23 @@ void put(D&& dst, const I& indices, const V& values) {
 /// have x's shape (or broadcast to it).
 template <class X, expression M>
 auto mask_select(const X& x, const M& mask) {
-  static_assert(std::is_same_v<value_t<M>, bool>, "fusor: a mask must be a bool array or comparison");
   const auto c = detail::contiguous_of(x);
   using T = value_t<decltype(c.view())>;
   using B = backend_of_t<decltype(c.view())>;
-  array<bool, B> m(c.view().shape());
-  m.view() = mask;
-  array<T, B> out(extents{algorithms<B>::count_nonzero(m.data(), m.size())});
-  algorithms<B>::compress(c.data(), m.data(), m.size(), out.data());
+  const auto m = detail::mask_of<B>(mask, c.view().shape());
+  array<T, B> out(extents{algorithms<B>::count_nonzero(m.data(), c.view().size())});
+  algorithms<B>::compress(c.data(), m.data(), c.view().size(), out.data());
   return out;
 }
 /// x[mask] = values: one value for every true element, in C order (a scalar value is a fused
 /// where(mask, value, x) instead; see docs/operations.md).
 template <class D, expression M, expression V>
 void mask_assign(D&& dst, const M& mask, const V& values) {
-  static_assert(std::is_same_v<value_t<M>, bool>, "fusor: a mask must be a bool array or comparison");
   auto d = detail::part_view(dst);
   using T = value_t<decltype(d)>;
   using B = backend_of_t<decltype(d)>;
-  array<bool, B> m(d.shape());
-  m.view() = mask;
-  const index_t count = algorithms<B>::count_nonzero(m.data(), m.size());
+  const auto m = detail::mask_of<B>(mask, d.shape());
+  const index_t count = algorithms<B>::count_nonzero(m.data(), d.size());
   array<T, B> vals(extents{count});
   const extents vs = expr_shape(detail::to_node(values));
   if (vs.numel() != count)
@@ -175,7 +181,7 @@ void mask_assign(D&& dst, const M& mask, const V& values) {
                       " values were given (shape " + to_string(vs) + ")");
   vals.reshape(vs) = values;
   detail::contiguous<T, B> c(d);
-  algorithms<B>::expand(c.data(), m.data(), m.size(), vals.data());
+  algorithms<B>::expand(c.data(), m.data(), d.size(), vals.data());
   if (c.copied()) d = c.storage;
 }
 template <class D, expression M, scalar S>
