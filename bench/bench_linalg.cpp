@@ -8,6 +8,8 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <map>
+
 #include <fusor/fusor.hpp>
 
 namespace {
@@ -25,10 +27,11 @@ struct operands {
     c = fusor::zeros<T>({n, n});
   }
 };
+// built on first use, once per type and size (only the sizes registered below are ever built)
 template <class T>
 operands<T>& inputs(index_t n) {
-  static operands<T> small(256), large(1024);
-  return n == 256 ? small : large;
+  static std::map<index_t, operands<T>> by_size;
+  return by_size.try_emplace(n, n).first->second;
 }
 
 void report(benchmark::State& st, index_t n) {

@@ -21,6 +21,24 @@ using fusor::index_t;
 constexpr std::size_t bytes = std::size_t(64) << 20;
 constexpr index_t n = index_t(bytes / sizeof(float));
 
+/// Writes `bytes` bytes from data to the file at p; false if opening, writing or closing fails.
+/// The file is closed whatever happens.
+bool write_all(const std::string& p, const void* data) {
+  std::FILE* f = std::fopen(p.c_str(), "wb");
+  if (!f) return false;
+  const bool wrote = std::fwrite(data, 1, bytes, f) == bytes;
+  return std::fclose(f) == 0 && wrote;
+}
+/// Reads `bytes` bytes of the file at p into data; false if opening or reading fails. The file
+/// is closed whatever happens.
+bool read_all(const std::string& p, void* data) {
+  std::FILE* f = std::fopen(p.c_str(), "rb");
+  if (!f) return false;
+  const bool read = std::fread(data, 1, bytes, f) == bytes;
+  std::fclose(f);
+  return read;
+}
+
 struct workspace {
   fs::path dir;
   array<float> x;
@@ -30,8 +48,7 @@ struct workspace {
     fs::create_directories(dir);
     for (index_t i = 0; i < n; ++i) x.data()[i] = float(i % 1000) * 0.25f;
     fusor::save_npy(dir / "load.npy", x);
-    std::FILE* f = std::fopen((dir / "load.bin").string().c_str(), "wb");
-    if (!f || std::fwrite(x.data(), 1, bytes, f) != bytes || std::fclose(f) != 0) std::abort();
+    if (!write_all((dir / "load.bin").string(), x.data())) std::abort();
   }
   ~workspace() {
     std::error_code ec;
@@ -60,8 +77,7 @@ void raw_fwrite(benchmark::State& st) {
   auto& w = ws();
   const std::string p = (w.dir / "save.bin").string();
   for (auto _ : st) {
-    std::FILE* f = std::fopen(p.c_str(), "wb");
-    if (!f || std::fwrite(w.x.data(), 1, bytes, f) != bytes || std::fclose(f) != 0) {
+    if (!write_all(p, w.x.data())) {
       st.SkipWithError("fwrite failed");
       break;
     }
@@ -86,12 +102,10 @@ void raw_fread(benchmark::State& st) {
   array<float> buf(fusor::extents{n});
   buf.fill(0.0f);
   for (auto _ : st) {
-    std::FILE* f = std::fopen(p.c_str(), "rb");
-    if (!f || std::fread(buf.data(), 1, bytes, f) != bytes) {
+    if (!read_all(p, buf.data())) {
       st.SkipWithError("fread failed");
       break;
     }
-    std::fclose(f);
     benchmark::DoNotOptimize(buf.data());
     benchmark::ClobberMemory();
   }
@@ -103,12 +117,10 @@ void raw_fread_alloc(benchmark::State& st) {
   const std::string p = (w.dir / "load.bin").string();
   for (auto _ : st) {
     array<float> buf(fusor::extents{n});
-    std::FILE* f = std::fopen(p.c_str(), "rb");
-    if (!f || std::fread(buf.data(), 1, bytes, f) != bytes) {
+    if (!read_all(p, buf.data())) {
       st.SkipWithError("fread failed");
       break;
     }
-    std::fclose(f);
     benchmark::DoNotOptimize(buf.data());
     benchmark::ClobberMemory();
   }

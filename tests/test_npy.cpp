@@ -45,12 +45,17 @@ struct temp_dir {
   }
 };
 
+/// The chars of s as bytes, appended to b.
+void append_bytes(bytes_t& b, std::string_view s) {
+  for (const char c : s) b.push_back(std::byte(static_cast<unsigned char>(c)));
+}
+
 bytes_t read_file(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
   REQUIRE(f.good());
-  std::vector<char> c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  bytes_t b(c.size());
-  for (std::size_t i = 0; i < c.size(); ++i) b[i] = std::byte(static_cast<unsigned char>(c[i]));
+  const std::string c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  bytes_t b;
+  append_bytes(b, c);
   return b;
 }
 
@@ -69,8 +74,8 @@ bytes_t npy_file(std::string_view dict, const bytes_t& data, int major = 1, int 
   const int len_bytes = major == 1 ? 2 : 4;
   for (int k = 0; k < len_bytes; ++k) s += char((len >> (8 * k)) & 0xff);
   s += dict;
-  bytes_t b(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) b[i] = std::byte(static_cast<unsigned char>(s[i]));
+  bytes_t b;
+  append_bytes(b, s);
   b.insert(b.end(), data.begin(), data.end());
   return b;
 }
@@ -88,8 +93,8 @@ std::string expected_descr() {
   else return "<c16";
 }
 
-/// An array of the shape filled with test::values in C order (bools from 0/1 bytes: test::values
-/// has no vector<bool> form).
+/// An array of the shape filled with test::values in C order (bools from test::values<uint8_t>
+/// 0/1 bytes rather than test::values<bool>, which keeps the data every test was written against).
 template <class T>
 array<T> filled(const extents& shape, std::uint64_t seed) {
   array<T> a(shape);
@@ -363,6 +368,18 @@ TEST_CASE("saving what NumPy saved gives NumPy's bytes exactly") {
   same("c128.npy", load_npy<std::complex<double>>(fixture("c128.npy")));
   same("scalar_f64.npy", load_npy<double>(fixture("scalar_f64.npy")));
   same("empty_0x3_f32.npy", load_npy<float>(fixture("empty_0x3_f32.npy")));
+  // an n-d header exactly as np.save writes it: magic, version 1.0, the little-endian header
+  // length 118, the dict, spaces to a total of 128 bytes, '\n'
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4, 5), }";
+  const std::string head = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict + std::string(52, ' ') + "\n";
+  REQUIRE(head.size() == 128);
+  bytes_t want_head;
+  append_bytes(want_head, head);
+  array<float> zeros(extents{2, 3, 4, 5});
+  zeros.fill(0.0f);
+  const bytes_t nd = to_npy_bytes(zeros);
+  REQUIRE(nd.size() == 128 + 120 * sizeof(float));
+  CHECK(bytes_t(nd.begin(), nd.begin() + 128) == want_head);
   // a Fortran-order or big-endian file is written back in C order, little-endian
   const npy_header h = read_npy_header_bytes(to_npy_bytes(load_npy<double>(fixture("fortran_2d_f64.npy"))));
   CHECK_FALSE(h.fortran_order);
@@ -550,7 +567,8 @@ TEST_CASE("files that cannot be opened, read or written name the path and the re
 namespace {
 
 // Loads every truncation of a valid file (always an io_error: the data must end where the file
-// ends), every single-byte overwrite of its header and a few thousand random multi-byte ones.
+// ends), an overwrite of every header byte with each of seven chosen values, and a few thousand
+// random multi-byte overwrites.
 // Each corrupted file must throw io_error/dtype_error or load an array; any other exception
 // escapes and fails the test, a crash or a sanitizer report fails the run. A loaded array is
 // either the original (the corruption was whitespace) or what a different but valid header
@@ -576,7 +594,6 @@ void fuzz(const bytes_t& original) {
       }
       ++reinterpreted;
       const npy_header h = read_npy_header_bytes(b);
-      CHECK(h.shape == got.shape());
       CHECK(h.data_bytes() == h0.data_bytes());
       const bool reordered = (h.fortran_order || h0.fortran_order) && (h.shape.size() > 1 || h0.shape.size() > 1);
       if (h.big_endian == h0.big_endian && !reordered) {

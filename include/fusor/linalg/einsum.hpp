@@ -22,7 +22,6 @@ namespace detail::linalg {
 struct einsum_spec {
   std::string text;         // the pattern as given, for messages
   std::string in[2];        // indices of each operand
-  int nops = 0;
   std::string out;          // output indices
   index_t size[128] = {};   // size of each index (0 until seen: sizes may be 0 too, see `seen`)
   bool seen[128] = {};
@@ -61,7 +60,6 @@ inline einsum_spec parse_einsum(std::string_view pattern, int given) {
   if (count != given)
     throw value_error(s.where() + "the pattern names " + std::to_string(count) + " operand(s) but " +
                       std::to_string(given) + " were given");
-  s.nops = count;
   const auto comma = lhs.find(',');
   s.in[0] = lhs.substr(0, comma);
   if (count == 2) s.in[1] = lhs.substr(comma + 1);
@@ -124,16 +122,15 @@ strided<T, B> einsum_operand(einsum_spec& s, int k, const strided<T, B>& v, std:
   return {v.data(), shape, strides};
 }
 
-// Sums v over the indices for which drop(label) holds; labels loses them.
+// Sums v over the indices for which drop(label) holds; labels loses them. Each sum is sum's
+// (integers accumulate in int64) stored straight into R, in one pass.
 template <class R, class B, class Drop>
 operand<R, B> sum_indices(const strided<R, B>& v, std::string& labels, Drop&& drop) {
   operand<R, B> o;
   o.view = v;
   for (int k = int(labels.size()) - 1; k >= 0; --k) {
     if (!drop(labels[std::size_t(k)])) continue;
-    auto t = sum(o.view.as_leaf(), k);
-    if constexpr (std::is_same_v<decltype(t), array<R, B>>) o.keep = std::move(t);
-    else o.keep = array<R, B>(cast<R>(t));
+    o.keep = reduce_along<sum_op, R>(o.view.as_leaf(), k, false);
     o.view = o.keep.view();
     labels.erase(std::size_t(k), 1);
   }
@@ -240,15 +237,13 @@ auto einsum(std::string_view pattern, const A& a) {
 /// permutation, a reshape and one batched GEMM. The result type is promote_t<A, B>.
 template <expression A, expression Bx>
 auto einsum(std::string_view pattern, const A& a, const Bx& b) {
-  using NA = node_t<A>;
-  using NB = node_t<Bx>;
-  using B = backend_of_t<NA>;
-  detail::linalg::require_same_backend<B, backend_of_t<NB>>();
-  detail::linalg::require_blas<B>();
-  using R = promote_t<value_t<NA>, value_t<NB>>;
+  using args = detail::linalg::binary_args<A, Bx>;
+  using R = typename args::R;
+  detail::linalg::require_blas<typename args::B>();
   auto s = detail::linalg::parse_einsum(pattern, 2);
-  const auto oa = detail::linalg::materialize<R>(detail::to_node(a));
-  const auto ob = detail::linalg::materialize<R>(detail::to_node(b));
+  const args x(a, b);
+  const auto oa = detail::linalg::materialize<R>(x.na);
+  const auto ob = detail::linalg::materialize<R>(x.nb);
   return detail::linalg::einsum2(s, oa.view, ob.view);
 }
 

@@ -71,11 +71,10 @@ void matmul_into(const strided<T, B>& av, const strided<T, B>& bv, const strided
   }
   // the destination: written where it lies when BLAS can (row-major, or column-major by computing
   // C^T = B^T A^T), else through a contiguous temporary
-  array<T, B> ctmp;
-  strided<T, B> cw = c;
   auto lc = blas_layout(m, n, c.strides()[nc - 2], c.strides()[nc - 1]);
+  const array<T, B> ctmp(lc ? extents{0} : c.shape());  // empty (no buffer) when c is usable
+  strided<T, B> cw = c;
   if (!lc) {
-    ctmp = array<T, B>(c.shape());
     cw = ctmp.view();
     lc = mat_layout{true, false, std::max<index_t>(n, 1)};
   }
@@ -208,15 +207,11 @@ strided<T, B> full_view(const strided<T, B>& out, const matmul_plan& p, bool a_v
 /// batch axes; a 1-d first operand is a row, a 1-d second operand a column (then removed).
 template <expression A, expression Bx>
 auto matmul(const A& a, const Bx& b) {
-  using NA = node_t<A>;
-  using NB = node_t<Bx>;
-  using B = backend_of_t<NA>;
-  detail::linalg::require_same_backend<B, backend_of_t<NB>>();
+  using args = detail::linalg::binary_args<A, Bx>;
+  using B = typename args::B;
+  using R = typename args::R;
   detail::linalg::require_blas<B>();
-  using R = promote_t<value_t<NA>, value_t<NB>>;
-  const NA na = detail::to_node(a);
-  const NB nb = detail::to_node(b);
-  const extents sa = expr_shape(na), sb = expr_shape(nb);
+  const auto [na, nb, sa, sb] = args(a, b);
   const auto p = detail::linalg::plan_matmul(sa, sb, "matmul");
   array<R, B> out(p.result);
   if (out.size() == 0) return out;
@@ -233,20 +228,16 @@ auto matmul(const A& a, const Bx& b) {
 template <expression A, expression Bx, class O>
   requires requires(O& o) { o.as_leaf(); }
 void matmul(const A& a, const Bx& b, O&& out) {
-  using NA = node_t<A>;
-  using NB = node_t<Bx>;
-  using B = backend_of_t<NA>;
+  using args = detail::linalg::binary_args<A, Bx>;
+  using B = typename args::B;
+  using R = typename args::R;
   using T = value_t<O>;
-  detail::linalg::require_same_backend<B, backend_of_t<NB>>();
   detail::linalg::require_same_backend<B, backend_of_t<O>>();
   detail::linalg::require_blas<B>();
-  using R = promote_t<value_t<NA>, value_t<NB>>;
   static_assert(same_kind_castable_v<R, T>,
                 "fusor: matmul's result type cannot be stored in this out array without losing information "
                 "(complex to real, floating to integer, or number to bool)");
-  const NA na = detail::to_node(a);
-  const NB nb = detail::to_node(b);
-  const extents sa = expr_shape(na), sb = expr_shape(nb);
+  const auto [na, nb, sa, sb] = args(a, b);
   const auto p = detail::linalg::plan_matmul(sa, sb, "matmul");
   const auto ol = out.as_leaf();
   const detail::linalg::strided<T, B> ov(ol.data, ol.shape, ol.strides);

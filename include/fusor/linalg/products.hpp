@@ -7,6 +7,7 @@
 
 #include "../core/create.hpp"
 #include "../core/reduce.hpp"
+#include "../core/shape_ops.hpp"
 #include "detail/contract.hpp"
 
 namespace fusor {
@@ -60,15 +61,11 @@ auto contract_axes(const NA& na, const NB& nb, const axis_list& ca, const axis_l
 /// cannot be seen as a matrix).
 template <expression A, expression Bx>
 auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& axes_b) {
-  using NA = node_t<A>;
-  using NB = node_t<Bx>;
-  using B = backend_of_t<NA>;
-  detail::linalg::require_same_backend<B, backend_of_t<NB>>();
+  using args = detail::linalg::binary_args<A, Bx>;
+  using B = typename args::B;
+  using R = typename args::R;
   detail::linalg::require_blas<B>();
-  using R = promote_t<value_t<NA>, value_t<NB>>;
-  const NA na = detail::to_node(a);
-  const NB nb = detail::to_node(b);
-  const extents sa = expr_shape(na), sb = expr_shape(nb);
+  const auto [na, nb, sa, sb] = args(a, b);
   if (axes_a.size() != axes_b.size())
     throw value_error("fusor: tensordot: the axis lists " + to_string(axes_a) + " and " + to_string(axes_b) +
                       " have different lengths (expected pairs of axes, for shapes " + to_string(sa) + " and " +
@@ -99,14 +96,10 @@ auto tensordot(const A& a, const Bx& b, int n = 2) {
 /// a.shape[:-1] + b.shape[:-2] + b.shape[-1:]. A 0-d operand multiplies. No conjugation.
 template <expression A, expression Bx>
 auto dot(const A& a, const Bx& b) {
-  using NA = node_t<A>;
-  using NB = node_t<Bx>;
-  using B = backend_of_t<NA>;
-  detail::linalg::require_same_backend<B, backend_of_t<NB>>();
-  using R = promote_t<value_t<NA>, value_t<NB>>;
-  const NA na = detail::to_node(a);
-  const NB nb = detail::to_node(b);
-  const extents sa = expr_shape(na), sb = expr_shape(nb);
+  using args = detail::linalg::binary_args<A, Bx>;
+  using B = typename args::B;
+  using R = typename args::R;
+  const auto [na, nb, sa, sb] = args(a, b);
   if (sa.size() == 0 || sb.size() == 0) return array<R, B>(detail::linalg::times(na, nb));
   if (sa.size() == 1 && sb.size() == 1) {
     if (sa[0] != sb[0])
@@ -135,14 +128,10 @@ auto dot(const A& a, const Bx& b) {
 /// (1-d . 1-d: a 0-d array, one fused pass). A 0-d operand multiplies. No conjugation.
 template <expression A, expression Bx>
 auto inner(const A& a, const Bx& b) {
-  using NA = node_t<A>;
-  using NB = node_t<Bx>;
-  using B = backend_of_t<NA>;
-  detail::linalg::require_same_backend<B, backend_of_t<NB>>();
-  using R = promote_t<value_t<NA>, value_t<NB>>;
-  const NA na = detail::to_node(a);
-  const NB nb = detail::to_node(b);
-  const extents sa = expr_shape(na), sb = expr_shape(nb);
+  using args = detail::linalg::binary_args<A, Bx>;
+  using B = typename args::B;
+  using R = typename args::R;
+  const auto [na, nb, sa, sb] = args(a, b);
   if (sa.size() == 0 || sb.size() == 0) return array<R, B>(detail::linalg::times(na, nb));
   detail::linalg::axis_list ca, cb;
   ca.push_back(sa.size() - 1);
@@ -156,13 +145,11 @@ auto inner(const A& a, const Bx& b) {
 /// np.vdot: both operands flattened (sizes must agree), the first conjugated; returns one value.
 template <expression A, expression Bx>
 auto vdot(const A& a, const Bx& b) {
-  using NA = node_t<A>;
-  using NB = node_t<Bx>;
-  detail::linalg::require_same_backend<backend_of_t<NA>, backend_of_t<NB>>();
-  using R = promote_t<value_t<NA>, value_t<NB>>;
-  const NA na = detail::to_node(a);
-  const NB nb = detail::to_node(b);
-  const extents sa = expr_shape(na), sb = expr_shape(nb);
+  using args = detail::linalg::binary_args<A, Bx>;
+  using NA = typename args::NA;
+  using NB = typename args::NB;
+  using R = typename args::R;
+  const auto [na, nb, sa, sb] = args(a, b);
   if (sa.numel() != sb.numel())
     throw shape_error("fusor: vdot: operands of shapes " + to_string(sa) + " and " + to_string(sb) +
                       " have different sizes (" + std::to_string(sa.numel()) + " and " + std::to_string(sb.numel()) +
@@ -199,7 +186,6 @@ template <expression A>
 auto trace(const A& a, index_t offset = 0, int axis1 = 0, int axis2 = 1) {
   using N = node_t<A>;
   using T = value_t<N>;
-  using B = backend_of_t<N>;
   const N node = detail::to_node(a);
   const extents s = expr_shape(node);
   if (s.size() < 2)
@@ -208,20 +194,8 @@ auto trace(const A& a, index_t offset = 0, int axis1 = 0, int axis2 = 1) {
   if (ax1 == ax2)
     throw value_error("fusor: trace needs two different axes, got " + std::to_string(axis1) + " and " +
                       std::to_string(axis2) + " for shape " + to_string(s));
-  const auto o = detail::linalg::materialize<T>(node);
-  const detail::linalg::strided<T, B>& v = o.view;
-  const index_t n1 = s[ax1], n2 = s[ax2];
-  const index_t len = std::max<index_t>(0, offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2));
-  extents shape, strides;
-  for (int k = 0; k < s.size(); ++k)
-    if (k != ax1 && k != ax2) {
-      shape.push_back(s[k]);
-      strides.push_back(v.strides()[k]);
-    }
-  shape.push_back(len);
-  strides.push_back(v.strides()[ax1] + v.strides()[ax2]);
-  const index_t start = len == 0 ? 0 : (offset >= 0 ? offset * v.strides()[ax2] : -offset * v.strides()[ax1]);
-  return sum(leaf<T, B>{v.data() + start, shape, strides}, -1);
+  const auto o = detail::linalg::materialize<T>(node);  // a view of an array, else evaluated once
+  return sum(diagonal(o.view.view(), offset, ax1, ax2), -1);
 }
 
 }  // namespace fusor

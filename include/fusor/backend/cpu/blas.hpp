@@ -9,7 +9,6 @@
 #include <complex>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include <cblas.h>
 
@@ -65,24 +64,24 @@ void loop_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, const T* a, in
   const index_t work = m * n * std::max<index_t>(k, 1);
   run_team(std::min<index_t>(threads_for(work / 8), m), [&](int t, int nt) {
     auto [rb, re] = split_range(m, t, nt);
-    std::vector<W> acc(std::size_t(std::min(nb, n)));
+    W acc[nb];  // one block of columns of a row of C
     for (index_t i = rb; i < re; ++i) {
       for (index_t j0 = 0; j0 < n; j0 += nb) {
         const index_t jn = std::min(nb, n - j0);
-        std::fill(acc.begin(), acc.begin() + jn, W(0));
+        std::fill(acc, acc + jn, W(0));
         for (index_t p = 0; p < k; ++p) {
           const T aip = ta ? a[p * lda + i] : a[i * lda + p];
           const index_t step = tb ? ldb : 1;
           const T* bp = tb ? b + j0 * ldb + p : b + p * ldb + j0;
           if constexpr (std::is_same_v<T, bool>) {
             if (aip)
-              for (index_t j = 0; j < jn; ++j) acc[std::size_t(j)] = acc[std::size_t(j)] || bp[j * step];
+              for (index_t j = 0; j < jn; ++j) acc[j] = acc[j] || bp[j * step];
           } else {
             const W w = W(aip);
-            for (index_t j = 0; j < jn; ++j) acc[std::size_t(j)] += w * W(bp[j * step]);
+            for (index_t j = 0; j < jn; ++j) acc[j] += w * W(bp[j * step]);
           }
         }
-        for (index_t j = 0; j < jn; ++j) c[i * ldc + j0 + j] = static_cast<T>(acc[std::size_t(j)]);
+        for (index_t j = 0; j < jn; ++j) c[i * ldc + j0 + j] = static_cast<T>(acc[j]);
       }
     }
   });
@@ -122,13 +121,12 @@ struct blas<cpu> {
   static void gemv(bool ta, index_t m, index_t n, const T* a, index_t lda, const T* x, index_t incx, T* y,
                    index_t incy) {
     using namespace detail::cpu_blas;
+    FUSOR_COUNT_BLAS_CALL();
     if constexpr (!cblas_type<T>) {
       // y as a column (or row) of a one-column product
       if (ta) loop_gemm(true, false, n, index_t(1), m, a, lda, x, incx, y, incy);
       else loop_gemm(false, false, m, index_t(1), n, a, lda, x, incx, y, incy);
-      FUSOR_COUNT_BLAS_CALL();
     } else {
-      FUSOR_COUNT_BLAS_CALL();
       const int M = to_blas_int(m, "gemv M"), N = to_blas_int(n, "gemv N"), LA = to_blas_int(lda, "gemv lda");
       const int IX = to_blas_int(incx, "gemv incx"), IY = to_blas_int(incy, "gemv incy");
       if constexpr (std::is_same_v<T, float>)
@@ -148,13 +146,12 @@ struct blas<cpu> {
   template <class T>
   static T dotu(index_t n, const T* x, index_t incx, const T* y, index_t incy) {
     using namespace detail::cpu_blas;
+    FUSOR_COUNT_BLAS_CALL();
     if constexpr (!cblas_type<T>) {
       T r{};
       loop_gemm(true, false, index_t(1), index_t(1), n, x, incx, y, incy, &r, index_t(1));  // x as a 1 x n row of stride incx
-      FUSOR_COUNT_BLAS_CALL();
       return r;
     } else {
-      FUSOR_COUNT_BLAS_CALL();
       const int N = to_blas_int(n, "dot n"), IX = to_blas_int(incx, "dot incx"), IY = to_blas_int(incy, "dot incy");
       if constexpr (std::is_same_v<T, float>) return cblas_sdot(N, x, IX, y, IY);
       else if constexpr (std::is_same_v<T, double>) return cblas_ddot(N, x, IX, y, IY);

@@ -46,6 +46,8 @@
 #include "../array.hpp"
 #include "../assign.hpp"
 #include "../error.hpp"
+#include "../indexing.hpp"
+#include "../shape_ops.hpp"
 
 namespace fusor {
 
@@ -93,10 +95,24 @@ inline constexpr bool supported_v = std::is_same_v<T, float> || std::is_same_v<T
                                     std::is_same_v<T, std::complex<double>>;
 
 template <class T>
-constexpr const type_code& code_of() {
+constexpr void require_supported() {
+  static_assert(supported_v<T>,
+                "fusor: .npy files hold float, double, int32_t, int64_t, uint8_t, bool, complex<float> or "
+                "complex<double> elements");
+}
+
+/// The first of type_codes that pred accepts, or nullptr.
+template <class Pred>
+constexpr const type_code* find_code(Pred pred) {
   for (const type_code& c : type_codes)
-    if (c.name == dtype_name<T>()) return c;
-  return type_codes[0];  // unreachable for supported_v<T>
+    if (pred(c)) return &c;
+  return nullptr;
+}
+
+template <class T>
+constexpr const type_code& code_of() {
+  const type_code* c = find_code([](const type_code& t) { return t.name == dtype_name<T>(); });
+  return c ? *c : type_codes[0];  // the fallback is unreachable for supported_v<T>
 }
 
 inline constexpr bool native_big = std::endian::native == std::endian::big;
@@ -380,9 +396,8 @@ npy_header parse_header(Source& src) {
   char kind = d.empty() ? '\0' : d[0];
   std::string_view size_text = d.empty() ? d : d.substr(1);
   if (d == "?") kind = 'b', size_text = "1";
-  const type_code* code = nullptr;
-  for (const type_code& c : type_codes)
-    if (c.kind == kind && size_text == std::to_string(c.size)) code = &c;
+  const type_code* code =
+      find_code([&](const type_code& c) { return c.kind == kind && size_text == std::to_string(c.size); });
   if (!code)
     fail(source, descr_at,
          "a descr of an element type fusor supports ('<f4', '<f8', '<i4', '<i8', '|u1', '|b1', '<c8', '<c16', in "
@@ -426,15 +441,12 @@ inline void byteswap(void* data, std::size_t bytes, std::size_t unit) {
 
 template <class T, class Source>
 array<T, cpu> load(Source& src) {
-  static_assert(supported_v<T>,
-                "fusor: .npy files hold float, double, int32_t, int64_t, uint8_t, bool, complex<float> or "
-                "complex<double> elements");
+  require_supported<T>();
   const npy_header h = parse_header(src);
   const type_code& want = code_of<T>();
   if (h.dtype != want.name) {
-    std::string_view have_cpp;
-    for (const type_code& c : type_codes)
-      if (c.name == h.dtype) have_cpp = c.cpp;
+    const type_code* have = find_code([&](const type_code& c) { return c.name == h.dtype; });
+    const std::string_view have_cpp = have ? have->cpp : std::string_view();
     throw dtype_error("fusor: cannot load " + src.label() + " as " + std::string(want.name) + ": expected " +
                       std::string(want.name) + " data, the file holds " + h.dtype + " (descr '" + h.descr +
                       "'); load it with load_npy<" + std::string(have_cpp) + "> and convert with .astype<" +
@@ -442,20 +454,20 @@ array<T, cpu> load(Source& src) {
   }
   const std::size_t need = h.data_bytes();
   const std::size_t avail = src.size() - h.data_offset;
-  const std::string what = "shape " + to_string(h.shape) + " of " + h.dtype;
+  auto what = [&] { return "shape " + to_string(h.shape) + " of " + h.dtype; };
   if (avail < need)
-    fail(src.label(), h.data_offset, std::to_string(need) + " bytes of data (" + what + ")",
+    fail(src.label(), h.data_offset, std::to_string(need) + " bytes of data (" + what() + ")",
          "only " + std::to_string(avail) + " bytes before the end of the file");
   if (avail > need)
     fail(src.label(), h.data_offset + need,
-         "the end of the file after the data (" + std::to_string(need) + " bytes of " + what + " from byte " +
+         "the end of the file after the data (" + std::to_string(need) + " bytes of " + what() + " from byte " +
              std::to_string(h.data_offset) + ")",
          std::to_string(avail - need) + " more bytes");
 
   // Fortran order: the bytes are a C-order array of the reversed shape, transposed below
-  const bool transpose = h.fortran_order && h.shape.size() > 1;
+  const bool reversed = h.fortran_order && h.shape.size() > 1;
   extents stored = h.shape;
-  if (transpose) std::reverse(stored.begin(), stored.end());
+  if (reversed) std::reverse(stored.begin(), stored.end());
   array<T, cpu> r(stored);
   src.read(static_cast<void*>(r.data()), need);
   if (h.big_endian != native_big) byteswap(r.data(), need, want.component);
@@ -464,15 +476,8 @@ array<T, cpu> load(Source& src) {
     auto* b = reinterpret_cast<unsigned char*>(r.data());
     for (std::size_t i = 0; i < need; ++i) b[i] = b[i] != 0;
   }
-  if (!transpose) return r;
-  extents fstrides;
-  fstrides.resize(h.shape.size());
-  index_t acc = 1;
-  for (int k = 0; k < h.shape.size(); ++k) {
-    fstrides[k] = acc;
-    acc *= std::max<index_t>(h.shape[k], 1);
-  }
-  return array_view<T, cpu>(r.data(), h.shape, fstrides).copy();
+  if (!reversed) return r;
+  return transpose(r).copy();
 }
 
 /// The prefix, header dict and padding np.save writes for a C-order array of T.
@@ -503,27 +508,12 @@ std::string header_bytes(const extents& shape) {
 /// when x is an expression or a non-contiguous view.
 template <class E, class F>
 void with_c_order(const E& x, F&& f) {
-  using X = std::remove_cvref_t<E>;
-  using T = value_t<E>;
   static_assert(std::is_same_v<backend_of_t<E>, cpu>,
                 "fusor: .npy files are written from host memory; copy a device array to the cpu first with "
                 "to<cpu>(a)");
-  static_assert(supported_v<T>,
-                "fusor: .npy files hold float, double, int32_t, int64_t, uint8_t, bool, complex<float> or "
-                "complex<double> elements");
-  if constexpr (std::is_same_v<X, array<T, cpu>>) {
-    f(x.data(), x.shape());
-  } else if constexpr (std::is_same_v<X, array_view<T, cpu>>) {
-    if (x.is_contiguous()) {
-      f(x.data(), x.shape());
-    } else {
-      const array<T, cpu> c = x.copy();
-      f(c.data(), c.shape());
-    }
-  } else {
-    const array<T, cpu> c(x);
-    f(c.data(), c.shape());
-  }
+  require_supported<value_t<E>>();
+  const auto c = fusor::detail::contiguous_of(x);
+  f(static_cast<const value_t<E>*>(c.data()), c.view().shape());
 }
 
 }  // namespace detail::npy
@@ -560,9 +550,11 @@ std::vector<std::byte> to_npy_bytes(const E& x) {
   detail::npy::with_c_order(x, [&](const auto* data, const extents& shape) {
     const std::string head = detail::npy::header_bytes<value_t<E>>(shape);
     const std::size_t n = std::size_t(shape.numel()) * sizeof(value_t<E>);
-    out.resize(head.size() + n);
-    std::memcpy(out.data(), head.data(), head.size());
-    if (n) std::memcpy(out.data() + head.size(), data, n);
+    out.reserve(head.size() + n);
+    const auto* h = reinterpret_cast<const std::byte*>(head.data());
+    out.insert(out.end(), h, h + head.size());
+    const auto* d = reinterpret_cast<const std::byte*>(data);
+    if (n) out.insert(out.end(), d, d + n);
   });
   return out;
 }

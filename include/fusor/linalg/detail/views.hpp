@@ -10,6 +10,7 @@
 #include "../../core/array.hpp"
 #include "../../core/assign.hpp"
 #include "../../core/operators.hpp"
+#include "../../core/shape_ops.hpp"
 #include "../../core/view.hpp"
 #include "../blas_fwd.hpp"
 
@@ -61,15 +62,13 @@ operand<R, backend_of_t<N>> materialize(const N& node) {
   return o;
 }
 
-/// v with its axes reordered: axis k of the result is axis perm[k] of v.
+/// v with its axes reordered (permute_dims): axis k of the result is axis perm[k] of v; perm
+/// names every axis of v once.
 template <class T, class B>
 strided<T, B> permuted(const strided<T, B>& v, const int* perm, int n) {
-  extents s, st;
-  for (int k = 0; k < n; ++k) {
-    s.push_back(v.shape()[perm[k]]);
-    st.push_back(v.strides()[perm[k]]);
-  }
-  return {v.data(), s, st};
+  extents axes;
+  for (int k = 0; k < n; ++k) axes.push_back(perm[k]);
+  return permute_dims(v.view(), axes);
 }
 
 /// Axes [first, last) of a strided layout as one axis of `size` elements `stride` apart, when the
@@ -143,5 +142,24 @@ constexpr void require_same_backend() {
                 "fusor: linear-algebra operands must be on the same backend (for example both cpu); move one "
                 "first with to<cpu>(x) or to<cuda>(x)");
 }
+
+/// The two operands of a binary linear-algebra function: their node types, backend B (both
+/// operands must share it; checked on construction) and promoted element type R, with the nodes
+/// and their shapes. Unpack with `const auto [na, nb, sa, sb] = binary_args<A, Bx>(a, b);`.
+template <class A, class Bx>
+struct binary_args {
+  using NA = node_t<A>;
+  using NB = node_t<Bx>;
+  using B = backend_of_t<NA>;
+  using R = promote_t<value_t<NA>, value_t<NB>>;
+
+  NA na;
+  NB nb;
+  extents sa, sb;
+
+  binary_args(const A& a, const Bx& b) : na(to_node(a)), nb(to_node(b)), sa(expr_shape(na)), sb(expr_shape(nb)) {
+    require_same_backend<B, backend_of_t<NB>>();
+  }
+};
 
 }  // namespace fusor::detail::linalg
