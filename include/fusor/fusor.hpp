@@ -1,6 +1,6 @@
 #pragma once
-// Umbrella header: the core, the cpu backend, and the host-safe cuda tag.
-// (FFT, linear algebra, autodiff, VSA and matching join here as they land.)
+// Umbrella header: the core, the cpu backend, the host-safe cuda tag, linear algebra (CBLAS)
+// and FFTs (FFTW). (Autodiff, VSA and matching join here as they land.)
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/backend.hpp"
@@ -36,6 +36,8 @@
 #include "backend/cuda/traits.hpp"
 #include "linalg.hpp"
 #include "backend/cpu/blas.hpp"
+#include "fft.hpp"
+#include "backend/cpu/fft.hpp"
 
 namespace fusor {
 /// The backend user code gets when it does not name one; all translation units of a program

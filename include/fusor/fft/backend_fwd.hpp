@@ -1,0 +1,83 @@
+#pragma once
+// fft_backend<B>: the transforms the FFT front end calls, one specialisation per backend (FFTW in
+// backend/cpu/fft.hpp; cuFFT with the CUDA backend). Declared only here, so the front end never
+// names an FFT library and a backend adds its transforms without touching it.
+//
+// A transform is described as FFTW's guru interface does: `rank` transform dimensions and
+// `batch_rank` loop dimensions, each a size and an input and output stride in elements of the
+// respective array (real elements for a real array, complex elements for a complex one). The
+// last transform dimension of r2c / c2r is the halved one: its size is the real length n, and
+// the complex side holds n / 2 + 1 elements along it.
+//
+// Every specialisation provides, for R = float and double:
+//
+//   static void c2c(const fft_geometry& g, const std::complex<R>* in, std::complex<R>* out, int sign);
+//       unnormalised DFT, sign -1 forward, +1 backward; in == out (with equal strides) is allowed.
+//   static void r2c(const fft_geometry& g, const R* in, std::complex<R>* out);     // in is preserved
+//   static void c2r(const fft_geometry& g, std::complex<R>* in, R* out);           // in is destroyed
+//   static fft::plan_cache_stats cache_stats();  static void set_cache_capacity(std::size_t);
+//   static void clear_cache();
+//
+// Input strides are positive or zero (zero only on batch dimensions); the caller copies any
+// other layout. Sizes are positive on transform dimensions and may be zero on batch ones.
+#include <cstddef>
+
+#include "../core/backend.hpp"
+#include "../core/config.hpp"
+
+namespace fusor {
+
+namespace fft {
+/// One dimension of a transform or of its batch loop.
+struct fft_dim {
+  index_t n = 0;
+  index_t in_stride = 0;
+  index_t out_stride = 0;
+  friend bool operator==(const fft_dim&, const fft_dim&) = default;
+};
+/// Transform dimensions (outermost first) and batch dimensions.
+struct fft_geometry {
+  int rank = 0;
+  int batch_rank = 0;
+  fft_dim dims[max_rank]{};
+  fft_dim batch[max_rank]{};
+
+  /// Product of the transform sizes (the N of the normalisation).
+  index_t transform_size() const {
+    index_t p = 1;
+    for (int k = 0; k < rank; ++k) p *= dims[k].n;
+    return p;
+  }
+  /// Number of transforms in the batch.
+  index_t batch_size() const {
+    index_t p = 1;
+    for (int k = 0; k < batch_rank; ++k) p *= batch[k].n;
+    return p;
+  }
+  friend bool operator==(const fft_geometry& a, const fft_geometry& b) {
+    if (a.rank != b.rank || a.batch_rank != b.batch_rank) return false;
+    for (int k = 0; k < a.rank; ++k)
+      if (!(a.dims[k] == b.dims[k])) return false;
+    for (int k = 0; k < a.batch_rank; ++k)
+      if (!(a.batch[k] == b.batch[k])) return false;
+    return true;
+  }
+};
+
+/// Counters of a backend's plan cache.
+struct plan_cache_stats {
+  std::size_t size = 0;      ///< plans held now
+  std::size_t capacity = 0;  ///< plans held at most (the least recently used is evicted first)
+  long hits = 0;             ///< lookups that found a plan
+  long misses = 0;           ///< lookups that made one
+};
+}  // namespace fft
+
+template <class B>
+struct fft_backend;
+
+/// A backend with Fourier transforms in this translation unit.
+template <class B>
+concept fft_capable_backend = requires { sizeof(fft_backend<B>); };
+
+}  // namespace fusor

@@ -1,0 +1,377 @@
+#pragma once
+// numpy.fft's transforms: fft/ifft/rfft/irfft along one axis, fft2/ifft2/rfft2/irfft2 over two,
+// fftn/ifftn/rfftn/irfftn over any set, with NumPy's rules for the output shape `s`, the axes
+// and the normalisation. Written once over fft_backend<B>.
+//
+// What the front end adds to the library call, and only when it must:
+// - no copy of an input the library can read where it lies (any non-negative strides; a crop to
+//   a smaller `s` is a view). A copy is made to zero-pad to a larger `s`, to convert the element
+//   type (integers and real input to fftn), for negative strides, and for c2r transforms, which
+//   destroy their input: irfftn copies an lvalue input and scales it in the same pass, and
+//   consumes a temporary (an expression, or std::move(spectrum)) with no copy at all;
+// - batches (the axes not transformed) are one library call, never a loop;
+// - a scaling pass only for the normalisations that need one (norm_mode::backward on an inverse,
+//   ortho, forward on a forward transform), fused into the copy when a copy is made.
+#include <cmath>
+#include <complex>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "../core/array.hpp"
+#include "../core/assign.hpp"
+#include "../core/join.hpp"
+#include "../core/operators.hpp"
+#include "../core/shape_ops.hpp"
+#include "backend_fwd.hpp"
+
+namespace fusor::fft {
+
+/// numpy.fft's `norm`: which direction is scaled. backward (the default): the inverse by 1/N;
+/// ortho: both by 1/sqrt(N); forward: the forward by 1/N. (N: the product of the transform
+/// lengths.) Passing norm_mode::forward to an inverse gives an unscaled inverse.
+enum class norm_mode { backward, ortho, forward };
+
+namespace detail {
+
+using fusor::detail::as_view;
+using fusor::detail::is_array_v;
+using fusor::detail::is_view_v;
+using fusor::detail::slice_leaf;
+
+template <class V>
+struct fft_real {
+  using type = double;  // integers and bool transform in double, as in NumPy
+};
+template <>
+struct fft_real<float> {
+  using type = float;
+};
+template <class R>
+struct fft_real<std::complex<R>> {
+  using type = R;
+};
+/// The real type a transform of V-valued data computes in.
+template <class V>
+using fft_real_t = typename fft_real<V>::type;
+
+/// The transform axes, in the order given, with their lengths after NumPy's `s` rules.
+struct axes_spec {
+  int count = 0;
+  int axis[max_rank]{};
+  index_t n[max_rank]{};
+  bool has(int j) const {
+    for (int k = 0; k < count; ++k)
+      if (axis[k] == j) return true;
+    return false;
+  }
+  index_t transform_size() const {
+    index_t p = 1;
+    for (int k = 0; k < count; ++k) p *= n[k];
+    return p;
+  }
+};
+
+/// NumPy's rules: no axes means the last len(s) axes (all axes without s); s and axes have the
+/// same length; an entry -1 in s means the input's length. For c2r the default length of the
+/// last axis is 2 (m - 1) for m input points.
+inline axes_spec resolve_axes(const char* fn, const extents& shape, const extents& s, const extents& axes, bool c2r) {
+  const int r = shape.size();
+  axes_spec a;
+  if (axes.empty()) {
+    const int c = s.empty() ? r : s.size();
+    if (c > r)
+      throw value_error(std::string("fusor: ") + fn + " got s = " + to_string(s) + " with " + std::to_string(c) +
+                        " entries for an input of rank " + std::to_string(r) + " (shape " + to_string(shape) +
+                        "); expected at most one entry per axis");
+    a.count = c;
+    for (int k = 0; k < c; ++k) a.axis[k] = r - c + k;
+  } else {
+    if (!s.empty() && s.size() != axes.size())
+      throw value_error(std::string("fusor: ") + fn + " expects s and axes of the same length, got s = " +
+                        to_string(s) + " and axes = " + to_string(axes));
+    a.count = axes.size();
+    for (int k = 0; k < a.count; ++k) {
+      a.axis[k] = normalize_axis(int(axes[k]), r);
+      for (int j = 0; j < k; ++j)
+        if (a.axis[j] == a.axis[k])
+          throw value_error(std::string("fusor: ") + fn + " expects each axis once, got axes = " + to_string(axes) +
+                            " for an input of shape " + to_string(shape));
+    }
+  }
+  for (int k = 0; k < a.count; ++k) {
+    const bool given = !s.empty() && s[k] != -1;
+    const index_t m = shape[a.axis[k]];
+    index_t len = given ? s[k] : m;
+    if (c2r && k == a.count - 1 && !given) len = 2 * (m - 1);
+    if (len < 1)
+      throw value_error(std::string("fusor: ") + fn + " expects a positive number of points along axis " +
+                        std::to_string(a.axis[k]) + ", got " + std::to_string(len) +
+                        (given ? " (from s = " + to_string(s) + ")"
+                               : " (from the input's shape " + to_string(shape) + ")"));
+    a.n[k] = len;
+  }
+  return a;
+}
+
+inline double norm_factor(norm_mode m, bool inverse, index_t n) {
+  switch (m) {
+    case norm_mode::ortho: return 1.0 / std::sqrt(double(n));
+    case norm_mode::forward: return inverse ? 1.0 : 1.0 / double(n);
+    default: return inverse ? 1.0 / double(n) : 1.0;
+  }
+}
+
+template <class X>
+extents shape_of(const X& x) {
+  if constexpr (is_array_v<X> || is_view_v<X>) return x.shape();
+  else return expr_shape(fusor::detail::to_node(x));
+}
+
+/// The input as the transform reads it: `in` has `len[k]` points along axis[k].
+template <class U, class B>
+struct prepared {
+  array<U, B> keep{};  // the memory, when the input was copied or a temporary was moved in
+  leaf<U, B> in{};     // what the transform reads (a leaf: assigning a view would write elements)
+  bool owned = false;  // `in` lies in `keep` (the transform may overwrite it)
+  bool scaled = false; // the copy already multiplied by the requested scale
+  bool whole() const { return owned && in.data == keep.data() && in.shape == keep.shape(); }
+};
+
+/// Whether the library can read a view where it lies: non-negative strides, and positive ones
+/// on the transform axes (a broadcast along a transform axis is copied).
+template <class T, class B>
+bool readable(const array_view<T, B>& v, const axes_spec& a) {
+  for (int j = 0; j < v.ndim(); ++j) {
+    if (v.shape()[j] <= 1) continue;
+    if (v.strides()[j] < 0 || (v.strides()[j] == 0 && a.has(j))) return false;
+  }
+  return true;
+}
+
+/// Brings x to `len[k]` points along axis[k] (cropping: a view; padding with zeros: a copy) in
+/// element type U. need_owned: the transform will overwrite its input, so x's memory may be used
+/// only when x is a temporary. scale (when a copy is made) multiplies in the same pass.
+template <class U, class X>
+auto prepare(X&& x, const axes_spec& a, const index_t* len, bool need_owned, double scale) {
+  using XU = std::remove_cvref_t<X>;
+  using V = value_t<XU>;
+  using B = backend_of_t<XU>;
+  using R = fft_real_t<U>;
+  if constexpr (!is_array_v<XU> && !is_view_v<XU>) {
+    return prepare<U>(eval(x), a, len, need_owned, scale);  // an expression: evaluated once, then ours
+  } else {
+    prepared<U, B> p;
+    const array_view<V, B> v = fusor::detail::part_view(x);
+    extents target = v.shape();
+    bool pad = false, crop = false;
+    auto corner = v.as_leaf();
+    for (int k = 0; k < a.count; ++k) {
+      const int j = a.axis[k];
+      target[j] = len[k];
+      pad = pad || len[k] > v.shape()[j];
+      crop = crop || len[k] < v.shape()[j];
+      corner = slice_leaf(corner, j, 0, std::min(len[k], v.shape()[j]));
+    }
+    constexpr bool same_type = std::is_same_v<V, U>;
+    constexpr bool temporary = is_array_v<XU> && !std::is_lvalue_reference_v<X>;
+    if constexpr (same_type && temporary) {
+      if (!pad && readable(v, a)) {  // a temporary: its memory is ours to transform in
+        p.keep = std::move(x);
+        auto l = p.keep.as_leaf();
+        for (int k = 0; k < a.count; ++k) l = slice_leaf(l, a.axis[k], 0, len[k]);
+        p.in = l;
+        p.owned = true;
+        return p;
+      }
+    }
+    if constexpr (same_type) {
+      if (!pad && !need_owned && readable(v, a)) {
+        p.in = corner;
+        return p;
+      }
+    }
+    // a copy: zeros in the padding (each slab once), the cropped input cast and scaled
+    p.keep = array<U, B>(target);
+    for (int k = 0; k < a.count; ++k) {
+      const int j = a.axis[k];
+      if (len[k] > v.shape()[j])
+        as_view(slice_leaf(p.keep.as_leaf(), j, v.shape()[j], len[k])) = U(0);
+    }
+    auto dst = p.keep.as_leaf();
+    for (int k = 0; k < a.count; ++k) dst = slice_leaf(dst, a.axis[k], 0, std::min(len[k], v.shape()[a.axis[k]]));
+    if (scale != 1.0) as_view(dst) = cast<U>(as_view(corner)) * R(scale);
+    else if constexpr (same_type) as_view(dst) = as_view(corner);
+    else as_view(dst) = cast<U>(as_view(corner));
+    p.in = p.keep.as_leaf();
+    p.owned = true;
+    p.scaled = true;
+    return p;
+  }
+}
+
+/// The guru description of a transform from `in` (strides in its elements) into a contiguous
+/// array of shape `out_shape`; `a.n` are the logical lengths. Batch axes of length 1 are left
+/// out (they change nothing and would only split the plan cache).
+inline fft_geometry make_geometry(const extents& in_strides, const extents& out_shape, const extents& out_strides,
+                                  const axes_spec& a) {
+  fft_geometry g;
+  g.rank = a.count;
+  for (int k = 0; k < a.count; ++k) g.dims[k] = {a.n[k], in_strides[a.axis[k]], out_strides[a.axis[k]]};
+  for (int j = 0; j < out_shape.size(); ++j)
+    if (!a.has(j) && out_shape[j] != 1) g.batch[g.batch_rank++] = {out_shape[j], in_strides[j], out_strides[j]};
+  return g;
+}
+
+template <class T, class B>
+void scale_in_place(array<T, B>& out, double factor) {
+  if (factor != 1.0 && out.size() > 0) out *= fft_real_t<T>(factor);
+}
+
+template <class X>
+auto complex_transform(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm, bool inverse) {
+  using XU = std::remove_cvref_t<X>;
+  using B = backend_of_t<XU>;
+  using R = fft_real_t<value_t<XU>>;
+  using C = std::complex<R>;
+  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
+  const extents shape = shape_of(x);
+  const axes_spec a = resolve_axes(fn, shape, s, axes, false);
+  if (a.count == 0) return array<C, B>(cast<C>(x));  // no axes: NumPy returns the input as complex
+  auto p = prepare<C>(std::forward<X>(x), a, a.n, false, 1.0);
+  // a copy (or a temporary moved in) is transformed in place; anything else into a new array
+  const bool in_place = p.whole();
+  const C* in = p.in.data;
+  array<C, B> out = in_place ? std::move(p.keep) : array<C, B>(p.in.shape);
+  const fft_geometry g = make_geometry(p.in.strides, out.shape(), out.strides(), a);
+  if (out.size() > 0) fft_backend<B>::template c2c<R>(g, in, out.data(), inverse ? +1 : -1);
+  scale_in_place(out, norm_factor(norm, inverse, a.transform_size()));
+  return out;
+}
+
+template <class X>
+auto real_forward(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm) {
+  using XU = std::remove_cvref_t<X>;
+  using V = value_t<XU>;
+  using B = backend_of_t<XU>;
+  static_assert(!is_complex_v<V>,
+                "fusor: rfft/rfft2/rfftn take real input (NumPy raises TypeError for complex input); "
+                "use fft/fftn for complex data");
+  using R = fft_real_t<V>;
+  using C = std::complex<R>;
+  const extents shape = shape_of(x);
+  const axes_spec a = resolve_axes(fn, shape, s, axes, false);
+  if (a.count == 0)
+    throw value_error(std::string("fusor: ") + fn + " needs at least one axis to transform, got none (input shape " +
+                      to_string(shape) + ")");
+  auto p = prepare<R>(std::forward<X>(x), a, a.n, false, 1.0);
+  extents out_shape = p.in.shape;
+  const int last = a.axis[a.count - 1];
+  out_shape[last] = a.n[a.count - 1] / 2 + 1;
+  array<C, B> out(out_shape);
+  const fft_geometry g = make_geometry(p.in.strides, out.shape(), out.strides(), a);
+  if (out.size() > 0) fft_backend<B>::template r2c<R>(g, p.in.data, out.data());
+  scale_in_place(out, norm_factor(norm, false, a.transform_size()));
+  return out;
+}
+
+template <class X>
+auto real_inverse(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm) {
+  using XU = std::remove_cvref_t<X>;
+  using V = value_t<XU>;
+  using B = backend_of_t<XU>;
+  using R = fft_real_t<V>;
+  using C = std::complex<R>;
+  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
+  const extents shape = shape_of(x);
+  const axes_spec a = resolve_axes(fn, shape, s, axes, true);
+  if (a.count == 0)
+    throw value_error(std::string("fusor: ") + fn + " needs at least one axis to transform, got none (input shape " +
+                      to_string(shape) + ")");
+  index_t len[max_rank];
+  for (int k = 0; k < a.count; ++k) len[k] = a.n[k];
+  len[a.count - 1] = a.n[a.count - 1] / 2 + 1;  // the half spectrum the c2r transform reads
+  const double factor = norm_factor(norm, true, a.transform_size());
+  auto p = prepare<C>(std::forward<X>(x), a, len, true, factor);
+  extents out_shape = p.in.shape;
+  out_shape[a.axis[a.count - 1]] = a.n[a.count - 1];
+  array<R, B> out(out_shape);
+  const fft_geometry g = make_geometry(p.in.strides, out.shape(), out.strides(), a);
+  if (out.size() > 0) fft_backend<B>::template c2r<R>(g, p.in.data, out.data());
+  if (!p.scaled) scale_in_place(out, factor);
+  return out;
+}
+
+inline extents one_axis(index_t n) { return n == -1 ? extents{} : extents{n}; }
+
+}  // namespace detail
+
+// ---- n-d -------------------------------------------------------------------------------------
+
+/// np.fft.fftn: the n-d DFT over `axes` (default: all, or the last len(s)); `s` crops or
+/// zero-pads the input along them (-1 keeps an axis's length). Real and integer input is
+/// converted to complex; float stays float.
+template <class X>
+auto fftn(X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  return detail::complex_transform("fftn", std::forward<X>(x), s, axes, norm, false);
+}
+/// np.fft.ifftn: the inverse of fftn.
+template <class X>
+auto ifftn(X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  return detail::complex_transform("ifftn", std::forward<X>(x), s, axes, norm, true);
+}
+/// np.fft.rfftn: the n-d DFT of real input; the last of `axes` keeps n / 2 + 1 points.
+template <class X>
+auto rfftn(X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  return detail::real_forward("rfftn", std::forward<X>(x), s, axes, norm);
+}
+/// np.fft.irfftn: the inverse of rfftn; the last axis's output length is s's last entry, or
+/// 2 (m - 1) for m input points (pass s for odd lengths). The input is not modified unless it is
+/// a temporary (an expression, or std::move of an array), which is transformed where it lies.
+template <class X>
+auto irfftn(X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  return detail::real_inverse("irfftn", std::forward<X>(x), s, axes, norm);
+}
+
+// ---- 2-d -------------------------------------------------------------------------------------
+
+template <class X>
+auto fft2(X&& x, const extents& s = {}, const extents& axes = {-2, -1}, norm_mode norm = norm_mode::backward) {
+  return detail::complex_transform("fft2", std::forward<X>(x), s, axes, norm, false);
+}
+template <class X>
+auto ifft2(X&& x, const extents& s = {}, const extents& axes = {-2, -1}, norm_mode norm = norm_mode::backward) {
+  return detail::complex_transform("ifft2", std::forward<X>(x), s, axes, norm, true);
+}
+template <class X>
+auto rfft2(X&& x, const extents& s = {}, const extents& axes = {-2, -1}, norm_mode norm = norm_mode::backward) {
+  return detail::real_forward("rfft2", std::forward<X>(x), s, axes, norm);
+}
+template <class X>
+auto irfft2(X&& x, const extents& s = {}, const extents& axes = {-2, -1}, norm_mode norm = norm_mode::backward) {
+  return detail::real_inverse("irfft2", std::forward<X>(x), s, axes, norm);
+}
+
+// ---- 1-d -------------------------------------------------------------------------------------
+
+/// np.fft.fft: the DFT along one axis, cropped or zero-padded to n points (-1: the input's).
+/// Every other axis is a batch, transformed in the same library call.
+template <class X>
+auto fft(X&& x, index_t n = -1, int axis = -1, norm_mode norm = norm_mode::backward) {
+  return detail::complex_transform("fft", std::forward<X>(x), detail::one_axis(n), extents{axis}, norm, false);
+}
+template <class X>
+auto ifft(X&& x, index_t n = -1, int axis = -1, norm_mode norm = norm_mode::backward) {
+  return detail::complex_transform("ifft", std::forward<X>(x), detail::one_axis(n), extents{axis}, norm, true);
+}
+template <class X>
+auto rfft(X&& x, index_t n = -1, int axis = -1, norm_mode norm = norm_mode::backward) {
+  return detail::real_forward("rfft", std::forward<X>(x), detail::one_axis(n), extents{axis}, norm);
+}
+/// np.fft.irfft: n real points (default 2 (m - 1)) from m spectrum points.
+template <class X>
+auto irfft(X&& x, index_t n = -1, int axis = -1, norm_mode norm = norm_mode::backward) {
+  return detail::real_inverse("irfft", std::forward<X>(x), detail::one_axis(n), extents{axis}, norm);
+}
+
+}  // namespace fusor::fft
