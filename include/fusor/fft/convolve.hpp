@@ -120,14 +120,16 @@ auto convolve_views(const char* fn, array_view<T, B> v1, array_view<W, Bw> v2, c
     if constexpr (std::is_same_v<fft_real_t<V>, R>) return v;
     else return cast<P>(v);
   };
-  array<P, B> ret;
-  if constexpr (is_complex_v<P>) {
-    ret = product_inverse(fftn(in(v1), fshape, ax), fftn(in(v2), fshape, ax),
-                          [&](auto&& spec) { return ifftn(std::forward<decltype(spec)>(spec), fshape, ax, norm_mode::forward); });
-  } else {
-    ret = product_inverse(rfftn(in(v1), fshape, ax), rfftn(in(v2), fshape, ax),
-                          [&](auto&& spec) { return irfftn(std::forward<decltype(spec)>(spec), fshape, ax, norm_mode::forward); });
-  }
+  array<P, B> ret = [&] {
+    if constexpr (is_complex_v<P>)
+      return product_inverse(fftn(in(v1), fshape, ax), fftn(in(v2), fshape, ax), [&](auto&& spec) {
+        return ifftn(std::forward<decltype(spec)>(spec), fshape, ax, norm_mode::forward);
+      });
+    else
+      return product_inverse(rfftn(in(v1), fshape, ax), rfftn(in(v2), fshape, ax), [&](auto&& spec) {
+        return irfftn(std::forward<decltype(spec)>(spec), fshape, ax, norm_mode::forward);
+      });
+  }();
 
   // the requested part: starts (L - m) / 2 of the full length L, as scipy's _centered
   auto part = ret.as_leaf();

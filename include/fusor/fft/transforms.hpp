@@ -161,7 +161,6 @@ auto prepare(X&& x, const axes_spec& a, const index_t* len, bool need_owned, dou
   if constexpr (!is_array_v<XU> && !is_view_v<XU>) {
     return prepare<U>(eval(x), a, len, need_owned, scale);  // an expression: evaluated once, then ours
   } else {
-    prepared<U, B> p;
     const array_view<V, B> v = fusor::detail::part_view(x);
     extents target = v.shape();
     bool pad = false, crop = false;
@@ -177,36 +176,28 @@ auto prepare(X&& x, const axes_spec& a, const index_t* len, bool need_owned, dou
     constexpr bool temporary = is_array_v<XU> && !std::is_lvalue_reference_v<X>;
     if constexpr (same_type && temporary) {
       if (!pad && readable(v, a)) {  // a temporary: its memory is ours to transform in
-        p.keep = std::move(x);
-        auto l = p.keep.as_leaf();
+        array<U, B> keep = std::move(x);
+        auto l = keep.as_leaf();
         for (int k = 0; k < a.count; ++k) l = slice_leaf(l, a.axis[k], 0, len[k]);
-        p.in = l;
-        p.owned = true;
-        return p;
+        return prepared<U, B>{std::move(keep), l, true, false};
       }
     }
     if constexpr (same_type) {
-      if (!pad && !need_owned && readable(v, a)) {
-        p.in = corner;
-        return p;
-      }
+      if (!pad && !need_owned && readable(v, a)) return prepared<U, B>{array<U, B>(), corner, false, false};
     }
     // a copy: zeros in the padding (each slab once), the cropped input cast and scaled
-    p.keep = array<U, B>(target);
+    array<U, B> keep(target);
     for (int k = 0; k < a.count; ++k) {
       const int j = a.axis[k];
-      if (len[k] > v.shape()[j])
-        as_view(slice_leaf(p.keep.as_leaf(), j, v.shape()[j], len[k])) = U(0);
+      if (len[k] > v.shape()[j]) as_view(slice_leaf(keep.as_leaf(), j, v.shape()[j], len[k])) = U(0);
     }
-    auto dst = p.keep.as_leaf();
+    auto dst = keep.as_leaf();
     for (int k = 0; k < a.count; ++k) dst = slice_leaf(dst, a.axis[k], 0, std::min(len[k], v.shape()[a.axis[k]]));
     if (scale != 1.0) as_view(dst) = cast<U>(as_view(corner)) * R(scale);
     else if constexpr (same_type) as_view(dst) = as_view(corner);
     else as_view(dst) = cast<U>(as_view(corner));
-    p.in = p.keep.as_leaf();
-    p.owned = true;
-    p.scaled = true;
-    return p;
+    const leaf<U, B> all_of_it = keep.as_leaf();
+    return prepared<U, B>{std::move(keep), all_of_it, true, true};
   }
 }
 
