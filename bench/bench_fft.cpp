@@ -3,7 +3,10 @@
 //   fusor_rfft_roundtrip:      X = rfftn(x); y = irfftn(std::move(X), shape, {}, norm_mode::forward)
 //                              (both directions unscaled, as the direct calls)
 //   fftw_roundtrip:            fftwf_execute_dft_r2c + fftwf_execute_dft_c2r with plans made once,
-//                              buffers allocated once (FFTW_ESTIMATE, fusor's default effort)
+//                              buffers allocated once (FFTW_ESTIMATE, fusor's default effort), in
+//                              memory from fusor's allocator: the ratio is the front end's cost
+//   fftw_malloc_roundtrip:     the same in fftwf_malloc's memory (4 KiB pages, where fusor's large
+//                              arrays get 2 MiB pages): what a hand-written FFTW program gets
 //   fusor_rfft_roundtrip_norm: the same with NumPy's default norms (the inverse scaled by 1/N)
 //   fftw_roundtrip_norm:       the direct calls plus a hand loop scaling the result
 //   fusor_fftconvolve:         fftconvolve(image, kernel, conv_mode::same)
@@ -66,17 +69,31 @@ void fusor_rfft_roundtrip_norm(benchmark::State& st) {
 }
 
 struct fftw_roundtrip_state {
+  // fusor_memory: buffers from fusor arrays (2 MiB-aligned huge pages from 4 MiB up), so that the
+  // comparison with fusor measures the front end alone; otherwise fftwf_malloc's (4 KiB pages)
+  array<float> in_a, out_a;
+  array<std::complex<float>> spec_a;
   float* in;
   fftwf_complex* spec;
   float* out;
+  bool own;
   fftwf_plan fwd, inv;
   index_t n, nc;
-  fftw_roundtrip_state(const extents& s, int threads) {
+  fftw_roundtrip_state(const extents& s, int threads, bool fusor_memory) : own(!fusor_memory) {
     n = s.numel();
     nc = s[0] * s[1] * (s[2] / 2 + 1);
-    in = fftwf_alloc_real(std::size_t(n));
-    out = fftwf_alloc_real(std::size_t(n));
-    spec = fftwf_alloc_complex(std::size_t(nc));
+    if (fusor_memory) {
+      in_a = array<float>(s);
+      out_a = array<float>(s);
+      spec_a = array<std::complex<float>>(extents{s[0], s[1], s[2] / 2 + 1});
+      in = in_a.data();
+      out = out_a.data();
+      spec = reinterpret_cast<fftwf_complex*>(spec_a.data());
+    } else {
+      in = fftwf_alloc_real(std::size_t(n));
+      out = fftwf_alloc_real(std::size_t(n));
+      spec = fftwf_alloc_complex(std::size_t(nc));
+    }
     fftwf_init_threads();
     fftwf_plan_with_nthreads(threads);
     fwd = fftwf_plan_dft_r2c_3d(int(s[0]), int(s[1]), int(s[2]), in, spec, FFTW_ESTIMATE);
@@ -87,16 +104,18 @@ struct fftw_roundtrip_state {
   ~fftw_roundtrip_state() {
     fftwf_destroy_plan(fwd);
     fftwf_destroy_plan(inv);
-    fftwf_free(in);
-    fftwf_free(out);
-    fftwf_free(spec);
+    if (own) {
+      fftwf_free(in);
+      fftwf_free(out);
+      fftwf_free(spec);
+    }
   }
 };
 
-void fftw_roundtrip(benchmark::State& st) {
+void roundtrip(benchmark::State& st, bool fusor_memory) {
   const extents s = shape_of(st);
   set_threads(int(st.range(3)));
-  fftw_roundtrip_state d(s, int(st.range(3)));
+  fftw_roundtrip_state d(s, int(st.range(3)), fusor_memory);
   for (auto _ : st) {
     fftwf_execute_dft_r2c(d.fwd, d.in, d.spec);
     fftwf_execute_dft_c2r(d.inv, d.spec, d.out);
@@ -104,12 +123,14 @@ void fftw_roundtrip(benchmark::State& st) {
   }
   report(st, s);
 }
+void fftw_roundtrip(benchmark::State& st) { roundtrip(st, true); }
+void fftw_malloc_roundtrip(benchmark::State& st) { roundtrip(st, false); }
 
 void fftw_roundtrip_norm(benchmark::State& st) {
   const extents s = shape_of(st);
   const int t = int(st.range(3));
   set_threads(t);
-  fftw_roundtrip_state d(s, t);
+  fftw_roundtrip_state d(s, t, true);
   const float f = 1.0f / float(d.n);
   for (auto _ : st) {
     fftwf_execute_dft_r2c(d.fwd, d.in, d.spec);
@@ -137,10 +158,12 @@ void fftw_fftconvolve(benchmark::State& st) {
   set_threads(t);
   const array<float> img = random_volume({1, n, n}, 2).reshape({n, n}), ker = random_volume({1, k, k}, 3).reshape({k, k});
   const index_t f = fft::next_fast_len(n + k - 1), fc = f / 2 + 1;
-  float* a = fftwf_alloc_real(std::size_t(f * f));
-  float* b = fftwf_alloc_real(std::size_t(f * f));
-  fftwf_complex* A = fftwf_alloc_complex(std::size_t(f * fc));
-  fftwf_complex* Bs = fftwf_alloc_complex(std::size_t(f * fc));
+  array<float> a_mem(extents{f, f}), b_mem(extents{f, f});  // fusor's allocator, as fusor_fftconvolve's
+  array<std::complex<float>> A_mem(extents{f, fc}), B_mem(extents{f, fc});
+  float* a = a_mem.data();
+  float* b = b_mem.data();
+  fftwf_complex* A = reinterpret_cast<fftwf_complex*>(A_mem.data());
+  fftwf_complex* Bs = reinterpret_cast<fftwf_complex*>(B_mem.data());
   fftwf_init_threads();
   fftwf_plan_with_nthreads(t);
   fftwf_plan pa = fftwf_plan_dft_r2c_2d(int(f), int(f), a, A, FFTW_ESTIMATE);
@@ -168,10 +191,6 @@ void fftw_fftconvolve(benchmark::State& st) {
   fftwf_destroy_plan(pa);
   fftwf_destroy_plan(pb);
   fftwf_destroy_plan(pi);
-  fftwf_free(a);
-  fftwf_free(b);
-  fftwf_free(A);
-  fftwf_free(Bs);
 }
 
 void volumes(benchmark::internal::Benchmark* b) {
@@ -187,6 +206,7 @@ void volumes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(fusor_rfft_roundtrip)->Apply(volumes);
 BENCHMARK(fftw_roundtrip)->Apply(volumes);
+BENCHMARK(fftw_malloc_roundtrip)->Apply(volumes);
 BENCHMARK(fusor_rfft_roundtrip_norm)->Apply(volumes);
 BENCHMARK(fftw_roundtrip_norm)->Apply(volumes);
 BENCHMARK(fusor_fftconvolve)->Args({512, 31, 1})->Args({512, 31, 2})->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -10,7 +10,8 @@ PAIRS = [  # (fusor benchmark, baseline benchmark); the rest of the name (argume
     ("fusor_topk", "std_partial_sort_topk"),
     ("fusor_matmul", "cblas_gemm"), ("fusor_matmul_out", "cblas_gemm"),
     ("save_npy", "raw_fwrite"), ("load_npy", "raw_fread"), ("load_npy", "raw_fread_alloc"),
-    ("fusor_rfft_roundtrip", "fftw_roundtrip"), ("fusor_rfft_roundtrip_norm", "fftw_roundtrip_norm"),
+    ("fusor_rfft_roundtrip", "fftw_roundtrip"), ("fusor_rfft_roundtrip", "fftw_malloc_roundtrip"),
+    ("fusor_rfft_roundtrip_norm", "fftw_roundtrip_norm"),
     ("fusor_fftconvolve", "fftw_fftconvolve"),
 ]
 

@@ -15,9 +15,12 @@ void showcase(std::uint64_t seed) {
   auto sd = fusor::std(x, 1, /*keepdims=*/true);    // (4, 1)
   array<float, B> z = (x - mu) / sd;                 // one fused pass, broadcast over rows
   array<float, B> score = where(z > 0, z * z, 0.5f * sin(z));  // one more pass
+  auto spectrum = fft::fft(z);                       // a barrier: one batched FFT call for the 4 rows
+  const double parseval = sum(abs(spectrum) * abs(spectrum)) / double(z.shape()[1]);
   std::cout << "backend        : " << backend_traits<B>::name << "\n"
             << "z mean, std    : " << mean(z) << ", " << fusor::std(z) << "\n"
             << "score sum      : " << sum(score) << "  (one pass, nothing allocated)\n"
+            << "energy, FFT    : " << sum(z * z) << " = " << parseval << " (Parseval)\n"
             << "z (summarised) :\n" << z << "\n";
 }
 

@@ -177,3 +177,49 @@ TEST_CASE("printing matches NumPy's layout") {
   CHECK(str(array<std::complex<double>>{std::complex<double>(1, 2), std::complex<double>(0.5, -1)}) == "[1. +2.j 0.5-1.j]");
   CHECK(str(array<int>{1, 2} * 3) == "[3 6]");  // an expression prints its value
 }
+
+TEST_CASE("host memory: live bytes and peak are counted; freed large blocks are reused up to the limit") {
+  cpu_free_cache();
+  reset_cpu_peak_memory();
+  const auto s0 = cpu_memory_stats();
+  {
+    array<float> a(extents{300'000});  // 1.2 MB: cacheable, rounded to 64 KiB
+    const auto s1 = cpu_memory_stats();
+    CHECK(s1.allocated - s0.allocated == detail::host_bytes(300'000, sizeof(float)));
+    CHECK(detail::host_bytes(300'000, sizeof(float)) % (64 << 10) == 0);
+    CHECK(s1.peak >= s1.allocated);
+    array<double> small(extents{100});  // 800 bytes: never cached
+    CHECK(cpu_memory_stats().allocated - s1.allocated == 832);
+  }
+  const auto s2 = cpu_memory_stats();
+  CHECK(s2.allocated == s0.allocated);
+  CHECK(s2.peak >= s0.allocated + detail::host_bytes(300'000, sizeof(float)));
+#if FUSOR_HOST_CACHE_ENABLED
+  CHECK(s2.cached == detail::host_bytes(300'000, sizeof(float)));
+  {
+    // a slightly different size rounds to the same block: served from the cache
+    array<float> b(extents{299'000});
+    b = 1.0f;  // the reused block is fully writable
+    CHECK(b.data()[298'999] == 1.0f);
+    CHECK(cpu_memory_stats().cache_hits == s2.cache_hits + 1);
+    CHECK(cpu_memory_stats().cached == 0);
+    CHECK(reinterpret_cast<std::uintptr_t>(b.data()) % cpu_alignment == 0);
+  }
+  set_cpu_cache_limit(0);  // caching off: what is cached goes back, and nothing more is kept
+  CHECK(cpu_memory_stats().cached == 0);
+  { array<float> c(extents{300'000}); }
+  CHECK(cpu_memory_stats().cached == 0);
+  set_cpu_cache_limit(std::size_t(1) << 30);
+  CHECK(cpu_cache_limit() == std::size_t(1) << 30);
+  { array<float> big(extents{3'000'000}); }  // 12 MB: a huge-page block, rounded to 2 MiB
+  CHECK(cpu_memory_stats().cached == detail::host_bytes(3'000'000, sizeof(float)));
+  CHECK(detail::host_bytes(3'000'000, sizeof(float)) % (2 << 20) == 0);
+  {
+    array<float> again(extents{3'000'000});
+    CHECK(reinterpret_cast<std::uintptr_t>(again.data()) % (2 << 20) == 0);
+    CHECK(cpu_memory_stats().cached == 0);
+  }
+#endif
+  cpu_free_cache();
+  CHECK(cpu_memory_stats().cached == 0);
+}

@@ -299,7 +299,7 @@ void run(kind what, const fft::fft_geometry& g, In* in, Out* out) {
     typename A::iodim dims[max_rank], batch[max_rank];
     for (int k = 0; k < g.rank; ++k) dims[k] = {g.dims[k].n, g.dims[k].in_stride, g.dims[k].out_stride};
     for (int k = 0; k < g.batch_rank; ++k) batch[k] = {g.batch[k].n, g.batch[k].in_stride, g.batch[k].out_stride};
-    if (key.threads > 1) init_threads_once();
+    init_threads_once();  // FFTW wants this before any planning with its threading library linked
     A::plan_with_nthreads(key.threads);
     // estimate never touches the arrays, so it plans on the real ones; measuring planners write
     // to theirs, so they get scratch arrays of the same span and alignment
