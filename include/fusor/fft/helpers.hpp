@@ -37,30 +37,31 @@ inline index_t next_fast_len(index_t target) {
   return best;
 }
 
-/// np.fft.fftshift: the zero frequency moved to the centre of `axes` (default all): a roll by
-/// n / 2 along each. Returns a new array.
+namespace detail {
+/// A roll along `axes` (all when empty) by n / 2 (direction +1) or -(n / 2) (direction -1).
 template <class X>
-auto fftshift(const X& x, const extents& axes = {}) {
+auto half_roll(const X& x, const extents& axes, int direction) {
   return fusor::detail::with_input(x, [&](const auto& v) {
     extents ax = axes, shifts;
     if (ax.empty())
       for (int j = 0; j < v.ndim(); ++j) ax.push_back(j);
-    for (int k = 0; k < ax.size(); ++k) shifts.push_back(v.shape()[normalize_axis(int(ax[k]), v.ndim())] / 2);
+    for (int k = 0; k < ax.size(); ++k) shifts.push_back(direction * (v.shape()[normalize_axis(int(ax[k]), v.ndim())] / 2));
     if (ax.empty()) return v.copy();
     return roll(v, shifts, ax);
   });
 }
+}  // namespace detail
+
+/// np.fft.fftshift: the zero frequency moved to the centre of `axes` (default all): a roll by
+/// n / 2 along each. Returns a new array.
+template <class X>
+auto fftshift(const X& x, const extents& axes = {}) {
+  return detail::half_roll(x, axes, +1);
+}
 /// np.fft.ifftshift: the inverse of fftshift (they differ for odd lengths).
 template <class X>
 auto ifftshift(const X& x, const extents& axes = {}) {
-  return fusor::detail::with_input(x, [&](const auto& v) {
-    extents ax = axes, shifts;
-    if (ax.empty())
-      for (int j = 0; j < v.ndim(); ++j) ax.push_back(j);
-    for (int k = 0; k < ax.size(); ++k) shifts.push_back(-(v.shape()[normalize_axis(int(ax[k]), v.ndim())] / 2));
-    if (ax.empty()) return v.copy();
-    return roll(v, shifts, ax);
-  });
+  return detail::half_roll(x, axes, -1);
 }
 
 /// np.fft.fftfreq: the frequency of each output point of an n-point DFT with sample spacing d:

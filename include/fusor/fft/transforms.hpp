@@ -11,7 +11,8 @@
 //   consumes a temporary (an expression, or std::move(spectrum)) with no copy at all;
 // - batches (the axes not transformed) are one library call, never a loop;
 // - a scaling pass only for the normalisations that need one (norm_mode::backward on an inverse,
-//   ortho, forward on a forward transform), fused into the copy when a copy is made.
+//   ortho, forward on a forward transform), and none when the input is copied anyway: the copy
+//   applies the factor (the transform is linear).
 #include <cmath>
 #include <complex>
 #include <string>
@@ -74,8 +75,9 @@ struct axes_spec {
 
 /// NumPy's rules: no axes means the last len(s) axes (all axes without s); s and axes have the
 /// same length; an entry -1 in s means the input's length. For c2r the default length of the
-/// last axis is 2 (m - 1) for m input points.
-inline axes_spec resolve_axes(const char* fn, const extents& shape, const extents& s, const extents& axes, bool c2r) {
+/// last axis is 2 (m - 1) for m input points. Real transforms (r2c, c2r) need an axis.
+inline axes_spec resolve_axes(const char* fn, const extents& shape, const extents& s, const extents& axes, bool real,
+                              bool c2r) {
   const int r = shape.size();
   axes_spec a;
   if (axes.empty()) {
@@ -111,6 +113,9 @@ inline axes_spec resolve_axes(const char* fn, const extents& shape, const extent
                                : " (from the input's shape " + to_string(shape) + ")"));
     a.n[k] = len;
   }
+  if (real && a.count == 0)  // a real transform needs an axis to halve
+    throw value_error(std::string("fusor: ") + fn + " needs at least one axis to transform, got none (input shape " +
+                      to_string(shape) + ")");
   return a;
 }
 
@@ -227,16 +232,17 @@ auto complex_transform(const char* fn, X&& x, const extents& s, const extents& a
   using C = std::complex<R>;
   static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
   const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, false);
+  const axes_spec a = resolve_axes(fn, shape, s, axes, false, false);
   if (a.count == 0) return array<C, B>(cast<C>(x));  // no axes: NumPy returns the input as complex
-  auto p = prepare<C>(std::forward<X>(x), a, a.n, false, 1.0);
+  const double factor = norm_factor(norm, inverse, a.transform_size());
+  auto p = prepare<C>(std::forward<X>(x), a, a.n, false, factor);  // a copy applies the factor too
   // a copy (or a temporary moved in) is transformed in place; anything else into a new array
   const bool in_place = p.whole();
   const C* in = p.in.data;
   array<C, B> out = in_place ? std::move(p.keep) : array<C, B>(p.in.shape);
   const fft_geometry g = make_geometry(p.in.strides, out.shape(), out.strides(), a);
   if (out.size() > 0) fft_backend<B>::template c2c<R>(g, in, out.data(), inverse ? +1 : -1);
-  scale_in_place(out, norm_factor(norm, inverse, a.transform_size()));
+  if (!p.scaled) scale_in_place(out, factor);
   return out;
 }
 
@@ -251,18 +257,16 @@ auto real_forward(const char* fn, X&& x, const extents& s, const extents& axes, 
   using R = fft_real_t<V>;
   using C = std::complex<R>;
   const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, false);
-  if (a.count == 0)
-    throw value_error(std::string("fusor: ") + fn + " needs at least one axis to transform, got none (input shape " +
-                      to_string(shape) + ")");
-  auto p = prepare<R>(std::forward<X>(x), a, a.n, false, 1.0);
+  const axes_spec a = resolve_axes(fn, shape, s, axes, true, false);
+  const double factor = norm_factor(norm, false, a.transform_size());
+  auto p = prepare<R>(std::forward<X>(x), a, a.n, false, factor);
   extents out_shape = p.in.shape;
   const int last = a.axis[a.count - 1];
   out_shape[last] = a.n[a.count - 1] / 2 + 1;
   array<C, B> out(out_shape);
   const fft_geometry g = make_geometry(p.in.strides, out.shape(), out.strides(), a);
   if (out.size() > 0) fft_backend<B>::template r2c<R>(g, p.in.data, out.data());
-  scale_in_place(out, norm_factor(norm, false, a.transform_size()));
+  if (!p.scaled) scale_in_place(out, factor);
   return out;
 }
 
@@ -275,10 +279,7 @@ auto real_inverse(const char* fn, X&& x, const extents& s, const extents& axes, 
   using C = std::complex<R>;
   static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
   const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, true);
-  if (a.count == 0)
-    throw value_error(std::string("fusor: ") + fn + " needs at least one axis to transform, got none (input shape " +
-                      to_string(shape) + ")");
+  const axes_spec a = resolve_axes(fn, shape, s, axes, true, true);
   index_t len[max_rank];
   for (int k = 0; k < a.count; ++k) len[k] = a.n[k];
   len[a.count - 1] = a.n[a.count - 1] / 2 + 1;  // the half spectrum the c2r transform reads
