@@ -40,21 +40,11 @@ using fusor::detail::is_array_v;
 using fusor::detail::is_view_v;
 using fusor::detail::slice_leaf;
 
+/// The real type a transform of V-valued data computes in: float for float and complex<float>,
+/// double for everything else (integers and bool too, as in NumPy; unlike to_float_t, which
+/// sends uint8 and bool to float).
 template <class V>
-struct fft_real {
-  using type = double;  // integers and bool transform in double, as in NumPy
-};
-template <>
-struct fft_real<float> {
-  using type = float;
-};
-template <class R>
-struct fft_real<std::complex<R>> {
-  using type = R;
-};
-/// The real type a transform of V-valued data computes in.
-template <class V>
-using fft_real_t = typename fft_real<V>::type;
+using fft_real_t = real_t<std::conditional_t<is_complex_v<V> || std::is_floating_point_v<V>, V, double>>;
 
 /// The transform axes, in the order given, with their lengths after NumPy's `s` rules.
 struct axes_spec {

@@ -11,6 +11,7 @@
 // cpu_free_cache() returns them to the system; set_cpu_cache_limit(0) turns the cache off.
 // AddressSanitizer builds never cache (a reused block would hide a use after free).
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <limits>
 #include <mutex>
@@ -80,7 +81,7 @@ class host_block_cache {
   }
   void* allocate(std::size_t bytes) {
     if (bytes >= host_cache_threshold && FUSOR_HOST_CACHE_ENABLED) {
-      std::lock_guard lock(m_);
+      std::lock_guard lock(m_);  // only cacheable sizes lock: small arrays never wait here
       auto it = free_.find(bytes);
       if (it != free_.end() && !it->second.empty()) {
         void* p = it->second.back();
@@ -100,19 +101,18 @@ class host_block_cache {
     }
     if (!p)
       throw backend_error("fusor: out of host memory: requested " + std::to_string(bytes) + " bytes with " +
-                          std::to_string(allocated_bytes()) + " bytes in live arrays");
+                          std::to_string(allocated_.load()) + " bytes in live arrays");
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (align == huge_page_alignment) ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure is harmless
 #endif
-    std::lock_guard lock(m_);
     note_allocated(bytes);
     return p;
   }
   void deallocate(void* p, std::size_t bytes) noexcept {
-    {
+    allocated_ -= bytes;
+    if (bytes >= host_cache_threshold && FUSOR_HOST_CACHE_ENABLED) {
       std::lock_guard lock(m_);
-      allocated_ -= bytes;
-      if (bytes >= host_cache_threshold && FUSOR_HOST_CACHE_ENABLED && cached_ + bytes <= limit_) {
+      if (cached_ + bytes <= limit_) {
         try {
           free_[bytes].push_back(p);
           cached_ += bytes;
@@ -147,25 +147,22 @@ class host_block_cache {
   }
   memory_stats stats() {
     std::lock_guard lock(m_);
-    return {allocated_, peak_, cached_, hits_, misses_};
+    return {allocated_.load(), peak_.load(), cached_, hits_, misses_};
   }
-  void reset_peak() {
-    std::lock_guard lock(m_);
-    peak_ = allocated_;
-  }
+  void reset_peak() { peak_ = allocated_.load(); }
 
  private:
+  // live bytes and their peak are atomics, so that counting them never takes the lock
   void note_allocated(std::size_t bytes) {
-    allocated_ += bytes;
-    peak_ = std::max(peak_, allocated_);
+    const std::size_t now = allocated_ += bytes;
+    std::size_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
   }
-  std::size_t allocated_bytes() {
-    std::lock_guard lock(m_);
-    return allocated_;
-  }
-  std::mutex m_;
+  std::mutex m_;  // the cache: free_, cached_, limit_, hits_, misses_
   std::unordered_map<std::size_t, std::vector<void*>> free_;
-  std::size_t allocated_ = 0, peak_ = 0, cached_ = 0;
+  std::atomic<std::size_t> allocated_{0}, peak_{0};
+  std::size_t cached_ = 0;
   std::size_t limit_ = std::size_t(1) << 30;
   long hits_ = 0, misses_ = 0;
 };
