@@ -23,6 +23,7 @@
 #include "core/pad.hpp"
 #include "core/algorithms_fwd.hpp"
 #include "core/indexing.hpp"
+#include "core/transfer.hpp"
 #include "core/sort.hpp"
 #include "core/scan.hpp"
 #include "core/io/print.hpp"

@@ -7,6 +7,7 @@
 // d's buffer when the shape matches and reallocating otherwise (like Eigen and xtensor).
 #include <algorithm>
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -19,7 +20,7 @@ namespace fusor {
 
 template <element T, backend B = cpu>
 class array {
-  static_assert(requires { backend_traits<B>::template allocate<T>(index_t{}); },
+  static_assert(requires { backend_memory<B>::template allocate<T>(index_t{}); },
                 "fusor: this backend has no memory support in this translation unit; for cuda "
                 "include <fusor/cuda.cuh> (or the cuda backend's memory header)");
 
@@ -32,7 +33,7 @@ class array {
   /// Uninitialised storage of the given shape (like np.empty); see zeros/full for filled arrays.
   explicit array(const extents& shape) : shape_(shape), strides_(contiguous_strides(shape)) {
     check_shape(shape_);
-    if (const index_t n = shape_.numel(); n > 0) data_ = backend_traits<B>::template allocate<T>(n);
+    if (const index_t n = shape_.numel(); n > 0) data_ = backend_memory<B>::template allocate<T>(n);
   }
   /// Evaluates an expression into a new array of its shape.
   template <expression E>
@@ -192,9 +193,7 @@ class array {
 
  private:
   void copy_from_host(const T* src) {
-    static_assert(backend_traits<B>::host_accessible,
-                  "fusor: building a device array from host values goes through to<cuda>(host_array)");
-    std::copy(src, src + shape_.numel(), data_);
+    if (shape_.numel() > 0) backend_memory<B>::copy_from_host(data_, src, shape_.numel());
   }
   template <class L>
   static void nested_shape(const L& l, extents& shape, int depth) {
@@ -218,8 +217,15 @@ class array {
     // an empty outer list leaves inner sizes unknown: NumPy gives shape (0,) for [] and (1, 0) for [[]]
     while (shape.size() < nesting_depth<L>()) shape.push_back(0);
     *this = array(shape);
-    T* out = data_;
-    nested_copy(l, out);
+    if constexpr (backend_traits<B>::host_accessible) {
+      T* out = data_;
+      nested_copy(l, out);
+    } else {  // gathered on the host, then one transfer
+      auto staging = std::make_unique<T[]>(std::size_t(shape.numel()));
+      T* out = staging.get();
+      nested_copy(l, out);
+      copy_from_host(staging.get());
+    }
   }
   template <class L>
   static constexpr int nesting_depth() {
@@ -228,7 +234,7 @@ class array {
   }
 
   void release() {
-    if (data_) backend_traits<B>::template deallocate<T>(data_, shape_.numel());
+    if (data_) backend_memory<B>::template deallocate<T>(data_, shape_.numel());
     data_ = nullptr;
   }
   void reset_empty() {

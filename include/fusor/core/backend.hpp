@@ -16,6 +16,17 @@ struct cuda {};
 template <class B>
 struct backend_traits;
 
+/// Where a backend's arrays live: allocate/deallocate and copies to and from host memory.
+/// Specialised in backend/<name>/memory.hpp, so a translation unit that names array<float, cuda>
+/// without the cuda memory header gets a compile error with a sentence, not a link error.
+///   template <class T> static T* allocate(index_t n);          // n > 0 elements
+///   template <class T> static void deallocate(T* p, index_t n) noexcept;
+///   template <class T> static void copy_to_host(T* dst, const T* src, index_t n);
+///   template <class T> static void copy_from_host(T* dst, const T* src, index_t n);
+///   template <class T> static void copy_within(T* dst, const T* src, index_t n);
+template <class B>
+struct backend_memory;
+
 /// A tag with a visible backend_traits specialisation.
 template <class B>
 concept backend = requires {
@@ -30,6 +41,12 @@ struct executor {
                 "arrays that means compiling with nvcc in a .cu file that includes "
                 "<fusor/cuda.cuh>");
 };
+
+/// True where executor<B> is specialised in this translation unit (cpu always; cuda in .cu
+/// files that include <fusor/cuda.cuh>). Transfers use it to avoid instantiating a kernel they
+/// do not need in host-compiled code.
+template <class B>
+inline constexpr bool has_executor = false;
 
 /// Marker for expression operands that carry no backend (C++ scalars).
 struct no_backend {};

@@ -51,6 +51,43 @@ auto full_like(const E& e, const S& value) {
   return full<T, backend_of_t<E>>(expr_shape(detail::to_node(e)), value);
 }
 
+namespace detail {
+// Element generators for fill_blocks, by 256-element block (named function objects, not
+// lambdas: the same object runs in a cpu thread or a cuda kernel).
+template <class T>
+struct arange_gen {
+  T start, step;
+  FUSOR_HD void operator()(index_t block, T* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) out[i] = static_cast<T>(start + static_cast<T>(block * 256 + i) * step);
+  }
+};
+template <class T>
+struct linspace_gen {  // computed in float64 like NumPy; integer results are floored (NumPy 2)
+  T start, stop;
+  double step;
+  index_t num;
+  bool endpoint;
+  FUSOR_HD void operator()(index_t block, T* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t k = block * 256 + i;
+      const double v = double(start) + double(k) * step;
+      out[i] = (endpoint && k == num - 1 && num > 1) ? stop
+                                                    : convert_element<T>(std::is_integral_v<T> ? std::floor(v) : v);
+    }
+  }
+};
+template <class T>
+struct eye_gen {
+  index_t m, k;
+  FUSOR_HD void operator()(index_t block, T* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t flat = block * 256 + i, r = flat / m, c = flat % m;
+      out[i] = c - r == k ? T(1) : T(0);
+    }
+  }
+};
+}  // namespace detail
+
 /// Evenly spaced values in [start, stop) with `step` (np.arange); element i is start + i * step.
 template <element T, backend B = cpu>
 array<T, B> arange(T start, T stop, T step = T(1)) {
@@ -60,9 +97,7 @@ array<T, B> arange(T start, T stop, T step = T(1)) {
   const double span = (double(stop) - double(start)) / double(step);
   const index_t n = span > 0 ? index_t(std::ceil(span)) : 0;
   array<T, B> a(extents{n});
-  executor<B>::template fill_blocks<256>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
-    for (index_t i = 0; i < count; ++i) out[i] = static_cast<T>(start + static_cast<T>(block * 256 + i) * step);
-  });
+  executor<B>::template fill_blocks<256>(a.as_leaf(), detail::arange_gen<T>{start, step});
   return a;
 }
 /// 0, 1, ..., stop - 1.
@@ -77,16 +112,8 @@ array<T, B> linspace(T start, T stop, index_t num, bool endpoint = true) {
   if (num < 0) throw value_error("fusor: linspace needs num >= 0, got " + std::to_string(num));
   array<T, B> a(extents{num});
   const index_t div = endpoint ? num - 1 : num;
-  // computed in float64 like NumPy; integer results are floored (NumPy 2)
   const double step = div > 0 ? (double(stop) - double(start)) / double(div) : 0.0;
-  executor<B>::template fill_blocks<256>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
-    for (index_t i = 0; i < count; ++i) {
-      const index_t k = block * 256 + i;
-      const double v = double(start) + double(k) * step;
-      out[i] = (endpoint && k == num - 1 && num > 1) ? stop
-                                                    : convert_element<T>(std::is_integral_v<T> ? std::floor(v) : v);
-    }
-  });
+  executor<B>::template fill_blocks<256>(a.as_leaf(), detail::linspace_gen<T>{start, stop, step, num, endpoint});
   return a;
 }
 
@@ -96,12 +123,7 @@ array<T, B> eye(index_t n, index_t m = -1, index_t k = 0) {
   if (m < 0) m = n;
   if (n < 0) throw value_error("fusor: eye needs n >= 0, got " + std::to_string(n));
   array<T, B> a(extents{n, m});
-  executor<B>::template fill_blocks<256>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
-    for (index_t i = 0; i < count; ++i) {
-      const index_t flat = block * 256 + i, r = flat / m, c = flat % m;
-      out[i] = c - r == k ? T(1) : T(0);
-    }
-  });
+  executor<B>::template fill_blocks<256>(a.as_leaf(), detail::eye_gen<T>{m, k});
   return a;
 }
 

@@ -389,7 +389,7 @@ struct isfinite_fn : same_type_policy {
 struct conj_fn : same_type_policy {
   template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a) const {
-    if constexpr (is_complex_v<T>) return std::conj(a);
+    if constexpr (is_complex_v<T>) { using std::conj; return conj(a); }  // ADL: cuda::std::conj on the device
     else return a;
   }
 };
@@ -411,7 +411,7 @@ struct imag_fn : same_type_policy {
 struct arg_fn : float_policy {
   template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD auto operator()(const T& a) const {
-    if constexpr (is_complex_v<T>) return std::arg(a);
+    if constexpr (is_complex_v<T>) { using std::arg; return arg(a); }
     else return std::atan2(T(0), a);
   }
 };

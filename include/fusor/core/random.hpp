@@ -70,17 +70,68 @@ class generator {
 };
 
 namespace detail {
+using philox_words = std::array<std::uint32_t, 4>;
+
+/// Block k of one draw's stream: the element generator gets the block's four Philox words.
+/// (Named function objects, not lambdas: the same object runs in a cpu thread or a cuda kernel.)
+template <class T, class Gen>
+struct stream_blocks {
+  std::uint64_t seed, stream;
+  Gen gen;
+  FUSOR_HD void operator()(index_t block, T* out, index_t count) const {
+    gen(block_words(seed, stream, std::uint64_t(block)), out, count);
+  }
+};
+
 /// One draw: takes the generator's next stream and fills an array block by block, calling
 /// gen(words, out, count) with the block's four Philox words.
 template <index_t Block, class T, class B, class Gen>
 array<T, B> draw(generator& g, const extents& shape, Gen gen) {
   array<T, B> a(shape);
   const std::uint64_t seed = g.seed(), stream = g.take_stream();
-  executor<B>::template fill_blocks<Block>(a.as_leaf(), [=](index_t block, T* out, index_t count) {
-    gen(block_words(seed, stream, std::uint64_t(block)), out, count);
-  });
+  executor<B>::template fill_blocks<Block>(a.as_leaf(), stream_blocks<T, Gen>{seed, stream, gen});
   return a;
 }
+
+template <class T>
+struct uniform_gen {  // float: 24 random bits from one word; double: 53 bits from two
+  T lo, hi;
+  FUSOR_HD void operator()(const philox_words& w, T* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      T u;
+      if constexpr (std::is_same_v<T, float>) u = unit_float(w[i]);
+      else u = T(unit_double(w[2 * i], w[2 * i + 1]));
+      out[i] = lo + (hi - lo) * u;
+    }
+  }
+};
+template <class T>
+struct normal_gen {  // Box-Muller in double: two values per block
+  T mean, stddev;
+  FUSOR_HD void operator()(const philox_words& w, T* out, index_t count) const {
+    const double r = std::sqrt(-2.0 * std::log(open_unit(w[0], w[1])));
+    const double t = 2.0 * std::numbers::pi * unit_double(w[2], w[3]);
+    out[0] = T(double(mean) + double(stddev) * r * std::cos(t));
+    if (count > 1) out[1] = T(double(mean) + double(stddev) * r * std::sin(t));
+  }
+};
+template <class T>
+struct integers_gen {  // 64 random bits per element, multiply-shift onto [lo, lo + range)
+  T lo;
+  std::uint64_t range;
+  FUSOR_HD void operator()(const philox_words& w, T* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const std::uint64_t u = (std::uint64_t(w[2 * i]) << 32) | w[2 * i + 1];
+      out[i] = T(std::int64_t(lo) + std::int64_t(mulhi64(u, range)));
+    }
+  }
+};
+struct bernoulli_gen {
+  double p;
+  FUSOR_HD void operator()(const philox_words& w, bool* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) out[i] = unit_double(w[2 * i], w[2 * i + 1]) < p;
+  }
+};
 }  // namespace detail
 
 /// Uniform values in [lo, hi). float uses 24 random bits per element, double 53.
@@ -90,14 +141,7 @@ array<T, B> uniform(generator& g, const extents& shape, T lo = T(0), T hi = T(1)
   if (!(lo <= hi))
     throw value_error("fusor: uniform needs lo <= hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
   constexpr index_t per_block = std::is_same_v<T, float> ? 4 : 2;
-  return detail::draw<per_block, T, B>(g, shape, [=](const auto& w, T* out, index_t count) {
-    for (index_t i = 0; i < count; ++i) {
-      T u;
-      if constexpr (std::is_same_v<T, float>) u = detail::unit_float(w[i]);
-      else u = T(detail::unit_double(w[2 * i], w[2 * i + 1]));
-      out[i] = lo + (hi - lo) * u;
-    }
-  });
+  return detail::draw<per_block, T, B>(g, shape, detail::uniform_gen<T>{lo, hi});
 }
 
 /// Normal values (Box-Muller on 53-bit uniforms, computed in double).
@@ -106,12 +150,7 @@ array<T, B> normal(generator& g, const extents& shape, T mean = T(0), T stddev =
   static_assert(std::is_floating_point_v<T>, "fusor: normal draws float or double");
   if (!(stddev >= T(0)))
     throw value_error("fusor: normal needs stddev >= 0, got " + std::to_string(stddev));
-  return detail::draw<2, T, B>(g, shape, [=](const auto& w, T* out, index_t count) {
-    const double r = std::sqrt(-2.0 * std::log(detail::open_unit(w[0], w[1])));
-    const double t = 2.0 * std::numbers::pi * detail::unit_double(w[2], w[3]);
-    out[0] = T(double(mean) + double(stddev) * r * std::cos(t));
-    if (count > 1) out[1] = T(double(mean) + double(stddev) * r * std::sin(t));
-  });
+  return detail::draw<2, T, B>(g, shape, detail::normal_gen<T>{mean, stddev});
 }
 
 /// Integers uniform in [lo, hi) (64 random bits per element, multiply-shift mapping).
@@ -121,12 +160,7 @@ array<T, B> integers(generator& g, const extents& shape, T lo, T hi) {
   if (!(lo < hi))
     throw value_error("fusor: integers needs lo < hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
   const std::uint64_t range = std::uint64_t(std::int64_t(hi) - std::int64_t(lo));
-  return detail::draw<2, T, B>(g, shape, [=](const auto& w, T* out, index_t count) {
-    for (index_t i = 0; i < count; ++i) {
-      const std::uint64_t u = (std::uint64_t(w[2 * i]) << 32) | w[2 * i + 1];
-      out[i] = T(std::int64_t(lo) + std::int64_t(detail::mulhi64(u, range)));
-    }
-  });
+  return detail::draw<2, T, B>(g, shape, detail::integers_gen<T>{lo, range});
 }
 
 /// true with probability p.
@@ -134,16 +168,13 @@ template <backend B = cpu>
 array<bool, B> bernoulli(generator& g, const extents& shape, double p = 0.5) {
   if (!(p >= 0.0 && p <= 1.0))
     throw value_error("fusor: bernoulli needs 0 <= p <= 1, got " + std::to_string(p));
-  return detail::draw<2, bool, B>(g, shape, [=](const auto& w, bool* out, index_t count) {
-    for (index_t i = 0; i < count; ++i) out[i] = detail::unit_double(w[2 * i], w[2 * i + 1]) < p;
-  });
+  return detail::draw<2, bool, B>(g, shape, detail::bernoulli_gen{p});
 }
 
 /// A random permutation of 0..n-1: each position gets a 64-bit Philox key and the positions are
 /// sorted by (key, position), so the result does not depend on threads or backend.
 template <backend B = cpu>
 array<std::int64_t, B> permutation(generator& g, index_t n) {
-  static_assert(std::is_same_v<B, cpu>, "fusor: permutation on this backend arrives with its sort");
   if (n < 0) throw value_error("fusor: permutation needs n >= 0, got " + std::to_string(n));
   const std::uint64_t seed = g.seed(), stream = g.take_stream();
   std::vector<std::uint64_t> keys(static_cast<std::size_t>(n));
@@ -152,11 +183,14 @@ array<std::int64_t, B> permutation(generator& g, index_t n) {
     keys[std::size_t(i)] = (std::uint64_t(w[0]) << 32) | w[1];
     if (i + 1 < n) keys[std::size_t(i + 1)] = (std::uint64_t(w[2]) << 32) | w[3];
   }
-  array<std::int64_t, B> a(extents{n});
-  std::iota(a.data(), a.data() + n, std::int64_t(0));
-  std::sort(a.data(), a.data() + n, [&](std::int64_t x, std::int64_t y) {
+  // sorted on the host, then copied to B: the same integers on every backend
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), std::int64_t(0));
+  std::sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) {
     return keys[std::size_t(x)] != keys[std::size_t(y)] ? keys[std::size_t(x)] < keys[std::size_t(y)] : x < y;
   });
+  array<std::int64_t, B> a(extents{n});
+  if (n > 0) backend_memory<B>::copy_from_host(a.data(), order.data(), n);
   return a;
 }
 

@@ -117,11 +117,18 @@ class array_view {
     return data_[detail::checked_offset(shape_, strides_, idx, int(sizeof...(I)))];
   }
   /// The only element of a size-1 view.
+  /// The only element of a size-1 view (on a device backend: copied to the host, which waits
+  /// for the work queued on the current stream).
   T item() const {
-    detail::require_host<B>();
     if (size() != 1)
       throw shape_error("fusor: item() needs exactly one element, got shape " + to_string(shape_));
-    return *data_;
+    if constexpr (backend_traits<B>::host_accessible) {
+      return *data_;
+    } else {
+      T v{};
+      backend_memory<B>::copy_to_host(&v, data_, 1);
+      return v;
+    }
   }
 
   array<T, B> copy() const;

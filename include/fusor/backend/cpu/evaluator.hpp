@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "../../core/expr/loop_space.hpp"
 #include "../../core/expr/nodes.hpp"
 #include "packet.hpp"
 
@@ -193,45 +194,6 @@ auto make_evaluator(const cast_expr<U, A>& e, const extents& out) {
   return cast_ev<U, EA>{make_evaluator(e.a, out)};
 }
 
-// ---- iteration space ---------------------------------------------------------------------------
-/// The dimensions to loop over after dropping size-1 axes and merging neighbours that every
-/// operand walks contiguously one after the other. A contiguous statement becomes one flat loop;
-/// a broadcast one becomes (rows, row length).
-struct loop_space {
-  index_t dims[max_rank];
-  int rank = 0;
-  index_t rows() const {
-    index_t r = 1;
-    for (int k = 0; k + 1 < rank; ++k) r *= dims[k];
-    return r;
-  }
-  index_t inner() const { return dims[rank - 1]; }
-};
-
-template <std::size_t N>
-loop_space coalesce(const index_t* shape, int n, const std::array<index_t*, N>& ops) {
-  loop_space s;
-  for (int k = 0; k < n; ++k) {
-    if (shape[k] == 1) continue;
-    bool merge = s.rank > 0;
-    for (std::size_t j = 0; merge && j < N; ++j) merge = ops[j][s.rank - 1] == ops[j][k] * shape[k];
-    if (merge) {
-      s.dims[s.rank - 1] *= shape[k];
-      for (std::size_t j = 0; j < N; ++j) ops[j][s.rank - 1] = ops[j][k];
-    } else {
-      s.dims[s.rank] = shape[k];
-      for (std::size_t j = 0; j < N; ++j) ops[j][s.rank] = ops[j][k];
-      ++s.rank;
-    }
-  }
-  if (s.rank == 0) {  // a single element
-    s.dims[0] = 1;
-    s.rank = 1;
-    for (std::size_t j = 0; j < N; ++j) ops[j][0] = 1;
-  }
-  return s;
-}
-
 /// Pointers to the stride arrays of every leaf of an evaluator, after `extra` leading slots.
 template <std::size_t Extra, class Ev>
 std::array<index_t*, Extra + Ev::leaves> stride_table(Ev& ev) {
@@ -239,20 +201,6 @@ std::array<index_t*, Extra + Ev::leaves> stride_table(Ev& ev) {
   std::size_t k = Extra;
   ev.visit_strides([&](index_t* s) { t[k++] = s; });
   return t;
-}
-
-/// Advances a row-major multi-index over dims[0..n).
-inline void next_index(index_t* idx, const index_t* dims, int n) {
-  for (int k = n - 1; k >= 0; --k) {
-    if (++idx[k] < dims[k]) return;
-    idx[k] = 0;
-  }
-}
-inline void unravel(index_t flat, index_t* idx, const index_t* dims, int n) {
-  for (int k = n - 1; k >= 0; --k) {
-    idx[k] = flat % dims[k];
-    flat /= dims[k];
-  }
 }
 
 }  // namespace fusor::detail::cpu_eval

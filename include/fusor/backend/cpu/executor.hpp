@@ -126,6 +126,9 @@ void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
 namespace fusor {
 
 template <>
+inline constexpr bool has_executor<cpu> = true;
+
+template <>
 struct executor<cpu> {
   /// dst = e, where e's shape broadcasts to dst's (checked by the caller).
   template <class T, class E>

@@ -182,7 +182,10 @@ template <>
 struct backend_traits<cpu> {
   static constexpr const char* name = "cpu";
   static constexpr bool host_accessible = true;
+};
 
+template <>
+struct backend_memory<cpu> {
   template <class T>
   static T* allocate(index_t n) {
     if (n < 0 || std::size_t(n) > (std::numeric_limits<std::size_t>::max() / 2) / sizeof(T))
@@ -195,6 +198,18 @@ struct backend_traits<cpu> {
   template <class T>
   static void deallocate(T* p, index_t n) noexcept {
     detail::host_block_cache::instance().deallocate(p, detail::host_bytes(std::size_t(n), sizeof(T)));
+  }
+  template <class T>
+  static void copy_to_host(T* dst, const T* src, index_t n) {
+    std::copy(src, src + n, dst);
+  }
+  template <class T>
+  static void copy_from_host(T* dst, const T* src, index_t n) {
+    std::copy(src, src + n, dst);
+  }
+  template <class T>
+  static void copy_within(T* dst, const T* src, index_t n) {
+    std::copy(src, src + n, dst);
   }
 };
 
