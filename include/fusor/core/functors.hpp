@@ -167,9 +167,13 @@ struct square_fn : arithmetic_policy {
     else return multiply_fn{}(a, a);
   }
 };
+// Functors whose result type differs from the argument's spell it out instead of deducing it:
+// deducing would instantiate the body with std::complex while computing NumPy's result type on
+// the host, and nvcc rejects that body's host-only calls in a __host__ __device__ function (on
+// the device the body runs with cuda::std::complex).
 struct abs_fn : same_type_policy {
   template <class L> static constexpr bool packet = detail::simd_number<L>;
-  template <class T> FUSOR_HD auto operator()(const T& a) const {
+  template <class T> FUSOR_HD real_t<T> operator()(const T& a) const {
     if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return a;
     else if constexpr (detail::signed_int<T>) return a < 0 ? negate_fn{}(a) : a;
     else { using std::abs; return abs(a); }
@@ -410,7 +414,7 @@ struct imag_fn : same_type_policy {
 /// The angle of a complex number (np.angle); for reals 0 or pi.
 struct arg_fn : float_policy {
   template <class L> static constexpr bool packet = false;
-  template <class T> FUSOR_HD auto operator()(const T& a) const {
+  template <class T> FUSOR_HD real_t<T> operator()(const T& a) const {
     if constexpr (is_complex_v<T>) { using std::arg; return arg(a); }
     else return std::atan2(T(0), a);
   }

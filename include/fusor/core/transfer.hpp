@@ -57,9 +57,9 @@ array<value_t<E>, Dst> to(const E& x) {
   using Src = backend_of_t<E>;
   using T = value_t<E>;
   static_assert(!std::is_same_v<Src, no_backend>, "fusor: to<B>(x) needs an array, a view or an expression with one");
-  if constexpr (std::is_same_v<Src, Dst>) {
+  if constexpr (std::is_same_v<Src, Dst> && has_executor<Dst>) {
     return array<T, Dst>(detail::to_node(x));
-  } else {
+  } else {  // (on one backend without its executor here: a contiguous device-to-device copy)
     const auto src = detail::packed_source(x);
     const extents shape = src.view().shape();
     array<T, Dst> r(shape);
@@ -87,7 +87,7 @@ void copy(const D& dst, const S& src) {
     if (s.shape() != d.shape)
       throw shape_error("fusor: copy between backends needs equal shapes: destination " + to_string(d.shape) +
                         ", source " + to_string(s.shape()));
-    if (as_view(d).is_contiguous()) {
+    if (detail::as_view(d).is_contiguous()) {
       detail::copy_contiguous<Dst, Src>(d.data, static_cast<const T*>(s.data()), s.size());
     } else if constexpr (has_executor<Dst>) {  // a packed buffer on the destination, then one strided pass
       array<T, Dst> tmp(s.shape());

@@ -14,6 +14,16 @@
 
 namespace fusor::detail::cpu_eval {
 
+/// Whether cpu loops use xsimd in this translation unit. In a .cu file (nvcc) they do not: the
+/// functors are __host__ __device__, and nvcc would compile their xsimd instantiations for the
+/// device too, which cannot hold SIMD registers. cpu work in a .cu file therefore runs the
+/// scalar loop (the same results; put heavy cpu work in .cpp files).
+#if defined(__CUDACC__)
+inline constexpr bool simd_loops = false;
+#else
+inline constexpr bool simd_loops = true;
+#endif
+
 /// What a subtree yields in SIMD mode for lane type L: nothing (scalar loop only), a batch of L
 /// values, or a comparison mask over L.
 enum class pk { none, value, mask };
@@ -23,7 +33,7 @@ struct leaf_ev {
   using value_type = T;
   static constexpr int leaves = 1;
   template <class L>
-  static constexpr pk kind = (std::is_same_v<T, L> && simd_number<L>) ? pk::value : pk::none;
+  static constexpr pk kind = (std::is_same_v<T, L> && simd_number<L> && simd_loops) ? pk::value : pk::none;
 
   const T* base;
   index_t st[max_rank];
@@ -61,7 +71,7 @@ struct scalar_ev {
   using value_type = T;
   static constexpr int leaves = 0;
   template <class L>
-  static constexpr pk kind = (std::is_same_v<T, L> && simd_number<L>) ? pk::value : pk::none;
+  static constexpr pk kind = (std::is_same_v<T, L> && simd_number<L> && simd_loops) ? pk::value : pk::none;
   T value;
   void seek(const index_t*, int) {}
   T scalar(index_t) const { return value; }

@@ -1,0 +1,354 @@
+// Core test bodies written once and instantiated per backend: tests/test_core.cpp runs them on
+// cpu, tests/test_core_cuda.cu on cuda. Inputs come from the tests' own generator on the host,
+// are moved to the backend under test with to<B>, and results come back with to<cpu> to be
+// compared with plain-loop references (never with the code under test).
+//
+// The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
+#include "../common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace body {
+
+using fusor::index_t;
+using B = TEST_BACKEND;
+
+/// A backend array holding v (moved there from the host).
+template <class T>
+fusor::array<T, B> dev(const std::vector<T>& v, const fusor::extents& shape) {
+  return fusor::to<B>(fusor::array<T>(std::span<const T>(v.data(), v.size()), shape));
+}
+template <class T>
+fusor::array<T, B> dev(const std::vector<T>& v) {
+  return dev(v, fusor::extents{index_t(v.size())});
+}
+/// The elements of a backend array or expression, back on the host, in C order.
+template <class E>
+auto host_values(const E& e) {
+  const auto h = fusor::to<fusor::cpu>(e);
+  using T = fusor::value_t<decltype(h)>;
+  std::vector<T> out(std::size_t(h.size()));
+  for (index_t i = 0; i < h.size(); ++i) out[std::size_t(i)] = h.data()[i];
+  return out;
+}
+/// Mismatches between got and want (with the test's tolerance), and the first one's position.
+template <class T, class U>
+std::pair<index_t, index_t> mismatches(const std::vector<T>& got, const std::vector<U>& want, double tol) {
+  index_t bad = 0, first = -1;
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!test::close(got[i], T(want[i]), tol)) bad += 1, first = first < 0 ? index_t(i) : first;
+  return {bad, first};
+}
+
+inline std::vector<index_t> sizes() { return {0, 1, 3, 4, 5, 7, 8, 9, 33, 1'000'003}; }
+
+}  // namespace body
+
+using namespace fusor;
+using body::B;
+using body::index_t;
+
+#define BODY_UNARY(FN, REF, LO, HI, ULPS)                                                             \
+  do {                                                                                               \
+    for (index_t n : body::sizes()) {                                                                \
+      const auto v = test::values<T>(n, LO, HI, std::uint64_t(n) + 5);                              \
+      auto x = body::dev(v);                                                                         \
+      const auto got = body::host_values(FN(x));                                                     \
+      std::vector<T> want(v.size());                                                                 \
+      for (std::size_t i = 0; i < v.size(); ++i) want[i] = T(REF(v[i]));                             \
+      const auto [bad, first] = body::mismatches(got, want, test::ulps<T>(ULPS));                   \
+      INFO(#FN, " ", dtype_name<T>(), " n=", n, " first mismatch at ", first);                        \
+      CHECK(bad == 0);                                                                               \
+    }                                                                                                \
+  } while (0)
+
+TEST_CASE_TEMPLATE("elementwise functions match the C++ library on every size", T, float, double) {
+  BODY_UNARY(sqrt, std::sqrt, 0, 100, 2);
+  BODY_UNARY(cbrt, std::cbrt, -100, 100, 4);
+  BODY_UNARY(exp, std::exp, -20, 20, 4);
+  BODY_UNARY(exp2, std::exp2, -20, 20, 4);
+  BODY_UNARY(expm1, std::expm1, -5, 5, 4);
+  BODY_UNARY(log, std::log, 1e-3, 1e3, 4);
+  BODY_UNARY(log2, std::log2, 1e-3, 1e3, 4);
+  BODY_UNARY(log10, std::log10, 1e-3, 1e3, 4);
+  BODY_UNARY(log1p, std::log1p, -0.9, 100, 4);
+  BODY_UNARY(sin, std::sin, -10, 10, 4);
+  BODY_UNARY(cos, std::cos, -10, 10, 4);
+  BODY_UNARY(tan, std::tan, -1.5, 1.5, 4);
+  BODY_UNARY(asin, std::asin, -1, 1, 4);
+  BODY_UNARY(acos, std::acos, -1, 1, 4);
+  BODY_UNARY(atan, std::atan, -10, 10, 4);
+  BODY_UNARY(sinh, std::sinh, -5, 5, 4);
+  BODY_UNARY(cosh, std::cosh, -5, 5, 4);
+  BODY_UNARY(tanh, std::tanh, -5, 5, 4);
+  BODY_UNARY(floor, std::floor, -100, 100, 0);
+  BODY_UNARY(ceil, std::ceil, -100, 100, 0);
+  BODY_UNARY(trunc, std::trunc, -100, 100, 0);
+  BODY_UNARY(round, std::nearbyint, -100, 100, 0);
+  BODY_UNARY(abs, std::abs, -100, 100, 0);
+  BODY_UNARY(square, [](T x) { return x * x; }, -100, 100, 1);
+  BODY_UNARY([](const auto& e) { return -e; }, [](T x) { return -x; }, -100, 100, 0);
+}
+
+TEST_CASE_TEMPLATE("complex elementwise functions match std::complex", T, std::complex<float>, std::complex<double>) {
+  BODY_UNARY(exp, std::exp, -3, 3, 8);
+  BODY_UNARY(log, std::log, 0.1, 3, 8);
+  BODY_UNARY(sqrt, std::sqrt, -3, 3, 8);
+  BODY_UNARY(sin, std::sin, -3, 3, 8);
+  BODY_UNARY(conj, std::conj, -3, 3, 0);
+  BODY_UNARY(square, [](T x) { return x * x; }, -3, 3, 4);
+  for (index_t n : body::sizes()) {
+    const auto v = test::values<T>(n, -3, 3, 9), w = test::values<T>(n, 0.5, 2, 10);
+    auto x = body::dev(v), y = body::dev(w);
+    const auto got = body::host_values(x * y - x / y + 2.0 * conj(x));
+    const auto mag = body::host_values(abs(x));
+    const auto re = body::host_values(real(x) + imag(y));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      INFO(dtype_name<T>(), " n=", n, " i=", i);
+      CHECK(test::close(got[i], v[i] * w[i] - v[i] / w[i] + typename T::value_type(2) * std::conj(v[i]), test::ulps<T>(8)));
+      CHECK(test::close(mag[i], std::abs(v[i]), test::ulps<T>(4)));
+      CHECK(test::close(re[i], v[i].real() + w[i].imag(), 0));
+    }
+  }
+}
+
+TEST_CASE_TEMPLATE("fused arithmetic, comparisons and where follow NumPy's rules", T, float, double, std::int32_t,
+                   std::int64_t) {
+  for (index_t n : body::sizes()) {
+    const auto a = test::values<T>(n, -50, 50, 1), b = test::values<T>(n, -50, 50, 2), c = test::values<T>(n, 1, 9, 3);
+    auto x = body::dev(a), y = body::dev(b), z = body::dev(c);
+    const auto fused = body::host_values(x * y + z - x);
+    const auto sel = body::host_values(where(x > y, x, y * T(2)));
+    const auto mx = body::host_values(maximum(x, y) + minimum(x, z));
+    const auto md = body::host_values(x % z);
+    const auto lt = body::host_values(x < y);
+    index_t bad = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      bad += !test::close(fused[i], T(a[i] * b[i] + c[i] - a[i]), 0);
+      bad += !test::close(sel[i], a[i] > b[i] ? a[i] : T(b[i] * T(2)), 0);
+      bad += !test::close(mx[i], T(std::max(a[i], b[i]) + std::min(a[i], c[i])), 0);
+      T r;
+      if constexpr (std::is_integral_v<T>) r = T(((a[i] % c[i]) + c[i]) % c[i]);
+      else r = T(a[i] - std::floor(a[i] / c[i]) * c[i]);
+      bad += !test::close(md[i], r, test::ulps<T>(64));
+      bad += lt[i] != (a[i] < b[i]);
+    }
+    INFO(dtype_name<T>(), " n=", n);
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("integer arithmetic wraps like NumPy and casts saturate") {
+  const std::vector<std::int32_t> a{2147483647, -2147483647 - 1, 5, -7};
+  auto x = body::dev(a);
+  const auto sum = body::host_values(x + 1);
+  CHECK(sum[0] == -2147483647 - 1);
+  CHECK(sum[1] == -2147483647);
+  const std::vector<double> f{1e300, -1e300, std::nan(""), 2.9, -2.9};
+  auto y = body::dev(f);
+  const auto as_int = body::host_values(cast<std::int32_t>(y));
+  CHECK(as_int == std::vector<std::int32_t>{2147483647, -2147483647 - 1, 0, 2, -2});
+  const auto as_bool = body::host_values(cast<bool>(y));
+  CHECK(as_bool[2]);  // NaN is non-zero
+  const auto f32 = body::host_values(x.astype<float>());
+  CHECK(f32[2] == 5.0f);
+}
+
+TEST_CASE("strided, transposed and broadcast operands, and strided destinations") {
+  const index_t R = 37, C = 129;
+  const auto a = test::values<float>(R * C, -2, 2, 11), row = test::values<float>(C, -1, 1, 12),
+             col = test::values<float>(R, -1, 1, 13);
+  auto m = body::dev(a, {R, C});
+  auto r = body::dev(row, {C});
+  auto c = body::dev(col, {R, 1});
+  // broadcast along both axes
+  const auto bc = body::host_values(m * r + c);
+  index_t bad = 0;
+  for (index_t i = 0; i < R; ++i)
+    for (index_t j = 0; j < C; ++j)
+      bad += !test::close(bc[std::size_t(i * C + j)], a[std::size_t(i * C + j)] * row[std::size_t(j)] + col[std::size_t(i)], 0);
+  CHECK(bad == 0);
+  // a transpose read (gather) and a negative-step slice
+  const auto tr = body::host_values(transpose(m) * 2.0f);
+  bad = 0;
+  for (index_t j = 0; j < C; ++j)
+    for (index_t i = 0; i < R; ++i) bad += tr[std::size_t(j * R + i)] != a[std::size_t(i * C + j)] * 2.0f;
+  CHECK(bad == 0);
+  const auto rev = body::host_values(m(fusor::all, range(none, none, -3)));
+  bad = 0;
+  const index_t cols = (C + 2) / 3;
+  for (index_t i = 0; i < R; ++i)
+    for (index_t k = 0; k < cols; ++k) bad += rev[std::size_t(i * cols + k)] != a[std::size_t(i * C + (C - 1 - 3 * k))];
+  CHECK(bad == 0);
+  // writing through a strided view: every other column, in one statement
+  auto d = zeros<float, B>({R, C});
+  d(fusor::all, range(0, C, 2)) = m(fusor::all, range(0, C, 2)) + 1.0f;
+  const auto dv = body::host_values(d);
+  bad = 0;
+  for (index_t i = 0; i < R; ++i)
+    for (index_t j = 0; j < C; ++j)
+      bad += dv[std::size_t(i * C + j)] != (j % 2 == 0 ? a[std::size_t(i * C + j)] + 1.0f : 0.0f);
+  CHECK(bad == 0);
+  // an assignment that reads its destination transposed goes through a temporary
+  auto sq = body::dev(test::values<float>(64 * 64, -1, 1, 14), {64, 64});
+  const auto before = body::host_values(sq);
+  sq = transpose(sq) + sq;
+  const auto after = body::host_values(sq);
+  bad = 0;
+  for (index_t i = 0; i < 64; ++i)
+    for (index_t j = 0; j < 64; ++j) bad += after[std::size_t(i * 64 + j)] != before[std::size_t(j * 64 + i)] + before[std::size_t(i * 64 + j)];
+  CHECK(bad == 0);
+  CHECK_THROWS_AS(d = m + body::dev(row, {C}).reshape({C, 1}), shape_error);
+}
+
+TEST_CASE_TEMPLATE("whole reductions consume the expression", T, float, double, std::int32_t, std::int64_t) {
+  for (index_t n : body::sizes()) {
+    if (n == 0) continue;
+    const auto a = test::values<T>(n, -3, 3, 21), b = test::values<T>(n, -3, 3, 22);
+    auto x = body::dev(a), y = body::dev(b);
+    double s = 0, mx = -1e300, mn = 1e300;
+    index_t amax = 0, amin = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      s += double(a[i]) * double(b[i]);
+      if (double(a[i]) > mx) mx = double(a[i]), amax = index_t(i);
+      if (double(a[i]) < mn) mn = double(a[i]), amin = index_t(i);
+    }
+    INFO(dtype_name<T>(), " n=", n);
+    CHECK(test::close(double(sum(x * y)), s, std::is_floating_point_v<T> ? 1e-4 * std::sqrt(double(n)) : 0));
+    CHECK(double(max(x)) == mx);
+    CHECK(double(min(x)) == mn);
+    CHECK(argmax(x) == amax);
+    CHECK(argmin(x) == amin);
+    CHECK(fusor::any(x > T(2)) == std::any_of(a.begin(), a.end(), [](T v) { return v > T(2); }));
+    CHECK(fusor::all(x > T(-4)));
+  }
+}
+
+TEST_CASE("reductions along every axis of a 3-d array, NaN, means and variances") {
+  const index_t D0 = 5, D1 = 33, D2 = 71;
+  const auto a = test::values<double>(D0 * D1 * D2, -1, 1, 31);
+  auto x = body::dev(a, {D0, D1, D2});
+  auto at = [&](index_t i, index_t j, index_t k) { return a[std::size_t((i * D1 + j) * D2 + k)]; };
+  const index_t dims[3] = {D0, D1, D2};
+  for (int axis = 0; axis < 3; ++axis) {
+    const auto s = body::host_values(sum(x * 2.0, axis));
+    const auto m = body::host_values(max(x, axis));
+    const auto am = body::host_values(argmin(x, axis));
+    const index_t o1 = axis == 0 ? D1 : D0, o2 = axis == 2 ? D1 : D2;
+    index_t bad = 0;
+    for (index_t p = 0; p < o1; ++p)
+      for (index_t q = 0; q < o2; ++q) {
+        double acc = 0, best = -1e300, low = 1e300;
+        index_t arg = 0;
+        for (index_t k = 0; k < dims[axis]; ++k) {
+          const double v = axis == 0 ? at(k, p, q) : axis == 1 ? at(p, k, q) : at(p, q, k);
+          acc += 2 * v;
+          best = std::max(best, v);
+          if (v < low) low = v, arg = k;
+        }
+        const std::size_t o = std::size_t(p * o2 + q);
+        bad += !test::close(s[o], acc, 1e-12) + (m[o] != best) + (am[o] != arg);
+      }
+    INFO("axis ", axis);
+    CHECK(bad == 0);
+  }
+  std::vector<float> withnan(1000, 1.0f);
+  withnan[517] = std::nanf("");
+  auto y = body::dev(withnan);
+  CHECK(std::isnan(max(y)));
+  CHECK(argmax(y) == 517);
+  CHECK(std::isnan(sum(y)));
+  const std::vector<std::int32_t> ints{1, 2, 3, 4};
+  auto z = body::dev(ints);
+  CHECK(mean(z) == 2.5);
+  CHECK(test::close(var(z), 1.25, 1e-12));
+  CHECK(sum(z) == std::int64_t(10));
+  const auto kept = body::host_values(sum(body::dev(ints, {2, 2}), 1, true));
+  CHECK(kept == std::vector<std::int64_t>{3, 7});
+}
+
+TEST_CASE("creation functions give their closed forms") {
+  const auto ar = body::host_values(arange<float, B>(1.0f, 1000.5f, 0.5f));
+  REQUIRE(ar.size() == 1999);
+  for (std::size_t i = 0; i < ar.size(); ++i) CHECK_MESSAGE(ar[i] == 1.0f + 0.5f * float(i), i);
+  const auto ls = body::host_values(linspace<double, B>(-1, 1, 513));
+  CHECK(ls.front() == -1.0);
+  CHECK(ls.back() == 1.0);
+  CHECK(ls[256] == 0.0);
+  const auto e = body::host_values(eye<std::int32_t, B>(300, 301, 2));
+  index_t bad = 0;
+  for (index_t r = 0; r < 300; ++r)
+    for (index_t c = 0; c < 301; ++c) bad += e[std::size_t(r * 301 + c)] != (c - r == 2 ? 1 : 0);
+  CHECK(bad == 0);
+  const auto f = body::host_values(full<std::complex<float>, B>({1000}, std::complex<float>(1, -2)));
+  CHECK(std::all_of(f.begin(), f.end(), [](auto v) { return v == std::complex<float>(1, -2); }));
+  const auto z = body::host_values(zeros<std::uint8_t, B>({7, 3}));
+  CHECK(std::all_of(z.begin(), z.end(), [](auto v) { return v == 0; }));
+  CHECK(body::host_values(ones<bool, B>({5})) == std::vector<bool>(5, true));
+}
+
+TEST_CASE("random draws are a function of (seed, stream, element) only") {
+  random::generator g(2024);
+  const auto ints = body::host_values(random::integers<std::int64_t, B>(g, {100'003}, -7, 1'000'000'007));
+  const auto u = body::host_values(random::uniform<float, B>(g, {1001}));
+  const auto nrm = body::host_values(random::normal<double, B>(g, {1001}, 3.0, 2.0));
+  const auto bern = body::host_values(random::bernoulli<B>(g, {999}, 0.25));
+  const auto perm = body::host_values(random::permutation<B>(g, 1000));
+  // element 5 of the first draw, by hand from the Philox words (stream 0, block 2, second pair)
+  const auto w = random::block_words(2024, 0, 2);
+  const std::uint64_t bits = (std::uint64_t(w[2]) << 32) | w[3];
+  const std::uint64_t range = 1'000'000'007ull + 7;
+  CHECK(ints[5] == -7 + std::int64_t((unsigned __int128)bits * range >> 64));
+  const auto wu = random::block_words(2024, 1, 0);
+  CHECK(u[1] == float(wu[1] >> 8) * 0x1.0p-24f);
+  std::vector<std::int64_t> sorted(perm.begin(), perm.end());
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) CHECK(sorted[i] == std::int64_t(i));
+  double mean_n = 0;
+  for (double v : nrm) mean_n += v / double(nrm.size());
+  CHECK(std::abs(mean_n - 3.0) < 0.25);
+  const auto ones_count = std::count(bern.begin(), bern.end(), true);
+  CHECK(ones_count > 180);
+  CHECK(ones_count < 320);
+}
+
+TEST_CASE("transfers: to<B>, to<cpu> and copy keep values, shapes and layouts") {
+  const auto a = test::values<double>(6 * 35, -9, 9, 41);
+  array<double> h(std::span<const double>(a.data(), a.size()), {6, 35});
+  auto d = to<B>(h);
+  CHECK(d.shape() == extents{6, 35});
+  // a transposed view comes back in C order of the view
+  const auto t = to<cpu>(transpose(d));
+  CHECK(t.shape() == extents{35, 6});
+  index_t bad = 0;
+  for (index_t i = 0; i < 6; ++i)
+    for (index_t j = 0; j < 35; ++j) bad += t(j, i) != h(i, j);
+  CHECK(bad == 0);
+  // copy into a strided destination across backends
+  auto dst = zeros<double, B>({6, 70});
+  copy(dst(fusor::all, range(0, 70, 2)), h);
+  const auto back = to<cpu>(dst);
+  bad = 0;
+  for (index_t i = 0; i < 6; ++i)
+    for (index_t j = 0; j < 70; ++j) bad += back(i, j) != (j % 2 == 0 ? h(i, j / 2) : 0.0);
+  CHECK(bad == 0);
+  array<double> host_dst(extents{6, 35});
+  copy(host_dst, d);
+  CHECK(fusor::all(host_dst == h));
+  CHECK_THROWS_AS(copy(host_dst, transpose(d)), shape_error);
+  // a moved array keeps its buffer; the source is left empty
+  const double* p = d.data();
+  array<double, B> moved(std::move(d));
+  CHECK(moved.data() == p);
+  CHECK(d.size() == 0);
+  CHECK(to<cpu>(moved(2, fusor::all))(7) == h(2, 7));
+  CHECK(array<float, B>{{1, 2}, {3, 4}}.shape() == extents{2, 2});
+  CHECK(sum(array<float, B>{{1, 2}, {3, 4}}) == 10.0f);
+  CHECK(array<int, B>({5}).reshape({1, 1}).item() == 5);
+}

@@ -1,0 +1,70 @@
+// The backend-generic core bodies (tests/generic/core_body.hpp) on the cuda backend, plus what
+// only a device has: one kernel per statement, and the same numbers as the cpu backend.
+#include <fusor/cuda.cuh>
+#define TEST_BACKEND fusor::cuda
+#include "generic/core_body.hpp"
+
+TEST_CASE("one kernel launch per statement, and none for a transfer") {
+  const index_t n = 1 << 20;
+  auto x = body::dev(test::values<float>(n, -1, 1, 1)), y = body::dev(test::values<float>(n, -1, 1, 2)),
+       z = body::dev(test::values<float>(n, -1, 1, 3)), w = body::dev(test::values<float>(n, -1, 1, 4));
+  array<float, fusor::cuda> r(extents{n});
+  instrument::kernel_launches = 0;
+  instrument::allocations = 0;
+  r = 2.0f * x + y * z - sin(w);
+  CHECK(instrument::kernel_launches == 1);
+  CHECK(instrument::allocations == 0);
+  // a deep tree with broadcasting and a strided operand is still one kernel
+  auto m = body::dev(test::values<float>(512 * 512, -1, 1, 5), {512, 512});
+  auto row = body::dev(test::values<float>(512, -1, 1, 6), {512});
+  array<float, fusor::cuda> q(extents{512, 512});
+  instrument::kernel_launches = 0;
+  q = where(m > row, exp(m) * row + transpose(m), abs(m - row) / (1.0f + m * m)) + cos(transpose(m)) * 0.5f;
+  CHECK(instrument::kernel_launches == 1);
+  instrument::kernel_launches = 0;
+  const float s = sum(x * y);
+  CHECK(instrument::kernel_launches == 1);
+  const auto hx = body::host_values(x), hy = body::host_values(y);
+  double ref = 0;
+  for (std::size_t i = 0; i < hx.size(); ++i) ref += double(hx[i]) * double(hy[i]);
+  CHECK(test::close(double(s), ref, 1e-5));
+  instrument::kernel_launches = 0;
+  const auto back = to<cpu>(x);
+  CHECK(instrument::kernel_launches == 0);
+}
+
+TEST_CASE("cuda and cpu give the same numbers on the same seeded inputs") {
+  random::generator gc(7), gd(7);
+  const auto ic = random::integers<std::int32_t>(gc, {300'001}, -1000, 1000);
+  const auto id = random::integers<std::int32_t, fusor::cuda>(gd, {300'001}, -1000, 1000);
+  CHECK(fusor::all(to<cpu>(id) == ic));  // integers: exact
+  const auto uc = random::uniform<double>(gc, {300'001});
+  const auto ud = random::uniform<double, fusor::cuda>(gd, {300'001});
+  CHECK(fusor::all(to<cpu>(ud) == uc));  // uniforms are exact scalings of the same bits
+  const auto nc = random::normal<float>(gc, {300'001});
+  const auto nd = random::normal<float, fusor::cuda>(gd, {300'001});
+  // Box-Muller's log/sqrt/cos differ by an ulp or two between the host and device libraries
+  CHECK(max(abs(to<cpu>(nd) - nc)) <= 8 * std::numeric_limits<float>::epsilon() * 6);
+  // the same fused statement on both backends: within a few ulps (device math library)
+  const auto ec = eval(2.0f * uc.astype<float>() + nc * nc - sin(nc));
+  const auto ed = to<cpu>(eval(2.0f * ud.astype<float>() + nd * nd - sin(nd)));
+  CHECK(max(abs(ed - ec) / maximum(abs(ec), 1.0f)) <= 16 * std::numeric_limits<float>::epsilon());
+  CHECK(std::abs(sum(ud) - sum(uc)) <= 1e-9 * 300'001);
+}
+
+TEST_CASE("cuda errors name the call and the sizes") {
+  try {
+    array<float, fusor::cuda> huge(extents{index_t(1) << 45});  // 128 TiB
+    FAIL("allocating 128 TiB should fail");
+  } catch (const cuda_error& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("cudaMallocAsync") != std::string::npos);
+    CHECK(msg.find("requested 140737488355328 bytes") != std::string::npos);
+    CHECK(msg.find("free of") != std::string::npos);
+    CHECK(e.call() == "cudaMallocAsync");
+  }
+  CHECK_THROWS_WITH_AS(set_cuda_device(cuda_device_count()), doctest::Contains("needs a device number in [0, "),
+                       cuda_error);
+  auto a = zeros<float, fusor::cuda>({3, 4});
+  CHECK_THROWS_WITH_AS((a = a + zeros<float, fusor::cuda>({4, 3})), doctest::Contains("(3, 4)"), shape_error);
+}
