@@ -68,3 +68,28 @@ TEST_CASE("cuda errors name the call and the sizes") {
   auto a = zeros<float, fusor::cuda>({3, 4});
   CHECK_THROWS_WITH_AS((a = a + zeros<float, fusor::cuda>({4, 3})), doctest::Contains("(3, 4)"), shape_error);
 }
+
+TEST_CASE("cuFFT transforms give the cpu's (FFTW's) spectra, for every layout") {
+  random::generator g(11);
+  const auto xc = random::normal<float>(g, {6, 40, 33});
+  const auto xd = to<fusor::cuda>(xc);
+  auto err = [](const auto& got, const auto& want) {
+    return double(max(abs(to<cpu>(got) - want))) / std::max(1.0, double(max(abs(want))));
+  };
+  const double tol = 1e-5;
+  CHECK(err(fft::fft(xd), fft::fft(xc)) < tol);                              // batched over two axes
+  CHECK(err(fft::fft(xd, -1, 0), fft::fft(xc, -1, 0)) < tol);                // along the outer axis
+  CHECK(err(fft::rfftn(xd), fft::rfftn(xc)) < tol);                          // 3-d real
+  CHECK(err(fft::fft2(transpose(xd)), fft::fft2(transpose(xc))) < tol);       // a transposed input (packed)
+  CHECK(err(fft::rfft(xd(fusor::all, range(0, 40, 3), fusor::all)), fft::rfft(xc(fusor::all, range(0, 40, 3), fusor::all))) < tol);
+  CHECK(err(fft::irfftn(fft::rfftn(xd)), xc) < tol);                         // round trip
+  CHECK(err(fft::ifft(fft::fft(xd, -1, 1), -1, 1), xc.astype<std::complex<float>>()) < tol);
+  const auto dd = to<fusor::cuda>(random::normal<double>(g, {64, 48}));
+  const auto dc = to<cpu>(dd);
+  CHECK(err(fft::fftn(dd), fft::fftn(dc)) < 1e-12);
+  CHECK(err(fft::fftconvolve(dd, dd(range(0, 9), range(0, 7)), fft::conv_mode::same),
+            fft::fftconvolve(dc, dc(range(0, 9), range(0, 7)), fft::conv_mode::same)) < 1e-12);
+  CHECK_THROWS_AS(fft::fftn(to<fusor::cuda>(zeros<float>({2, 2, 2, 2}))), fft_error);
+  const auto stats = fft::plan_cache_info<fusor::cuda>();
+  CHECK(stats.misses > 0);
+}

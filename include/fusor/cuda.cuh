@@ -6,3 +6,4 @@
 #include "backend/cuda/error.hpp"
 #include "backend/cuda/memory.hpp"
 #include "backend/cuda/executor.cuh"
+#include "backend/cuda/fft.cuh"

@@ -89,6 +89,41 @@ constexpr auto promote2() {
 template <class T>
 using real_t = typename detail::real_of<T>::type;
 
+// In translation units compiled by nvcc, complex numbers are computed as cuda::std::complex (the
+// same layout as std::complex) on the host as well as on the device: the functors are
+// __host__ __device__, and std::complex's non-constexpr functions (abs, exp, ...) are host-only.
+#if defined(__CUDACC__)
+}  // namespace fusor
+#include <cuda/std/complex>
+namespace fusor {
+template <class T>
+inline constexpr bool is_complex_v<::cuda::std::complex<T>> = true;
+namespace detail {
+template <class T>
+struct real_of<::cuda::std::complex<T>> {
+  using type = T;
+};
+template <class T>
+struct compute_type {
+  using type = T;
+};
+template <class R>
+struct compute_type<std::complex<R>> {
+  using type = ::cuda::std::complex<R>;
+};
+}  // namespace detail
+#else
+namespace detail {
+template <class T>
+struct compute_type {
+  using type = T;
+};
+}  // namespace detail
+#endif
+/// The type an element type is computed in by the functors (itself, except complex under nvcc).
+template <class T>
+using compute_t = typename detail::compute_type<T>::type;
+
 /// NumPy's result type for an operation between arrays of types A and B.
 template <class A, class... Rest>
 struct promote {
@@ -154,6 +189,8 @@ FUSOR_HD constexpr To convert_element(const From& x) {
     return static_cast<To>(x);
   }
   else if constexpr (is_complex_v<To> && !is_complex_v<From>) return To(static_cast<real_t<To>>(x));
+  else if constexpr (is_complex_v<To> && is_complex_v<From>)  // also between std:: and cuda::std::complex
+    return To(static_cast<real_t<To>>(x.real()), static_cast<real_t<To>>(x.imag()));
   else return static_cast<To>(x);
 }
 

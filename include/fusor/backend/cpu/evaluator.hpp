@@ -131,7 +131,11 @@ struct map_ev {
  private:
   template <std::size_t... I>
   value_type scalar_impl(index_t i, std::index_sequence<I...>) const {
-    return f(convert_element<typename Traits::template arg<I>>(std::get<I>(ch).scalar(i))...);
+    if constexpr ((std::is_same_v<compute_t<typename Traits::template arg<I>>, typename Traits::template arg<I>> && ...))
+      return f(convert_element<typename Traits::template arg<I>>(std::get<I>(ch).scalar(i))...);
+    else  // complex under nvcc: computed as cuda::std::complex (see compute_t)
+      return convert_element<value_type>(
+          f(convert_element<compute_t<typename Traits::template arg<I>>>(std::get<I>(ch).scalar(i))...));
   }
 };
 

@@ -27,6 +27,7 @@
 #include "../../core/config.hpp"
 #include "../../core/error.hpp"
 #include "../../fft/backend_fwd.hpp"
+#include "../../fft/plan_cache.hpp"
 #include "parallel.hpp"
 
 #if defined(FUSOR_INSTRUMENT)
@@ -131,63 +132,13 @@ struct plan_holder {
   }
 };
 
-class plan_cache {
+class plan_cache : public fusor::detail::lru_plan_cache<plan_key, plan_key_hash, plan_holder, std::recursive_mutex> {
  public:
-  using plan_ptr = std::shared_ptr<const plan_holder>;
-
-  /// The cached plan for `key`, or the one `make()` returns (which is then cached).
-  template <class Make>
-  plan_ptr get(const plan_key& key, Make&& make) {
-    std::unique_lock lock(planner_mutex());
-    if (auto it = index_.find(key); it != index_.end()) {
-      ++hits_;
-      lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->second;
-    }
-    ++misses_;
-    plan_ptr p = make();  // under the lock: FFTW's planner is not thread-safe
-    if (capacity_ == 0) return p;
-    lru_.emplace_front(key, p);
-    index_[key] = lru_.begin();
-    std::list<entry> evicted;
-    trim(evicted);
-    lock.unlock();
-    return p;  // `evicted` destroys its plans here, after the unlock (they lock again)
-  }
-  fft::plan_cache_stats stats() {
-    std::lock_guard lock(planner_mutex());
-    return {lru_.size(), capacity_, hits_, misses_};
-  }
-  void set_capacity(std::size_t n) {
-    std::list<entry> evicted;
-    std::lock_guard lock(planner_mutex());
-    capacity_ = n;
-    trim(evicted);
-  }
-  void clear() {
-    std::list<entry> evicted;
-    std::lock_guard lock(planner_mutex());
-    index_.clear();
-    evicted.splice(evicted.begin(), lru_);
-    hits_ = misses_ = 0;
-  }
+  plan_cache() : lru_plan_cache(planner_mutex()) {}
   static plan_cache& instance() {
     static plan_cache c;
     return c;
   }
-
- private:
-  using entry = std::pair<plan_key, plan_ptr>;
-  void trim(std::list<entry>& evicted) {
-    while (lru_.size() > capacity_) {
-      index_.erase(lru_.back().first);
-      evicted.splice(evicted.begin(), lru_, std::prev(lru_.end()));
-    }
-  }
-  std::list<entry> lru_;
-  std::unordered_map<plan_key, std::list<entry>::iterator, plan_key_hash> index_;
-  std::size_t capacity_ = 64;
-  long hits_ = 0, misses_ = 0;
 };
 
 // FFTW's two precisions behind one name.

@@ -20,30 +20,12 @@
 #include "../../core/expr/loop_space.hpp"
 #include "../../core/expr/nodes.hpp"
 
-namespace fusor {
-template <class T>
-inline constexpr bool is_complex_v<::cuda::std::complex<T>> = true;
-namespace detail {
-template <class T>
-struct real_of<::cuda::std::complex<T>> {
-  using type = T;
-};
-}  // namespace detail
-}  // namespace fusor
 
 namespace fusor::detail::cuda_eval {
 
+/// The type a host element type is computed in on the device (cuda::std::complex for complex).
 template <class T>
-struct device_type {
-  using type = T;
-};
-template <class R>
-struct device_type<std::complex<R>> {
-  using type = ::cuda::std::complex<R>;
-};
-/// The type a host element type is computed in on the device.
-template <class T>
-using dev_t = typename device_type<T>::type;
+using dev_t = compute_t<T>;
 
 /// A functor's result as a device value (cis returns std::complex, built in device code).
 template <class D, class V>

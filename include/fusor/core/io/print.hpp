@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../assign.hpp"
+#include "../transfer.hpp"
 
 namespace fusor {
 
@@ -251,6 +252,12 @@ template <expression E>
            std::is_same_v<backend_of_t<E>, cpu>)
 std::ostream& operator<<(std::ostream& os, const E& e) {
   return os << eval(e);
+}
+/// Printing a device array, view or expression copies it to the host first.
+template <expression E>
+  requires(!backend_traits<backend_of_t<E>>::host_accessible)
+std::ostream& operator<<(std::ostream& os, const E& e) {
+  return os << to<cpu>(e);
 }
 
 }  // namespace fusor

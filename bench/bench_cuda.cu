@@ -1,0 +1,144 @@
+// The cuda backend against the device's copy bandwidth, measured in the same run: fused
+// statements (one kernel each), the same statement op by op (one kernel per operation, as eager
+// frameworks run it), and a whole-array sum. Timed with CUDA events after a warm-up; Google
+// Benchmark reports the median of the repetitions. Counters:
+//   GB/s          bytes read + written by the statement per second
+//   of_memcpy     GB/s over a device-to-device cudaMemcpy's GB/s (bytes read + written), timed in
+//                 the same process just before (target >= 0.85)
+// Run: build/release/bench/bench_cuda --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
+
+#include <fusor/cuda.cuh>
+
+using fusor::array;
+using fusor::index_t;
+using gpu = fusor::cuda;
+
+namespace {
+
+constexpr index_t n_default = 100'000'000;
+
+/// Milliseconds of `work` on the current stream, by CUDA events.
+template <class F>
+float time_ms(F&& work) {
+  cudaEvent_t start, stop;
+  FUSOR_CUDA_CHECK(cudaEventCreate(&start));
+  FUSOR_CUDA_CHECK(cudaEventCreate(&stop));
+  const cudaStream_t s = fusor::current_cuda_stream();
+  FUSOR_CUDA_CHECK(cudaEventRecord(start, s));
+  work();
+  FUSOR_CUDA_CHECK(cudaEventRecord(stop, s));
+  FUSOR_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  FUSOR_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms;
+}
+
+/// Device-to-device copy bandwidth (read + write bytes per second), median of 7 after a warm-up.
+double memcpy_gbps(index_t n_floats) {
+  array<float, gpu> a = fusor::zeros<float, gpu>({n_floats}), b(fusor::extents{n_floats});
+  const std::size_t bytes = std::size_t(n_floats) * sizeof(float);
+  auto copy = [&] {
+    FUSOR_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, fusor::current_cuda_stream()));
+  };
+  copy();
+  std::vector<float> ms;
+  for (int k = 0; k < 7; ++k) ms.push_back(time_ms(copy));
+  std::sort(ms.begin(), ms.end());
+  return 2.0 * double(bytes) / (double(ms[3]) * 1e6);
+}
+
+array<float, gpu> input(index_t n, std::uint64_t seed) {
+  fusor::random::generator g(seed);
+  return fusor::random::uniform<float, gpu>(g, {n}, -1.0f, 1.0f);
+}
+
+template <class F>
+void run(benchmark::State& state, double bytes, F&& statement) {
+  const double copy_gbps = memcpy_gbps(index_t(bytes / 8));  // the same bytes moved by a copy
+  statement();  // warm-up
+  fusor::cuda_synchronize();
+  for (auto _ : state) state.SetIterationTime(double(time_ms(statement)) / 1e3);
+  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["copy_GB/s"] = copy_gbps;
+  state.counters["of_memcpy"] = benchmark::Counter(bytes / 1e9 / copy_gbps, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void cudaMemcpy_d2d(benchmark::State& state) {
+  const index_t n = state.range(0);
+  array<float, gpu> a = input(n, 1), b(fusor::extents{n});
+  run(state, 2.0 * double(n) * 4, [&] {
+    FUSOR_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), std::size_t(n) * 4, cudaMemcpyDeviceToDevice,
+                                     fusor::current_cuda_stream()));
+  });
+}
+
+void fused_2x_plus_yz_minus_sin_w(benchmark::State& state) {
+  const index_t n = state.range(0);
+  auto x = input(n, 1), y = input(n, 2), z = input(n, 3), w = input(n, 4);
+  array<float, gpu> r(fusor::extents{n});
+  run(state, 5.0 * double(n) * 4, [&] { r = 2.0f * x + y * z - sin(w); });
+}
+
+void op_by_op_2x_plus_yz_minus_sin_w(benchmark::State& state) {
+  const index_t n = state.range(0);
+  auto x = input(n, 1), y = input(n, 2), z = input(n, 3), w = input(n, 4);
+  array<float, gpu> t1(fusor::extents{n}), t2(fusor::extents{n}), t3(fusor::extents{n}), t4(fusor::extents{n}),
+      r(fusor::extents{n});
+  // the bytes the fused statement needs, so GB/s compares the two directly (eager moves 14 n floats)
+  run(state, 5.0 * double(n) * 4, [&] {
+    t1 = 2.0f * x;
+    t2 = y * z;
+    t3 = t1 + t2;
+    t4 = sin(w);
+    r = t3 - t4;
+  });
+}
+
+void fused_ab_plus_c(benchmark::State& state) {
+  const index_t n = state.range(0);
+  auto a = input(n, 1), b = input(n, 2), c = input(n, 3);
+  array<float, gpu> r(fusor::extents{n});
+  run(state, 4.0 * double(n) * 4, [&] { r = a * b + c; });
+}
+
+void sum_float(benchmark::State& state) {
+  const index_t n = state.range(0);
+  auto x = input(n, 1);
+  float s = 0;
+  run(state, double(n) * 4, [&] { s = fusor::sum(x); });
+  benchmark::DoNotOptimize(s);
+}
+
+void sum_of_product(benchmark::State& state) {
+  const index_t n = state.range(0);
+  auto x = input(n, 1), y = input(n, 2);
+  float s = 0;
+  run(state, 2.0 * double(n) * 4, [&] { s = fusor::sum(x * y); });
+  benchmark::DoNotOptimize(s);
+}
+
+}  // namespace
+
+#define FUSOR_CUDA_BENCH(fn) BENCHMARK(fn)->Arg(n_default)->UseManualTime()->Unit(benchmark::kMillisecond)
+FUSOR_CUDA_BENCH(cudaMemcpy_d2d);
+FUSOR_CUDA_BENCH(fused_2x_plus_yz_minus_sin_w);
+FUSOR_CUDA_BENCH(op_by_op_2x_plus_yz_minus_sin_w);
+FUSOR_CUDA_BENCH(fused_ab_plus_c);
+FUSOR_CUDA_BENCH(sum_float);
+FUSOR_CUDA_BENCH(sum_of_product);
+
+int main(int argc, char** argv) {
+  if (fusor::cuda_device_count() == 0) {
+    std::puts("bench_cuda: skipped: no CUDA device");
+    return 77;
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+}
