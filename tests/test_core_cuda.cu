@@ -93,3 +93,34 @@ TEST_CASE("cuFFT transforms give the cpu's (FFTW's) spectra, for every layout") 
   const auto stats = fft::plan_cache_info<fusor::cuda>();
   CHECK(stats.misses > 0);
 }
+
+TEST_CASE("cuBLAS products give the cpu's (CBLAS's), transposed and batched operands included") {
+  random::generator g(5);
+  const auto a = random::normal<float>(g, {65, 33}), b = random::normal<float>(g, {33, 47});
+  const auto da = to<fusor::cuda>(a), db = to<fusor::cuda>(b);
+  auto err = [](const auto& got, const auto& want) {
+    return double(max(abs(to<cpu>(got) - want))) / std::max(1.0, double(max(abs(want))));
+  };
+  CHECK(err(matmul(da, db), matmul(a, b)) < 1e-5);
+  CHECK(err(matmul(transpose(db), transpose(da)), matmul(transpose(b), transpose(a))) < 1e-5);
+  const auto ba = random::normal<double>(g, {4, 17, 9}), bb = random::normal<double>(g, {9, 5});
+  CHECK(err(matmul(to<fusor::cuda>(ba), to<fusor::cuda>(bb)), matmul(ba, bb)) < 1e-12);  // batched, broadcast
+  const auto v = random::normal<double>(g, {9});
+  CHECK(err(matmul(to<fusor::cuda>(ba), to<fusor::cuda>(v)), matmul(ba, v)) < 1e-12);    // matrix-vector
+  CHECK(std::abs(vdot(to<fusor::cuda>(v), to<fusor::cuda>(v)) - vdot(v, v)) < 1e-12);
+  const auto ia = random::integers<std::int32_t>(g, {7, 11}, -50, 50), ib = random::integers<std::int32_t>(g, {11, 3}, -50, 50);
+  CHECK(fusor::all(to<cpu>(matmul(to<fusor::cuda>(ia), to<fusor::cuda>(ib))) == matmul(ia, ib)));  // exact
+  const auto ca = random::normal<float>(g, {8, 8}).astype<std::complex<float>>() * std::complex<float>(0.5f, 1.0f);
+  CHECK(err(matmul(to<fusor::cuda>(ca), to<fusor::cuda>(ca)), matmul(ca, ca)) < 1e-5);
+}
+
+TEST_CASE(".npy files: device arrays are saved and loaded through one host transfer") {
+  random::generator g(3);
+  const auto h = random::normal<double>(g, {5, 7});
+  const auto d = to<fusor::cuda>(h);
+  CHECK(to_npy_bytes(d) == to_npy_bytes(h));             // byte-identical to the host array's file
+  CHECK(to_npy_bytes(transpose(d)) == to_npy_bytes(transpose(h)));
+  const auto bytes = to_npy_bytes(h);
+  const auto back = load_npy_bytes<double, fusor::cuda>(std::span<const std::byte>(bytes.data(), bytes.size()));
+  CHECK(fusor::all(to<cpu>(back) == h));
+}

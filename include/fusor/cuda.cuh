@@ -7,3 +7,4 @@
 #include "backend/cuda/memory.hpp"
 #include "backend/cuda/executor.cuh"
 #include "backend/cuda/fft.cuh"
+#include "backend/cuda/blas.cuh"

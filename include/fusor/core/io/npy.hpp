@@ -1,5 +1,5 @@
 #pragma once
-// NumPy's .npy format for cpu arrays: save_npy / load_npy (files), to_npy_bytes /
+// NumPy's .npy format: save_npy / load_npy (files), to_npy_bytes /
 // load_npy_bytes (memory), read_npy_header (inspection).
 //
 // Writing produces what np.save produces, byte for byte: format 1.0 (2.0 only if the header
@@ -48,6 +48,7 @@
 #include "../error.hpp"
 #include "../indexing.hpp"
 #include "../shape_ops.hpp"
+#include "../transfer.hpp"
 
 namespace fusor {
 
@@ -506,14 +507,17 @@ std::string header_bytes(const extents& shape) {
 
 /// Calls f(pointer, shape) with x's elements contiguous in C order, evaluating or copying only
 /// when x is an expression or a non-contiguous view.
+/// (A device array is copied to the host first, as np.save(cupy_array) would need.)
 template <class E, class F>
 void with_c_order(const E& x, F&& f) {
-  static_assert(std::is_same_v<backend_of_t<E>, cpu>,
-                "fusor: .npy files are written from host memory; copy a device array to the cpu first with "
-                "to<cpu>(a)");
   require_supported<value_t<E>>();
-  const auto c = fusor::detail::contiguous_of(x);
-  f(static_cast<const value_t<E>*>(c.data()), c.view().shape());
+  if constexpr (backend_traits<backend_of_t<E>>::host_accessible) {
+    const auto c = fusor::detail::contiguous_of(x);
+    f(static_cast<const value_t<E>*>(c.data()), c.view().shape());
+  } else {
+    const auto h = to<cpu>(x);
+    f(h.data(), h.shape());
+  }
 }
 
 }  // namespace detail::npy
@@ -531,16 +535,19 @@ inline npy_header read_npy_header_bytes(std::span<const std::byte> bytes) {
 
 /// Reads a .npy file holding T elements into a C-order array (np.load). Throws io_error for
 /// anything unreadable or malformed and dtype_error when the file holds another element type.
-template <element T>
-array<T, cpu> load_npy(const std::filesystem::path& path) {
+/// load_npy<T, cuda> reads on the host and transfers the array once.
+template <element T, backend B = cpu>
+array<T, B> load_npy(const std::filesystem::path& path) {
   detail::npy::file_source src(path);
-  return detail::npy::load<T>(src);
+  if constexpr (std::is_same_v<B, cpu>) return detail::npy::load<T>(src);
+  else return to<B>(detail::npy::load<T>(src));
 }
 /// load_npy for the bytes of a .npy file held in memory.
-template <element T>
-array<T, cpu> load_npy_bytes(std::span<const std::byte> bytes) {
+template <element T, backend B = cpu>
+array<T, B> load_npy_bytes(std::span<const std::byte> bytes) {
   detail::npy::memory_source src{bytes};
-  return detail::npy::load<T>(src);
+  if constexpr (std::is_same_v<B, cpu>) return detail::npy::load<T>(src);
+  else return to<B>(detail::npy::load<T>(src));
 }
 
 /// The bytes np.save would write for x (an array, a view or an expression, which is evaluated).
