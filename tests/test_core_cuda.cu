@@ -124,3 +124,36 @@ TEST_CASE(".npy files: device arrays are saved and loaded through one host trans
   const auto back = load_npy_bytes<double, fusor::cuda>(std::span<const std::byte>(bytes.data(), bytes.size()));
   CHECK(fusor::all(to<cpu>(back) == h));
 }
+
+TEST_CASE("sorting, indexing and scans on the device give the cpu's results") {
+  random::generator g(9);
+  auto hf = random::normal<float>(g, {5, 301});
+  hf(2, 7) = std::nanf("");
+  hf(0, 3) = hf(0, 4);  // a tie
+  const auto df = to<fusor::cuda>(hf);
+  CHECK(fusor::all(to<cpu>(sort(df, 1)) == sort(hf, 1) || (isnan(to<cpu>(sort(df, 1))) && isnan(sort(hf, 1)))));
+  CHECK(fusor::all(to<cpu>(argsort(df, 1)) == argsort(hf, 1)));
+  const auto [tv, ti] = topk(df, 7);
+  const auto [cv, ci] = topk(hf, 7);
+  CHECK(fusor::all(to<cpu>(ti) == ci));
+  const auto hi = random::integers<std::int32_t>(g, {1000}, -20, 20);
+  const auto di = to<fusor::cuda>(hi);
+  const auto du = unique(di);
+  const auto cu = unique(hi);
+  CHECK(fusor::all(to<cpu>(du.values) == cu.values));
+  CHECK(fusor::all(to<cpu>(du.counts) == cu.counts));
+  CHECK(fusor::all(to<cpu>(du.inverse) == cu.inverse));
+  CHECK(fusor::all(to<cpu>(cumsum(di)) == cumsum(hi)));
+  CHECK(fusor::all(to<cpu>(cumsum(to<fusor::cuda>(hf), 1)) - cumsum(hf, 1) <= 1e-4f || isnan(cumsum(hf, 1))));
+  const auto idx = to<fusor::cuda>(array<std::int64_t>{4, -1, 0, 4});
+  CHECK(fusor::all(to<cpu>(take(df, idx, 1)) == take(hf, array<std::int64_t>{4, -1, 0, 4}, 1) ||
+                   isnan(take(hf, array<std::int64_t>{4, -1, 0, 4}, 1))));
+  auto dz = zeros<std::int32_t, fusor::cuda>({6});
+  scatter_add(dz, to<fusor::cuda>(array<std::int64_t>{1, 1, 5}), to<fusor::cuda>(array<std::int32_t>{2, 3, 4}), 0);
+  CHECK(fusor::all(to<cpu>(dz) == array<std::int32_t>{0, 5, 0, 0, 0, 4}));
+  CHECK_THROWS_WITH_AS(take(df, to<fusor::cuda>(array<std::int64_t>{0, 400}), 1), doctest::Contains("index 400"), index_error);
+  CHECK(count_nonzero(di) == count_nonzero(hi));
+  CHECK(fusor::all(to<cpu>(mask_select(di, di > 3)) == mask_select(hi, hi > 3)));
+  CHECK(searchsorted(to<fusor::cuda>(cu.values), 3) == searchsorted(cu.values, 3));
+  CHECK(fusor::all(to<cpu>(bincount(di + 20)) == bincount(hi + 20)));
+}

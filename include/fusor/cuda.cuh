@@ -8,3 +8,4 @@
 #include "backend/cuda/executor.cuh"
 #include "backend/cuda/fft.cuh"
 #include "backend/cuda/blas.cuh"
+#include "backend/cuda/algorithms.cuh"

@@ -53,7 +53,7 @@ array<std::int64_t, B> checked_indices(const I& idx, index_t n, int axis, const 
   out.view() = idx;
   const index_t bad = algorithms<B>::wrap_indices(out.data(), out.size(), n);
   if (bad < out.size())
-    throw index_error("fusor: index " + std::to_string(out.data()[bad]) + " is out of bounds for axis " +
+    throw index_error("fusor: index " + std::to_string(array_view<std::int64_t, B>(out.data() + bad, extents{}).item()) + " is out of bounds for axis " +
                       std::to_string(axis) + " with size " + std::to_string(n) + " (shape " + to_string(shape) + ")");
   return out;
 }

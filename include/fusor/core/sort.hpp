@@ -138,11 +138,19 @@ auto searchsorted(const A& a, const V& values, side s = side::left) {
   if (ca.view().ndim() != 1)
     throw shape_error("fusor: searchsorted needs a 1-d sorted array, got shape " + to_string(ca.view().shape()));
   if constexpr (scalar<V>) {
-    std::int64_t out;
     using C = promote_t<T, V>;
     const C v = static_cast<C>(values);
-    algorithms<B>::searchsorted(ca.data(), ca.view().size(), &v, 1, s == side::right, &out);
-    return out;
+    if constexpr (backend_traits<B>::host_accessible) {
+      std::int64_t out;
+      algorithms<B>::searchsorted(ca.data(), ca.view().size(), &v, 1, s == side::right, &out);
+      return out;
+    } else {  // the kernels take the backend's memory: the one value goes there and back
+      array<C, B> dv(extents{1});
+      backend_memory<B>::copy_from_host(dv.data(), &v, 1);
+      array<std::int64_t, B> out(extents{1});
+      algorithms<B>::searchsorted(ca.data(), ca.view().size(), dv.data(), 1, s == side::right, out.data());
+      return out.item();
+    }
   } else {
     const auto cv = detail::contiguous_of(values);
     array<std::int64_t, B> out(cv.view().shape());
