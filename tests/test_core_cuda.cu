@@ -60,7 +60,7 @@ TEST_CASE("cuda errors name the call and the sizes") {
     const std::string msg = e.what();
     CHECK(msg.find("cudaMallocAsync") != std::string::npos);
     CHECK(msg.find("requested 140737488355328 bytes") != std::string::npos);
-    CHECK(msg.find("free of") != std::string::npos);
+    if (e.status() == int(cudaErrorMemoryAllocation)) CHECK(msg.find("free of") != std::string::npos);
     CHECK(e.call() == "cudaMallocAsync");
   }
   CHECK_THROWS_WITH_AS(set_cuda_device(cuda_device_count()), doctest::Contains("needs a device number in [0, "),
@@ -82,7 +82,7 @@ TEST_CASE("cuFFT transforms give the cpu's (FFTW's) spectra, for every layout") 
   CHECK(err(fft::rfftn(xd), fft::rfftn(xc)) < tol);                          // 3-d real
   CHECK(err(fft::fft2(transpose(xd)), fft::fft2(transpose(xc))) < tol);       // a transposed input (packed)
   CHECK(err(fft::rfft(xd(fusor::all, range(0, 40, 3), fusor::all)), fft::rfft(xc(fusor::all, range(0, 40, 3), fusor::all))) < tol);
-  CHECK(err(fft::irfftn(fft::rfftn(xd)), xc) < tol);                         // round trip
+  CHECK(err(fft::irfftn(fft::rfftn(xd), {6, 40, 33}), xc) < tol);            // round trip (odd last length)
   CHECK(err(fft::ifft(fft::fft(xd, -1, 1), -1, 1), xc.astype<std::complex<float>>()) < tol);
   const auto dd = to<fusor::cuda>(random::normal<double>(g, {64, 48}));
   const auto dc = to<cpu>(dd);
@@ -108,6 +108,8 @@ TEST_CASE("cuBLAS products give the cpu's (CBLAS's), transposed and batched oper
   const auto v = random::normal<double>(g, {9});
   CHECK(err(matmul(to<fusor::cuda>(ba), to<fusor::cuda>(v)), matmul(ba, v)) < 1e-12);    // matrix-vector
   CHECK(std::abs(vdot(to<fusor::cuda>(v), to<fusor::cuda>(v)) - vdot(v, v)) < 1e-12);
+  CHECK(std::abs(matmul(to<fusor::cuda>(v), to<fusor::cuda>(v)).item() - matmul(v, v).item()) < 1e-12);  // 1x1: dotu
+  CHECK(fusor::any(to<fusor::cuda>(array<bool>{false, true})));  // a 1-byte accumulator beside the ticket
   const auto ia = random::integers<std::int32_t>(g, {7, 11}, -50, 50), ib = random::integers<std::int32_t>(g, {11, 3}, -50, 50);
   CHECK(fusor::all(to<cpu>(matmul(to<fusor::cuda>(ia), to<fusor::cuda>(ib))) == matmul(ia, ib)));  // exact
   const auto ca = random::normal<float>(g, {8, 8}).astype<std::complex<float>>() * std::complex<float>(0.5f, 1.0f);
@@ -144,7 +146,7 @@ TEST_CASE("sorting, indexing and scans on the device give the cpu's results") {
   CHECK(fusor::all(to<cpu>(du.counts) == cu.counts));
   CHECK(fusor::all(to<cpu>(du.inverse) == cu.inverse));
   CHECK(fusor::all(to<cpu>(cumsum(di)) == cumsum(hi)));
-  CHECK(fusor::all(to<cpu>(cumsum(to<fusor::cuda>(hf), 1)) - cumsum(hf, 1) <= 1e-4f || isnan(cumsum(hf, 1))));
+  CHECK(fusor::all(abs(to<cpu>(cumsum(to<fusor::cuda>(hf), 1)) - cumsum(hf, 1)) <= 1e-4f || isnan(cumsum(hf, 1))));
   const auto idx = to<fusor::cuda>(array<std::int64_t>{4, -1, 0, 4});
   CHECK(fusor::all(to<cpu>(take(df, idx, 1)) == take(hf, array<std::int64_t>{4, -1, 0, 4}, 1) ||
                    isnan(take(hf, array<std::int64_t>{4, -1, 0, 4}, 1))));

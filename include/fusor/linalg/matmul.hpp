@@ -47,7 +47,9 @@ template <class BK, class T>
 void product(bool ta, bool tb, index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb,
              T* c, index_t ldc) {
   if (m == 1 && n == 1) {
-    *c = blas<BK>::dotu(k, a, ta ? lda : 1, b, tb ? 1 : ldb);
+    const T v = blas<BK>::dotu(k, a, ta ? lda : 1, b, tb ? 1 : ldb);
+    if constexpr (backend_traits<BK>::host_accessible) *c = v;
+    else backend_memory<BK>::copy_from_host(c, &v, 1);  // c is device memory
   } else if (n == 1) {
     blas<BK>::gemv(ta, ta ? k : m, ta ? m : k, a, lda, b, tb ? 1 : ldb, c, ldc);
   } else if (m == 1) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "../../fft.hpp"
 #include "../../fft/plan_cache.hpp"
@@ -59,12 +60,15 @@ struct plan_key {
   bool single;
   int device;
   cudaStream_t stream;
+  // cudaStreamPerThread is one handle value for every thread: a plan (and its work area) must not
+  // be executed by two threads at once, so plans are also per thread
+  std::thread::id thread;
   friend bool operator==(const plan_key&, const plan_key&) = default;
 };
 struct plan_key_hash {
   std::size_t operator()(const plan_key& k) const {
     std::size_t h = std::size_t(k.what) * 31 + std::size_t(k.single) * 7 + std::size_t(k.device) * 131 +
-                    std::hash<const void*>{}(static_cast<const void*>(k.stream));
+                    std::hash<const void*>{}(static_cast<const void*>(k.stream)) ^ std::hash<std::thread::id>{}(k.thread);
     auto mix = [&](long long v) { h = h * 1000003u ^ std::hash<long long>{}(v); };
     mix(k.l.rank);
     for (int i = 0; i < 3; ++i) mix(k.l.n[i]), mix(k.l.inembed[i]), mix(k.l.onembed[i]);
@@ -203,7 +207,7 @@ void run(kind what, const fft::fft_geometry& g0, const In* in, Out* out, int sig
     l.idist = bis[brank - 1];
     l.odist = bos[brank - 1];
   }
-  const plan_key key{l, what, std::is_same_v<R, float>, cuda_device(), current_cuda_stream()};
+  const plan_key key{l, what, std::is_same_v<R, float>, cuda_device(), current_cuda_stream(), std::this_thread::get_id()};
   const auto plan = plan_cache::instance().get(key, [&] {
     cufftHandle h{};
     check(cufftCreate(&h), "cufftCreate");

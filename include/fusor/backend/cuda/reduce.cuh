@@ -102,6 +102,7 @@ __global__ void __launch_bounds__(block_threads)
   }
   __syncthreads();
   if (!last) return;
+  __threadfence();  // acquire side: the other blocks' partials are read after their fences
   W total = Op::template identity<W>();
   for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x) total = Op::combine(total, partials[k]);
   total = block_reduce<Op>(total);
@@ -117,7 +118,8 @@ W launch_reduce_all(const Fetch& fetch, index_t n) {
   check_parameter_size<Fetch>();
   const unsigned grid = grid_for(n);
   // scratch: the partials, the result and the ticket in one pool block
-  const std::size_t partial_bytes = std::size_t(grid + 1) * sizeof(W);
+  // (the ticket's offset rounded up to 16: W may be a 1-byte bool, and atomics need alignment)
+  const std::size_t partial_bytes = (std::size_t(grid + 1) * sizeof(W) + 15) & ~std::size_t(15);
   array<unsigned char, cuda> scratch(extents{index_t(partial_bytes + sizeof(unsigned))});
   W* partials = reinterpret_cast<W*>(scratch.data());
   unsigned* ticket = reinterpret_cast<unsigned*>(scratch.data() + partial_bytes);
