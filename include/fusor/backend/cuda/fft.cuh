@@ -112,11 +112,13 @@ inline bool nest(int rank, const index_t* s, const index_t* len, long long* embe
   return true;
 }
 
-/// Contiguous strides (in elements) for dimensions `lens` placed after batch dimensions `blens`.
-inline void contiguous(int rank, const index_t* lens, int brank, const index_t* blens, index_t* st, index_t* bst) {
+/// Contiguous strides (in elements) for dimensions `lens` placed after batch dimensions `blens`;
+/// returns the number of elements.
+inline index_t contiguous(int rank, const index_t* lens, int brank, const index_t* blens, index_t* st, index_t* bst) {
   index_t acc = 1;
   for (int k = rank - 1; k >= 0; --k) st[k] = acc, acc *= lens[k];
   for (int k = brank - 1; k >= 0; --k) bst[k] = acc, acc *= blens[k];
+  return acc;
 }
 
 /// A leaf over memory laid out by (batch dims, transform dims) with the given strides.
@@ -174,11 +176,7 @@ void run(kind what, const fft::fft_geometry& g0, const In* in, Out* out, int sig
   Out* dst = out;
   if (!in_ok || (!out_ok && in_place)) {
     index_t cst[3], cbst[max_rank];
-    contiguous(rank, in_len, brank, bn, cst, cbst);
-    index_t total = 1;
-    for (int k = 0; k < rank; ++k) total *= in_len[k];
-    for (int k = 0; k < brank; ++k) total *= bn[k];
-    in_buf = array<In, cuda>(extents{total});
+    in_buf = array<In, cuda>(extents{contiguous(rank, in_len, brank, bn, cst, cbst)});
     executor<cuda>::assign(side_leaf(in_buf.data(), rank, in_len, cst, brank, bn, cbst),
                            side_leaf(const_cast<In*>(in), rank, in_len, is, brank, bn, bis));
     for (int k = 0; k < rank; ++k) is[k] = cst[k];
@@ -191,11 +189,7 @@ void run(kind what, const fft::fft_geometry& g0, const In* in, Out* out, int sig
   for (int k = 0; k < brank; ++k) obst_user[k] = bos[k];
   if (!out_ok) {
     index_t cst[3], cbst[max_rank];
-    contiguous(rank, out_len, brank, bn, cst, cbst);
-    index_t total = 1;
-    for (int k = 0; k < rank; ++k) total *= out_len[k];
-    for (int k = 0; k < brank; ++k) total *= bn[k];
-    out_buf = array<Out, cuda>(extents{total});
+    out_buf = array<Out, cuda>(extents{contiguous(rank, out_len, brank, bn, cst, cbst)});
     for (int k = 0; k < rank; ++k) os[k] = cst[k];
     for (int k = 0; k < brank; ++k) bos[k] = cbst[k];
     dst = out_buf.data();

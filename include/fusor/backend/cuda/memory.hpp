@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -139,18 +140,24 @@ struct cuda_counters {
   }
 };
 
-/// The current device's default pool, configured once per device to keep freed blocks.
+/// The current device's default pool, looked up and configured (to keep freed blocks) once per
+/// device; every allocation asks for it, so the handle is cached.
 inline cudaMemPool_t device_pool() {
   constexpr int max_devices = 64;
-  static std::atomic<bool> configured[max_devices] = {};
+  static std::once_flag once[max_devices];
+  static cudaMemPool_t pools[max_devices] = {};
   const int dev = cuda_device();
-  cudaMemPool_t pool{};
-  FUSOR_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
-  if (dev < max_devices && !configured[dev].exchange(true)) {
+  if (dev >= max_devices)
+    throw backend_error("fusor: device pools are kept for devices 0.." + std::to_string(max_devices - 1) +
+                        ", got device " + std::to_string(dev));
+  std::call_once(once[dev], [dev] {
+    cudaMemPool_t pool{};
+    FUSOR_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev));
     std::uint64_t keep = std::numeric_limits<std::uint64_t>::max();
     FUSOR_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  }
-  return pool;
+    pools[dev] = pool;
+  });
+  return pools[dev];
 }
 
 inline std::size_t pool_reserved(cudaMemPool_t pool) {

@@ -29,24 +29,6 @@ __device__ W block_reduce(W v) {
   return r;
 }
 
-/// Element i (C order over the coalesced space) of an evaluator, as Op's accumulator type.
-template <class W, class Ev>
-struct fetch_flat {
-  Ev ev;
-  __device__ W operator()(index_t i) const { return convert_element<W>(ev.get(flat_pos{i})); }
-};
-template <class W, class Ev>
-struct fetch_nd {
-  Ev ev;
-  index_t dims[max_rank];
-  int rank;
-  __device__ W operator()(index_t i) const {
-    index_t idx[max_rank];
-    unravel_dev(i, idx, dims, rank);
-    return convert_element<W>(ev.get(nd_pos{idx, rank}));
-  }
-};
-
 /// (value, flat index) for argmax/argmin: NaN wins (the first one), then the extreme value,
 /// then the lower index, so the result does not depend on the order partials meet.
 template <class V>
@@ -54,6 +36,10 @@ struct arg_pair {
   V v;
   index_t i;
 };
+template <class W>
+inline constexpr bool is_arg_pair = false;
+template <class V>
+inline constexpr bool is_arg_pair<arg_pair<V>> = true;
 template <bool Max>
 struct arg_op {
   template <class W>
@@ -71,20 +57,29 @@ struct arg_op {
     return a;
   }
 };
-template <class V, class Ev>
-struct fetch_arg_flat {
+
+/// Element value v at position i as Op's accumulator: converted, or paired with i for arg ops.
+template <class W, class V>
+__device__ W accumulator(const V& v, index_t i) {
+  if constexpr (is_arg_pair<W>) return W{decltype(W::v)(v), i};
+  else return convert_element<W>(v);
+}
+
+/// Element i (C order over the coalesced space) of an evaluator, as Op's accumulator type.
+template <class W, class Ev>
+struct fetch_flat {
   Ev ev;
-  __device__ arg_pair<V> operator()(index_t i) const { return {V(ev.get(flat_pos{i})), i}; }
+  __device__ W operator()(index_t i) const { return accumulator<W>(ev.get(flat_pos{i}), i); }
 };
-template <class V, class Ev>
-struct fetch_arg_nd {
+template <class W, class Ev>
+struct fetch_nd {
   Ev ev;
   index_t dims[max_rank];
   int rank;
-  __device__ arg_pair<V> operator()(index_t i) const {
+  __device__ W operator()(index_t i) const {
     index_t idx[max_rank];
     unravel_dev(i, idx, dims, rank);
-    return {V(ev.get(nd_pos{idx, rank})), i};
+    return accumulator<W>(ev.get(nd_pos{idx, rank}), i);
   }
 };
 
@@ -136,15 +131,15 @@ W launch_reduce_all(const Fetch& fetch, index_t n) {
 
 /// Calls f(fetch) with the flat fetch when the expression coalesces to one dimension, else with
 /// the multi-index fetch.
-template <template <class, class> class Flat, template <class, class> class Nd, class W, class E, class F>
+template <class W, class E, class F>
 auto with_fetch(const E& e, F&& f) {
   const extents shape = expr_shape(e);
   auto ev = make_evaluator(e, shape);
   using Ev = decltype(ev);
   auto ops = stride_table<0>(ev);
   const loop_space sp = coalesce(shape.data(), shape.size(), ops);
-  if (sp.rank == 1) return f(Flat<W, Ev>{ev}, shape.numel());
-  Nd<W, Ev> nd{ev, {}, sp.rank};
+  if (sp.rank == 1) return f(fetch_flat<W, Ev>{ev}, shape.numel());
+  fetch_nd<W, Ev> nd{ev, {}, sp.rank};
   for (int k = 0; k < sp.rank; ++k) nd.dims[k] = sp.dims[k];
   return f(nd, shape.numel());
 }
@@ -155,7 +150,7 @@ auto reduce_all(const E& e) {
   using HW = typename Op::template wide<V>;  // the host's accumulator type (returned)
   using W = dev_t<HW>;
   if (expr_shape(e).numel() == 0) return Op::template identity<HW>();
-  const W r = with_fetch<fetch_flat, fetch_nd, W>(
+  const W r = with_fetch<W>(
       e, [](const auto& fetch, index_t n) { return launch_reduce_all<Op, W>(fetch, n); });
   HW h;
   static_assert(sizeof(HW) == sizeof(W), "fusor: device and host accumulators must share a layout");
@@ -166,7 +161,7 @@ auto reduce_all(const E& e) {
 template <bool Max, class E>
 index_t arg_extreme_all(const E& e) {
   using V = dev_t<value_t<E>>;
-  const arg_pair<V> r = with_fetch<fetch_arg_flat, fetch_arg_nd, V>(
+  const arg_pair<V> r = with_fetch<arg_pair<V>>(
       e, [](const auto& fetch, index_t n) { return launch_reduce_all<arg_op<Max>, arg_pair<V>>(fetch, n); });
   return r.i;
 }
@@ -189,43 +184,42 @@ void move_axis_last(Ev& ev, int axis, int n) {
 }
 
 /// Fold of output element o's row (lanes `lane`, `lane + step`, ...).
-template <class Op, class W, bool Arg, class Ev>
+template <class Op, class W, class Ev>
 __device__ W fold_row(const Ev& ev, const axis_space& s, index_t o, index_t first, index_t step) {
   index_t idx[max_rank];
   unravel_dev(o, idx, s.dims, s.m);
   W acc = Op::template identity<W>();
   for (index_t k = first; k < s.K; k += step) {
     idx[s.m] = k;
-    if constexpr (Arg) acc = Op::combine(acc, W{decltype(W::v)(ev.get(nd_pos{idx, s.m + 1})), k});
-    else acc = Op::combine(acc, convert_element<W>(ev.get(nd_pos{idx, s.m + 1})));
+    acc = Op::combine(acc, accumulator<W>(ev.get(nd_pos{idx, s.m + 1}), k));
   }
   return acc;
 }
 template <class W>
 __device__ auto output_value(const W& w) {
-  if constexpr (requires { w.i; }) return std::int64_t(w.i);
+  if constexpr (is_arg_pair<W>) return std::int64_t(w.i);
   else return w;
 }
 
 /// One output element per thread.
-template <class Op, class W, bool Arg, class D, class Ev>
+template <class Op, class W, class D, class Ev>
 __global__ void __launch_bounds__(block_threads) reduce_columns_kernel(D* out, axis_space s, Ev ev, index_t outputs) {
   for (index_t o = global_thread(); o < outputs; o += grid_threads()) {
     index_t idx[max_rank], off = 0;
     unravel_dev(o, idx, s.dims, s.m);
     for (int k = 0; k < s.m; ++k) off += idx[k] * s.out_strides[k];
-    out[off] = convert_element<D>(output_value(fold_row<Op, W, Arg>(ev, s, o, 0, 1)));
+    out[off] = convert_element<D>(output_value(fold_row<Op, W>(ev, s, o, 0, 1)));
   }
 }
 /// One output element per warp: the lanes read the row together.
-template <class Op, class W, bool Arg, class D, class Ev>
+template <class Op, class W, class D, class Ev>
 __global__ void __launch_bounds__(block_threads) reduce_rows_kernel(D* out, axis_space s, Ev ev, index_t outputs) {
   __shared__ __align__(16) unsigned char raw[block_threads * sizeof(W)];
   W* lanes = reinterpret_cast<W*>(raw);
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps_per_block = blockDim.x / 32;
   const index_t warps = index_t(gridDim.x) * warps_per_block;
   for (index_t o = index_t(blockIdx.x) * warps_per_block + warp; o < outputs; o += warps) {
-    lanes[threadIdx.x] = fold_row<Op, W, Arg>(ev, s, o, lane, 32);
+    lanes[threadIdx.x] = fold_row<Op, W>(ev, s, o, lane, 32);
     __syncwarp();
     if (lane == 0) {
       W acc = lanes[threadIdx.x];
@@ -239,7 +233,7 @@ __global__ void __launch_bounds__(block_threads) reduce_rows_kernel(D* out, axis
   }
 }
 
-template <class Op, class W, bool Arg, class T, class E>
+template <class Op, class W, class T, class E>
 void launch_reduce_axis(const leaf<T, cuda>& out, const E& e, int axis) {
   using D = dev_t<T>;
   const extents shape = expr_shape(e);
@@ -265,9 +259,9 @@ void launch_reduce_axis(const leaf<T, cuda>& out, const E& e, int axis) {
   FUSOR_COUNT_PASS();
   if (axis == n - 1 && s.K >= 16) {
     const index_t blocks = (outputs + block_threads / 32 - 1) / (block_threads / 32);
-    reduce_rows_kernel<Op, W, Arg><<<grid_for(blocks * block_threads), block_threads, 0, stream>>>(o, s, ev, outputs);
+    reduce_rows_kernel<Op, W><<<grid_for(blocks * block_threads), block_threads, 0, stream>>>(o, s, ev, outputs);
   } else {
-    reduce_columns_kernel<Op, W, Arg><<<grid_for(outputs), block_threads, 0, stream>>>(o, s, ev, outputs);
+    reduce_columns_kernel<Op, W><<<grid_for(outputs), block_threads, 0, stream>>>(o, s, ev, outputs);
   }
   check_launch("fusor axis reduction kernel launch");
 }
@@ -275,13 +269,13 @@ void launch_reduce_axis(const leaf<T, cuda>& out, const E& e, int axis) {
 template <class Op, class T, class E>
 void reduce_axis(const leaf<T, cuda>& out, const E& e, int axis) {
   using W = dev_t<typename Op::template wide<value_t<E>>>;
-  launch_reduce_axis<Op, W, false>(out, e, axis);
+  launch_reduce_axis<Op, W>(out, e, axis);
 }
 
 template <bool Max, class E>
 void arg_extreme_axis(const leaf<std::int64_t, cuda>& out, const E& e, int axis) {
   using V = dev_t<value_t<E>>;
-  launch_reduce_axis<arg_op<Max>, arg_pair<V>, true>(out, e, axis);
+  launch_reduce_axis<arg_op<Max>, arg_pair<V>>(out, e, axis);
 }
 
 }  // namespace fusor::detail::cuda_exec
