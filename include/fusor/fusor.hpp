@@ -40,12 +40,3 @@
 #include "fft.hpp"
 #include "backend/cpu/fft.hpp"
 
-namespace fusor {
-/// The backend user code gets when it does not name one; all translation units of a program
-/// must agree on FUSOR_DEFAULT_BACKEND (it changes types, so disagreeing is an ODR violation).
-#if defined(FUSOR_DEFAULT_BACKEND_CUDA)
-using default_backend = cuda;
-#else
-using default_backend = cpu;
-#endif
-}  // namespace fusor

@@ -18,7 +18,7 @@
 
 namespace fusor {
 
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 class array {
   static_assert(requires { backend_memory<B>::template allocate<T>(index_t{}); },
                 "fusor: this backend has no memory support in this translation unit; for cuda "

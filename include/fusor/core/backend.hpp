@@ -48,6 +48,18 @@ struct executor {
 template <class B>
 inline constexpr bool has_executor = false;
 
+/// The backend a template argument defaults to where user code names none (`array<float>`,
+/// `zeros<float>({n})`, `random::normal<float>(g, {n})`): `cpu`, or the tag named by the
+/// FUSOR_DEFAULT_BACKEND definition (`-DFUSOR_DEFAULT_BACKEND=cuda`, or the CMake option of the
+/// same name). It changes types, so every translation unit of a program must agree on it (an ODR
+/// rule: two objects linked together with different defaults are different programs' types).
+#ifndef FUSOR_DEFAULT_BACKEND
+#define FUSOR_DEFAULT_BACKEND cpu
+#endif
+using default_backend = FUSOR_DEFAULT_BACKEND;
+static_assert(std::is_same_v<default_backend, cpu> || std::is_same_v<default_backend, cuda>,
+              "fusor: FUSOR_DEFAULT_BACKEND must name a backend tag: cpu or cuda");
+
 /// Marker for expression operands that carry no backend (C++ scalars).
 struct no_backend {};
 

@@ -10,21 +10,21 @@
 namespace fusor {
 
 /// Uninitialised array (np.empty).
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> empty(const extents& shape) {
   return array<T, B>(shape);
 }
-template <element T, backend B = cpu, scalar S>
+template <element T, backend B = default_backend, scalar S>
 array<T, B> full(const extents& shape, const S& value) {
   array<T, B> a(shape);
   a.fill(value);
   return a;
 }
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> zeros(const extents& shape) {
   return full<T, B>(shape, T(0));
 }
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> ones(const extents& shape) {
   return full<T, B>(shape, T(1));
 }
@@ -89,7 +89,7 @@ struct eye_gen {
 }  // namespace detail
 
 /// Evenly spaced values in [start, stop) with `step` (np.arange); element i is start + i * step.
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> arange(T start, T stop, T step = T(1)) {
   if (step == T(0))
     throw value_error("fusor: arange step must be non-zero, got 0 (start " + std::to_string(start) + ", stop " +
@@ -101,13 +101,13 @@ array<T, B> arange(T start, T stop, T step = T(1)) {
   return a;
 }
 /// 0, 1, ..., stop - 1.
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> arange(T stop) {
   return arange<T, B>(T(0), stop, T(1));
 }
 
 /// `num` evenly spaced values from start to stop (np.linspace); stop is included when endpoint.
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> linspace(T start, T stop, index_t num, bool endpoint = true) {
   if (num < 0) throw value_error("fusor: linspace needs num >= 0, got " + std::to_string(num));
   array<T, B> a(extents{num});
@@ -118,7 +118,7 @@ array<T, B> linspace(T start, T stop, index_t num, bool endpoint = true) {
 }
 
 /// n x m matrix with ones on diagonal k (np.eye); m defaults to n.
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> eye(index_t n, index_t m = -1, index_t k = 0) {
   if (m < 0) m = n;
   if (n < 0) throw value_error("fusor: eye needs n >= 0, got " + std::to_string(n));

@@ -225,7 +225,7 @@ index_t count_nonzero(const X& x) {
 // ---- index grids -----------------------------------------------------------------------------------
 /// np.indices: an int64 array of shape (ndim, *shape) whose k-th slab holds each element's
 /// coordinate along axis k.
-template <backend B = cpu>
+template <backend B = default_backend>
 array<std::int64_t, B> indices(const extents& shape) {
   check_shape(shape);
   extents s{shape.size()};
@@ -329,13 +329,13 @@ auto triu(const X& x, index_t k = 0) {
   return detail::triangle(x, k, false);
 }
 /// Row and column indices of the lower triangle of an n x m matrix, in row-major order (np.tril_indices).
-template <backend B = cpu>
+template <backend B = default_backend>
 auto tril_indices(index_t n, index_t k = 0, index_t m = -1) {
   if (m < 0) m = n;
   return nonzero(tril(ones<std::int64_t, B>({n, m}), k));
 }
 /// Row and column indices of the upper triangle (np.triu_indices).
-template <backend B = cpu>
+template <backend B = default_backend>
 auto triu_indices(index_t n, index_t k = 0, index_t m = -1) {
   if (m < 0) m = n;
   return nonzero(triu(ones<std::int64_t, B>({n, m}), k));

@@ -135,7 +135,7 @@ struct bernoulli_gen {
 }  // namespace detail
 
 /// Uniform values in [lo, hi). float uses 24 random bits per element, double 53.
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> uniform(generator& g, const extents& shape, T lo = T(0), T hi = T(1)) {
   static_assert(std::is_floating_point_v<T>, "fusor: uniform draws float or double; use integers() for integers");
   if (!(lo <= hi))
@@ -145,7 +145,7 @@ array<T, B> uniform(generator& g, const extents& shape, T lo = T(0), T hi = T(1)
 }
 
 /// Normal values (Box-Muller on 53-bit uniforms, computed in double).
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> normal(generator& g, const extents& shape, T mean = T(0), T stddev = T(1)) {
   static_assert(std::is_floating_point_v<T>, "fusor: normal draws float or double");
   if (!(stddev >= T(0)))
@@ -154,7 +154,7 @@ array<T, B> normal(generator& g, const extents& shape, T mean = T(0), T stddev =
 }
 
 /// Integers uniform in [lo, hi) (64 random bits per element, multiply-shift mapping).
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> integers(generator& g, const extents& shape, T lo, T hi) {
   static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "fusor: integers draws an integer type");
   if (!(lo < hi))
@@ -164,7 +164,7 @@ array<T, B> integers(generator& g, const extents& shape, T lo, T hi) {
 }
 
 /// true with probability p.
-template <backend B = cpu>
+template <backend B = default_backend>
 array<bool, B> bernoulli(generator& g, const extents& shape, double p = 0.5) {
   if (!(p >= 0.0 && p <= 1.0))
     throw value_error("fusor: bernoulli needs 0 <= p <= 1, got " + std::to_string(p));
@@ -173,7 +173,7 @@ array<bool, B> bernoulli(generator& g, const extents& shape, double p = 0.5) {
 
 /// A random permutation of 0..n-1: each position gets a 64-bit Philox key and the positions are
 /// sorted by (key, position), so the result does not depend on threads or backend.
-template <backend B = cpu>
+template <backend B = default_backend>
 array<std::int64_t, B> permutation(generator& g, index_t n) {
   if (n < 0) throw value_error("fusor: permutation needs n >= 0, got " + std::to_string(n));
   const std::uint64_t seed = g.seed(), stream = g.take_stream();

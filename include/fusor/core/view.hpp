@@ -39,7 +39,7 @@ constexpr void require_host() {
 }
 }  // namespace detail
 
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 class array_view {
  public:
   using value_type = T;

@@ -66,7 +66,7 @@ auto ifftshift(const X& x, const extents& axes = {}) {
 
 /// np.fft.fftfreq: the frequency of each output point of an n-point DFT with sample spacing d:
 /// [0, 1, ..., (n-1)/2, -(n/2), ..., -1] / (d n), computed in double as NumPy does.
-template <element T = double, backend B = cpu>
+template <element T = double, backend B = default_backend>
 array<T, B> fftfreq(index_t n, double d = 1.0) {
   if (n < 1) throw value_error("fusor: fftfreq expects a positive number of points, got " + std::to_string(n));
   const double val = 1.0 / (double(n) * d);
@@ -75,7 +75,7 @@ array<T, B> fftfreq(index_t n, double d = 1.0) {
   return array<T, B>(cast<T>(where(i < double(half), i, i - double(n)) * val));
 }
 /// np.fft.rfftfreq: the n / 2 + 1 non-negative frequencies of rfft's output.
-template <element T = double, backend B = cpu>
+template <element T = double, backend B = default_backend>
 array<T, B> rfftfreq(index_t n, double d = 1.0) {
   if (n < 1) throw value_error("fusor: rfftfreq expects a positive number of points, got " + std::to_string(n));
   const double val = 1.0 / (double(n) * d);

@@ -536,14 +536,14 @@ inline npy_header read_npy_header_bytes(std::span<const std::byte> bytes) {
 /// Reads a .npy file holding T elements into a C-order array (np.load). Throws io_error for
 /// anything unreadable or malformed and dtype_error when the file holds another element type.
 /// load_npy<T, cuda> reads on the host and transfers the array once.
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> load_npy(const std::filesystem::path& path) {
   detail::npy::file_source src(path);
   if constexpr (std::is_same_v<B, cpu>) return detail::npy::load<T>(src);
   else return to<B>(detail::npy::load<T>(src));
 }
 /// load_npy for the bytes of a .npy file held in memory.
-template <element T, backend B = cpu>
+template <element T, backend B = default_backend>
 array<T, B> load_npy_bytes(std::span<const std::byte> bytes) {
   detail::npy::memory_source src{bytes};
   if constexpr (std::is_same_v<B, cpu>) return detail::npy::load<T>(src);

@@ -1,0 +1,88 @@
+# What fusor::fusor links, found the same way by fusor's own build and by an installed
+# fusorConfig.cmake (there each lookup is a find_dependency, so a missing one makes
+# find_package(fusor) fail with the dependency's name instead of a broken target).
+# In: FUSOR_OPENMP (ON/OFF). Out: the targets fusor::cblas and fusor::fftw, plus xsimd,
+# BLAS::BLAS, Threads::Threads and (with FUSOR_OPENMP) OpenMP::OpenMP_CXX.
+include_guard(GLOBAL)
+include(CMakeFindDependencyMacro)
+
+macro(_fusor_require)
+  if(FUSOR_FROM_CONFIG)
+    find_dependency(${ARGN})
+  else()
+    find_package(${ARGN} REQUIRED)
+  endif()
+endmacro()
+macro(_fusor_fail message)
+  if(FUSOR_FROM_CONFIG)
+    set(fusor_FOUND FALSE)
+    set(fusor_NOT_FOUND_MESSAGE "${message}")
+    return()
+  else()
+    message(FATAL_ERROR "fusor: ${message}")
+  endif()
+endmacro()
+
+# Debian's xsimd config names the xtl target without finding it: find xtl first.
+find_package(xtl QUIET)
+_fusor_require(xsimd)
+if(FUSOR_OPENMP)
+  _fusor_require(OpenMP COMPONENTS CXX)
+endif()
+_fusor_require(Threads)
+
+# GEMM goes to CBLAS. Any CBLAS works: pick one with -DBLA_VENDOR=... (FindBLAS), and point
+# FUSOR_CBLAS_INCLUDE_DIR at its cblas.h if it is not on the default paths.
+_fusor_require(BLAS)
+find_path(FUSOR_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas openblas-pthread x86_64-linux-gnu/openblas-pthread)
+if(NOT FUSOR_CBLAS_INCLUDE_DIR)
+  _fusor_fail("found a BLAS library (${BLAS_LIBRARIES}) but no cblas.h; install libopenblas-dev or set FUSOR_CBLAS_INCLUDE_DIR")
+endif()
+if(NOT TARGET fusor::cblas)
+  add_library(fusor::cblas INTERFACE IMPORTED)
+  set_target_properties(fusor::cblas PROPERTIES INTERFACE_LINK_LIBRARIES BLAS::BLAS
+                                                INTERFACE_INCLUDE_DIRECTORIES "${FUSOR_CBLAS_INCLUDE_DIR}")
+  # a system include: warnings in cblas.h are not the consumer's
+  set_property(TARGET fusor::cblas PROPERTY INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${FUSOR_CBLAS_INCLUDE_DIR}")
+endif()
+
+# FFTs go to FFTW3 (float and double) and its threading libraries: the OpenMP build when fusor
+# uses OpenMP (one thread pool for FFTW and fusor's loops; two pools would spin against each
+# other), else the pthreads build. FFTW's own CMake package when it is installed (FFTW built with
+# CMake), else pkg-config (Debian ships pkg-config files only).
+if(FUSOR_OPENMP)
+  set(_fusor_fftw_threads omp)
+else()
+  set(_fusor_fftw_threads threads)
+endif()
+if(NOT TARGET fusor::fftw)
+  find_package(FFTW3 CONFIG QUIET)
+  find_package(FFTW3f CONFIG QUIET)
+  if(TARGET FFTW3::fftw3 AND TARGET FFTW3::fftw3f)
+    set(_fusor_fftw_targets FFTW3::fftw3 FFTW3::fftw3f)
+    get_target_property(_fusor_fftw_dirs FFTW3::fftw3 INTERFACE_LINK_DIRECTORIES)
+    set(_fusor_fftw_hints ${FFTW3_LIBRARY_DIRS} ${_fusor_fftw_dirs})
+  else()
+    if(FUSOR_FROM_CONFIG)
+      find_dependency(PkgConfig)
+    else()
+      find_package(PkgConfig REQUIRED)
+    endif()
+    pkg_check_modules(FUSOR_FFTW3 IMPORTED_TARGET fftw3)
+    pkg_check_modules(FUSOR_FFTW3F IMPORTED_TARGET fftw3f)
+    if(NOT FUSOR_FFTW3_FOUND OR NOT FUSOR_FFTW3F_FOUND)
+      _fusor_fail("FFTW3 (fftw3 and fftw3f) was found neither as a CMake package nor through pkg-config; install libfftw3-dev")
+    endif()
+    set(_fusor_fftw_targets PkgConfig::FUSOR_FFTW3 PkgConfig::FUSOR_FFTW3F)
+    set(_fusor_fftw_hints ${FUSOR_FFTW3_LIBRARY_DIRS} ${FUSOR_FFTW3F_LIBRARY_DIRS})
+  endif()
+  find_library(FUSOR_FFTW3_${_fusor_fftw_threads}_LIBRARY fftw3_${_fusor_fftw_threads} HINTS ${_fusor_fftw_hints})
+  find_library(FUSOR_FFTW3F_${_fusor_fftw_threads}_LIBRARY fftw3f_${_fusor_fftw_threads} HINTS ${_fusor_fftw_hints})
+  if(NOT FUSOR_FFTW3_${_fusor_fftw_threads}_LIBRARY OR NOT FUSOR_FFTW3F_${_fusor_fftw_threads}_LIBRARY)
+    _fusor_fail("found FFTW3 but not its threading libraries (fftw3_${_fusor_fftw_threads}, fftw3f_${_fusor_fftw_threads}); install libfftw3-dev")
+  endif()
+  add_library(fusor::fftw INTERFACE IMPORTED)
+  # the threading libraries first: they call into the plain ones
+  set_target_properties(fusor::fftw PROPERTIES INTERFACE_LINK_LIBRARIES
+    "${FUSOR_FFTW3_${_fusor_fftw_threads}_LIBRARY};${FUSOR_FFTW3F_${_fusor_fftw_threads}_LIBRARY};${_fusor_fftw_targets}")
+endif()

@@ -1,0 +1,44 @@
+# fusor_add_module(): defines fusor::module, the target that makes `import fusor;` work, in the
+# project that calls it, compiled with that project's compiler and flags. fusor is header-only,
+# so nothing about the module is prebuilt: an installed package ships modules/fusor.cppm and
+# each consumer builds the module interface (BMI) with its own flags, which must match the
+# importers' (-std, -fopenmp, -march: a BMI built for another configuration is refused or, for
+# -march, silently uses other SIMD widths).
+#
+# Needs CMake >= 3.28, the Ninja generator and clang >= 17 (with clang-scan-deps); with anything
+# else fusor::module is not defined and FUSOR_MODULE_REASON says why. GCC 12 cannot import
+# modules; GCC >= 14 is not tried.
+include_guard(GLOBAL)
+
+function(fusor_module_supported out_var reason_var)
+  set(ok FALSE)
+  if(CMAKE_VERSION VERSION_LESS 3.28)
+    set(reason "CMake ${CMAKE_VERSION} is older than 3.28, the first with C++20 module support")
+  elseif(NOT CMAKE_GENERATOR MATCHES "Ninja")
+    set(reason "the ${CMAKE_GENERATOR} generator cannot build C++20 modules (use -G Ninja)")
+  elseif(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR CMAKE_CXX_COMPILER_VERSION VERSION_LESS 17)
+    set(reason "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} cannot build importers of fusor's module (needs clang >= 17, e.g. -DCMAKE_CXX_COMPILER=clang++-19)")
+  elseif(NOT CMAKE_CXX_COMPILER_CLANG_SCAN_DEPS)
+    set(reason "clang-scan-deps was not found next to ${CMAKE_CXX_COMPILER} (Debian: clang-tools-19)")
+  else()
+    set(ok TRUE)
+    set(reason "")
+  endif()
+  set(${out_var} ${ok} PARENT_SCOPE)
+  set(${reason_var} "${reason}" PARENT_SCOPE)
+endfunction()
+
+# fusor_add_module(SOURCE <fusor.cppm> [LINK <libraries whose flags the BMI must share>...])
+function(fusor_add_module)
+  cmake_parse_arguments(ARG "" "SOURCE" "LINK" ${ARGN})
+  if(TARGET fusor::module)
+    return()
+  endif()
+  get_filename_component(dir "${ARG_SOURCE}" DIRECTORY)
+  add_library(fusor_module STATIC)
+  target_sources(fusor_module PUBLIC FILE_SET CXX_MODULES BASE_DIRS "${dir}" FILES "${ARG_SOURCE}")
+  target_link_libraries(fusor_module PUBLIC fusor::fusor ${ARG_LINK})
+  target_compile_features(fusor_module PUBLIC cxx_std_20)
+  set_target_properties(fusor_module PROPERTIES CXX_SCAN_FOR_MODULES ON)
+  add_library(fusor::module ALIAS fusor_module)
+endfunction()

@@ -1,0 +1,13 @@
+// Through the module, evaluating a cuda expression in a host-compiled translation unit must not
+// compile (the module is host code; cuda evaluation needs nvcc and <fusor/cuda.cuh>).
+#include <xsimd/xsimd.hpp>
+import fusor;
+int main() {
+#if defined(FUSOR_CF_CONTROL)
+  float host[3] = {1, 2, 3};
+  fusor::array_view<float, fusor::cpu> v(host, {3});
+#else
+  fusor::array_view<float, fusor::cuda> v(nullptr, {3});
+#endif
+  return int(fusor::sum(v * 2));
+}

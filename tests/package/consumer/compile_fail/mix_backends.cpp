@@ -1,0 +1,14 @@
+// Through the module, combining a cpu operand with a cuda operand must not compile either.
+#include <xsimd/xsimd.hpp>
+import fusor;
+int main() {
+  float host[4] = {};
+  fusor::array_view<float, fusor::cpu> a(host, {4});
+#if defined(FUSOR_CF_CONTROL)
+  fusor::array_view<float, fusor::cpu> b(host, {4});
+#else
+  fusor::array_view<float, fusor::cuda> b(nullptr, {4});
+#endif
+  auto e = a + b;
+  (void)e;
+}

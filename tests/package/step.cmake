@@ -1,0 +1,59 @@
+# One step of the package tests, run by ctest as `cmake -DSTEP=<step> ... -P step.cmake`:
+#   stage          configure, build and install fusor from SOURCE into WORK/stage
+#   find_package   build and test the consumer against WORK/stage with CONSUMER_CXX (clang: imports the module)
+#   add_subdirectory  build and test the consumer with fusor's source tree added as a subdirectory
+#   pkg_config     compile the header consumer with the flags `pkg-config --cflags --libs fusor` gives
+#   conan          `conan create` with conan/debian.profile (g++), then `conan test` of test_package
+#                  with conan/debian-clang.profile (imports the module); CONAN_HOME is WORK/conan-home
+cmake_minimum_required(VERSION 3.28)
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    list(JOIN ARGN " " cmd)
+    message(FATAL_ERROR "package test step '${STEP}' failed (exit ${rc}): ${cmd}")
+  endif()
+endfunction()
+set(generator -G Ninja -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
+set(stage ${WORK}/stage)
+
+if(STEP STREQUAL "stage")
+  file(REMOVE_RECURSE ${WORK}/fusor-build ${stage})
+  run(${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/fusor-build ${generator} -DCMAKE_CXX_COMPILER=${CXX}
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=${stage} -DFUSOR_MODULE=OFF -DFUSOR_CUDA=${CUDA})
+  run(${CMAKE_COMMAND} --build ${WORK}/fusor-build)
+  run(${CMAKE_COMMAND} --install ${WORK}/fusor-build)
+elseif(STEP STREQUAL "find_package" OR STEP STREQUAL "add_subdirectory")
+  set(build ${WORK}/consumer-${STEP})
+  file(REMOVE_RECURSE ${build})
+  if(STEP STREQUAL "find_package")
+    set(how -DCMAKE_PREFIX_PATH=${stage} -DREQUIRE_MODULE=${MODULE} -DEXPECT_CUDA_TARGET=${CUDA_TARGET})
+  else()
+    set(how -DFUSOR_SOURCE_DIR=${SOURCE} -DFUSOR_CUDA=OFF)
+  endif()
+  run(${CMAKE_COMMAND} -S ${SOURCE}/tests/package/consumer -B ${build} ${generator}
+      -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release ${how})
+  run(${CMAKE_COMMAND} --build ${build})
+  run(${CMAKE_CTEST_COMMAND} --test-dir ${build} --output-on-failure)
+elseif(STEP STREQUAL "pkg_config")
+  set(ENV{PKG_CONFIG_PATH} ${stage}/share/pkgconfig)
+  execute_process(COMMAND ${PKG_CONFIG} --cflags --libs fusor OUTPUT_VARIABLE flags RESULT_VARIABLE rc
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "pkg-config does not find fusor in ${stage}/share/pkgconfig")
+  endif()
+  message(STATUS "pkg-config --cflags --libs fusor: ${flags}")
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  run(${CXX} -O2 ${SOURCE}/tests/package/consumer/headers_main.cpp ${flags} -o ${WORK}/headers_pkg_config)
+  run(${WORK}/headers_pkg_config)
+elseif(STEP STREQUAL "conan")
+  set(ENV{CONAN_HOME} ${WORK}/conan-home)
+  file(REMOVE_RECURSE ${WORK}/conan-home ${WORK}/conan-test-gcc ${WORK}/conan-test-clang)
+  # test_package builds inside its folder: copies keep the source tree clean
+  file(COPY ${SOURCE}/test_package/ DESTINATION ${WORK}/conan-test-gcc PATTERN build EXCLUDE)
+  file(COPY ${SOURCE}/test_package/ DESTINATION ${WORK}/conan-test-clang PATTERN build EXCLUDE)
+  run(${CONAN} create ${SOURCE} -pr:a ${SOURCE}/conan/debian.profile --no-remote -tf ${WORK}/conan-test-gcc)
+  run(${CONAN} test ${WORK}/conan-test-clang fusor/0.1.0 -pr:a ${SOURCE}/conan/debian-clang.profile --no-remote)
+else()
+  message(FATAL_ERROR "unknown STEP '${STEP}'")
+endif()
