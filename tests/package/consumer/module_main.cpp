@@ -4,6 +4,7 @@
 #include <xsimd/xsimd.hpp>
 import fusor;
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdint>
