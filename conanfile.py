@@ -1,18 +1,22 @@
 """Conan 2 recipe for fusor, a header-only library.
 
 The package is what `cmake --install` of fusor's own CMake project lays down (headers, the module
-source, fusorConfig.cmake, fusor.pc), so a Conan consumer gets the same targets as a CMake one:
+source, fusorConfig.cmake, fusor.pc), so a CMake consumer gets the same targets as without Conan:
 fusor::fusor, fusor::cuda (option cuda) and fusor::module (option with_module, built in the
 consumer's project with its compiler, as the installed config does). Conan's CMakeDeps is told
 not to generate a config for fusor: a generated config cannot carry a C++20 module target, and
 with [platform_requires] (conan/debian.profile) it would drop the system libraries from the link.
 fusor's config finds xsimd, FFTW and BLAS itself (find_dependency).
+
+Tested with conan/debian.profile and conan/debian-clang.profile, which map the requirements to
+Debian's packages. ConanCenter's binaries are not tried: its fftw packages one precision without
+OpenMP per package, where fusor needs float and double with fftw3_omp.
 """
 import os
 
 from conan import ConanFile
 from conan.tools.build import check_min_cppstd
-from conan.tools.cmake import CMake, CMakeToolchain, cmake_layout
+from conan.tools.cmake import CMake, CMakeDeps, CMakeToolchain, cmake_layout
 from conan.tools.files import copy, rmdir
 
 
@@ -38,9 +42,10 @@ class FusorConan(ConanFile):
         self.requires("openblas/[>=0.3.20 <1]")
 
     def package_id(self):
-        # header-only: one package for every compiler and setting (the options only choose which
-        # CMake targets the installed config defines, and both are resolved in the consumer)
-        self.info.clear()
+        # header-only: one package for every compiler, architecture and build type. The options
+        # stay in the id because they change the package's files (cuda adds the fusor::cuda
+        # export, with_module the module source), so two option sets cannot share one package.
+        self.info.settings.clear()
 
     def validate(self):
         check_min_cppstd(self, 20)
@@ -56,6 +61,9 @@ class FusorConan(ConanFile):
             "CMAKE_FIND_PACKAGE_PREFER_CONFIG": True,
         })
         tc.generate()
+        # config files for requirements that come from Conan packages (none are generated for
+        # [platform_requires], which fusor's CMake finds on the system)
+        CMakeDeps(self).generate()
 
     def build(self):
         pass  # header-only: nothing to compile
@@ -69,7 +77,8 @@ class FusorConan(ConanFile):
         # fusor's own fusorConfig.cmake (lib/cmake/fusor) defines the targets; see the docstring
         self.cpp_info.set_property("cmake_find_mode", "none")
         self.cpp_info.set_property("pkg_config_name", "fusor")
-        # for generators other than CMake: the same names and what fusor::fusor carries
+        # Conan's own view of the package, under the same names (CMake consumers use fusor's
+        # config instead; only CMake consumers are tested, by test_package)
         self.cpp_info.components["fusor"].set_property("cmake_target_name", "fusor::fusor")
         self.cpp_info.components["fusor"].includedirs = ["include"]
         # the package root goes on CMAKE_PREFIX_PATH, where find_package finds lib/cmake/fusor
@@ -78,7 +87,11 @@ class FusorConan(ConanFile):
         self.cpp_info.components["fusor"].libdirs = []
         self.cpp_info.components["fusor"].requires = ["xsimd::xsimd", "fftw::fftw", "openblas::openblas"]
         if self.settings.os in ("Linux", "FreeBSD"):
-            self.cpp_info.components["fusor"].system_libs = ["pthread", "m"]
+            # FFTW's OpenMP threading libraries and OpenMP itself, as fusorDependencies.cmake links
+            self.cpp_info.components["fusor"].system_libs = ["fftw3_omp", "fftw3f_omp", "pthread", "m"]
+            self.cpp_info.components["fusor"].cxxflags = ["-fopenmp"]
+            self.cpp_info.components["fusor"].exelinkflags = ["-fopenmp"]
+            self.cpp_info.components["fusor"].sharedlinkflags = ["-fopenmp"]
         if self.options.cuda:
             self.cpp_info.components["cuda"].set_property("cmake_target_name", "fusor::cuda")
             self.cpp_info.components["cuda"].requires = ["fusor"]

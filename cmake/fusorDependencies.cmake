@@ -3,7 +3,9 @@
 # find_package(fusor) fail with the dependency's name instead of a broken target).
 # In: FUSOR_OPENMP (ON/OFF). Out: the targets fusor::cblas and fusor::fftw, plus xsimd,
 # BLAS::BLAS, Threads::Threads and (with FUSOR_OPENMP) OpenMP::OpenMP_CXX.
-include_guard(GLOBAL)
+# Per directory: imported targets are visible only below the directory that created them, so a
+# sibling directory that also calls find_package(fusor) must create its own.
+include_guard(DIRECTORY)
 include(CMakeFindDependencyMacro)
 
 macro(_fusor_require)

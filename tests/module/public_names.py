@@ -64,13 +64,18 @@ def public_names(clang, flags):
 
 
 def exported_names(module_path):
+    """The names the module exports: using-declarations inside `export namespace ... { }` blocks
+    (comments removed first), and the exported nested namespaces themselves."""
     text = open(module_path).read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = re.sub(r"//.*", "", text)
     names = set()
-    for m in re.finditer(r"using\s+((?:fusor::)[\w:]*?(?:operator\s*(?:\(\)|\[\]|[^\s;]+)|\w+))\s*;", text):
-        names.add(re.sub(r"\s+", "", m.group(1)))
-    for m in re.finditer(r"export\s+namespace\s+(fusor::[\w:]+)\s*\{", text):
-        names.add(m.group(1))
+    for block in re.finditer(r"export\s+namespace\s+(fusor(?:::[\w:]+)?)\s*\{(.*?)\}", text, flags=re.S):
+        if block.group(1) != "fusor":
+            names.add(block.group(1))
+        for m in re.finditer(r"using\s+((?:fusor::)[\w:]*?(?:operator\s*(?:\(\)|\[\]|[^\s;]+)|\w+))\s*;",
+                             block.group(2)):
+            names.add(re.sub(r"\s+", "", m.group(1)))
     return names
 
 

@@ -53,6 +53,9 @@ inline constexpr bool has_executor = false;
 /// FUSOR_DEFAULT_BACKEND definition (`-DFUSOR_DEFAULT_BACKEND=cuda`, or the CMake option of the
 /// same name). It changes types, so every translation unit of a program must agree on it (an ODR
 /// rule: two objects linked together with different defaults are different programs' types).
+#if defined(FUSOR_DEFAULT_BACKEND_CUDA)
+#error "fusor: FUSOR_DEFAULT_BACKEND_CUDA was replaced by FUSOR_DEFAULT_BACKEND=cuda"
+#endif
 #ifndef FUSOR_DEFAULT_BACKEND
 #define FUSOR_DEFAULT_BACKEND cpu
 #endif
