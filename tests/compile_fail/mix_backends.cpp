@@ -1,5 +1,10 @@
 // Combining a cpu operand with a cuda operand must not compile.
+#if defined(FUSOR_CF_MODULE)  // the same misuse through `import fusor;` (tests/package/consumer)
+#include <xsimd/xsimd.hpp>
+import fusor;
+#else
 #include <fusor/fusor.hpp>
+#endif
 int main() {
   float host[4] = {};
   fusor::array_view<float, fusor::cpu> a(host, {4});
