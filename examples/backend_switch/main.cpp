@@ -3,4 +3,6 @@
 
 #include "run.hpp"
 
+static_assert(std::is_same_v<fusor::default_backend, fusor::cpu>, "BACKEND=cpu must make fusor::default_backend cpu");
+
 int main() { return run(); }

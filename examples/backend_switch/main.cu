@@ -4,6 +4,9 @@
 
 #include "run.hpp"
 
+// the configure-time choice reached this file (through fusor::fusor or this target's definitions)
+static_assert(std::is_same_v<fusor::default_backend, fusor::cuda>, "BACKEND=cuda must make fusor::default_backend cuda");
+
 int main() {
   if (fusor::cuda_device_count() == 0) {
     std::printf("skipped: no CUDA device\n");
