@@ -83,8 +83,6 @@ class FusorConan(ConanFile):
         self.cpp_info.components["fusor"].includedirs = ["include"]
         # the package root goes on CMAKE_PREFIX_PATH, where find_package finds lib/cmake/fusor
         self.cpp_info.components["fusor"].builddirs = [""]
-        self.cpp_info.components["fusor"].bindirs = []
-        self.cpp_info.components["fusor"].libdirs = []
         self.cpp_info.components["fusor"].requires = ["xsimd::xsimd", "fftw::fftw", "openblas::openblas"]
         if self.settings.os in ("Linux", "FreeBSD"):
             # FFTW's OpenMP threading libraries and OpenMP itself, as fusorDependencies.cmake links
@@ -96,11 +94,10 @@ class FusorConan(ConanFile):
             self.cpp_info.components["cuda"].set_property("cmake_target_name", "fusor::cuda")
             self.cpp_info.components["cuda"].requires = ["fusor"]
             self.cpp_info.components["cuda"].system_libs = ["cudart", "cufft", "cublas"]
-            self.cpp_info.components["cuda"].bindirs = []
-            self.cpp_info.components["cuda"].libdirs = []
         if self.options.with_module:
             self.cpp_info.components["module"].set_property("cmake_target_name", "fusor::module")
             self.cpp_info.components["module"].requires = ["fusor"]
             self.cpp_info.components["module"].resdirs = [os.path.join("share", "fusor", "modules")]
-            self.cpp_info.components["module"].bindirs = []
-            self.cpp_info.components["module"].libdirs = []
+        for component in self.cpp_info.components.values():  # header-only: no binaries, no libraries
+            component.bindirs = []
+            component.libdirs = []

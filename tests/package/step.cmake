@@ -1,7 +1,9 @@
 # One step of the package tests, run by ctest as `cmake -DSTEP=<step> ... -P step.cmake`:
 #   stage          configure, build and install fusor from SOURCE into WORK/stage
-#   find_package   build and test the consumer against WORK/stage with CONSUMER_CXX (clang: imports the module)
+#   find_package   build and test the consumer against WORK/stage with CXX (clang: imports the module)
 #   add_subdirectory  build and test the consumer with fusor's source tree added as a subdirectory
+#   project        configure and build the project SRC in BUILD with ARGS, then run BUILD/EXE if given
+#                  (without EXE it only builds: a gpu program then runs as its own ctest entry)
 #   pkg_config     compile the header consumer with the flags `pkg-config --cflags --libs fusor` gives
 #   conan          `conan create` with conan/debian.profile (g++), then `conan test` of test_package
 #                  with conan/debian-clang.profile (imports the module); CONAN_HOME is WORK/conan-home
@@ -14,28 +16,34 @@ function(run)
     message(FATAL_ERROR "package test step '${STEP}' failed (exit ${rc}): ${cmd}")
   endif()
 endfunction()
-set(generator -G Ninja -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM})
+# a fresh configure and build of one project, as a user would run them
+function(configure_and_build src build)
+  file(REMOVE_RECURSE ${build})
+  run(${CMAKE_COMMAND} -S ${src} -B ${build} -G Ninja -DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM} ${ARGN})
+  run(${CMAKE_COMMAND} --build ${build})
+endfunction()
 set(stage ${WORK}/stage)
 
 if(STEP STREQUAL "stage")
-  file(REMOVE_RECURSE ${WORK}/fusor-build ${stage})
-  run(${CMAKE_COMMAND} -S ${SOURCE} -B ${WORK}/fusor-build ${generator} -DCMAKE_CXX_COMPILER=${CXX}
+  file(REMOVE_RECURSE ${stage})
+  configure_and_build(${SOURCE} ${WORK}/fusor-build -DCMAKE_CXX_COMPILER=${CXX}
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=${stage} -DFUSOR_BUILD_TESTS=OFF -DFUSOR_BUILD_BENCH=OFF
       -DFUSOR_BUILD_EXAMPLES=OFF -DFUSOR_MODULE=OFF -DFUSOR_CUDA=${CUDA} ${CUDA_COMPILER})
-  run(${CMAKE_COMMAND} --build ${WORK}/fusor-build)
   run(${CMAKE_COMMAND} --install ${WORK}/fusor-build)
 elseif(STEP STREQUAL "find_package" OR STEP STREQUAL "add_subdirectory")
   set(build ${WORK}/consumer-${STEP})
-  file(REMOVE_RECURSE ${build})
   if(STEP STREQUAL "find_package")
     set(how -DCMAKE_PREFIX_PATH=${stage} -DREQUIRE_MODULE=${MODULE} -DEXPECT_CUDA_TARGET=${CUDA_TARGET})
   else()
     set(how -DFUSOR_SOURCE_DIR=${SOURCE} -DFUSOR_CUDA=OFF)
   endif()
-  run(${CMAKE_COMMAND} -S ${SOURCE}/tests/package/consumer -B ${build} ${generator}
-      -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release ${how})
-  run(${CMAKE_COMMAND} --build ${build})
+  configure_and_build(${SOURCE}/tests/package/consumer ${build} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release ${how})
   run(${CMAKE_CTEST_COMMAND} --test-dir ${build} --output-on-failure)
+elseif(STEP STREQUAL "project")
+  configure_and_build(${SRC} ${BUILD} ${ARGS})
+  if(EXE)
+    run(${BUILD}/${EXE})
+  endif()
 elseif(STEP STREQUAL "pkg_config")
   set(ENV{PKG_CONFIG_PATH} ${stage}/share/pkgconfig)
   execute_process(COMMAND ${PKG_CONFIG} --cflags --libs fusor OUTPUT_VARIABLE flags RESULT_VARIABLE rc
