@@ -111,6 +111,8 @@ using fusor::not_equal_fn;
 using fusor::npy_header;
 using fusor::op_traits;
 using fusor::ordering_policy;
+using fusor::packet_t;
+using fusor::packet_traits;
 using fusor::pad_mode;
 using fusor::pad_widths;
 using fusor::power_fn;
@@ -168,6 +170,8 @@ using fusor::max_rank;
 using fusor::newaxis;
 using fusor::none;
 using fusor::same_kind_castable_v;
+using fusor::simd_op_v;
+using fusor::simd_reduce_v;
 // Operators (the expression-building ones; hidden friends need no export)
 using fusor::operator!;
 using fusor::operator!=;

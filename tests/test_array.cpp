@@ -82,6 +82,15 @@ TEST_CASE("reshape is a view; bad shapes are rejected with both shapes named") {
   CHECK_THROWS_WITH_AS(a.reshape({-1, -1}), doctest::Contains("at most one -1"), shape_error);
   CHECK_THROWS_WITH_AS(a.reshape({7, -1}), doctest::Contains("cannot reshape"), shape_error);
   CHECK_THROWS_AS(zeros<float>({2, -3}), shape_error);
+  // a zero dimension does not excuse the others: the strides of (0, 2^63 - 1, 2) overflow
+  constexpr index_t huge = std::numeric_limits<index_t>::max();
+  CHECK_THROWS_WITH_AS(zeros<float>({0, huge, 2}),
+                       doctest::Contains("shape (0, 9223372036854775807, 2) is too large"), shape_error);
+  CHECK_THROWS_WITH_AS(empty<double>({3037000500, 0, 3037000500}), doctest::Contains("too large"), shape_error);
+  array<float> none_(extents{0});
+  CHECK_THROWS_WITH_AS(none_.reshape({0, huge, 2}), doctest::Contains("is too large"), shape_error);
+  CHECK_THROWS_WITH_AS(none_.reshape({huge, 2, 0}), doctest::Contains("is too large"), shape_error);
+  CHECK(zeros<float>({0, index_t(1) << 40, 3}).size() == 0);  // large but representable: fine
   // reshape of a temporary keeps the buffer alive by moving it into an array
   auto t = arange<float>(6).reshape({2, -1});
   static_assert(std::is_same_v<decltype(t), array<float>>);

@@ -516,7 +516,13 @@ TEST_CASE("malformed files are io_errors naming the byte, the expectation and th
     bad(with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"),
         "expected a dimension below 2^63");
     bad(with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"),
-        "expected a shape whose data fits in 2^63 bytes, found (4294967296, 4294967296) of float32");
+        "expected a shape whose strides and data fit in 2^63 bytes (zero dimensions counted as 1), found "
+        "(4294967296, 4294967296) of float32");
+    // a zero before huge dimensions: no data, but the strides of the dimensions after it overflow
+    bad(with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 9223372036854775807, 2), }"),
+        "found (0, 9223372036854775807, 2) of float32");
+    bad(with_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (3037000500, 0, 3037000500), }"),
+        "found (3037000500, 0, 3037000500) of float64");
     bad(with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 12), }"),
         "expected at most 8 dimensions in 'shape'");
   }

@@ -1,6 +1,6 @@
 #pragma once
-// Umbrella header: the core, the cpu backend, the host-safe cuda tag, linear algebra (CBLAS)
-// and FFTs (FFTW). (Autodiff, VSA and matching join here as they land.)
+// Umbrella header: the core, the cpu backend, the host-safe cuda tag, file IO (.npy, printing),
+// linear algebra (CBLAS) and FFTs (FFTW). (Autodiff, VSA and matching join here as they land.)
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/backend.hpp"
@@ -26,14 +26,14 @@
 #include "core/transfer.hpp"
 #include "core/sort.hpp"
 #include "core/scan.hpp"
-#include "core/io/print.hpp"
-#include "core/io/npy.hpp"
 #include "backend/cpu/memory.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/cpu/packet.hpp"
 #include "backend/cpu/evaluator.hpp"
 #include "backend/cpu/executor.hpp"
 #include "backend/cpu/algorithms.hpp"
+#include "io/print.hpp"
+#include "io/npy.hpp"
 #include "backend/cuda/traits.hpp"
 #include "linalg.hpp"
 #include "backend/cpu/blas.hpp"

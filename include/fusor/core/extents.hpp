@@ -83,25 +83,43 @@ inline std::string to_string(const extents& e) {
   return s + ")";
 }
 
-/// Rejects negative dimensions and shapes whose element count overflows (a shape given by the user).
-inline void check_shape(const extents& shape) {
+namespace detail {
+/// The product of a shape's dimensions with zeros counted as 1, or -1 when it overflows `limit`.
+/// This (not the element count) is what must fit: a zero before huge dimensions makes the count
+/// 0 while the row-major strides of the dimensions after it still multiply up.
+inline index_t strided_extent(const extents& shape, index_t limit) {
   index_t n = 1;
   for (index_t d : shape) {
-    if (d < 0) throw shape_error("fusor: dimensions must be >= 0, got shape " + to_string(shape));
-    if (d > 0 && n > std::numeric_limits<index_t>::max() / d)
-      throw shape_error("fusor: the element count of shape " + to_string(shape) + " overflows a 64-bit index");
-    n *= d;
+    const index_t f = d > 1 ? d : 1;
+    if (n > limit / f) return -1;
+    n *= f;
   }
+  return n;
+}
+}  // namespace detail
+
+/// Rejects negative dimensions and shapes whose strides or element count overflow a 64-bit
+/// index, whatever zeros they hold (a shape given by the user or read from a file).
+inline void check_shape(const extents& shape) {
+  for (index_t d : shape)
+    if (d < 0) throw shape_error("fusor: dimensions must be >= 0, got shape " + to_string(shape));
+  if (detail::strided_extent(shape, std::numeric_limits<index_t>::max()) < 0)
+    throw shape_error("fusor: shape " + to_string(shape) +
+                      " is too large: the product of its non-zero dimensions overflows a 64-bit index");
 }
 
-/// Row-major (C order) strides in elements for a shape.
+/// Row-major (C order) strides in elements for a shape (checked: a shape whose strides overflow
+/// is a shape_error, never a wrapped stride).
 inline extents contiguous_strides(const extents& shape) {
   extents s;
   s.resize(shape.size());
   index_t acc = 1;
   for (int i = shape.size() - 1; i >= 0; --i) {
     s[i] = acc;
-    acc *= std::max<index_t>(shape[i], 1);
+    const index_t f = shape[i] > 1 ? shape[i] : 1;
+    if (i > 0 && acc > std::numeric_limits<index_t>::max() / f)
+      throw shape_error("fusor: the strides of shape " + to_string(shape) + " overflow a 64-bit index");
+    acc *= f;
   }
   return s;
 }
@@ -127,17 +145,18 @@ namespace detail {
 /// A reshape target for `shape`: resolves the one allowed -1 and checks that the sizes agree.
 inline extents resolve_reshape(const extents& shape, extents new_shape) {
   int infer = -1;
-  index_t known = 1;
+  extents given = new_shape;  // the -1 counted as 1, so that the product below cannot overflow
   for (int k = 0; k < new_shape.size(); ++k) {
     if (new_shape[k] == -1) {
       if (infer >= 0) throw shape_error("fusor: reshape accepts at most one -1, got " + to_string(new_shape));
       infer = k;
+      given[k] = 1;
     } else if (new_shape[k] < 0) {
       throw shape_error("fusor: reshape dimensions must be >= 0 or -1, got " + to_string(new_shape));
-    } else {
-      known *= new_shape[k];
     }
   }
+  check_shape(given);
+  const index_t known = given.numel();
   const index_t n = shape.numel();
   if (infer >= 0) {
     if (known == 0 || n % known != 0)

@@ -1,7 +1,8 @@
 #pragma once
 // One generic functor per elementwise operation. Each is FUSOR_HD and written once for scalars;
 // the cpu backend applies the same functor to xsimd batches (found by argument-dependent lookup,
-// so core never includes xsimd) and overrides the few whose SIMD form differs (packet.hpp).
+// so core never includes xsimd). Which functors have a SIMD form on which lane types, and the few
+// whose SIMD form differs, are the cpu backend's business (backend/cpu/packet.hpp), not core's.
 //
 // A functor's policy says what it computes in (NumPy's rules), and its flags say which element
 // types it accepts, so misuse fails at compile time with a sentence (see operators.hpp).
@@ -27,10 +28,6 @@ using lane_t = typename lane_of<T>::type;
 namespace detail {
 template <class L, class... T>
 inline constexpr bool one_of = (std::is_same_v<L, T> || ...);
-template <class L>
-inline constexpr bool simd_number = one_of<L, float, double, std::int32_t, std::int64_t>;
-template <class L>
-inline constexpr bool simd_float = one_of<L, float, double>;
 template <class T>
 inline constexpr bool signed_int = std::is_integral_v<T> && std::is_signed_v<T>;
 
@@ -85,34 +82,29 @@ struct bitwise_policy : same_type_policy {
 
 // ---- arithmetic ----------------------------------------------------------------------------
 struct add_fn : arithmetic_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x + y; });
     else return a + b;
   }
 };
 struct subtract_fn : arithmetic_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x - y; });
     else return a - b;
   }
 };
 struct multiply_fn : arithmetic_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x * y; });
     else return a * b;
   }
 };
 struct divide_fn : true_divide_policy {
-  template <class L> static constexpr bool packet = detail::simd_float<L>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return a / b; }
 };
 /// NumPy's `%`: the result takes the sign of the divisor; x % 0 is 0 for integers (NumPy warns).
 struct floor_divide_fn : arithmetic_policy {  // NumPy's //: rounds toward minus infinity
   static constexpr bool real_only = true;
-  template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral_v<T>) {
       if (b == 0) return T(0);  // NumPy also gives 0 (with a warning)
@@ -129,8 +121,6 @@ struct floor_divide_fn : arithmetic_policy {  // NumPy's //: rounds toward minus
 };
 struct mod_fn : arithmetic_policy {
   static constexpr bool real_only = true;
-  // scalar only: xsimd's fmod is a - trunc(a/b)*b, which is not exact when a/b is large
-  template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral_v<T>) {
       if (b == 0) return T(0);
@@ -152,7 +142,6 @@ struct mod_fn : arithmetic_policy {
   }
 };
 struct negate_fn : arithmetic_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a) const {
     if constexpr (detail::signed_int<T>) return detail::wrapping(T(0), a, [](auto x, auto y) { return x - y; });
     else if constexpr (std::is_unsigned_v<T>) return static_cast<T>(0u - a);
@@ -161,7 +150,6 @@ struct negate_fn : arithmetic_policy {
 };
 struct square_fn : arithmetic_policy {
   static constexpr bool bool_arithmetic_error = false;  // square(bool) is bool in NumPy
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a) const {
     if constexpr (std::is_same_v<T, bool>) return a;
     else return multiply_fn{}(a, a);
@@ -172,7 +160,6 @@ struct square_fn : arithmetic_policy {
 // the host, and nvcc rejects that body's host-only calls in a __host__ __device__ function (on
 // the device the body runs with cuda::std::complex).
 struct abs_fn : same_type_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD real_t<T> operator()(const T& a) const {
     if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return a;
     else if constexpr (detail::signed_int<T>) return a < 0 ? negate_fn{}(a) : a;
@@ -182,7 +169,6 @@ struct abs_fn : same_type_policy {
 /// -1, 0 or +1; NaN stays NaN (NumPy).
 struct sign_fn : ordering_policy {
   static constexpr bool bool_arithmetic_error = true;
-  template <class L> static constexpr bool packet = detail::simd_float<L>;
   template <class T> FUSOR_HD T operator()(const T& a) const {
     if (a > T(0)) return T(1);
     if (a < T(0)) return T(-1);
@@ -190,7 +176,6 @@ struct sign_fn : ordering_policy {
   }
 };
 struct maximum_fn : ordering_policy {  // NaN-propagating, like np.maximum
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_floating_point_v<T>)
       if (a != a || b != b) return a + b;
@@ -198,7 +183,6 @@ struct maximum_fn : ordering_policy {  // NaN-propagating, like np.maximum
   }
 };
 struct minimum_fn : ordering_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_floating_point_v<T>)
       if (a != a || b != b) return a + b;
@@ -207,13 +191,11 @@ struct minimum_fn : ordering_policy {
 };
 /// clip(x, lo, hi) = minimum(maximum(x, lo), hi), NaN-propagating like np.clip.
 struct clip_fn : ordering_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& x, const T& lo, const T& hi) const {
     return minimum_fn{}(maximum_fn{}(x, lo), hi);
   }
 };
 struct fma_fn : arithmetic_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b, const T& c) const {
     if constexpr (std::is_floating_point_v<lane_t<T>>) { using std::fma; return fma(a, b, c); }
     else return add_fn{}(multiply_fn{}(a, b), c);
@@ -222,7 +204,6 @@ struct fma_fn : arithmetic_policy {
 /// Integer powers by squaring (negative exponents give 0 unless the base is +-1; NumPy raises);
 /// floating and complex powers through pow.
 struct power_fn : arithmetic_policy {
-  template <class L> static constexpr bool packet = detail::simd_float<L>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral_v<T>) {
       if (b < T(0)) return a == T(1) ? T(1) : (a == T(-1) ? ((b % 2) ? T(-1) : T(1)) : T(0));
@@ -239,7 +220,6 @@ struct power_fn : arithmetic_policy {
 // ---- comparisons and logic (results are bool) ----------------------------------------------
 #define FUSOR_COMPARISON(NAME, OP, POLICY)                                                  \
   struct NAME : POLICY {                                                                    \
-    template <class L> static constexpr bool packet = detail::simd_number<L>;             \
     template <class T> FUSOR_HD auto operator()(const T& a, const T& b) const { return a OP b; } \
   };
 FUSOR_COMPARISON(equal_fn, ==, same_type_policy)
@@ -251,38 +231,30 @@ FUSOR_COMPARISON(greater_equal_fn, >=, ordering_policy)
 #undef FUSOR_COMPARISON
 
 struct logical_and_fn : logical_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const { return a != T(0) && b != T(0); }
 };
 struct logical_or_fn : logical_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const { return a != T(0) || b != T(0); }
 };
 struct logical_xor_fn : logical_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const { return (a != T(0)) != (b != T(0)); }
 };
 struct logical_not_fn : logical_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD bool operator()(const T& a) const { return a == T(0); }
 };
 
 // ---- bitwise (integers and bool) ------------------------------------------------------------
 struct bit_and_fn : bitwise_policy {
-  template <class L> static constexpr bool packet = detail::one_of<L, std::int32_t, std::int64_t>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return static_cast<T>(a & b); }
 };
 struct bit_or_fn : bitwise_policy {
-  template <class L> static constexpr bool packet = detail::one_of<L, std::int32_t, std::int64_t>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return static_cast<T>(a | b); }
 };
 struct bit_xor_fn : bitwise_policy {
-  template <class L> static constexpr bool packet = detail::one_of<L, std::int32_t, std::int64_t>;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { return static_cast<T>(a ^ b); }
 };
 /// ~x; on bool it is logical not, as in NumPy.
 struct bit_not_fn : bitwise_policy {
-  template <class L> static constexpr bool packet = detail::one_of<L, std::int32_t, std::int64_t>;
   template <class T> FUSOR_HD T operator()(const T& a) const {
     if constexpr (std::is_same_v<T, bool>) return !a;
     else return static_cast<T>(~a);
@@ -291,7 +263,6 @@ struct bit_not_fn : bitwise_policy {
 /// Shifts by a negative count or by at least the bit width give 0 (or -1 for a negative value
 /// shifted right), as NumPy does, instead of C++'s undefined behaviour.
 struct left_shift_fn : bitwise_policy {
-  template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_same_v<T, bool>) return static_cast<T>(b == 0 && a);
     else {
@@ -302,7 +273,6 @@ struct left_shift_fn : bitwise_policy {
   }
 };
 struct right_shift_fn : bitwise_policy {
-  template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_same_v<T, bool>) return static_cast<T>(b == 0 && a);
     else {
@@ -316,7 +286,6 @@ struct right_shift_fn : bitwise_policy {
 // The unqualified call after `using std::f` picks std::f for scalars and xsimd::f for batches.
 #define FUSOR_FLOAT_FUNCTION(NAME, FN, POLICY)                                     \
   struct NAME : POLICY {                                                           \
-    template <class L> static constexpr bool packet = detail::simd_float<L>;       \
     template <class T> FUSOR_HD T operator()(const T& a) const { using std::FN; return FN(a); } \
   };
 FUSOR_FLOAT_FUNCTION(sqrt_fn, sqrt, float_policy)
@@ -343,7 +312,6 @@ FUSOR_FLOAT_FUNCTION(log1p_fn, log1p, real_float_policy)
 #undef FUSOR_FLOAT_FUNCTION
 
 struct atan2_fn : real_float_policy {
-  template <class L> static constexpr bool packet = detail::simd_float<L>;
   template <class T> FUSOR_HD T operator()(const T& y, const T& x) const { using std::atan2; return atan2(y, x); }
 };
 
@@ -351,7 +319,6 @@ struct atan2_fn : real_float_policy {
 // nearbyint under the default rounding mode, not std::round.
 #define FUSOR_ROUNDING(NAME, FN)                                                     \
   struct NAME : ordering_policy {                                                    \
-    template <class L> static constexpr bool packet = detail::simd_number<L>;        \
     template <class T> FUSOR_HD T operator()(const T& a) const {                     \
       if constexpr (std::is_integral_v<lane_t<T>>) return a;                         \
       else { using std::FN; return FN(a); }                                          \
@@ -365,7 +332,6 @@ FUSOR_ROUNDING(round_fn, nearbyint)
 
 // ---- classification --------------------------------------------------------------------------
 struct isnan_fn : same_type_policy {
-  template <class L> static constexpr bool packet = detail::simd_float<L>;
   template <class T> FUSOR_HD auto operator()(const T& a) const {
     if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) return detail::is_nan(a);
     else if constexpr (std::is_integral_v<T>) return false;
@@ -373,7 +339,6 @@ struct isnan_fn : same_type_policy {
   }
 };
 struct isinf_fn : same_type_policy {
-  template <class L> static constexpr bool packet = detail::simd_float<L>;
   template <class T> FUSOR_HD auto operator()(const T& a) const {
     if constexpr (is_complex_v<T>) return std::isinf(a.real()) || std::isinf(a.imag());
     else if constexpr (std::is_integral_v<T>) return false;
@@ -381,7 +346,6 @@ struct isinf_fn : same_type_policy {
   }
 };
 struct isfinite_fn : same_type_policy {
-  template <class L> static constexpr bool packet = detail::simd_float<L>;
   template <class T> FUSOR_HD auto operator()(const T& a) const {
     if constexpr (is_complex_v<T>) return std::isfinite(a.real()) && std::isfinite(a.imag());
     else if constexpr (std::is_integral_v<T>) return true;
@@ -391,21 +355,18 @@ struct isfinite_fn : same_type_policy {
 
 // ---- complex parts ---------------------------------------------------------------------------
 struct conj_fn : same_type_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD T operator()(const T& a) const {
     if constexpr (is_complex_v<T>) { using std::conj; return conj(a); }  // ADL: cuda::std::conj on the device
     else return a;
   }
 };
 struct real_fn : same_type_policy {
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class T> FUSOR_HD auto operator()(const T& a) const {
     if constexpr (is_complex_v<T>) return a.real();
     else return a;
   }
 };
 struct imag_fn : same_type_policy {
-  template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD auto operator()(const T& a) const {
     if constexpr (is_complex_v<T>) return a.imag();
     else return T(0);
@@ -413,7 +374,6 @@ struct imag_fn : same_type_policy {
 };
 /// The angle of a complex number (np.angle); for reals 0 or pi.
 struct arg_fn : float_policy {
-  template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD real_t<T> operator()(const T& a) const {
     if constexpr (is_complex_v<T>) { using std::arg; return arg(a); }
     else return std::atan2(T(0), a);
@@ -421,7 +381,6 @@ struct arg_fn : float_policy {
 };
 /// cis(theta) = cos(theta) + i sin(theta).
 struct cis_fn : real_float_policy {
-  template <class L> static constexpr bool packet = false;
   template <class T> FUSOR_HD std::complex<T> operator()(const T& t) const {
     return std::complex<T>(std::cos(t), std::sin(t));
   }
@@ -433,7 +392,6 @@ struct where_fn : same_type_policy {
   static constexpr bool condition_first = true;
   template <std::size_t I>
   static constexpr bool accepts_mask = (I == 0);
-  template <class L> static constexpr bool packet = detail::simd_number<L>;
   template <class... V>
   using compute = promote_t<std::tuple_element_t<1, std::tuple<V...>>, std::tuple_element_t<2, std::tuple<V...>>>;
   template <class C, class T> FUSOR_HD T operator()(const C& c, const T& a, const T& b) const {

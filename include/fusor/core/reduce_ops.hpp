@@ -22,8 +22,6 @@ using sum_result_t = std::conditional_t<std::is_floating_point_v<V> || is_comple
 struct sum_op {
   template <class V>
   using wide = sum_wide_t<V>;
-  template <class L>
-  static constexpr bool packet = one_of<L, float, double, std::int64_t>;
   template <class W>
   FUSOR_HD static constexpr W identity() { return W(0); }
   template <class W>
@@ -33,14 +31,10 @@ struct sum_op {
 struct mean_sum_op : sum_op {
   template <class V>
   using wide = std::conditional_t<std::is_integral_v<V>, double, sum_wide_t<V>>;
-  template <class L>
-  static constexpr bool packet = one_of<L, float, double>;
 };
 struct prod_op {
   template <class V>
   using wide = sum_wide_t<V>;
-  template <class L>
-  static constexpr bool packet = one_of<L, float, double>;
   template <class W>
   FUSOR_HD static constexpr W identity() { return W(1); }
   template <class W>
@@ -50,8 +44,6 @@ struct prod_op {
 struct max_op {
   template <class V>
   using wide = V;
-  template <class L>
-  static constexpr bool packet = simd_number<L>;
   template <class W>
   FUSOR_HD static constexpr W identity() {
     if constexpr (std::is_floating_point_v<W>) return -std::numeric_limits<W>::infinity();
@@ -63,8 +55,6 @@ struct max_op {
 struct min_op {
   template <class V>
   using wide = V;
-  template <class L>
-  static constexpr bool packet = simd_number<L>;
   template <class W>
   FUSOR_HD static constexpr W identity() {
     if constexpr (std::is_floating_point_v<W>) return std::numeric_limits<W>::infinity();
@@ -76,8 +66,6 @@ struct min_op {
 struct any_op {
   template <class V>
   using wide = bool;
-  template <class L>
-  static constexpr bool packet = false;
   template <class W>
   FUSOR_HD static constexpr W identity() { return false; }
   FUSOR_HD static bool combine(bool a, bool b) { return a || b; }
@@ -85,8 +73,6 @@ struct any_op {
 struct all_op {
   template <class V>
   using wide = bool;
-  template <class L>
-  static constexpr bool packet = false;
   template <class W>
   FUSOR_HD static constexpr W identity() { return true; }
   FUSOR_HD static bool combine(bool a, bool b) { return a && b; }

@@ -8,9 +8,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "diagnostics.hpp"
 #include "../../core/expr/loop_space.hpp"
 #include "../../core/expr/nodes.hpp"
 #include "packet.hpp"
+
+
+FUSOR_SIMD_DIAGNOSTICS_BEGIN
 
 namespace fusor::detail::cpu_eval {
 
@@ -33,7 +37,7 @@ struct leaf_ev {
   using value_type = T;
   static constexpr int leaves = 1;
   template <class L>
-  static constexpr pk kind = (std::is_same_v<T, L> && simd_number<L> && simd_loops) ? pk::value : pk::none;
+  static constexpr pk kind = (std::is_same_v<T, L> && packet_traits<L>::available && simd_loops) ? pk::value : pk::none;
 
   const T* base;
   index_t st[max_rank];
@@ -49,15 +53,16 @@ struct leaf_ev {
   }
   T scalar(index_t i) const { return row[i * inner]; }
   template <bool Contiguous, class L>
-  simd::batch<L> packet(index_t i) const {
+  packet_t<L> packet(index_t i) const {
+    using P = packet_traits<L>;
     if constexpr (Contiguous) {
-      return simd::batch<L>::load_unaligned(row + i);
+      return P::load(row + i);
     } else {
-      if (inner == 1) return simd::batch<L>::load_unaligned(row + i);
-      if (inner == 0) return simd::batch<L>(row[0]);
-      alignas(64) L tmp[simd::batch<L>::size];
-      for (std::size_t k = 0; k < simd::batch<L>::size; ++k) tmp[k] = row[(i + index_t(k)) * inner];
-      return simd::batch<L>::load_aligned(tmp);
+      if (inner == 1) return P::load(row + i);
+      if (inner == 0) return P::broadcast(row[0]);
+      L tmp[P::size];
+      for (std::size_t k = 0; k < P::size; ++k) tmp[k] = row[(i + index_t(k)) * inner];
+      return P::load(tmp);
     }
   }
   template <class V>
@@ -71,13 +76,13 @@ struct scalar_ev {
   using value_type = T;
   static constexpr int leaves = 0;
   template <class L>
-  static constexpr pk kind = (std::is_same_v<T, L> && simd_number<L> && simd_loops) ? pk::value : pk::none;
+  static constexpr pk kind = (std::is_same_v<T, L> && packet_traits<L>::available && simd_loops) ? pk::value : pk::none;
   T value;
   void seek(const index_t*, int) {}
   T scalar(index_t) const { return value; }
   template <bool Contiguous, class L>
-  simd::batch<L> packet(index_t) const {
-    return simd::batch<L>(value);
+  packet_t<L> packet(index_t) const {
+    return packet_traits<L>::broadcast(value);
   }
   template <class V>
   void visit_strides(V&&) {}
@@ -92,7 +97,7 @@ struct map_ev {
  private:
   template <class L, std::size_t... I>
   static constexpr pk kind_of(std::index_sequence<I...>) {
-    if constexpr (!F::template packet<L>) {
+    if constexpr (!packet_traits<L>::template supports<F>) {
       return pk::none;
     } else {
       constexpr bool args_ok =
@@ -218,3 +223,5 @@ std::array<index_t*, Extra + Ev::leaves> stride_table(Ev& ev) {
 }
 
 }  // namespace fusor::detail::cpu_eval
+
+FUSOR_SIMD_DIAGNOSTICS_END

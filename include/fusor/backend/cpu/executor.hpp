@@ -6,10 +6,14 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "diagnostics.hpp"
 #include "../../core/assign.hpp"
 #include "evaluator.hpp"
 #include "memory.hpp"
 #include "parallel.hpp"
+
+
+FUSOR_SIMD_DIAGNOSTICS_BEGIN
 
 namespace fusor::detail::cpu_exec {
 
@@ -17,18 +21,18 @@ using namespace cpu_eval;
 
 template <bool Contiguous, class T, class Ev>
 void packet_row(T* d, const Ev& ev, index_t b, index_t e) {
-  using batch = simd::batch<T>;
-  constexpr index_t W = index_t(batch::size);
-  constexpr std::uintptr_t align = batch::arch_type::alignment();
+  using P = packet_traits<T>;
+  constexpr index_t W = index_t(P::size);
+  constexpr std::uintptr_t align = P::alignment;
   index_t i = b;
   for (; i < e && reinterpret_cast<std::uintptr_t>(d + i) % align != 0; ++i) d[i] = ev.scalar(i);
   for (; i + 2 * W <= e; i += 2 * W) {
-    const batch p0 = ev.template packet<Contiguous, T>(i);
-    const batch p1 = ev.template packet<Contiguous, T>(i + W);
-    p0.store_aligned(d + i);
-    p1.store_aligned(d + i + W);
+    const packet_t<T> p0 = ev.template packet<Contiguous, T>(i);
+    const packet_t<T> p1 = ev.template packet<Contiguous, T>(i + W);
+    P::store_aligned(d + i, p0);
+    P::store_aligned(d + i + W, p1);
   }
-  for (; i + W <= e; i += W) ev.template packet<Contiguous, T>(i).store_aligned(d + i);
+  for (; i + W <= e; i += W) P::store_aligned(d + i, ev.template packet<Contiguous, T>(i));
   for (; i < e; ++i) d[i] = ev.scalar(i);
 }
 
@@ -168,3 +172,5 @@ struct executor<cpu> {
 };
 
 }  // namespace fusor
+
+FUSOR_SIMD_DIAGNOSTICS_END

@@ -1,9 +1,32 @@
 #pragma once
-// The xsimd side of the functors: which lane type a batch has, and the few operations whose SIMD
-// form differs from the scalar one (selections, NaN-propagating min/max, NumPy's mod).
+// The SIMD side of the cpu backend, as traits that other layers can extend without touching core:
+//   packet_traits<T>   the packet type of an element type (xsimd::batch<T> for the plain numbers;
+//                      a composite element such as ad::dual<float> specialises it to evaluate as
+//                      dual<batch<float>>), with its width, loads, stores and broadcast;
+//   simd_op_v<F, L>    whether functor F has a SIMD form on lanes of type L (one table here,
+//                      instead of a member of every functor in core);
+//   simd_reduce_v<Op, L> the same for reduction operators.
+// Plus the few functors whose SIMD form differs from their scalar code (selections,
+// NaN-propagating min/max, single-rounded fma).
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "diagnostics.hpp"
+
+FUSOR_SIMD_DIAGNOSTICS_BEGIN
 #include <xsimd/xsimd.hpp>
 
 #include "../../core/functors.hpp"
+#include "../../core/reduce_ops.hpp"
+
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
 
 namespace fusor {
 
@@ -13,9 +36,185 @@ struct lane_of<xsimd::batch<T, A>> {
 };
 
 namespace detail::simd {
+template <class L>
+inline constexpr bool number = one_of<L, float, double, std::int32_t, std::int64_t>;
+template <class L>
+inline constexpr bool floating = one_of<L, float, double>;
+template <class L>
+inline constexpr bool integer = one_of<L, std::int32_t, std::int64_t>;
 
 template <class L>
 using batch = xsimd::batch<L>;
+
+/// Whether this translation unit's SIMD registers for L have a single-rounded multiply-add.
+/// xsimd 8.1 fuses only on its fma3/fma4 architectures: on avx512 (and neon64) its fma is
+/// x*y + z with two roundings, so fusor issues the instructions itself (fused_multiply_add).
+/// Without one (SSE2, AVX without FMA) fma runs the scalar std::fma loop: slower, never wrong.
+template <class L>
+constexpr bool has_fused_fma() {
+  if constexpr (!floating<L>) {
+    return false;
+  } else {
+    [[maybe_unused]] constexpr std::size_t bytes = sizeof(batch<L>);
+#if defined(__AVX512F__)
+    if (bytes == 64) return true;
+#endif
+#if defined(__FMA__)
+    if (bytes == 32 || bytes == 16) return true;
+#endif
+#if defined(__aarch64__)
+    if (bytes == 16) return true;
+#endif
+    return false;
+  }
+}
+
+template <class L>
+batch<L> fused_multiply_add(const batch<L>& x, const batch<L>& y, const batch<L>& z) {
+  static_assert(has_fused_fma<L>(), "fusor: no fused multiply-add instruction for this packet type");
+  [[maybe_unused]] constexpr std::size_t bytes = sizeof(batch<L>);
+  [[maybe_unused]] constexpr bool f32 = std::is_same_v<L, float>;
+#if defined(__AVX512F__)
+  if constexpr (bytes == 64) {
+    if constexpr (f32) return batch<L>(_mm512_fmadd_ps(x, y, z));
+    else return batch<L>(_mm512_fmadd_pd(x, y, z));
+  }
+#endif
+#if defined(__FMA__)
+  if constexpr (bytes == 32) {
+    if constexpr (f32) return batch<L>(_mm256_fmadd_ps(x, y, z));
+    else return batch<L>(_mm256_fmadd_pd(x, y, z));
+  }
+  if constexpr (bytes == 16) {
+    if constexpr (f32) return batch<L>(_mm_fmadd_ps(x, y, z));
+    else return batch<L>(_mm_fmadd_pd(x, y, z));
+  }
+#endif
+#if defined(__aarch64__)
+  if constexpr (bytes == 16) {
+    if constexpr (f32) return batch<L>(vfmaq_f32(z, x, y));
+    else return batch<L>(vfmaq_f64(z, x, y));
+  }
+#endif
+  return z;  // unreachable: the static_assert above
+}
+}  // namespace detail::simd
+
+/// Whether functor F has a SIMD form on lanes of type L in the cpu backend. false by default: the
+/// scalar loop is always correct. Specialise (partially, on F) for a new functor.
+template <class F, class L>
+inline constexpr bool simd_op_v = false;
+
+// clang-format off
+// arithmetic and selections: every SIMD number type
+template <class L> inline constexpr bool simd_op_v<add_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<subtract_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<multiply_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<negate_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<square_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<abs_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<maximum_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<minimum_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<clip_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<where_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<conj_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<real_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<floor_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<ceil_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<trunc_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<round_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<equal_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<not_equal_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<less_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<less_equal_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<greater_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<greater_equal_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<logical_and_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<logical_or_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<logical_xor_fn, L> = detail::simd::number<L>;
+template <class L> inline constexpr bool simd_op_v<logical_not_fn, L> = detail::simd::number<L>;
+// bitwise: integer lanes
+template <class L> inline constexpr bool simd_op_v<bit_and_fn, L> = detail::simd::integer<L>;
+template <class L> inline constexpr bool simd_op_v<bit_or_fn, L> = detail::simd::integer<L>;
+template <class L> inline constexpr bool simd_op_v<bit_xor_fn, L> = detail::simd::integer<L>;
+template <class L> inline constexpr bool simd_op_v<bit_not_fn, L> = detail::simd::integer<L>;
+// floating only: true division, sign, powers, the transcendental functions, classification
+template <class L> inline constexpr bool simd_op_v<divide_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<sign_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<power_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<atan2_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<sqrt_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<cbrt_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<exp_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<exp2_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<expm1_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<log_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<log2_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<log10_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<log1p_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<sin_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<cos_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<tan_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<asin_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<acos_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<atan_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<sinh_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<cosh_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<tanh_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<isnan_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<isinf_fn, L> = detail::simd::floating<L>;
+template <class L> inline constexpr bool simd_op_v<isfinite_fn, L> = detail::simd::floating<L>;
+// fma must round once: integers are exact anyway; floating lanes need the instruction
+template <class L> inline constexpr bool simd_op_v<fma_fn, L> =
+    detail::simd::integer<L> || detail::simd::has_fused_fma<L>();
+// No SIMD form: floor_divide and mod (xsimd's fmod is a - trunc(a/b)*b, inexact when a/b is
+// large), shifts (NumPy's out-of-range counts), imag, arg and cis (complex results).
+// clang-format on
+
+/// Whether reduction operator Op accumulates lanes of type L in SIMD registers.
+template <class Op, class L>
+inline constexpr bool simd_reduce_v = false;
+template <class L>
+inline constexpr bool simd_reduce_v<detail::sum_op, L> = detail::one_of<L, float, double, std::int64_t>;
+template <class L>  // integers are summed in float64 for means: the scalar loop converts
+inline constexpr bool simd_reduce_v<detail::mean_sum_op, L> = detail::simd::floating<L>;
+template <class L>
+inline constexpr bool simd_reduce_v<detail::prod_op, L> = detail::simd::floating<L>;
+template <class L>
+inline constexpr bool simd_reduce_v<detail::max_op, L> = detail::simd::number<L>;
+template <class L>
+inline constexpr bool simd_reduce_v<detail::min_op, L> = detail::simd::number<L>;
+
+/// The packet form of element type T on the cpu. The primary template says "none": such arrays
+/// are evaluated by the scalar loop. A specialisation provides
+///   type, size (elements per packet), alignment (bytes for aligned stores),
+///   load(const T*) (unaligned), broadcast(const T&), store_aligned(T*, type),
+///   supports<F> (whether functor F has a SIMD form on this element type).
+template <class T>
+struct packet_traits {
+  static constexpr bool available = false;
+  template <class F>
+  static constexpr bool supports = false;
+};
+
+template <class T>
+  requires detail::simd::number<T>
+struct packet_traits<T> {
+  static constexpr bool available = true;
+  using type = xsimd::batch<T>;
+  static constexpr std::size_t size = type::size;
+  static constexpr std::size_t alignment = type::arch_type::alignment();
+  template <class F>
+  static constexpr bool supports = simd_op_v<F, T>;
+  static type load(const T* p) { return type::load_unaligned(p); }
+  static type broadcast(const T& v) { return type(v); }
+  static void store_aligned(T* p, const type& v) { v.store_aligned(p); }
+};
+
+template <class T>
+using packet_t = typename packet_traits<T>::type;
+
+namespace detail::simd {
 
 template <class X>
 inline constexpr bool is_mask = false;
@@ -39,7 +238,7 @@ B nan_min(const B& a, const B& b) {
   else return xsimd::min(a, b);
 }
 
-/// Applies a functor to batches; specialised where the scalar code does not carry over.
+/// Applies a functor to packets; specialised where the scalar code does not carry over.
 template <class F>
 struct packet_impl {
   template <class... A>
@@ -96,5 +295,15 @@ struct packet_impl<sign_fn> {
     return xsimd::select(x > B(0), B(1), xsimd::select(x < B(0), B(-1), x));
   }
 };
+template <>
+struct packet_impl<fma_fn> {
+  template <class B>
+  static B apply(const fma_fn& f, const B& x, const B& y, const B& z) {
+    if constexpr (floating<lane_t<B>>) return fused_multiply_add<lane_t<B>>(x, y, z);
+    else return f(x, y, z);
+  }
+};
 }  // namespace detail::simd
 }  // namespace fusor
+
+FUSOR_SIMD_DIAGNOSTICS_END

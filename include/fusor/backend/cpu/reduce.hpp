@@ -9,9 +9,13 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "diagnostics.hpp"
 #include "../../core/reduce_ops.hpp"
 #include "evaluator.hpp"
 #include "parallel.hpp"
+
+
+FUSOR_SIMD_DIAGNOSTICS_BEGIN
 
 namespace fusor::detail::cpu_exec {
 
@@ -36,7 +40,7 @@ W horizontal(const simd::batch<L>& x) {
 // Whether Op can run on batches of this evaluator's values.
 template <class Op, class Ev>
 inline constexpr bool packet_reducible =
-    Op::template packet<typename Ev::value_type> && Ev::template kind<typename Ev::value_type> == pk::value;
+    simd_reduce_v<Op, typename Ev::value_type> && Ev::template kind<typename Ev::value_type> == pk::value;
 
 /// Reduces elements [b, e) of the evaluator's current row.
 template <class Op, class W, bool Simd, bool Contiguous, class Ev>
@@ -315,3 +319,5 @@ void arg_extreme_axis(const leaf<std::int64_t, cpu>& out, const E& e, int axis) 
 }
 
 }  // namespace fusor::detail::cpu_exec
+
+FUSOR_SIMD_DIAGNOSTICS_END

@@ -8,10 +8,11 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "../assign.hpp"
-#include "../transfer.hpp"
+#include "../core/assign.hpp"
+#include "../core/transfer.hpp"
 
 namespace fusor {
 
@@ -145,11 +146,16 @@ std::vector<std::string> format_all(const std::vector<T>& values) {
     align(re, true);
     align(im, true);
     for (std::size_t i = 0; i < values.size(); ++i) {
-      std::string s = im[i];
-      const auto last = s.find_last_not_of(' ');
-      s.insert(last + 1, "j");
-      if (!s.empty() && s.back() == ' ') s.pop_back();
-      cells.push_back(re[i] + s);
+      // the 'j' goes after the imaginary part's last digit, inside its padding (appends, not
+      // string::insert, whose inlined copy g++ 12 misreads as an overlapping memcpy: -Wrestrict)
+      const std::string& s = im[i];
+      const std::size_t end = s.find_last_not_of(' ') + 1;  // s starts with its sign: never npos
+      std::string cell = re[i];
+      cell.append(s, 0, end);
+      cell += 'j';
+      cell.append(s, end, std::string::npos);
+      if (cell.back() == ' ') cell.pop_back();
+      cells.push_back(std::move(cell));
     }
   } else {
     const float_style st = choose_style(values);

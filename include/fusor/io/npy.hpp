@@ -41,14 +41,14 @@
 #include <utility>
 #include <vector>
 
-#include "../../backend/cpu/executor.hpp"
-#include "../../backend/cpu/memory.hpp"
-#include "../array.hpp"
-#include "../assign.hpp"
-#include "../error.hpp"
-#include "../indexing.hpp"
-#include "../shape_ops.hpp"
-#include "../transfer.hpp"
+#include "../backend/cpu/executor.hpp"
+#include "../backend/cpu/memory.hpp"
+#include "../core/array.hpp"
+#include "../core/assign.hpp"
+#include "../core/error.hpp"
+#include "../core/indexing.hpp"
+#include "../core/shape_ops.hpp"
+#include "../core/transfer.hpp"
 
 namespace fusor {
 
@@ -408,12 +408,10 @@ npy_header parse_header(Source& src) {
   h.itemsize = code->size;
   h.big_endian = code->size > 1 && (order == '>' || ((order == '=' || order == '|') && native_big));
 
-  index_t n = 1;
-  for (index_t dim : h.shape) {
-    if (dim > 0 && n > std::numeric_limits<index_t>::max() / index_t(h.itemsize) / dim)
-      fail(source, shape_at, "a shape whose data fits in 2^63 bytes", to_string(h.shape) + " of " + h.dtype);
-    n *= dim;
-  }
+  // every dimension counts, zeros as 1: (0, 2**62, 4) holds no data, but its strides overflow
+  if (detail::strided_extent(h.shape, std::numeric_limits<index_t>::max() / index_t(h.itemsize)) < 0)
+    fail(source, shape_at, "a shape whose strides and data fit in 2^63 bytes (zero dimensions counted as 1)",
+         to_string(h.shape) + " of " + h.dtype);
   return h;
 }
 

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Checks that every header under include/fusor only includes layers at or below its own.
+
+DESIGN.md's rule: a layer only includes layers below it; core/ names the backend tags but
+includes no backend header and no SIMD, CUDA, FFT or BLAS library. A header in a folder this
+table does not know fails the test, so a new layer states its place here when it lands.
+Usage: check_layers.py <include/fusor directory>
+"""
+import os
+import re
+import sys
+
+# layer -> the layers its headers may include (besides itself)
+ALLOWED = {
+    "core": set(),
+    "fft": {"core"},                        # the FFT front end and the fft_backend<B> hook
+    "linalg": {"core"},                     # products over the blas<B> hook
+    "backend/cpu": {"core", "fft", "linalg"},
+    "backend/cuda": {"core", "fft", "linalg", "backend/cpu"},  # host fallbacks reuse cpu loops
+    "io": {"core", "backend/cpu"},          # files are read and written through host memory
+    "interop": {"core", "backend/cpu", "umbrella"},
+    "umbrella": {"core", "fft", "linalg", "backend/cpu", "backend/cuda", "io", "interop"},
+}
+# system headers no core header may include: core sees only the tag types of the backends
+CORE_FORBIDDEN_SYSTEM = re.compile(r"^(xsimd/|thrust/|cub/|cuda_runtime|cufft|cublas|fftw3|cblas|omp\.h)")
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def layer_of(rel):
+    parts = rel.split("/")
+    if len(parts) == 1:
+        # fusor.hpp, cuda.cuh; fft.hpp and linalg.hpp are their folders' front doors
+        stem = os.path.splitext(parts[0])[0]
+        return stem if stem in ("fft", "linalg") else "umbrella"
+    if parts[0] == "backend":
+        return "backend/" + parts[1]
+    return parts[0]
+
+
+def main(root):
+    root = os.path.abspath(root)
+    problems = []
+    count = 0
+    for dirpath, _, files in os.walk(root):
+        for name in sorted(files):
+            if not name.endswith((".hpp", ".cuh")):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            layer = layer_of(rel)
+            if layer not in ALLOWED:
+                problems.append(f"{rel}: folder '{layer}' has no place in tests/layering/check_layers.py's table")
+                continue
+            count += 1
+            text = open(path, encoding="utf-8").read()
+            for kind, target in INCLUDE.findall(text):
+                if kind == "<":
+                    if layer == "core" and CORE_FORBIDDEN_SYSTEM.match(target):
+                        problems.append(f"{rel}: core includes <{target}> (core sees only backend tag types)")
+                    continue
+                resolved = os.path.normpath(os.path.join(dirpath, target))
+                if not resolved.startswith(root + os.sep):
+                    problems.append(f"{rel}: includes \"{target}\" from outside include/fusor")
+                    continue
+                to = layer_of(os.path.relpath(resolved, root))
+                if to != layer and to not in ALLOWED[layer]:
+                    problems.append(f"{rel}: the {layer} layer includes \"{target}\" from the {to} layer "
+                                    f"(allowed: {', '.join(sorted(ALLOWED[layer])) or 'nothing else'})")
+    for p in problems:
+        print(p)
+    print(f"check_layers: {count} headers, {len(problems)} problem(s)")
+    return 1 if problems or count == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "include/fusor"))

@@ -1,0 +1,2 @@
+#pragma once
+// (the backend header the leaky core header includes)
