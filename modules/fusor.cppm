@@ -126,6 +126,7 @@ using fusor::real_t;
 using fusor::right_shift_fn;
 using fusor::round_fn;
 using fusor::same_type_policy;
+using fusor::scalar_comparison_fn;
 using fusor::scalar_expr;
 using fusor::shape_error;
 using fusor::side;

@@ -307,7 +307,11 @@ TEST_CASE_TEMPLATE("tril, triu and their indices", T, float, std::int32_t, std::
   auto ui = triu_indices(3, 1, 4);
   CHECK(test::walk(ui[0]) == std::vector<std::int64_t>{0, 0, 0, 1, 1, 2});
   CHECK(test::walk(ui[1]) == std::vector<std::int64_t>{1, 2, 3, 2, 3, 3});
-  CHECK_THROWS_AS(tril(arange<float>(3)), shape_error);
+  // a 1-d array is the row of a square matrix (np.tril([1, 2, 3]) -> [[1,0,0],[1,2,0],[1,2,3]])
+  CHECK(test::walk(tril(arange<float>(1, 4))) == std::vector<float>{1, 0, 0, 1, 2, 0, 1, 2, 3});
+  CHECK(test::walk(triu(arange<float>(1, 4), 1)) == std::vector<float>{0, 2, 3, 0, 0, 3, 0, 0, 0});
+  CHECK(tril(zeros<float>({0})).shape() == extents{0, 0});
+  CHECK_THROWS_WITH_AS(tril(full<float>(extents{}, 1.0f)), doctest::Contains("rank >= 1, got shape ()"), shape_error);
 }
 
 TEST_CASE_TEMPLATE("floor_divide rounds toward minus infinity like NumPy's //", T, std::int32_t, std::int64_t, float,
@@ -319,8 +323,23 @@ TEST_CASE_TEMPLATE("floor_divide rounds toward minus infinity like NumPy's //", 
   auto q = eval(floor_divide(test::make(av), test::make(bv)));
   bool ok = true;
   for (std::size_t i = 0; i < av.size(); ++i)
-    ok = ok && double(q(index_t(i))) == std::floor(double(av[i]) / double(bv[i]));
+    ok = ok && double(q(index_t(i))) == double(std::floor((long double)av[i] / (long double)bv[i]));
   CHECK(ok);
+  if constexpr (std::is_floating_point_v<T>) {
+    // np.floor_divide([inf, -inf, 1, -1, 0, 5, 1, -1, 0], [2, 2, inf, inf, inf, -inf, 0, 0, 0])
+    //   -> [nan, nan, 0, -1, 0, -1, inf, -inf, nan]
+    const T inf = std::numeric_limits<T>::infinity();
+    auto r = eval(floor_divide(array<T>{inf, -inf, 1, -1, 0, 5, 1, -1, 0}, array<T>{2, 2, inf, inf, inf, -inf, 0, 0, 0}));
+    CHECK(std::isnan(r(0)));
+    CHECK(std::isnan(r(1)));
+    CHECK((r(2) == 0 && !std::signbit(r(2))));
+    CHECK(r(3) == -1);
+    CHECK(r(4) == 0);
+    CHECK(r(5) == -1);
+    CHECK(r(6) == inf);
+    CHECK(r(7) == -inf);
+    CHECK(std::isnan(r(8)));
+  }
   if constexpr (std::is_integral_v<T>) {
     CHECK(eval(floor_divide(array<T>{-7}, array<T>{2}))(0) == T(-4));
     CHECK(eval(floor_divide(array<T>{7}, array<T>{-2}))(0) == T(-4));

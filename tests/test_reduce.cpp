@@ -155,6 +155,17 @@ TEST_CASE("reduction errors are typed and say what was expected") {
   CHECK_THROWS_WITH_AS(sum(m, 2), "fusor: axis 2 is out of range for an array of rank 2 (expected -2 <= axis < 2)",
                        index_error);
   CHECK_THROWS_WITH_AS(max(zeros<float>({2, 0}), 1), doctest::Contains("axis of length 0 is undefined"), value_error);
+  // NumPy 2: a length-0 axis raises even when the result is empty; a non-empty axis of an empty
+  // array gives an empty result
+  for (const extents& s : {extents{0, 0}, extents{0, 3}}) {
+    INFO("shape ", to_string(s));
+    CHECK_THROWS_WITH_AS(max(zeros<float>(s), 0), doctest::Contains("axis of length 0"), value_error);
+    CHECK_THROWS_WITH_AS(min(zeros<float>(s), 0), doctest::Contains("axis of length 0"), value_error);
+    CHECK_THROWS_WITH_AS(argmax(zeros<float>(s), 0), doctest::Contains("axis of length 0"), value_error);
+    CHECK_THROWS_WITH_AS(argmin(zeros<float>(s), 0, true), doctest::Contains("axis of length 0"), value_error);
+  }
+  CHECK(max(zeros<float>({3, 0}), 0).shape() == extents{0});
+  CHECK(argmin(zeros<float>({3, 0}), 0, true).shape() == extents{1, 0});
   CHECK_THROWS_WITH_AS(dot(m, m), doctest::Contains("dot: shapes (2, 3) and (2, 3) do not match"),
                        shape_error);
   CHECK_THROWS_AS(norm(m, -1), value_error);

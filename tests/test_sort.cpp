@@ -185,7 +185,28 @@ TEST_CASE("diff, bincount and histogram") {
   CHECK(std::is_same_v<value_t<decltype(cu)>, std::int64_t>);
   CHECK(cu(1) == 300);
   auto he = histogram(zeros<float>({0}), 2);  // no data, no range: [0, 1] as NumPy
-  CHECK(test::walk(he.edges) == std::vector<double>{0, 0.5, 1});
+  CHECK(test::walk(he.edges) == std::vector<float>{0, 0.5f, 1});
+  // the edges take the input's float type (np.histogram: float32 data, float32 edges; integers: float64)
+  static_assert(std::is_same_v<value_t<decltype(he.edges)>, float>);
+  static_assert(std::is_same_v<value_t<decltype(histogram(array<double>{1}).edges)>, double>);
+  static_assert(std::is_same_v<value_t<decltype(histogram(array<std::int32_t>{1}).edges)>, double>);
+  static_assert(std::is_same_v<value_t<decltype(histogram(array<std::uint8_t>{1}).edges)>, double>);
+  // np.histogram(np.float32([0.1, 0.2, 0.7]), 3): edges are float32 values of linspace(0.1, 0.7, 4)
+  auto hf = histogram(array<float>{0.1f, 0.2f, 0.7f}, 3);
+  CHECK(test::walk(hf.counts) == std::vector<std::int64_t>{2, 0, 1});
+  CHECK(hf.edges(1) == float(0.1f + (double(0.7f) - double(0.1f)) / 3));
+
+  // a 0-d array with an axis is one element of rank 1 (NumPy 2's cumsum, cumprod and argsort)
+  const auto zero_d = full<std::int32_t>(extents{}, 5);
+  for (int axis : {0, -1}) {
+    CHECK(test::walk(cumsum(zero_d, axis)) == std::vector<std::int64_t>{5});
+    CHECK(test::walk(cumprod(zero_d, axis)) == std::vector<std::int64_t>{5});
+    CHECK(test::walk(argsort(zero_d, axis)) == std::vector<std::int64_t>{0});
+    CHECK(argsort(zero_d * 2, axis).shape() == extents{1});
+  }
+  CHECK_THROWS_WITH_AS(cumsum(zero_d, 1), doctest::Contains("axis 1 is out of range for an array of rank 1"), index_error);
+  CHECK_THROWS_WITH_AS(argsort(zero_d, 1), doctest::Contains("axis 1 is out of range for an array of rank 1"), index_error);
+  CHECK_THROWS_WITH_AS(sort(zero_d, 0), doctest::Contains("sorting needs an array of rank >= 1"), shape_error);
 
   array<std::int64_t> x{0, 1, 1, 3, 2, 1, 7};
   CHECK(test::walk(bincount(x)) == std::vector<std::int64_t>{1, 3, 1, 1, 0, 0, 0, 1});

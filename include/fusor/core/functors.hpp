@@ -114,8 +114,19 @@ struct floor_divide_fn : arithmetic_policy {  // NumPy's //: rounds toward minus
       if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
       return q;
     } else {
+      // NumPy's npy_divmod: the quotient of a - fmod(a, b), so that inf // x is NaN (floor(inf / x)
+      // would be inf) and -1 // inf is -1 (floor(-1 / inf) would be -0)
+      if (b == T(0)) return a / b;
+      using std::copysign;
       using std::floor;
-      return floor(a / b);
+      using std::fmod;
+      const T mod = fmod(a, b);
+      T div = (a - mod) / b;
+      if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+      if (div == T(0)) return copysign(T(0), a / b);
+      T q = floor(div);
+      if (div - q > T(0.5)) q += T(1);
+      return q;
     }
   }
 };
@@ -201,8 +212,9 @@ struct fma_fn : arithmetic_policy {
     else return add_fn{}(multiply_fn{}(a, b), c);
   }
 };
-/// Integer powers by squaring (negative exponents give 0 unless the base is +-1; NumPy raises);
-/// floating and complex powers through pow.
+/// Integer powers by squaring (pow() rejects negative integer exponents before a loop runs, as
+/// NumPy does; the functor itself gives 0 for them unless the base is +-1); floating and complex
+/// powers through pow.
 struct power_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral_v<T>) {
@@ -229,6 +241,17 @@ FUSOR_COMPARISON(less_equal_fn, <=, ordering_policy)
 FUSOR_COMPARISON(greater_fn, >, ordering_policy)
 FUSOR_COMPARISON(greater_equal_fn, >=, ordering_policy)
 #undef FUSOR_COMPARISON
+
+/// A comparison with a C++ integer scalar that may not fit the array's integer type (NumPy 2:
+/// `uint8 < 300` is all true, not an error). In range, it is F; out of range every element has
+/// the same answer, fixed when the expression is built (verdict 0 or 1).
+template <class F>
+struct scalar_comparison_fn : F {
+  signed char verdict = -1;  ///< -1: compare the values; 0 or 1: the answer for every element
+  template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const {
+    return verdict < 0 ? bool(F::operator()(a, b)) : verdict != 0;
+  }
+};
 
 struct logical_and_fn : logical_policy {
   template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const { return a != T(0) && b != T(0); }

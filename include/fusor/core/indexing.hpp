@@ -305,11 +305,12 @@ auto triangle(const X& x, index_t k, bool lower) {
     else return x;
   }();
   const extents s = expr_shape(to_node(v));
-  if (s.size() < 2)
-    throw shape_error(std::string("fusor: ") + (lower ? "tril" : "triu") + " needs an array of rank >= 2, got shape " +
+  if (s.size() < 1)
+    throw shape_error(std::string("fusor: ") + (lower ? "tril" : "triu") + " needs an array of rank >= 1, got shape " +
                       to_string(s));
   using B = backend_of_t<decltype(v)>;
-  const index_t n = s[s.size() - 2], m = s[s.size() - 1];
+  // a 1-d x of length m is broadcast as the rows of an m x m matrix (NumPy: tri(*x.shape[-2:]))
+  const index_t m = s[s.size() - 1], n = s.size() >= 2 ? s[s.size() - 2] : m;
   const auto rows = arange<std::int64_t, B>(n), cols = arange<std::int64_t, B>(m);
   const array_view<std::int64_t, B> r(const_cast<std::int64_t*>(rows.data()), extents{n, 1}, extents{1, 0});
   const array_view<std::int64_t, B> c(const_cast<std::int64_t*>(cols.data()), extents{1, m}, extents{0, 1});
@@ -319,6 +320,7 @@ auto triangle(const X& x, index_t k, bool lower) {
 }
 }  // namespace detail
 /// The lower triangle (elements with column - row <= k) of the last two axes; zeros above (np.tril).
+/// A 1-d x gives the triangle of the square matrix whose rows are all x, as NumPy does.
 template <class X>
 auto tril(const X& x, index_t k = 0) {
   return detail::triangle(x, k, true);

@@ -4,6 +4,7 @@
 //
 // Misuse that the types reveal fails to compile here, with a sentence: mixing backends,
 // arithmetic on two bool operands, ordering or rounding complex numbers, bitwise ops on floats.
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "expr/nodes.hpp"
 #include "functors.hpp"
+#include "reduce_ops.hpp"
 
 namespace fusor {
 
@@ -86,7 +88,7 @@ using first_expression_t =
     std::conditional_t<expression<A>, A, std::conditional_t<expression<B>, B, C>>;
 
 template <class F, class A, class B>
-auto make_binary(const A& a, const B& b) {
+auto make_plain_binary(const A& a, const B& b) {
   using Ref = first_expression_t<A, B, B>;
   auto na = operand_node<A, Ref>(a);
   auto nb = operand_node<B, Ref>(b);
@@ -95,6 +97,54 @@ auto make_binary(const A& a, const B& b) {
   FUSOR_CHECK_BACKENDS(backend_of_t<NA>, backend_of_t<NB>);
   check_operand_types<F, value_t<NA>, value_t<NB>>();
   return binary_expr<F, NA, NB>{F{}, na, nb};
+}
+
+template <class F>
+inline constexpr bool is_comparison_v =
+    one_of<F, equal_fn, not_equal_fn, less_fn, less_equal_fn, greater_fn, greater_equal_fn>;
+
+// Whether some value of the C++ integer scalar type S lies outside the integer type T.
+template <class S, class T>
+constexpr bool may_not_fit() {
+  if constexpr (!std::is_integral_v<S> || std::is_same_v<S, bool> || !std::is_integral_v<T> || std::is_same_v<T, bool>)
+    return false;
+  else
+    return !(std::in_range<T>(std::numeric_limits<S>::min()) && std::in_range<T>(std::numeric_limits<S>::max()));
+}
+
+/// x OP s (or s OP x when ScalarLeft) for an integer scalar s that may not fit x's type: NumPy 2
+/// compares the exact values, so an s beyond the type's range gives one answer for every element.
+template <class F, bool ScalarLeft, class X, class S>
+auto make_scalar_comparison(const X& x, const S& s) {
+  using T = weak_result_t<value_t<X>, S>;
+  auto nx = to_node(x);
+  using NX = decltype(nx);
+  check_operand_types<F, value_t<NX>, T>();
+  scalar_comparison_fn<F> f{};
+  T value = T(0);
+  if (std::in_range<T>(s)) {
+    value = static_cast<T>(s);
+  } else {
+    // every element of x lies below s (s above the range) or above it: F's answer for such a pair
+    const bool above = std::cmp_greater(s, std::numeric_limits<T>::max());
+    const bool left_is_smaller = above != ScalarLeft;
+    f.verdict = F{}(left_is_smaller ? 0 : 1, left_is_smaller ? 1 : 0) ? 1 : 0;
+  }
+  if constexpr (ScalarLeft) return binary_expr<scalar_comparison_fn<F>, scalar_expr<T>, NX>{f, {value}, nx};
+  else return binary_expr<scalar_comparison_fn<F>, NX, scalar_expr<T>>{f, nx, {value}};
+}
+
+template <class F, class A, class B>
+auto make_binary(const A& a, const B& b) {
+  if constexpr (is_comparison_v<F> && expression<A> && scalar<B>) {
+    if constexpr (may_not_fit<B, weak_result_t<value_t<A>, B>>()) return make_scalar_comparison<F, false>(a, b);
+    else return make_plain_binary<F>(a, b);
+  } else if constexpr (is_comparison_v<F> && scalar<A> && expression<B>) {
+    if constexpr (may_not_fit<A, weak_result_t<value_t<B>, A>>()) return make_scalar_comparison<F, true>(b, a);
+    else return make_plain_binary<F>(a, b);
+  } else {
+    return make_plain_binary<F>(a, b);
+  }
 }
 
 template <class F, class A, class B, class C>
@@ -218,7 +268,6 @@ FUSOR_BINARY_FUNCTION(multiply, multiply_fn)
 FUSOR_BINARY_FUNCTION(divide, divide_fn)
 FUSOR_BINARY_FUNCTION(mod, mod_fn)
 FUSOR_BINARY_FUNCTION(floor_divide, floor_divide_fn)
-FUSOR_BINARY_FUNCTION(pow, power_fn)
 FUSOR_BINARY_FUNCTION(atan2, atan2_fn)
 FUSOR_BINARY_FUNCTION(maximum, maximum_fn)
 FUSOR_BINARY_FUNCTION(minimum, minimum_fn)
@@ -237,6 +286,39 @@ FUSOR_BINARY_FUNCTION(bitwise_xor, bit_xor_fn)
 FUSOR_BINARY_FUNCTION(left_shift, left_shift_fn)
 FUSOR_BINARY_FUNCTION(right_shift, right_shift_fn)
 #undef FUSOR_BINARY_FUNCTION
+
+namespace detail {
+/// NumPy raises for an integer raised to a negative integer power (a ValueError, whatever the base).
+/// Checked when the expression is built: a scalar exponent directly, an array exponent by one
+/// min-reduction over it (NumPy checks during its loop; fusor's loops cannot throw, on a device).
+template <class E>
+void require_nonnegative_exponent(const E& exponent) {
+  using V = value_t<E>;
+  if constexpr (std::is_signed_v<V>) {
+    V lowest;
+    if constexpr (requires { exponent.value; }) {
+      lowest = exponent.value;
+    } else {
+      if (expr_shape(exponent).numel() == 0) return;
+      lowest = V(executor<backend_of_t<E>>::template reduce<min_op>(exponent));
+    }
+    if (lowest < V(0))
+      throw value_error("fusor: integers to negative integer powers are not allowed (NumPy raises too); got the "
+                        "exponent " + std::to_string(lowest) + "; use a floating base, e.g. pow(cast<double>(a), b)");
+  }
+}
+}  // namespace detail
+
+/// a ** b elementwise (np.power). Integer powers are exact (by squaring, wrapping like NumPy); an
+/// integer base with a negative integer exponent is a value_error, as in NumPy.
+template <class A, class B>
+  requires detail::operand_pair<A, B>
+auto pow(const A& a, const B& b) {
+  auto e = detail::make_binary<power_fn>(a, b);
+  using C = typename decltype(e)::traits::compute;
+  if constexpr (std::is_integral_v<C>) detail::require_nonnegative_exponent(e.b);
+  return e;
+}
 
 /// where(condition, a, b): a where condition is non-zero, else b (np.where with three arguments).
 template <class C, class A, class B>

@@ -45,11 +45,10 @@ auto reduce_along(const N& node, int axis, bool keepdims) {
   array<R, B> out(keepdims ? keep_axis(s, ax) : out_shape);
   const leaf<R, B> dst{out.data(), out_shape, contiguous_strides(out_shape)};
   if (s[ax] == 0) {
-    if constexpr (std::is_same_v<Op, max_op> || std::is_same_v<Op, min_op>) {
-      if (out_shape.numel() > 0)
-        throw value_error("fusor: max/min along an axis of length 0 is undefined (no identity); got shape " +
-                          to_string(s) + " and axis " + std::to_string(axis));
-    }
+    // NumPy raises even when the result would be empty too (shape (0, 0)): the axis decides
+    if constexpr (std::is_same_v<Op, max_op> || std::is_same_v<Op, min_op>)
+      throw value_error("fusor: max/min along an axis of length 0 is undefined (no identity); got shape " +
+                        to_string(s) + " and axis " + std::to_string(axis));
     assign_expr(dst, scalar_expr<R>{convert_element<R>(Op::template identity<typename Op::template wide<value_t<N>>>())},
                 false);
   } else {
@@ -181,11 +180,11 @@ auto arg_along(const N& node, int axis, bool keepdims) {
                       std::to_string(axis));
   const int ax = normalize_axis(axis, s.size());
   const extents out_shape = drop_axis(s, ax);
-  array<std::int64_t, B> out(keepdims ? keep_axis(s, ax) : out_shape);
-  if (out_shape.numel() == 0) return out;
-  if (s[ax] == 0)
+  if (s[ax] == 0)  // even when the result is empty (NumPy: shape (0, 0) raises, (3, 0) along 0 does not)
     throw value_error("fusor: argmax/argmin along an axis of length 0 is undefined; got shape " + to_string(s) +
                       " and axis " + std::to_string(axis));
+  array<std::int64_t, B> out(keepdims ? keep_axis(s, ax) : out_shape);
+  if (out_shape.numel() == 0) return out;
   executor<B>::template arg_extreme_axis<Max>(leaf<std::int64_t, B>{out.data(), out_shape, contiguous_strides(out_shape)},
                                               node, ax);
   return out;

@@ -99,11 +99,12 @@ auto bincount(const X& x, const W& weights, index_t minlength = 0) {
   return out;
 }
 
-/// The result of histogram: int64 counts per bin and the bins + 1 edges (double).
-template <class B>
+/// The result of histogram: int64 counts per bin and the bins + 1 edges, in the input's float
+/// type as NumPy gives them (float32 data: float32 edges; float64 and integers: float64).
+template <class E, class B>
 struct histogram_result {
   array<std::int64_t, B> counts;
-  array<double, B> edges;
+  array<E, B> edges;
 };
 /// np.histogram with `bins` equal-width bins over [lo, hi] (the last bin includes hi; values
 /// outside are ignored). With lo == hi == 0 (the default) the range is [min(x), max(x)].
@@ -129,7 +130,8 @@ auto histogram(const X& x, index_t bins = 10, double lo = 0, double hi = 0) {
     lo -= 0.5;
     hi += 0.5;
   }
-  histogram_result<B> r{zeros<std::int64_t, B>(extents{bins}), linspace<double, B>(lo, hi, bins + 1)};
+  using E = std::conditional_t<std::is_same_v<T, float>, float, double>;
+  histogram_result<E, B> r{zeros<std::int64_t, B>(extents{bins}), linspace<E, B>(E(lo), E(hi), bins + 1)};
   algorithms<B>::histogram(c.data(), c.view().size(), r.edges.data(), bins, static_cast<const double*>(nullptr),
                            r.counts.data());
   return r;

@@ -24,7 +24,8 @@ auto rows_last(const X& x, int& axis) {
   return with_input(x, [&](const auto& v) { return rows_last_view(v, axis); });
 }
 /// Read-only rows: x's own memory when the axis is already last and x is contiguous, else a
-/// copy laid out that way (argsort, topk and scans only read their input).
+/// copy laid out that way (argsort, topk and scans only read their input). A 0-d input is read
+/// as one element of rank 1, as NumPy's argsort and cumsum do (axis 0 or -1; others raise).
 template <class X>
 auto rows_last_readonly(const X& x, int& axis) {
   auto ready = [&](const auto& v) {
@@ -32,13 +33,19 @@ auto rows_last_readonly(const X& x, int& axis) {
     axis = v.ndim() - 1;
     return true;
   };
+  auto one_element = [&](const auto& v) {
+    axis = normalize_axis(axis, 1);
+    return std::remove_cvref_t<decltype(v)>(v.data(), extents{1}, extents{1});
+  };
   if constexpr (is_view_v<X> || is_array_v<X>) {
     const auto v = part_view(x);
     using C = contiguous<value_t<decltype(v)>, backend_of_t<decltype(v)>>;
+    if (v.ndim() == 0) return C(one_element(v));
     return ready(v) ? C(v) : C(rows_last_view(v, axis));
   } else {
     auto tmp = eval(x);
     using C = contiguous<value_t<decltype(tmp)>, backend_of_t<decltype(tmp)>>;
+    if (tmp.ndim() == 0) return C(one_element(tmp.view()).copy());
     if (ready(tmp.view())) return C(std::move(tmp));  // the evaluation is already the layout
     return C(rows_last_view(tmp.view(), axis));
   }

@@ -242,15 +242,15 @@ struct algorithms<cpu> {
   /// Equal-width histogram of finite values in [lo, hi] (the last bin includes hi, as NumPy).
   /// edges: bins + 1 increasing values; the bin is computed, then corrected against the edges
   /// so that a value on an edge always lands in the bin that edge opens.
-  template <class T, class W, class C>
-  static void histogram(const T* x, index_t n, const double* edges, index_t bins, const W* w, C* counts) {
-    const double lo = edges[0], hi = edges[bins], scale = double(bins) / (hi - lo);
+  template <class T, class E, class W, class C>
+  static void histogram(const T* x, index_t n, const E* edges, index_t bins, const W* w, C* counts) {
+    const double lo = double(edges[0]), hi = double(edges[bins]), scale = double(bins) / (hi - lo);
     for (index_t i = 0; i < n; ++i) {
       const double v = double(x[i]);
       if (!(v >= lo && v <= hi)) continue;
       index_t b = std::min<index_t>(index_t((v - lo) * scale), bins - 1);
-      if (v < edges[b]) --b;
-      else if (b + 1 < bins && v >= edges[b + 1]) ++b;
+      if (v < double(edges[b])) --b;
+      else if (b + 1 < bins && v >= double(edges[b + 1])) ++b;
       counts[b] += w ? C(w[i]) : C(1);
     }
   }

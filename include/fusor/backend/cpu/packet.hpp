@@ -167,6 +167,7 @@ template <class L> inline constexpr bool simd_op_v<isfinite_fn, L> = detail::sim
 // fma must round once: integers are exact anyway; floating lanes need the instruction
 template <class L> inline constexpr bool simd_op_v<fma_fn, L> =
     detail::simd::integer<L> || detail::simd::has_fused_fma<L>();
+template <class F, class L> inline constexpr bool simd_op_v<scalar_comparison_fn<F>, L> = simd_op_v<F, L>;
 // No SIMD form: floor_divide and mod (xsimd's fmod is a - trunc(a/b)*b, inexact when a/b is
 // large), shifts (NumPy's out-of-range counts), imag, arg and cis (complex results).
 // clang-format on
@@ -293,6 +294,14 @@ struct packet_impl<sign_fn> {
   template <class B>
   static B apply(const sign_fn&, const B& x) {
     return xsimd::select(x > B(0), B(1), xsimd::select(x < B(0), B(-1), x));
+  }
+};
+template <class F>
+struct packet_impl<scalar_comparison_fn<F>> {
+  template <class A, class B>
+  static auto apply(const scalar_comparison_fn<F>& f, const A& a, const B& b) {
+    using mask = decltype(packet_impl<F>::apply(F{}, a, b));
+    return f.verdict < 0 ? packet_impl<F>::apply(F{}, a, b) : mask(f.verdict != 0);
   }
 };
 template <>

@@ -266,8 +266,8 @@ struct algorithms<cuda> {
     algorithms<cpu>::bincount(hx.data(), n, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
     detail::cuda_algo::to_device(counts, hc.data(), bins);
   }
-  template <class T, class W, class C>
-  static void histogram(const T* x, index_t n, const double* edges, index_t bins, const W* w, C* counts) {
+  template <class T, class E, class W, class C>
+  static void histogram(const T* x, index_t n, const E* edges, index_t bins, const W* w, C* counts) {
     const auto hx = detail::cuda_algo::to_host(x, n);
     const auto he = detail::cuda_algo::to_host(edges, bins + 1);
     array<W, cpu> hw = w ? detail::cuda_algo::to_host(w, n) : array<W, cpu>();
