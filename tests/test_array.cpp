@@ -89,6 +89,7 @@ TEST_CASE("reshape is a view; bad shapes are rejected with both shapes named") {
   CHECK_THROWS_WITH_AS(empty<double>({3037000500, 0, 3037000500}), doctest::Contains("too large"), shape_error);
   array<float> none_(extents{0});
   CHECK_THROWS_WITH_AS(none_.reshape({0, huge, 2}), doctest::Contains("is too large"), shape_error);
+  CHECK_THROWS_WITH_AS(contiguous_strides({0, huge, 2}), doctest::Contains("is too large"), shape_error);
   CHECK_THROWS_WITH_AS(none_.reshape({huge, 2, 0}), doctest::Contains("is too large"), shape_error);
   CHECK(zeros<float>({0, index_t(1) << 40, 3}).size() == 0);  // large but representable: fine
   // reshape of a temporary keeps the buffer alive by moving it into an array

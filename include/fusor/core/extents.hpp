@@ -111,15 +111,13 @@ inline void check_shape(const extents& shape) {
 /// Row-major (C order) strides in elements for a shape (checked: a shape whose strides overflow
 /// is a shape_error, never a wrapped stride).
 inline extents contiguous_strides(const extents& shape) {
+  check_shape(shape);
   extents s;
   s.resize(shape.size());
   index_t acc = 1;
   for (int i = shape.size() - 1; i >= 0; --i) {
     s[i] = acc;
-    const index_t f = shape[i] > 1 ? shape[i] : 1;
-    if (i > 0 && acc > std::numeric_limits<index_t>::max() / f)
-      throw shape_error("fusor: the strides of shape " + to_string(shape) + " overflow a 64-bit index");
-    acc *= f;
+    acc *= std::max<index_t>(shape[i], 1);
   }
   return s;
 }
