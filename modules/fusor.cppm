@@ -58,6 +58,8 @@ using fusor::ddof;
 using fusor::default_backend;
 using fusor::divide_fn;
 using fusor::dtype_error;
+using fusor::element_kind;
+using fusor::element_traits;
 using fusor::ellipsis_t;
 using fusor::equal_fn;
 using fusor::error;

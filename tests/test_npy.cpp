@@ -88,6 +88,11 @@ std::string expected_descr() {
   else if constexpr (std::is_same_v<T, std::int32_t>) return "<i4";
   else if constexpr (std::is_same_v<T, std::int64_t>) return "<i8";
   else if constexpr (std::is_same_v<T, std::uint8_t>) return "|u1";
+  else if constexpr (std::is_same_v<T, std::int8_t>) return "|i1";
+  else if constexpr (std::is_same_v<T, std::int16_t>) return "<i2";
+  else if constexpr (std::is_same_v<T, std::uint16_t>) return "<u2";
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return "<u4";
+  else if constexpr (std::is_same_v<T, std::uint64_t>) return "<u8";
   else if constexpr (std::is_same_v<T, bool>) return "|b1";
   else if constexpr (std::is_same_v<T, std::complex<float>>) return "<c8";
   else return "<c16";
@@ -102,7 +107,8 @@ array<T> filled(const extents& shape, std::uint64_t seed) {
     const auto v = test::values<std::uint8_t>(a.size(), 0, 2, seed);
     for (index_t i = 0; i < a.size(); ++i) a.data()[i] = v[std::size_t(i)] != 0;
   } else {
-    const double lo = std::is_same_v<T, std::uint8_t> ? 0 : -1000, hi = std::is_same_v<T, std::uint8_t> ? 256 : 1000;
+    constexpr bool narrow = sizeof(T) == 1, is_unsigned = std::is_unsigned_v<T>;
+    const double lo = is_unsigned ? 0 : (narrow ? -128 : -1000), hi = narrow ? (is_unsigned ? 256 : 128) : 1000;
     const auto v = test::values<T>(a.size(), lo, hi, seed);
     for (index_t i = 0; i < a.size(); ++i) a.data()[i] = v[std::size_t(i)];
   }
@@ -158,7 +164,9 @@ std::string message_of(const bytes_t& b) {
 
 }  // namespace
 
-#define NPY_TYPES float, double, std::int32_t, std::int64_t, std::uint8_t, bool, std::complex<float>, std::complex<double>
+#define NPY_TYPES                                                                                         \
+  float, double, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t, std::uint32_t, \
+      std::uint64_t, bool, std::complex<float>, std::complex<double>
 
 TEST_CASE_TEMPLATE("round trips keep every element at edge sizes, in memory and on disk", T, NPY_TYPES) {
   using S = std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>;  // SIMD lanes of bool
@@ -480,7 +488,8 @@ TEST_CASE("malformed files are io_errors naming the byte, the expectation and th
         "at byte 20: expected a descr of an element type fusor supports");
     bad(with_dict("{'descr': '<U4', 'fortran_order': False, 'shape': (3, 4), }"), "found '<U4'");
     bad(with_dict("{'descr': 'O', 'fortran_order': False, 'shape': (3, 4), }"), "found 'O'");
-    bad(with_dict("{'descr': '<i2', 'fortran_order': False, 'shape': (3, 4), }"), "found '<i2'");
+    bad(with_dict("{'descr': '<f2', 'fortran_order': False, 'shape': (3, 4), }"), "found '<f2'");
+    bad(with_dict("{'descr': '<i16', 'fortran_order': False, 'shape': (3, 4), }"), "found '<i16'");
     bad(with_dict("{'descr': '<f4 ', 'fortran_order': False, 'shape': (3, 4), }"), "found '<f4 '");
     bad(with_dict("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3, 4), }"),
         "structured dtypes are not supported");

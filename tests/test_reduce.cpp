@@ -186,7 +186,8 @@ TEST_CASE("reductions of uint8, bool and complex arrays against plain loops") {
   for (test::index_t n : test::edge_sizes<float>()) {
     const auto u = test::values<std::uint8_t>(n, 0, 256, 3);
     const auto c = test::values<std::complex<double>>(n, -1, 1, 4);
-    std::int64_t su = 0, sb = 0;
+    std::uint64_t su = 0;
+    std::int64_t sb = 0;
     std::uint8_t mu = 0;
     std::complex<double> sc = 0;
     double l2 = 0;
@@ -201,7 +202,7 @@ TEST_CASE("reductions of uint8, bool and complex arrays against plain loops") {
     auto ac = test::make(c);
     array<bool> ab = au > 127;
     INFO("n=", n);
-    static_assert(std::is_same_v<decltype(sum(au)), std::int64_t>);  // no uint8 overflow
+    static_assert(std::is_same_v<decltype(sum(au)), std::uint64_t>);  // no uint8 overflow (NumPy: uint64)
     CHECK(sum(au) == su);
     CHECK(sum(ab) == sb);
     CHECK(any(ab) == (sb > 0));
@@ -276,7 +277,8 @@ TEST_CASE("axis sums of int32, uint8 and complex arrays against plain loops") {
     auto mu = max(au, axis);
     const index_t outer = axis == 0 ? C : R, inner = axis == 0 ? R : C;
     for (index_t o = 0; o < outer; ++o) {
-      std::int64_t ei = 0, eu = 0;
+      std::int64_t ei = 0;
+      std::uint64_t eu = 0;
       std::uint8_t em = 0;
       std::complex<double> ec = 0;
       for (index_t k = 0; k < inner; ++k) {

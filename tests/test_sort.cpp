@@ -180,9 +180,9 @@ TEST_CASE("diff, bincount and histogram") {
   CHECK(d0(1, 3) == m(2, 3) - m(1, 3));
   CHECK_THROWS_AS(diff(a, -1), value_error);
   CHECK(test::walk(diff(a * 2)) == std::vector<int>{6, 10, 14, 18});  // an expression argument
-  // uint8 values accumulate in int64, never wrapping at 255
+  // uint8 values accumulate in uint64 (NumPy's cumsum type), never wrapping at 255
   auto cu = cumsum(array<std::uint8_t>{200, 100});
-  CHECK(std::is_same_v<value_t<decltype(cu)>, std::int64_t>);
+  CHECK(std::is_same_v<value_t<decltype(cu)>, std::uint64_t>);
   CHECK(cu(1) == 300);
   auto he = histogram(zeros<float>({0}), 2);  // no data, no range: [0, 1] as NumPy
   CHECK(test::walk(he.edges) == std::vector<float>{0, 0.5f, 1});

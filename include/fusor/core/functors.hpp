@@ -30,13 +30,18 @@ template <class L, class... T>
 inline constexpr bool one_of = (std::is_same_v<L, T> || ...);
 template <class T>
 inline constexpr bool signed_int = std::is_integral_v<T> && std::is_signed_v<T>;
+/// Integers other than bool: their arithmetic wraps.
+template <class T>
+inline constexpr bool wrapping_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-// Signed overflow is undefined in C++ but wraps in NumPy and in SIMD registers: compute in the
-// unsigned type so scalar, SIMD and GPU agree bit for bit.
+// Overflow wraps in NumPy and in SIMD registers, but is undefined in C++ for signed types and
+// for the small unsigned ones (uint16 * uint16 is computed in int): compute in an unsigned type
+// at least as wide as unsigned int, so scalar, SIMD and GPU agree bit for bit.
 template <class T, class Op>
 FUSOR_HD constexpr T wrapping(T a, T b, Op op) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(op(static_cast<U>(a), static_cast<U>(b)));
+  using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+  return static_cast<T>(op(static_cast<U>(static_cast<std::make_unsigned_t<T>>(a)),
+                           static_cast<U>(static_cast<std::make_unsigned_t<T>>(b))));
 }
 template <class T>
 FUSOR_HD constexpr bool is_nan(const T& x) {
@@ -83,19 +88,19 @@ struct bitwise_policy : same_type_policy {
 // ---- arithmetic ----------------------------------------------------------------------------
 struct add_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
-    if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x + y; });
+    if constexpr (detail::wrapping_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x + y; });
     else return a + b;
   }
 };
 struct subtract_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
-    if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x - y; });
+    if constexpr (detail::wrapping_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x - y; });
     else return a - b;
   }
 };
 struct multiply_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
-    if constexpr (detail::signed_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x * y; });
+    if constexpr (detail::wrapping_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x * y; });
     else return a * b;
   }
 };
@@ -154,8 +159,7 @@ struct mod_fn : arithmetic_policy {
 };
 struct negate_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a) const {
-    if constexpr (detail::signed_int<T>) return detail::wrapping(T(0), a, [](auto x, auto y) { return x - y; });
-    else if constexpr (std::is_unsigned_v<T>) return static_cast<T>(0u - a);
+    if constexpr (detail::wrapping_int<T>) return detail::wrapping(T(0), a, [](auto x, auto y) { return x - y; });
     else return -a;
   }
 };

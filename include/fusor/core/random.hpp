@@ -122,7 +122,8 @@ struct integers_gen {  // 64 random bits per element, multiply-shift onto [lo, l
   FUSOR_HD void operator()(const philox_words& w, T* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {
       const std::uint64_t u = (std::uint64_t(w[2 * i]) << 32) | w[2 * i + 1];
-      out[i] = T(std::int64_t(lo) + std::int64_t(mulhi64(u, range)));
+      // modulo 2^64, which is exact for every integer type's range (signed ones included)
+      out[i] = T(std::uint64_t(lo) + mulhi64(u, range));
     }
   }
 };
@@ -159,7 +160,7 @@ array<T, B> integers(generator& g, const extents& shape, T lo, T hi) {
   static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "fusor: integers draws an integer type");
   if (!(lo < hi))
     throw value_error("fusor: integers needs lo < hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
-  const std::uint64_t range = std::uint64_t(std::int64_t(hi) - std::int64_t(lo));
+  const std::uint64_t range = std::uint64_t(hi) - std::uint64_t(lo);  // hi - lo modulo 2^64: exact
   return detail::draw<2, T, B>(g, shape, detail::integers_gen<T>{lo, range});
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Reduction operators, shared by every backend: the accumulator type each uses (NumPy's result
-// types: integer sums in int64; float sums collected in double between SIMD blocks), its
+// types, read from element_traits: integer sums in 64 bits; float sums collected in double
+// between SIMD blocks), its
 // identity and how two partial results combine. A backend only decides how to loop.
 #include <complex>
 #include <cstdint>
@@ -11,13 +12,14 @@
 
 namespace fusor::detail {
 
+/// What a sum of V collects in (element_traits<V>::accumulator: double for floats, int64 for bool
+/// and signed integers, uint64 for unsigned ones, complex<double> for complex).
 template <class V>
-using sum_wide_t = std::conditional_t<
-    is_complex_v<V>, std::complex<double>,
-    std::conditional_t<std::is_floating_point_v<V>, double, std::int64_t>>;
-/// NumPy: sums of bool and integers are int64, floating sums keep their type.
+using sum_wide_t = typename element_traits<V>::accumulator;
+/// NumPy's result type of a sum: floats keep their type, bool and signed integers give int64,
+/// unsigned integers uint64.
 template <class V>
-using sum_result_t = std::conditional_t<std::is_floating_point_v<V> || is_complex_v<V>, V, std::int64_t>;
+using sum_result_t = typename element_traits<V>::sum_type;
 
 struct sum_op {
   template <class V>

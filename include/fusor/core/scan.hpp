@@ -16,7 +16,7 @@ auto scan(const X& x, int axis, bool product) {
   const auto r = c.view();
   using T = value_t<decltype(r)>;
   using B = backend_of_t<decltype(r)>;
-  // integers accumulate in int64 (NumPy uses uint64 for unsigned input; fusor has no uint64 dtype)
+  // integers accumulate in int64, unsigned ones in uint64 (NumPy's cumsum result types)
   using U = sum_result_t<T>;
   // float rows accumulate in double (then round per element): the error does not grow with n
   using Acc = std::conditional_t<std::is_same_v<U, float>, double,
@@ -28,7 +28,7 @@ auto scan(const X& x, int axis, bool product) {
 }
 }  // namespace detail
 
-/// Running sum along an axis (np.cumsum); integers accumulate in int64, float in double.
+/// Running sum along an axis (np.cumsum); integers accumulate in int64 (unsigned: uint64), float in double.
 template <class X>
 auto cumsum(const X& x, int axis) {
   return detail::scan(x, axis, false);

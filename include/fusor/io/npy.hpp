@@ -13,8 +13,8 @@
 // comma, single or double quotes, Python 2's 'L' suffix on dimensions. It is strict about the
 // rest, and every defect is an io_error naming the byte offset, what was expected and what was
 // found: the magic string, the version, the header length against the file size, the dict
-// syntax, the keys (each exactly once, no others), the descr (one of fusor's eight element
-// types; '<U4', 'O', '<i2' and structured dtypes are rejected), the shape (non-negative, at most
+// syntax, the keys (each exactly once, no others), the descr (one of NumPy's thirteen element
+// types; '<U4', 'O', '<f2' and structured dtypes are rejected), the shape (non-negative, at most
 // max_rank dimensions, a byte count that fits in 63 bits), and the data length. The data must
 // end exactly where the file ends: unlike np.load, which ignores anything after the array,
 // trailing bytes are rejected, because fusor reads one array per file and extra bytes mean a
@@ -80,27 +80,18 @@ struct type_code {
 inline constexpr type_code type_codes[] = {
     {'f', 4, "float32", "float", 4},
     {'f', 8, "float64", "double", 8},
+    {'i', 1, "int8", "std::int8_t", 1},
+    {'i', 2, "int16", "std::int16_t", 2},
     {'i', 4, "int32", "std::int32_t", 4},
     {'i', 8, "int64", "std::int64_t", 8},
     {'u', 1, "uint8", "std::uint8_t", 1},
+    {'u', 2, "uint16", "std::uint16_t", 2},
+    {'u', 4, "uint32", "std::uint32_t", 4},
+    {'u', 8, "uint64", "std::uint64_t", 8},
     {'b', 1, "bool", "bool", 1},
     {'c', 8, "complex64", "std::complex<float>", 4},
     {'c', 16, "complex128", "std::complex<double>", 8},
 };
-
-template <class T>
-inline constexpr bool supported_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                    std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t> ||
-                                    std::is_same_v<T, std::uint8_t> || std::is_same_v<T, bool> ||
-                                    std::is_same_v<T, std::complex<float>> ||
-                                    std::is_same_v<T, std::complex<double>>;
-
-template <class T>
-constexpr void require_supported() {
-  static_assert(supported_v<T>,
-                "fusor: .npy files hold float, double, int32_t, int64_t, uint8_t, bool, complex<float> or "
-                "complex<double> elements");
-}
 
 /// The first of type_codes that pred accepts, or nullptr.
 template <class Pred>
@@ -108,6 +99,18 @@ constexpr const type_code* find_code(Pred pred) {
   for (const type_code& c : type_codes)
     if (pred(c)) return &c;
   return nullptr;
+}
+
+/// NumPy's own element types (a user-defined element type has no .npy code).
+template <class T>
+inline constexpr bool supported_v =
+    is_element_v<T> && find_code([](const type_code& t) { return t.name == dtype_name<T>(); }) != nullptr;
+
+template <class T>
+constexpr void require_supported() {
+  static_assert(supported_v<T>,
+                "fusor: .npy files hold NumPy's element types (bool, int8/16/32/64, uint8/16/32/64, float32/64, "
+                "complex64/128)");
 }
 
 template <class T>
@@ -401,8 +404,8 @@ npy_header parse_header(Source& src) {
       find_code([&](const type_code& c) { return c.kind == kind && size_text == std::to_string(c.size); });
   if (!code)
     fail(source, descr_at,
-         "a descr of an element type fusor supports ('<f4', '<f8', '<i4', '<i8', '|u1', '|b1', '<c8', '<c16', in "
-         "either byte order)",
+         "a descr of an element type fusor supports ('|b1', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', "
+         "'<u8', '<f4', '<f8', '<c8', '<c16', in either byte order)",
          "'" + h.descr + "'");
   h.dtype = std::string(code->name);
   h.itemsize = code->size;
