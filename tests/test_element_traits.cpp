@@ -73,7 +73,7 @@ TEST_CASE("a user-defined element type plugs in through element_traits") {
   static_assert(same_kind_castable_v<q16, double> && !same_kind_castable_v<q16, std::int32_t>);
 
   for (index_t n : test::edge_sizes<float>()) {
-    std::vector<q16> av(std::size_t(n)), bv(std::size_t(n));
+    std::vector<q16> av(static_cast<std::size_t>(n)), bv(static_cast<std::size_t>(n));
     for (index_t i = 0; i < n; ++i) {
       av[std::size_t(i)] = q16::from(0.25 * double(i % 17) - 2);
       bv[std::size_t(i)] = q16::from(0.5 * double(i % 5) + 0.125);
@@ -137,8 +137,8 @@ TEST_CASE("the integer widths NumPy has promote, reduce and convert as NumPy 2 d
 
   // wrapping arithmetic in every width (no undefined behaviour from C++'s int promotion)
   for (index_t n : test::edge_sizes<std::int32_t>()) {
-    std::vector<std::uint16_t> av(std::size_t(n));
-    std::vector<std::int8_t> bv(std::size_t(n));
+    std::vector<std::uint16_t> av(static_cast<std::size_t>(n));
+    std::vector<std::int8_t> bv(static_cast<std::size_t>(n));
     for (index_t i = 0; i < n; ++i) {
       av[std::size_t(i)] = std::uint16_t(65535 - 97 * i);
       bv[std::size_t(i)] = std::int8_t(i % 256 - 128);

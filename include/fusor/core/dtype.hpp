@@ -163,8 +163,11 @@ constexpr auto promote_builtin() {
   }
 }
 
+// (the type_identity_t wrapper: g++ 12 rejects a bare member alias template in a type requirement)
 template <class T, class U>
-concept promotes_with = requires { typename element_traits<T>::template promote_with<U>; };
+concept promotes_with = requires { typename std::type_identity_t<typename element_traits<T>::template promote_with<U>>; };
+template <class T, class S>
+concept weak_with_scalar = requires { typename std::type_identity_t<typename element_traits<T>::template weak_with<S>>; };
 
 template <class A, class B>
 constexpr auto promote2() {
@@ -238,7 +241,7 @@ using to_float_t = typename element_traits<T>::float_type;
 template <class T, class S>
 constexpr auto weak_result() {
   if constexpr (!detail::builtin_element_type<T>) {
-    if constexpr (requires { typename element_traits<T>::template weak_with<S>; })
+    if constexpr (detail::weak_with_scalar<T, S>)
       return typename element_traits<T>::template weak_with<S>{};
     else return T{};
   } else if constexpr (std::is_same_v<S, bool>) return T{};
