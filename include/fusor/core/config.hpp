@@ -30,11 +30,14 @@ inline constexpr std::size_t cpu_alignment = 64;
 namespace fusor::instrument {
 inline std::atomic<long> allocations{0};   ///< buffers obtained from a backend allocator
 inline std::atomic<long> passes{0};        ///< elementwise or reduction sweeps over memory
-inline void reset() { allocations = 0; passes = 0; }
+inline std::atomic<long> simd_passes{0};   ///< cpu assignments that ran the SIMD loop
+inline void reset() { allocations = 0; passes = 0; simd_passes = 0; }
 }  // namespace fusor::instrument
 #define FUSOR_COUNT_ALLOCATION() (++::fusor::instrument::allocations)
 #define FUSOR_COUNT_PASS() (++::fusor::instrument::passes)
+#define FUSOR_COUNT_SIMD_PASS() (++::fusor::instrument::simd_passes)
 #else
 #define FUSOR_COUNT_ALLOCATION() ((void)0)
 #define FUSOR_COUNT_PASS() ((void)0)
+#define FUSOR_COUNT_SIMD_PASS() ((void)0)
 #endif

@@ -18,14 +18,21 @@ FUSOR_SIMD_DIAGNOSTICS_BEGIN
 
 namespace fusor::detail::cpu_eval {
 
-/// Whether cpu loops use xsimd in this translation unit. In a .cu file (nvcc) they do not: the
-/// functors are __host__ __device__, and nvcc would compile their xsimd instantiations for the
-/// device too, which cannot hold SIMD registers. cpu work in a .cu file therefore runs the
-/// scalar loop (the same results; put heavy cpu work in .cpp files).
-#if defined(__CUDACC__)
+// The cpu loops are decided by the compilation pass, not by the compiler. A .cpp (g++, clang)
+// and nvcc's host pass over a .cu compile them identically, with xsimd and with std::complex, so
+// the cpu templates of a program that mixes .cpp and .cu files have one body wherever they are
+// instantiated (choosing by __CUDACC__ gave the same template two bodies, and the linker kept
+// either: tests/mixed checks a .cpp still takes the SIMD path). nvcc's device pass never runs
+// these host loops but instantiates the __host__ __device__ functors they call, so there they
+// are scalar and compute complex numbers as cuda::std::complex, which device code can call.
+#if defined(__CUDA_ARCH__)
 inline constexpr bool simd_loops = false;
+template <class T>
+using host_compute_t = compute_t<T>;
 #else
 inline constexpr bool simd_loops = true;
+template <class T>
+using host_compute_t = T;
 #endif
 
 /// What a subtree yields in SIMD mode for lane type L: nothing (scalar loop only), a batch of L
@@ -136,11 +143,12 @@ struct map_ev {
  private:
   template <std::size_t... I>
   value_type scalar_impl(index_t i, std::index_sequence<I...>) const {
-    if constexpr ((std::is_same_v<compute_t<typename Traits::template arg<I>>, typename Traits::template arg<I>> && ...))
+    if constexpr ((std::is_same_v<host_compute_t<typename Traits::template arg<I>>, typename Traits::template arg<I>> &&
+                   ...))
       return f(convert_element<typename Traits::template arg<I>>(std::get<I>(ch).scalar(i))...);
-    else  // complex under nvcc: computed as cuda::std::complex (see compute_t)
+    else  // complex in nvcc's device pass: computed as cuda::std::complex (see compute_t)
       return convert_element<value_type>(
-          f(convert_element<compute_t<typename Traits::template arg<I>>>(std::get<I>(ch).scalar(i))...));
+          f(convert_element<host_compute_t<typename Traits::template arg<I>>>(std::get<I>(ch).scalar(i))...));
   }
 };
 

@@ -56,6 +56,8 @@ void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
   const bool simd_ok = dst_st[r - 1] == 1;
   bool contiguous = true;
   for (std::size_t j = 1; j < ops.size(); ++j) contiguous = contiguous && ops[j][r - 1] == 1;
+  if constexpr (Ev::template kind<T> == pk::value)
+    if (simd_ok) FUSOR_COUNT_SIMD_PASS();
 
   auto run_row = [&](Ev& e, T* d, index_t b, index_t end) {
     if constexpr (Ev::template kind<T> == pk::value) {
