@@ -94,6 +94,28 @@ TEST_CASE("cuFFT transforms give the cpu's (FFTW's) spectra, for every layout") 
   CHECK(stats.misses > 0);
 }
 
+TEST_CASE("cuFFT into caller buffers, on an explicit stream, allocates nothing and gives FFTW's values") {
+  random::generator g(12);
+  const auto xc = random::normal<float>(g, {8, 30, 20});
+  const auto xd = to<fusor::cuda>(xc);
+  array<std::complex<float>, fusor::cuda> spectrum({8, 30, 11});
+  array<float, fusor::cuda> back({8, 30, 20});
+  cuda_stream stream;
+  fft::rfftn_into(on(stream), spectrum, xd);  // plans are made on first use
+  instrument::allocations = 0;
+  fft::rfftn_into(on(stream), spectrum, xd, {}, {}, fft::norm_mode::ortho);
+  fft::irfftn_into(on(stream), back, spectrum, {8, 30, 20}, {}, fft::norm_mode::ortho, fft::input_use::overwrite);
+  CHECK(instrument::allocations == 0);
+  {
+    cuda_stream_scope scope(stream);
+    cuda_synchronize();
+  }
+  CHECK(double(max(abs(to<cpu>(back) - xc))) < 1e-4);
+  const auto want = fft::rfftn(xc, {}, {}, fft::norm_mode::ortho);
+  fft::rfftn_into(spectrum, xd, {}, {}, fft::norm_mode::ortho);  // the thread's current stream
+  CHECK(double(max(abs(to<cpu>(spectrum) - want))) < 1e-4 * std::max(1.0, double(max(abs(want)))));
+}
+
 TEST_CASE("cuBLAS products give the cpu's (CBLAS's), transposed and batched operands included") {
   random::generator g(5);
   const auto a = random::normal<float>(g, {65, 33}), b = random::normal<float>(g, {33, 47});

@@ -305,6 +305,61 @@ TEST_CASE_TEMPLATE("rfftn/irfftn: the last of the axes is halved; odd last lengt
   check(fft::irfft2(Y, {8, 9}), resize_axis(resize_axis(y.r, 1, 8), 2, 9), tolerance<T>(), "irfft2");
 }
 
+TEST_CASE_TEMPLATE("*_into transforms write a caller's buffer, reuse the plan and allocate nothing", T, float, double) {
+  using C = std::complex<T>;
+  for (const auto& shape : std::vector<std::vector<index_t>>{{6, 5}, {3, 4, 9}, {1, 7}}) {
+    const int r = int(shape.size());
+    const auto in = random_input<T>(shape, std::uint64_t(31 * r + shape.back()));
+    ref full = in.r;
+    for (int j = 0; j < r; ++j) full = dft_axis(full, j, -1);
+    extents half(shape);
+    half[r - 1] = shape.back() / 2 + 1;
+    array<C> spectrum(half), scratch(half), complex_out{extents(shape)};
+    array<T> back{extents(shape)};
+    for (auto norm : all_norms) {
+      // the first call may plan; the following ones only run the cached plans
+      fft::rfftn_into(spectrum, in.a, {}, {}, norm);
+      instrument::reset();
+      fft::rfftn_into(spectrum, in.a, {}, {}, norm);
+      noalias(scratch) = spectrum;
+      const long after_copy = instrument::allocations;
+      fft::irfftn_into(back, scratch, extents(shape), {}, norm, fft::input_use::overwrite);
+      fft::fftn_into(complex_out, in.a, {}, {}, norm);
+      INFO("shape ", to_string(extents(shape)), " norm ", int(norm));
+      CHECK(after_copy == 0);
+      CHECK(instrument::allocations == 0);
+      check(spectrum, scaled(resize_axis(full, r - 1, shape.back() / 2 + 1), norm_factor(norm, false, in.r.size())),
+            tolerance<T>(), "rfftn_into");
+      check(back, in.r, tolerance<T>(), "irfftn_into round trip");
+      check(complex_out, scaled(full, norm_factor(norm, false, in.r.size())), tolerance<T>(), "fftn_into");
+      // preserving the input (the default) copies it first and leaves it as it was
+      const array<C> before = spectrum.copy();
+      array<T> again{extents(shape)};
+      fft::irfftn_into(again, spectrum, extents(shape), {}, norm);
+      CHECK(test::walk(spectrum) == test::walk(before));
+      check(again, in.r, tolerance<T>(), "irfftn_into preserving its input");
+      // in place: the same elements in the same layout
+      fft::ifftn_into(complex_out, complex_out, {}, {}, norm);
+      check(complex_out, in.r, tolerance<T>(), "ifftn_into in place");
+    }
+  }
+  // a strided output (every other row of a larger buffer) and the equivalent allocating call
+  const auto in = random_input<T>({4, 8}, 5);
+  array<C> big({8, 5});
+  fft::rfftn_into(big(range(0, 8, 2), fusor::all), in.a);
+  const auto want = fft::rfftn(in.a);
+  CHECK(test::walk(eval(big(range(0, 8, 2), fusor::all))) == test::walk(want));
+  // what the buffer must be
+  array<C> wrong({4, 4});
+  CHECK_THROWS_WITH_AS(fft::rfftn_into(wrong, in.a), doctest::Contains("rfftn_into into a buffer of shape (4, 4): expected "
+                                                                       "the transform's shape (4, 5)"), shape_error);
+  array<C> overlap({4, 8});
+  CHECK_THROWS_WITH_AS(fft::fftn_into(overlap(fusor::all, range(0, 7)), overlap(fusor::all, range(1, 8))),
+                       doctest::Contains("cannot write its output over its input"), value_error);
+  CHECK_THROWS_WITH_AS(fft::rfftn_into(big(range(none, none, -2), fusor::all), in.a), doctest::Contains("positive strides"),
+                       value_error);
+}
+
 TEST_CASE("irfftn of an arbitrary spectrum: inverse DFT over the leading axes, NumPy's c2r over the last") {
   const auto spec = random_input<std::complex<double>>({4, 3, 4}, 77);
   const auto got = fft::irfftn(spec.a, {4, 3, 6});

@@ -286,7 +286,174 @@ auto real_inverse(const char* fn, X&& x, const extents& s, const extents& axes, 
 
 inline extents one_axis(index_t n) { return n == -1 ? extents{} : extents{n}; }
 
+// ---- transforms into a caller's buffer ---------------------------------------------------------
+
+/// The caller's output as a leaf, checked: element type U exactly, the transform's shape, strides
+/// the library can write (no negative or broadcast ones), and no overlap with the input unless it
+/// is the same elements in the same layout (an in-place c2c transform).
+template <class U, class O, class In>
+auto output_leaf(const char* fn, O& out, const extents& want, const In& in, bool in_place_ok) {
+  using OU = std::remove_cvref_t<O>;
+  static_assert(is_array_v<OU> || is_view_v<OU>, "fusor: the output of an fft *_into call is an array or a view");
+  static_assert(std::is_same_v<value_t<OU>, U>,
+                "fusor: the output buffer of this transform must hold exactly its result type (complex<R> for "
+                "fftn/ifftn/rfftn, R for irfftn, with R = float for float input and double otherwise)");
+  const auto o = fusor::detail::part_view(out).as_leaf();
+  if (o.shape != want)
+    throw shape_error(std::string("fusor: ") + fn + " into a buffer of shape " + to_string(o.shape) +
+                      ": expected the transform's shape " + to_string(want));
+  for (int j = 0; j < o.shape.size(); ++j)
+    if (o.shape[j] > 1 && o.strides[j] <= 0)
+      throw value_error(std::string("fusor: ") + fn + " needs an output with positive strides, got strides " +
+                        to_string(o.strides) + " for shape " + to_string(o.shape));
+  const auto [o0, o1] = fusor::detail::byte_range(o);
+  const auto [i0, i1] = fusor::detail::byte_range(in);
+  const bool same = static_cast<const void*>(o.data) == static_cast<const void*>(in.data) && o.strides == in.strides &&
+                    o.shape == in.shape;
+  if (o0 != nullptr && i0 != nullptr && o0 < i1 && i0 < o1 && !(same && in_place_ok))
+    throw value_error(std::string("fusor: ") + fn + " cannot write its output over its input" +
+                      (in_place_ok ? " unless both are the same elements in the same layout" : "") +
+                      "; use another buffer");
+  return o;
+}
+
+template <class T, class B>
+void scale_leaf(const leaf<T, B>& o, double factor) {
+  if (factor != 1.0 && o.shape.numel() > 0) noalias(as_view(o)) = as_view(o) * fft_real_t<T>(factor);
+}
+
+template <class O, class X>
+void complex_transform_into(const char* fn, O& out, X&& x, const extents& s, const extents& axes, norm_mode norm,
+                            bool inverse) {
+  using XU = std::remove_cvref_t<X>;
+  using B = backend_of_t<XU>;
+  using R = fft_real_t<value_t<XU>>;
+  using C = std::complex<R>;
+  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
+  const extents shape = shape_of(x);
+  const axes_spec a = resolve_axes(fn, shape, s, axes, false, false);
+  extents want = shape;
+  for (int k = 0; k < a.count; ++k) want[a.axis[k]] = a.n[k];
+  const double factor = norm_factor(norm, inverse, a.transform_size());
+  auto p = prepare<C>(std::forward<X>(x), a, a.n, false, factor);
+  const leaf<C, B> o = output_leaf<C>(fn, out, want, p.in, true);
+  if (a.count == 0) {  // no axes: the input as complex
+    as_view(o) = as_view(p.in);
+    return;
+  }
+  const fft_geometry g = make_geometry(p.in.strides, o.shape, o.strides, a);
+  if (o.shape.numel() > 0) fft_backend<B>::template c2c<R>(g, p.in.data, o.data, inverse ? +1 : -1);
+  if (!p.scaled) scale_leaf(o, factor);
+}
+
+template <class O, class X>
+void real_forward_into(const char* fn, O& out, X&& x, const extents& s, const extents& axes, norm_mode norm) {
+  using XU = std::remove_cvref_t<X>;
+  using V = value_t<XU>;
+  using B = backend_of_t<XU>;
+  static_assert(!is_complex_v<V>,
+                "fusor: rfft/rfft2/rfftn take real input (NumPy raises TypeError for complex input); "
+                "use fft/fftn for complex data");
+  using R = fft_real_t<V>;
+  using C = std::complex<R>;
+  const extents shape = shape_of(x);
+  const axes_spec a = resolve_axes(fn, shape, s, axes, true, false);
+  const double factor = norm_factor(norm, false, a.transform_size());
+  auto p = prepare<R>(std::forward<X>(x), a, a.n, false, factor);
+  extents want = p.in.shape;
+  want[a.axis[a.count - 1]] = a.n[a.count - 1] / 2 + 1;
+  const leaf<C, B> o = output_leaf<C>(fn, out, want, p.in, false);
+  const fft_geometry g = make_geometry(p.in.strides, o.shape, o.strides, a);
+  if (o.shape.numel() > 0) fft_backend<B>::template r2c<R>(g, p.in.data, o.data);
+  if (!p.scaled) scale_leaf(o, factor);
+}
+
+template <class O, class X>
+void real_inverse_into(const char* fn, O& out, X&& x, const extents& s, const extents& axes, norm_mode norm,
+                       bool keep_input) {
+  using XU = std::remove_cvref_t<X>;
+  using B = backend_of_t<XU>;
+  using R = fft_real_t<value_t<XU>>;
+  using C = std::complex<R>;
+  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
+  const extents shape = shape_of(x);
+  const axes_spec a = resolve_axes(fn, shape, s, axes, true, true);
+  index_t len[max_rank];
+  for (int k = 0; k < a.count; ++k) len[k] = a.n[k];
+  len[a.count - 1] = a.n[a.count - 1] / 2 + 1;
+  const double factor = norm_factor(norm, true, a.transform_size());
+  auto p = prepare<C>(std::forward<X>(x), a, len, keep_input, factor);
+  extents want = p.in.shape;
+  want[a.axis[a.count - 1]] = a.n[a.count - 1];
+  const leaf<R, B> o = output_leaf<R>(fn, out, want, p.in, false);
+  const fft_geometry g = make_geometry(p.in.strides, o.shape, o.strides, a);
+  if (o.shape.numel() > 0) fft_backend<B>::template c2r<R>(g, p.in.data, o.data);
+  if (!p.scaled) scale_leaf(o, factor);
+}
+
 }  // namespace detail
+
+/// What an inverse real transform may do with its input: keep it (an lvalue input is copied
+/// first, because c2r transforms use their input as scratch) or overwrite it (no copy: for
+/// scratch spectra that are rebuilt before every transform).
+enum class input_use { preserve, overwrite };
+
+/// An execution context for the *_into transforms, such as fusor::on(stream) on cuda: the
+/// transform and its scaling pass are queued there instead of on the thread's current stream.
+template <class E>
+concept execution_context = requires(const E& e) { e.enter(); };
+
+// ---- into a caller's buffer ----------------------------------------------------------------------
+// fftn_into, ifftn_into, rfftn_into and irfftn_into write the transform into `out` (an array or
+// a view of the exact result type and shape, any positive strides). Nothing is allocated when
+// the input is read where it lies (no zero-padding to a larger s, no type conversion, positive
+// strides) and, for irfftn_into, when it may be overwritten: the cached plan runs on the two
+// buffers, and a normalisation is one pass over `out`. For loops of thousands of transforms
+// into the same buffers (template matching). An overlap of out with the input is a value_error
+// (except the same elements in the same layout for fftn_into/ifftn_into: in place).
+
+template <class O, class X>
+void fftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  detail::complex_transform_into("fftn_into", out, std::forward<X>(x), s, axes, norm, false);
+}
+template <class O, class X>
+void ifftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  detail::complex_transform_into("ifftn_into", out, std::forward<X>(x), s, axes, norm, true);
+}
+template <class O, class X>
+void rfftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  detail::real_forward_into("rfftn_into", out, std::forward<X>(x), s, axes, norm);
+}
+template <class O, class X>
+void irfftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward,
+                 input_use use = input_use::preserve) {
+  detail::real_inverse_into("irfftn_into", out, std::forward<X>(x), s, axes, norm, use == input_use::preserve);
+}
+/// The same on an explicit execution context (fusor::on(stream) on cuda).
+template <execution_context E, class O, class X>
+void fftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
+               norm_mode norm = norm_mode::backward) {
+  const auto scope = exec.enter();
+  fftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
+}
+template <execution_context E, class O, class X>
+void ifftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
+                norm_mode norm = norm_mode::backward) {
+  const auto scope = exec.enter();
+  ifftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
+}
+template <execution_context E, class O, class X>
+void rfftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
+                norm_mode norm = norm_mode::backward) {
+  const auto scope = exec.enter();
+  rfftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
+}
+template <execution_context E, class O, class X>
+void irfftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
+                 norm_mode norm = norm_mode::backward, input_use use = input_use::preserve) {
+  const auto scope = exec.enter();
+  irfftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm, use);
+}
 
 // ---- n-d -------------------------------------------------------------------------------------
 

@@ -116,6 +116,15 @@ class cuda_stream_scope {
   cudaStream_t prev_;
 };
 
+/// An execution context naming a stream, for the calls that take one explicitly (the FFT *_into
+/// transforms): `fft::rfftn_into(on(stream), out, x)`. enter() makes it current for the call.
+struct stream_context {
+  cudaStream_t stream;
+  cuda_stream_scope enter() const { return cuda_stream_scope(stream); }
+};
+inline stream_context on(cudaStream_t s) { return {s}; }
+inline stream_context on(const cuda_stream& s) { return {s.get()}; }
+
 // ---- memory -----------------------------------------------------------------------------------
 /// Device memory of fusor's arrays, in bytes (all devices together for allocated and peak; the
 /// current device's pool for reserved).
