@@ -98,8 +98,8 @@ TEST_CASE("cuFFT into caller buffers, on an explicit stream, allocates nothing a
   random::generator g(12);
   const auto xc = random::normal<float>(g, {8, 30, 20});
   const auto xd = to<fusor::cuda>(xc);
-  array<std::complex<float>, fusor::cuda> spectrum({8, 30, 11});
-  array<float, fusor::cuda> back({8, 30, 20});
+  array<std::complex<float>, fusor::cuda> spectrum(extents{8, 30, 11});
+  array<float, fusor::cuda> back(extents{8, 30, 20});
   cuda_stream stream;
   fft::rfftn_into(on(stream), spectrum, xd);  // plans are made on first use
   instrument::allocations = 0;
