@@ -18,9 +18,10 @@ struct q16 {
   constexpr explicit q16(std::int32_t r) : raw(r) {}
   static constexpr q16 from(double v) { return q16{std::int32_t(v * 65536.0)}; }
   constexpr explicit operator double() const { return double(raw) / 65536.0; }
-  friend constexpr q16 operator+(q16 a, q16 b) { return q16{a.raw + b.raw}; }
-  friend constexpr q16 operator-(q16 a, q16 b) { return q16{a.raw - b.raw}; }
-  friend constexpr q16 operator-(q16 a) { return q16{-a.raw}; }
+  // wrapping, like the hardware integer it models (the long sums below overflow)
+  friend constexpr q16 operator+(q16 a, q16 b) { return q16{std::int32_t(std::uint32_t(a.raw) + std::uint32_t(b.raw))}; }
+  friend constexpr q16 operator-(q16 a, q16 b) { return q16{std::int32_t(std::uint32_t(a.raw) - std::uint32_t(b.raw))}; }
+  friend constexpr q16 operator-(q16 a) { return q16{std::int32_t(0u - std::uint32_t(a.raw))}; }
   friend constexpr q16 operator*(q16 a, q16 b) { return q16{std::int32_t((std::int64_t(a.raw) * b.raw) >> 16)}; }
   friend constexpr bool operator==(q16 a, q16 b) { return a.raw == b.raw; }
   friend constexpr bool operator!=(q16 a, q16 b) { return a.raw != b.raw; }

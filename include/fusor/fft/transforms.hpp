@@ -209,84 +209,9 @@ inline fft_geometry make_geometry(const extents& in_strides, const extents& out_
   return g;
 }
 
-template <class T, class B>
-void scale_in_place(array<T, B>& out, double factor) {
-  if (factor != 1.0 && out.size() > 0) out *= fft_real_t<T>(factor);
-}
-
-template <class X>
-auto complex_transform(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm, bool inverse) {
-  using XU = std::remove_cvref_t<X>;
-  using B = backend_of_t<XU>;
-  using R = fft_real_t<value_t<XU>>;
-  using C = std::complex<R>;
-  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
-  const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, false, false);
-  if (a.count == 0) return array<C, B>(cast<C>(x));  // no axes: NumPy returns the input as complex
-  const double factor = norm_factor(norm, inverse, a.transform_size());
-  auto p = prepare<C>(std::forward<X>(x), a, a.n, false, factor);  // a copy applies the factor too
-  // a copy (or a temporary moved in) is transformed in place; anything else into a new array
-  const bool in_place = p.whole();
-  const C* in = p.in.data;
-  array<C, B> out = in_place ? std::move(p.keep) : array<C, B>(p.in.shape);
-  const fft_geometry g = make_geometry(p.in.strides, out.shape(), out.strides(), a);
-  if (out.size() > 0) fft_backend<B>::template c2c<R>(g, in, out.data(), inverse ? +1 : -1);
-  if (!p.scaled) scale_in_place(out, factor);
-  return out;
-}
-
-template <class X>
-auto real_forward(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm) {
-  using XU = std::remove_cvref_t<X>;
-  using V = value_t<XU>;
-  using B = backend_of_t<XU>;
-  static_assert(!is_complex_v<V>,
-                "fusor: rfft/rfft2/rfftn take real input (NumPy raises TypeError for complex input); "
-                "use fft/fftn for complex data");
-  using R = fft_real_t<V>;
-  using C = std::complex<R>;
-  const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, true, false);
-  const double factor = norm_factor(norm, false, a.transform_size());
-  auto p = prepare<R>(std::forward<X>(x), a, a.n, false, factor);
-  extents out_shape = p.in.shape;
-  const int last = a.axis[a.count - 1];
-  out_shape[last] = a.n[a.count - 1] / 2 + 1;
-  array<C, B> out(out_shape);
-  const fft_geometry g = make_geometry(p.in.strides, out.shape(), out.strides(), a);
-  if (out.size() > 0) fft_backend<B>::template r2c<R>(g, p.in.data, out.data());
-  if (!p.scaled) scale_in_place(out, factor);
-  return out;
-}
-
-template <class X>
-auto real_inverse(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm) {
-  using XU = std::remove_cvref_t<X>;
-  using V = value_t<XU>;
-  using B = backend_of_t<XU>;
-  using R = fft_real_t<V>;
-  using C = std::complex<R>;
-  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
-  const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, true, true);
-  index_t len[max_rank];
-  for (int k = 0; k < a.count; ++k) len[k] = a.n[k];
-  len[a.count - 1] = a.n[a.count - 1] / 2 + 1;  // the half spectrum the c2r transform reads
-  const double factor = norm_factor(norm, true, a.transform_size());
-  auto p = prepare<C>(std::forward<X>(x), a, len, true, factor);
-  extents out_shape = p.in.shape;
-  out_shape[a.axis[a.count - 1]] = a.n[a.count - 1];
-  array<R, B> out(out_shape);
-  const fft_geometry g = make_geometry(p.in.strides, out.shape(), out.strides(), a);
-  if (out.size() > 0) fft_backend<B>::template c2r<R>(g, p.in.data, out.data());
-  if (!p.scaled) scale_in_place(out, factor);
-  return out;
-}
-
 inline extents one_axis(index_t n) { return n == -1 ? extents{} : extents{n}; }
 
-// ---- transforms into a caller's buffer ---------------------------------------------------------
+// ---- the transforms, into a caller's buffer or a new array ------------------------------------
 
 /// The caller's output as a leaf, checked: element type U exactly, the transform's shape, strides
 /// the library can write (no negative or broadcast ones), and no overlap with the input unless it
@@ -317,14 +242,30 @@ auto output_leaf(const char* fn, O& out, const extents& want, const In& in, bool
   return o;
 }
 
-template <class T, class B>
-void scale_leaf(const leaf<T, B>& o, double factor) {
-  if (factor != 1.0 && o.shape.numel() > 0) noalias(as_view(o)) = as_view(o) * fft_real_t<T>(factor);
+/// The shape of a transform's output: the input's with the axes at their lengths (the last of
+/// them halved for r2c).
+inline extents transform_shape(const extents& shape, const axes_spec& a, bool halve_last) {
+  extents out = shape;
+  for (int k = 0; k < a.count; ++k) out[a.axis[k]] = a.n[k];
+  if (halve_last) out[a.axis[a.count - 1]] = a.n[a.count - 1] / 2 + 1;
+  return out;
 }
 
-template <class O, class X>
-void complex_transform_into(const char* fn, O& out, X&& x, const extents& s, const extents& axes, norm_mode norm,
-                            bool inverse) {
+/// Runs one planned transform from `in` into `o` (run(g, in, out) calls the backend), then the
+/// normalisation the input copy did not already apply: one pass over the output.
+template <class In, class Out, class B, class Run>
+void run_transform(const leaf<In, B>& in, const leaf<Out, B>& o, const axes_spec& a, double factor, bool scaled,
+                   Run run) {
+  const fft_geometry g = make_geometry(in.strides, o.shape, o.strides, a);
+  if (o.shape.numel() > 0) run(g, in.data, o.data);
+  if (!scaled && factor != 1.0 && o.shape.numel() > 0) noalias(as_view(o)) = as_view(o) * fft_real_t<Out>(factor);
+}
+
+/// fftn/ifftn: into `out` when given, else into a new array (then a copy of the input, when one
+/// is made, is transformed where it lies instead of into a second buffer).
+template <class X, class O = std::nullptr_t>
+auto complex_transform(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm, bool inverse,
+                       O* out = nullptr) {
   using XU = std::remove_cvref_t<X>;
   using B = backend_of_t<XU>;
   using R = fft_real_t<value_t<XU>>;
@@ -332,22 +273,26 @@ void complex_transform_into(const char* fn, O& out, X&& x, const extents& s, con
   static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
   const extents shape = shape_of(x);
   const axes_spec a = resolve_axes(fn, shape, s, axes, false, false);
-  extents want = shape;
-  for (int k = 0; k < a.count; ++k) want[a.axis[k]] = a.n[k];
   const double factor = norm_factor(norm, inverse, a.transform_size());
-  auto p = prepare<C>(std::forward<X>(x), a, a.n, false, factor);
-  const leaf<C, B> o = output_leaf<C>(fn, out, want, p.in, true);
-  if (a.count == 0) {  // no axes: the input as complex
-    as_view(o) = as_view(p.in);
-    return;
+  auto run = [&](const fft_geometry& g, const C* i, C* o) { fft_backend<B>::template c2c<R>(g, i, o, inverse ? +1 : -1); };
+  if constexpr (std::is_same_v<O, std::nullptr_t>) {
+    if (a.count == 0) return array<C, B>(cast<C>(x));  // no axes: NumPy returns the input as complex
+    auto p = prepare<C>(std::forward<X>(x), a, a.n, false, factor);  // a copy applies the factor too
+    const leaf<C, B> in = p.in;
+    array<C, B> result = p.whole() ? std::move(p.keep) : array<C, B>(p.in.shape);
+    run_transform(in, result.as_leaf(), a, factor, p.scaled, run);
+    return result;
+  } else {
+    auto p = prepare<C>(std::forward<X>(x), a, a.n, false, factor);
+    const leaf<C, B> o = output_leaf<C>(fn, *out, transform_shape(shape, a, false), p.in, true);
+    if (a.count == 0) as_view(o) = as_view(p.in);  // no axes: the input as complex
+    else run_transform(p.in, o, a, factor, p.scaled, run);
   }
-  const fft_geometry g = make_geometry(p.in.strides, o.shape, o.strides, a);
-  if (o.shape.numel() > 0) fft_backend<B>::template c2c<R>(g, p.in.data, o.data, inverse ? +1 : -1);
-  if (!p.scaled) scale_leaf(o, factor);
 }
 
-template <class O, class X>
-void real_forward_into(const char* fn, O& out, X&& x, const extents& s, const extents& axes, norm_mode norm) {
+/// rfftn: into `out` when given, else into a new array.
+template <class X, class O = std::nullptr_t>
+auto real_forward(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm, O* out = nullptr) {
   using XU = std::remove_cvref_t<X>;
   using V = value_t<XU>;
   using B = backend_of_t<XU>;
@@ -359,18 +304,22 @@ void real_forward_into(const char* fn, O& out, X&& x, const extents& s, const ex
   const extents shape = shape_of(x);
   const axes_spec a = resolve_axes(fn, shape, s, axes, true, false);
   const double factor = norm_factor(norm, false, a.transform_size());
+  auto run = [](const fft_geometry& g, const R* i, C* o) { fft_backend<B>::template r2c<R>(g, i, o); };
   auto p = prepare<R>(std::forward<X>(x), a, a.n, false, factor);
-  extents want = p.in.shape;
-  want[a.axis[a.count - 1]] = a.n[a.count - 1] / 2 + 1;
-  const leaf<C, B> o = output_leaf<C>(fn, out, want, p.in, false);
-  const fft_geometry g = make_geometry(p.in.strides, o.shape, o.strides, a);
-  if (o.shape.numel() > 0) fft_backend<B>::template r2c<R>(g, p.in.data, o.data);
-  if (!p.scaled) scale_leaf(o, factor);
+  if constexpr (std::is_same_v<O, std::nullptr_t>) {
+    array<C, B> result(transform_shape(shape, a, true));
+    run_transform(p.in, result.as_leaf(), a, factor, p.scaled, run);
+    return result;
+  } else {
+    run_transform(p.in, output_leaf<C>(fn, *out, transform_shape(shape, a, true), p.in, false), a, factor, p.scaled, run);
+  }
 }
 
-template <class O, class X>
-void real_inverse_into(const char* fn, O& out, X&& x, const extents& s, const extents& axes, norm_mode norm,
-                       bool keep_input) {
+/// irfftn: into `out` when given, else into a new array. keep_input: an lvalue input is copied
+/// first (the c2r transform uses its input as scratch); a temporary is always consumed.
+template <class X, class O = std::nullptr_t>
+auto real_inverse(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm, bool keep_input = true,
+                  O* out = nullptr) {
   using XU = std::remove_cvref_t<X>;
   using B = backend_of_t<XU>;
   using R = fft_real_t<value_t<XU>>;
@@ -380,15 +329,18 @@ void real_inverse_into(const char* fn, O& out, X&& x, const extents& s, const ex
   const axes_spec a = resolve_axes(fn, shape, s, axes, true, true);
   index_t len[max_rank];
   for (int k = 0; k < a.count; ++k) len[k] = a.n[k];
-  len[a.count - 1] = a.n[a.count - 1] / 2 + 1;
+  len[a.count - 1] = a.n[a.count - 1] / 2 + 1;  // the half spectrum the c2r transform reads
   const double factor = norm_factor(norm, true, a.transform_size());
+  auto run = [](const fft_geometry& g, C* i, R* o) { fft_backend<B>::template c2r<R>(g, i, o); };
   auto p = prepare<C>(std::forward<X>(x), a, len, keep_input, factor);
-  extents want = p.in.shape;
-  want[a.axis[a.count - 1]] = a.n[a.count - 1];
-  const leaf<R, B> o = output_leaf<R>(fn, out, want, p.in, false);
-  const fft_geometry g = make_geometry(p.in.strides, o.shape, o.strides, a);
-  if (o.shape.numel() > 0) fft_backend<B>::template c2r<R>(g, p.in.data, o.data);
-  if (!p.scaled) scale_leaf(o, factor);
+  if constexpr (std::is_same_v<O, std::nullptr_t>) {
+    array<R, B> result(transform_shape(shape, a, false));
+    run_transform(p.in, result.as_leaf(), a, factor, p.scaled, run);
+    return result;
+  } else {
+    run_transform(p.in, output_leaf<R>(fn, *out, transform_shape(shape, a, false), p.in, false), a, factor, p.scaled,
+                  run);
+  }
 }
 
 }  // namespace detail
@@ -414,20 +366,20 @@ concept execution_context = requires(const E& e) { e.enter(); };
 
 template <class O, class X>
 void fftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
-  detail::complex_transform_into("fftn_into", out, std::forward<X>(x), s, axes, norm, false);
+  detail::complex_transform("fftn_into", std::forward<X>(x), s, axes, norm, false, &out);
 }
 template <class O, class X>
 void ifftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
-  detail::complex_transform_into("ifftn_into", out, std::forward<X>(x), s, axes, norm, true);
+  detail::complex_transform("ifftn_into", std::forward<X>(x), s, axes, norm, true, &out);
 }
 template <class O, class X>
 void rfftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
-  detail::real_forward_into("rfftn_into", out, std::forward<X>(x), s, axes, norm);
+  detail::real_forward("rfftn_into", std::forward<X>(x), s, axes, norm, &out);
 }
 template <class O, class X>
 void irfftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward,
                  input_use use = input_use::preserve) {
-  detail::real_inverse_into("irfftn_into", out, std::forward<X>(x), s, axes, norm, use == input_use::preserve);
+  detail::real_inverse("irfftn_into", std::forward<X>(x), s, axes, norm, use == input_use::preserve, &out);
 }
 /// The same on an explicit execution context (fusor::on(stream) on cuda).
 template <execution_context E, class O, class X>
