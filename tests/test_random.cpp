@@ -82,3 +82,32 @@ TEST_CASE("integers, bernoulli and permutation") {
   CHECK_THROWS_AS(random::uniform<float>(g, {3}, 2.f, 1.f), value_error);
   CHECK_THROWS_AS(random::normal<double>(g, {3}, 0., -1.), value_error);
 }
+
+TEST_CASE("a lazy draw fuses into a SIMD statement and keeps its values on any thread count") {
+  const index_t n = 100'003;
+  random::generator ge(31);
+  const array<float> eager = random::normal<float>(ge, {n});
+  const array<float> a = random::uniform<float>(ge, {n});
+  for (int threads : {1, 2}) {
+    set_parallel_threshold(1);
+    set_num_threads(threads);
+    random::generator g(31);
+    const auto z = lazy::random::normal<float>(g, {n});
+    array<float> y(extents{n});
+    instrument::reset();
+    y = sin(a) + z;  // sin has a SIMD form: the draw is generated a packet at a time
+    CHECK(instrument::passes == 1);
+    CHECK(instrument::simd_passes == 1);
+    index_t bad = 0;
+    for (index_t i = 0; i < n; ++i) bad += !test::close(y(i), std::sin(a(i)) + eager(i), test::ulps<float>(4));
+    CHECK(bad == 0);
+    // into a reversed destination: the scalar loop asks the generator one position at a time
+    array<float> r(extents{n});
+    flip(r) = z;
+    bad = 0;
+    for (index_t i = 0; i < n; ++i) bad += r(i) != eager(n - 1 - i);
+    CHECK(bad == 0);
+  }
+  set_num_threads(0);
+  set_parallel_threshold(index_t(1) << 17);
+}

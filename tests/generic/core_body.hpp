@@ -351,6 +351,171 @@ TEST_CASE("random draws are a function of (seed, stream, element) only") {
   CHECK(ones_count < 320);
 }
 
+namespace body {
+// The draws' values as the block algorithm defines them (DESIGN: element k of a draw is value
+// k % per_block of Philox block k / per_block), written here as plain loops over the Philox words.
+inline std::uint64_t bits64(std::uint32_t hi, std::uint32_t lo) { return (std::uint64_t(hi) << 32) | lo; }
+template <class T>
+std::vector<T> ref_uniform(std::uint64_t seed, std::uint64_t stream, index_t n, T lo, T hi) {
+  std::vector<T> out(static_cast<std::size_t>(n));
+  for (index_t k = 0; k < n; ++k) {
+    T u;
+    if constexpr (std::is_same_v<T, float>) {
+      const auto w = fusor::random::block_words(seed, stream, std::uint64_t(k / 4));
+      u = float(w[std::size_t(k % 4)] >> 8) * 0x1.0p-24f;
+    } else {
+      const auto w = fusor::random::block_words(seed, stream, std::uint64_t(k / 2));
+      const std::size_t q = std::size_t(k % 2);
+      u = T(double(bits64(w[2 * q], w[2 * q + 1]) >> 11) * 0x1.0p-53);
+    }
+    out[std::size_t(k)] = lo + (hi - lo) * u;
+  }
+  return out;
+}
+template <class T>
+std::vector<T> ref_normal(std::uint64_t seed, std::uint64_t stream, index_t n, T mean, T sd) {
+  std::vector<T> out(static_cast<std::size_t>(n));
+  for (index_t k = 0; k < n; ++k) {
+    const auto w = fusor::random::block_words(seed, stream, std::uint64_t(k / 2));
+    const double r = std::sqrt(-2.0 * std::log((double(bits64(w[0], w[1]) >> 11) + 1.0) * 0x1.0p-53));
+    const double t = 2.0 * 3.14159265358979323846 * (double(bits64(w[2], w[3]) >> 11) * 0x1.0p-53);
+    out[std::size_t(k)] = T(double(mean) + double(sd) * r * (k % 2 == 0 ? std::cos(t) : std::sin(t)));
+  }
+  return out;
+}
+inline std::vector<std::int64_t> ref_integers(std::uint64_t seed, std::uint64_t stream, index_t n, std::int64_t lo,
+                                              std::int64_t hi) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  const std::uint64_t range = std::uint64_t(hi) - std::uint64_t(lo);
+  for (index_t k = 0; k < n; ++k) {
+    const auto w = fusor::random::block_words(seed, stream, std::uint64_t(k / 2));
+    const std::size_t q = std::size_t(k % 2);
+    out[std::size_t(k)] = std::int64_t(std::uint64_t(lo) + std::uint64_t((unsigned __int128)bits64(w[2 * q], w[2 * q + 1]) * range >> 64));
+  }
+  return out;
+}
+inline std::vector<bool> ref_bernoulli(std::uint64_t seed, std::uint64_t stream, index_t n, double p) {
+  std::vector<bool> out(static_cast<std::size_t>(n));
+  for (index_t k = 0; k < n; ++k) {
+    const auto w = fusor::random::block_words(seed, stream, std::uint64_t(k / 2));
+    const std::size_t q = std::size_t(k % 2);
+    out[std::size_t(k)] = double(bits64(w[2 * q], w[2 * q + 1]) >> 11) * 0x1.0p-53 < p;
+  }
+  return out;
+}
+}  // namespace body
+
+TEST_CASE("random draws give the block algorithm's values, eager, lazy, fused, broadcast and strided") {
+  // device transcendental functions and contraction into fma may differ by a few ulps from the host's
+  const double tol_f = test::ulps<float>(4), tol_d = test::ulps<double>(64);
+  for (index_t n : body::sizes_for<float>()) {
+    CAPTURE(n);
+    random::generator g(77);
+    const auto u = body::host_values(random::uniform<float, B>(g, {n}, -2.0f, 3.0f));
+    const auto z = body::host_values(random::normal<double, B>(g, {n}, 1.0, 2.0));
+    const auto k = body::host_values(random::integers<std::int64_t, B>(g, {n}, -5, 1'000'000'007));
+    const auto b = body::host_values(random::bernoulli<B>(g, {n}, 0.3));
+    const auto uf = body::host_values(random::normal<float, B>(g, {n}));
+    CHECK(body::mismatches(u, body::ref_uniform<float>(77, 0, n, -2.0f, 3.0f), tol_f).first == 0);
+    CHECK(body::mismatches(z, body::ref_normal<double>(77, 1, n, 1.0, 2.0), tol_d).first == 0);
+    CHECK(k == body::ref_integers(77, 2, n, -5, 1'000'000'007));
+    CHECK(b == body::ref_bernoulli(77, 3, n, 0.3));
+    CHECK(body::mismatches(uf, body::ref_normal<float>(77, 4, n, 0.0f, 1.0f), tol_f).first == 0);
+  }
+  // the node evaluates to the eager draw's values: alone, inside a fused statement, repeatedly
+  const index_t n = 1'000'003;
+  const auto ref = body::ref_normal<float>(5, 0, n, 1.0f, 0.5f);
+  random::generator g(5);
+  const auto node = lazy::random::normal<float, B>(g, {n}, 1.0f, 0.5f);
+  CHECK(g.stream() == 1);  // the node took its stream when it was made
+  const auto a = body::dev(test::values<float>(n, -1, 1, 3));
+  const auto ha = body::host_values(a);
+  array<float, B> y(extents{n});
+  instrument::reset();
+  y = a * 2.0f + node;
+  CHECK(instrument::passes == 1);
+  CHECK(instrument::allocations == 0);
+  std::vector<float> want(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = ha[i] * 2.0f + ref[i];
+  CHECK(body::mismatches(body::host_values(y), want, tol_f).first == 0);
+  CHECK(body::host_values(array<float, B>(node)) == body::host_values(array<float, B>(node)));
+  // a reduction reads the draw without materialising it
+  instrument::reset();
+  const double s = sum(cast<double>(node));
+  CHECK(instrument::passes == 1);
+  CHECK(instrument::allocations == 0);
+  double sref = 0;
+  for (float v : ref) sref += double(v);
+  CHECK(s == doctest::Approx(sref).epsilon(1e-9));
+  // broadcast: a (33,) draw added to every row of a (4, 33) array; strided: into every other column
+  random::generator gb(6);
+  const auto row = body::ref_uniform<double>(6, 0, 33, 0.0, 1.0);
+  const auto m = body::host_values(zeros<double, B>({4, 33}) + lazy::random::uniform<double, B>(gb, {33}));
+  index_t bad = 0;
+  for (std::size_t i = 0; i < m.size(); ++i) bad += m[i] != row[i % 33];
+  CHECK(bad == 0);
+  auto dst = zeros<std::int64_t, B>({3, 22});
+  random::generator gs(8);
+  dst(fusor::all, range(0, 22, 2)) = lazy::random::integers<std::int64_t, B>(gs, {3, 11}, 0, 100);
+  const auto ints = body::ref_integers(8, 0, 33, 0, 100);
+  const auto hd = body::host_values(dst);
+  bad = 0;
+  for (index_t r = 0; r < 3; ++r)
+    for (index_t c = 0; c < 22; ++c) bad += hd[std::size_t(r * 22 + c)] != (c % 2 ? 0 : ints[std::size_t(r * 11 + c / 2)]);
+  CHECK(bad == 0);
+  CHECK_THROWS_WITH_AS((lazy::random::normal<float, B>(g, {3}, 0.0f, -1.0f)), doctest::Contains("stddev >= 0, got -1"),
+                       value_error);
+  CHECK_THROWS_AS((lazy::random::uniform<float, B>(g, {2, -1})), shape_error);
+}
+
+TEST_CASE("lazy ramps, identities and coordinate grids fuse with their closed forms") {
+  for (index_t n : body::sizes_for<float>()) {
+    CAPTURE(n);
+    const auto x = body::dev(test::values<float>(n, -1, 1, 9));
+    const auto hx = body::host_values(x);
+    instrument::reset();
+    const array<float, B> fused = x * lazy::arange<float, B>(float(n)) + lazy::linspace<float, B>(-1, 1, n);
+    CHECK(instrument::passes == (n > 0 ? 1 : 0));
+    const auto y = body::host_values(fused);
+    index_t bad = 0;
+    for (index_t i = 0; i < n; ++i) {
+      const double ls = n == 1 ? -1.0 : -1.0 + 2.0 * double(i) / double(n - 1);
+      bad += !test::close(y[std::size_t(i)], float(double(hx[std::size_t(i)]) * double(i) + ls), test::ulps<float>(4));
+    }
+    CHECK(bad == 0);
+  }
+  // sum of a ramp and of the identity without an array in sight
+  CHECK(sum(lazy::arange<std::int64_t, B>(100'001)) == std::int64_t(100'000) * 100'001 / 2);
+  CHECK(sum(lazy::eye<double, B>(37, 40, -3)) == 34.0);
+  // a sphere mask from coordinate grids, against a plain loop
+  const extents shape{9, 10, 11};
+  const auto zc = lazy::coordinates<float, B>(shape, 0), yc = lazy::coordinates<float, B>(shape, 1),
+             xc = lazy::coordinates<float, B>(shape, -1);
+  instrument::reset();
+  const array<bool, B> sphere = square(zc - 4.0f) + square(yc - 4.5f) + square(xc - 5.0f) < 16.0f;
+  CHECK(instrument::passes == 1);
+  const auto mask = body::host_values(sphere);
+  index_t bad = 0, inside = 0;
+  for (index_t z = 0; z < 9; ++z)
+    for (index_t yy = 0; yy < 10; ++yy)
+      for (index_t xx = 0; xx < 11; ++xx) {
+        const double d = (z - 4.0) * (z - 4.0) + (yy - 4.5) * (yy - 4.5) + (xx - 5.0) * (xx - 5.0);
+        const bool want = d < 16.0;
+        inside += want;
+        bad += mask[std::size_t((z * 10 + yy) * 11 + xx)] != want;
+      }
+  CHECK(bad == 0);
+  CHECK(inside > 100);
+  // np.indices through the same grids; reductions along an axis of a grid
+  const auto idx = body::host_values(indices<B>({2, 3}));
+  CHECK(idx == std::vector<std::int64_t>{0, 0, 0, 1, 1, 1, 0, 1, 2, 0, 1, 2});
+  const auto col = body::host_values(sum(lazy::coordinates<std::int64_t, B>({4, 5}, 1), 0));
+  CHECK(col == std::vector<std::int64_t>{0, 4, 8, 12, 16});
+  CHECK_THROWS_AS((lazy::coordinates<float, B>(shape, 3)), index_error);
+  CHECK_THROWS_WITH_AS((lazy::arange<float, B>(0.0f, 1.0f, 0.0f)), doctest::Contains("step must be non-zero"), value_error);
+  CHECK_THROWS_WITH_AS((lazy::linspace<float, B>(0, 1, -2)), doctest::Contains("num >= 0, got -2"), value_error);
+}
+
 TEST_CASE("transfers: to<B>, to<cpu> and copy keep values, shapes and layouts") {
   const auto a = test::values<double>(6 * 35, -9, 9, 41);
   array<double> h(std::span<const double>(a.data(), a.size()), {6, 35});

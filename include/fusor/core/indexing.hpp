@@ -231,12 +231,7 @@ array<std::int64_t, B> indices(const extents& shape) {
   extents s{shape.size()};
   for (index_t d : shape) s.push_back(d);
   array<std::int64_t, B> out(s);
-  for (int k = 0; k < shape.size(); ++k) {
-    const auto ramp = arange<std::int64_t, B>(shape[k]);
-    extents st;
-    for (int j = 0; j < shape.size(); ++j) st.push_back(j == k ? 1 : 0);
-    detail::index_axis(out.view(), 0, k) = array_view<std::int64_t, B>(const_cast<std::int64_t*>(ramp.data()), shape, st);
-  }
+  for (int k = 0; k < shape.size(); ++k) detail::index_axis(out.view(), 0, k) = lazy::coordinates<std::int64_t, B>(shape, k);
   return out;
 }
 

@@ -72,104 +72,163 @@ class generator {
 namespace detail {
 using philox_words = std::array<std::uint32_t, 4>;
 
-/// Block k of one draw's stream: the element generator gets the block's four Philox words.
-/// (Named function objects, not lambdas: the same object runs in a cpu thread or a cuda kernel.)
-template <class T, class Gen>
-struct stream_blocks {
+/// One draw as a generator (generator_expr): element k is value k % PerBlock of block k / PerBlock
+/// of the draw's Philox stream, so it depends on (seed, stream, k) only. A run of positions
+/// evaluates each block once. (Named function objects, not lambdas: the same object runs in a
+/// cpu loop or a cuda kernel.)
+template <index_t PerBlock, class T, class Values>
+struct philox_draw {
+  using value_type = T;
   std::uint64_t seed, stream;
-  Gen gen;
-  FUSOR_HD void operator()(index_t block, T* out, index_t count) const {
-    gen(block_words(seed, stream, std::uint64_t(block)), out, count);
+  Values values;  // values(words, j, out, count): values j .. j + count - 1 of a block
+  FUSOR_HD void fill(index_t first, T* out, index_t count) const {
+    for (index_t i = 0; i < count;) {
+      const index_t k = first + i, j = k % PerBlock;
+      const index_t n = PerBlock - j < count - i ? PerBlock - j : count - i;
+      values(block_words(seed, stream, std::uint64_t(k / PerBlock)), j, out + i, n);
+      i += n;
+    }
   }
 };
 
-/// One draw: takes the generator's next stream and fills an array block by block, calling
-/// gen(words, out, count) with the block's four Philox words.
-template <index_t Block, class T, class B, class Gen>
-array<T, B> draw(generator& g, const extents& shape, Gen gen) {
-  array<T, B> a(shape);
-  const std::uint64_t seed = g.seed(), stream = g.take_stream();
-  executor<B>::template fill_blocks<Block>(a.as_leaf(), stream_blocks<T, Gen>{seed, stream, gen});
-  return a;
-}
-
 template <class T>
-struct uniform_gen {  // float: 24 random bits from one word; double: 53 bits from two
+struct uniform_values {  // float: 24 random bits from one word (4 a block); double: 53 bits from two
+  static constexpr index_t per_block = std::is_same_v<T, float> ? 4 : 2;
   T lo, hi;
-  FUSOR_HD void operator()(const philox_words& w, T* out, index_t count) const {
+  FUSOR_HD void operator()(const philox_words& w, index_t j, T* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {
+      const index_t q = j + i;
       T u;
-      if constexpr (std::is_same_v<T, float>) u = unit_float(w[i]);
-      else u = T(unit_double(w[2 * i], w[2 * i + 1]));
+      if constexpr (std::is_same_v<T, float>) u = unit_float(w[q]);
+      else u = T(unit_double(w[2 * q], w[2 * q + 1]));
       out[i] = lo + (hi - lo) * u;
     }
   }
 };
 template <class T>
-struct normal_gen {  // Box-Muller in double: two values per block
+struct normal_values {  // Box-Muller in double: a block's two values are the cos and sin halves
+  static constexpr index_t per_block = 2;
   T mean, stddev;
-  FUSOR_HD void operator()(const philox_words& w, T* out, index_t count) const {
+  FUSOR_HD void operator()(const philox_words& w, index_t j, T* out, index_t count) const {
     const double r = std::sqrt(-2.0 * std::log(open_unit(w[0], w[1])));
     const double t = 2.0 * std::numbers::pi * unit_double(w[2], w[3]);
-    out[0] = T(double(mean) + double(stddev) * r * std::cos(t));
-    if (count > 1) out[1] = T(double(mean) + double(stddev) * r * std::sin(t));
+    for (index_t i = 0; i < count; ++i)
+      out[i] = j + i == 0 ? T(double(mean) + double(stddev) * r * std::cos(t))
+                          : T(double(mean) + double(stddev) * r * std::sin(t));
   }
 };
 template <class T>
-struct integers_gen {  // 64 random bits per element, multiply-shift onto [lo, lo + range)
+struct integers_values {  // 64 random bits per element, multiply-shift onto [lo, lo + range)
+  static constexpr index_t per_block = 2;
   T lo;
   std::uint64_t range;
-  FUSOR_HD void operator()(const philox_words& w, T* out, index_t count) const {
+  FUSOR_HD void operator()(const philox_words& w, index_t j, T* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {
-      const std::uint64_t u = (std::uint64_t(w[2 * i]) << 32) | w[2 * i + 1];
+      const index_t q = j + i;
+      const std::uint64_t u = (std::uint64_t(w[2 * q]) << 32) | w[2 * q + 1];
       // modulo 2^64, which is exact for every integer type's range (signed ones included)
       out[i] = T(std::uint64_t(lo) + mulhi64(u, range));
     }
   }
 };
-struct bernoulli_gen {
+struct bernoulli_values {
+  static constexpr index_t per_block = 2;
   double p;
-  FUSOR_HD void operator()(const philox_words& w, bool* out, index_t count) const {
-    for (index_t i = 0; i < count; ++i) out[i] = unit_double(w[2 * i], w[2 * i + 1]) < p;
+  FUSOR_HD void operator()(const philox_words& w, index_t j, bool* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) out[i] = unit_double(w[2 * (j + i)], w[2 * (j + i) + 1]) < p;
   }
 };
+
+/// The node of one draw: takes the generator's next stream now, so every evaluation of the node
+/// gives the same values.
+template <class T, class B, class Values>
+auto draw(generator& g, const extents& shape, const Values& values) {
+  check_shape(shape);
+  using G = philox_draw<Values::per_block, T, Values>;
+  const std::uint64_t seed = g.seed(), stream = g.take_stream();
+  return generator_expr<G, B>{G{seed, stream, values}, shape, contiguous_strides(shape)};
+}
+
+template <class T>
+void check_uniform(T lo, T hi) {
+  static_assert(std::is_floating_point_v<T>, "fusor: uniform draws float or double; use integers() for integers");
+  if (!(lo <= hi))
+    throw value_error("fusor: uniform needs lo <= hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
+}
+template <class T>
+void check_normal(T stddev) {
+  static_assert(std::is_floating_point_v<T>, "fusor: normal draws float or double");
+  if (!(stddev >= T(0))) throw value_error("fusor: normal needs stddev >= 0, got " + std::to_string(stddev));
+}
+template <class T>
+void check_integers(T lo, T hi) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "fusor: integers draws an integer type");
+  if (!(lo < hi))
+    throw value_error("fusor: integers needs lo < hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
+}
+inline void check_bernoulli(double p) {
+  if (!(p >= 0.0 && p <= 1.0)) throw value_error("fusor: bernoulli needs 0 <= p <= 1, got " + std::to_string(p));
+}
 }  // namespace detail
+
+}  // namespace fusor::random
+
+namespace fusor::lazy::random {
+// The draws as nodes: `x = a + lazy::random::normal<float>(g, a.shape())` draws inside the one
+// pass that adds. Each call takes the generator's next stream, as the eager draw does, so a node
+// gives the same values as fusor::random's function of the same name, however often (and on
+// whichever thread or backend) it is evaluated.
+
+/// Uniform values in [lo, hi), as a node.
+template <element T, backend B = default_backend>
+auto uniform(fusor::random::generator& g, const extents& shape, T lo = T(0), T hi = T(1)) {
+  fusor::random::detail::check_uniform(lo, hi);
+  return fusor::random::detail::draw<T, B>(g, shape, fusor::random::detail::uniform_values<T>{lo, hi});
+}
+/// Normal values, as a node.
+template <element T, backend B = default_backend>
+auto normal(fusor::random::generator& g, const extents& shape, T mean = T(0), T stddev = T(1)) {
+  fusor::random::detail::check_normal(stddev);
+  return fusor::random::detail::draw<T, B>(g, shape, fusor::random::detail::normal_values<T>{mean, stddev});
+}
+/// Integers uniform in [lo, hi), as a node.
+template <element T, backend B = default_backend>
+auto integers(fusor::random::generator& g, const extents& shape, T lo, T hi) {
+  fusor::random::detail::check_integers(lo, hi);
+  const std::uint64_t range = std::uint64_t(hi) - std::uint64_t(lo);  // hi - lo modulo 2^64: exact
+  return fusor::random::detail::draw<T, B>(g, shape, fusor::random::detail::integers_values<T>{lo, range});
+}
+/// true with probability p, as a node.
+template <backend B = default_backend>
+auto bernoulli(fusor::random::generator& g, const extents& shape, double p = 0.5) {
+  fusor::random::detail::check_bernoulli(p);
+  return fusor::random::detail::draw<bool, B>(g, shape, fusor::random::detail::bernoulli_values{p});
+}
+
+}  // namespace fusor::lazy::random
+
+namespace fusor::random {
+// The eager draws: arrays, evaluated from the nodes above in one pass (so both forms agree).
 
 /// Uniform values in [lo, hi). float uses 24 random bits per element, double 53.
 template <element T, backend B = default_backend>
 array<T, B> uniform(generator& g, const extents& shape, T lo = T(0), T hi = T(1)) {
-  static_assert(std::is_floating_point_v<T>, "fusor: uniform draws float or double; use integers() for integers");
-  if (!(lo <= hi))
-    throw value_error("fusor: uniform needs lo <= hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
-  constexpr index_t per_block = std::is_same_v<T, float> ? 4 : 2;
-  return detail::draw<per_block, T, B>(g, shape, detail::uniform_gen<T>{lo, hi});
+  return array<T, B>(lazy::random::uniform<T, B>(g, shape, lo, hi));
 }
-
 /// Normal values (Box-Muller on 53-bit uniforms, computed in double).
 template <element T, backend B = default_backend>
 array<T, B> normal(generator& g, const extents& shape, T mean = T(0), T stddev = T(1)) {
-  static_assert(std::is_floating_point_v<T>, "fusor: normal draws float or double");
-  if (!(stddev >= T(0)))
-    throw value_error("fusor: normal needs stddev >= 0, got " + std::to_string(stddev));
-  return detail::draw<2, T, B>(g, shape, detail::normal_gen<T>{mean, stddev});
+  return array<T, B>(lazy::random::normal<T, B>(g, shape, mean, stddev));
 }
-
 /// Integers uniform in [lo, hi) (64 random bits per element, multiply-shift mapping).
 template <element T, backend B = default_backend>
 array<T, B> integers(generator& g, const extents& shape, T lo, T hi) {
-  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "fusor: integers draws an integer type");
-  if (!(lo < hi))
-    throw value_error("fusor: integers needs lo < hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
-  const std::uint64_t range = std::uint64_t(hi) - std::uint64_t(lo);  // hi - lo modulo 2^64: exact
-  return detail::draw<2, T, B>(g, shape, detail::integers_gen<T>{lo, range});
+  return array<T, B>(lazy::random::integers<T, B>(g, shape, lo, hi));
 }
-
 /// true with probability p.
 template <backend B = default_backend>
 array<bool, B> bernoulli(generator& g, const extents& shape, double p = 0.5) {
-  if (!(p >= 0.0 && p <= 1.0))
-    throw value_error("fusor: bernoulli needs 0 <= p <= 1, got " + std::to_string(p));
-  return detail::draw<2, bool, B>(g, shape, detail::bernoulli_gen{p});
+  return array<bool, B>(lazy::random::bernoulli<B>(g, shape, p));
 }
 
 /// A random permutation of 0..n-1: each position gets a 64-bit Philox key and the positions are

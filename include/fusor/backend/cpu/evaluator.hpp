@@ -1,8 +1,8 @@
 #pragma once
-// Evaluators: the cpu backend's run-time form of an expression tree. make_evaluator binds each
-// array leaf to the output's index space (strides aligned to the output rank, 0 on broadcast
-// axes); the executor then walks rows, calling seek() once per row and scalar()/packet() along
-// it. An evaluator is a private per-thread copy, so seek() may mutate it.
+// Evaluators: the cpu backend's run-time form of an expression tree, one type per kind of node,
+// built by core's walk (core/expr/bind.hpp) with every strided operand's strides aligned to the
+// output's index space. The executor walks rows, calling seek() once per row and
+// scalar()/packet() along it. An evaluator is a private per-thread copy, so seek() may mutate it.
 #include <array>
 #include <tuple>
 #include <type_traits>
@@ -10,7 +10,7 @@
 
 #include "diagnostics.hpp"
 #include "../../core/expr/loop_space.hpp"
-#include "../../core/expr/nodes.hpp"
+#include "../../core/expr/bind.hpp"
 #include "packet.hpp"
 
 
@@ -172,62 +172,84 @@ struct cast_ev {
   }
 };
 
-// ---- binding nodes to an output shape ---------------------------------------------------------
-// (declared first: the overloads call each other for sub-expressions)
-template <class F, class A>
-auto make_evaluator(const unary_expr<F, A>& e, const extents& out);
-template <class F, class A, class B>
-auto make_evaluator(const binary_expr<F, A, B>& e, const extents& out);
-template <class F, class A, class B, class C>
-auto make_evaluator(const ternary_expr<F, A, B, C>& e, const extents& out);
-template <class U, class A>
-auto make_evaluator(const cast_expr<U, A>& e, const extents& out);
+/// Values computed from positions (generator_expr): seek() finds the row's first position; a
+/// contiguous packet asks the generator for a run of consecutive positions at once.
+template <class G>
+struct generator_ev {
+  using value_type = typename G::value_type;
+  static constexpr int leaves = 1;
+  template <class L>
+  static constexpr pk kind =
+      (std::is_same_v<value_type, L> && packet_traits<L>::available && simd_loops) ? pk::value : pk::none;
 
-template <class T, class B>
-leaf_ev<T> make_evaluator(const leaf<T, B>& l, const extents& out) {
-  leaf_ev<T> ev{l.data, {}, l.data, 0};
-  const int n = out.size(), off = n - l.shape.size();
-  for (int k = 0; k < n; ++k)
-    ev.st[k] = (k < off || l.shape[k - off] == 1) ? 0 : l.strides[k - off];
-  return ev;
-}
-template <class T>
-scalar_ev<T> make_evaluator(const scalar_expr<T>& s, const extents&) {
-  return {s.value};
-}
-template <class F, class A>
-auto make_evaluator(const unary_expr<F, A>& e, const extents& out) {
-  using EA = decltype(make_evaluator(e.a, out));
-  return map_ev<F, typename unary_expr<F, A>::traits, EA>{e.f, {make_evaluator(e.a, out)}};
-}
-template <class F, class A, class B>
-auto make_evaluator(const binary_expr<F, A, B>& e, const extents& out) {
-  using EA = decltype(make_evaluator(e.a, out));
-  using EB = decltype(make_evaluator(e.b, out));
-  return map_ev<F, typename binary_expr<F, A, B>::traits, EA, EB>{
-      e.f, {make_evaluator(e.a, out), make_evaluator(e.b, out)}};
-}
-template <class F, class A, class B, class C>
-auto make_evaluator(const ternary_expr<F, A, B, C>& e, const extents& out) {
-  using EA = decltype(make_evaluator(e.a, out));
-  using EB = decltype(make_evaluator(e.b, out));
-  using EC = decltype(make_evaluator(e.c, out));
-  return map_ev<F, typename ternary_expr<F, A, B, C>::traits, EA, EB, EC>{
-      e.f, {make_evaluator(e.a, out), make_evaluator(e.b, out), make_evaluator(e.c, out)}};
-}
-template <class U, class A>
-auto make_evaluator(const cast_expr<U, A>& e, const extents& out) {
-  using EA = decltype(make_evaluator(e.a, out));
-  return cast_ev<U, EA>{make_evaluator(e.a, out)};
-}
+  G gen;
+  index_t st[max_rank];
+  index_t row = 0;
+  index_t inner = 0;
 
-/// Pointers to the stride arrays of every leaf of an evaluator, after `extra` leading slots.
-template <std::size_t Extra, class Ev>
-std::array<index_t*, Extra + Ev::leaves> stride_table(Ev& ev) {
-  std::array<index_t*, Extra + Ev::leaves> t{};
-  std::size_t k = Extra;
-  ev.visit_strides([&](index_t* s) { t[k++] = s; });
-  return t;
+  void seek(const index_t* idx, int n) {
+    index_t p = 0;
+    for (int k = 0; k < n; ++k) p += idx[k] * st[k];
+    row = p;
+    inner = st[n];
+  }
+  value_type scalar(index_t i) const {
+    value_type v;
+    gen.fill(row + i * inner, &v, 1);
+    return v;
+  }
+  template <bool Contiguous, class L>
+  packet_t<L> packet(index_t i) const {
+    using P = packet_traits<L>;
+    L tmp[P::size];
+    if (Contiguous || inner == 1) {
+      gen.fill(row + i, tmp, index_t(P::size));
+    } else if (inner == 0) {
+      gen.fill(row, tmp, 1);
+      return P::broadcast(tmp[0]);
+    } else {
+      for (std::size_t k = 0; k < P::size; ++k) gen.fill(row + (i + index_t(k)) * inner, tmp + k, 1);
+    }
+    return P::load(tmp);
+  }
+  template <class V>
+  void visit_strides(V&& v) {
+    v(st);
+  }
+};
+
+/// The cpu evaluator of each kind of node, for the shared walk (core/expr/bind.hpp).
+struct binding {
+  template <class T, class B>
+  static leaf_ev<T> bind_leaf(const leaf<T, B>& l, const index_t* st) {
+    leaf_ev<T> ev{l.data, {}, l.data, 0};
+    for (int k = 0; k < max_rank; ++k) ev.st[k] = st[k];
+    return ev;
+  }
+  template <class G>
+  static generator_ev<G> bind_generator(const G& g, const index_t* st) {
+    generator_ev<G> ev{g, {}};
+    for (int k = 0; k < max_rank; ++k) ev.st[k] = st[k];
+    return ev;
+  }
+  template <class T>
+  static scalar_ev<T> bind_scalar(const scalar_expr<T>& s) {
+    return {s.value};
+  }
+  template <class F, class Traits, class... E>
+  static map_ev<F, Traits, E...> bind_map(const F& f, const E&... children) {
+    return {f, {children...}};
+  }
+  template <class U, class E>
+  static cast_ev<U, E> bind_cast(const E& child) {
+    return {child};
+  }
+};
+
+/// e bound to the output shape `out` as the cpu loops walk it.
+template <class E>
+auto make_evaluator(const E& e, const extents& out) {
+  return bind<binding>(e, out);
 }
 
 }  // namespace fusor::detail::cpu_eval

@@ -160,17 +160,6 @@ struct executor<cpu> {
   static void arg_extreme_axis(const leaf<std::int64_t, cpu>& out, const E& e, int axis) {
     detail::cpu_exec::arg_extreme_axis<Max>(out, e, axis);
   }
-  /// Fills a contiguous array block by block: gen(block, out, count) writes `count` <= Block
-  /// values for block number `block`; the result does not depend on the thread count.
-  template <index_t Block, class T, class Gen>
-  static void fill_blocks(const leaf<T, cpu>& dst, const Gen& gen) {
-    const index_t n = dst.shape.numel(), blocks = (n + Block - 1) / Block;
-    FUSOR_COUNT_PASS();
-    detail::run_team(detail::threads_for(n), [&](int t, int nt) {
-      auto [b, e] = detail::split_range(blocks, t, nt);
-      for (index_t k = b; k < e; ++k) gen(k, dst.data + k * Block, std::min(Block, n - k * Block));
-    });
-  }
 };
 
 }  // namespace fusor

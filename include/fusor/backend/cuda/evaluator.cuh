@@ -1,7 +1,7 @@
 #pragma once
-// The cuda backend's run-time form of an expression tree: the same nodes as core's, bound to the
-// output's index space (strides aligned to the output rank, 0 on broadcast axes) and holding
-// device pointers, so the whole tree is one kernel argument. Element types are the device's:
+// The cuda backend's run-time form of an expression tree: one evaluator type per kind of node,
+// built by core's walk (core/expr/bind.hpp) with strides aligned to the output's index space,
+// holding device pointers, so the whole tree is one kernel argument. Element types are the device's:
 // std::complex<R> becomes cuda::std::complex<R> (same layout), so every functor in
 // core/functors.hpp runs unchanged in device code.
 //
@@ -18,7 +18,7 @@
 #include <utility>
 
 #include "../../core/expr/loop_space.hpp"
-#include "../../core/expr/nodes.hpp"
+#include "../../core/expr/bind.hpp"
 
 
 namespace fusor::detail::cuda_eval {
@@ -179,60 +179,80 @@ struct cast_dev {
   }
 };
 
-// ---- binding nodes to an output shape ---------------------------------------------------------
-template <class F, class A>
-auto make_evaluator(const unary_expr<F, A>& e, const extents& out);
-template <class F, class A, class B>
-auto make_evaluator(const binary_expr<F, A, B>& e, const extents& out);
-template <class F, class A, class B, class C>
-auto make_evaluator(const ternary_expr<F, A, B, C>& e, const extents& out);
-template <class U, class A>
-auto make_evaluator(const cast_expr<U, A>& e, const extents& out);
+/// Values computed from positions (generator_expr); a contiguous chunk is one run of the
+/// generator, which shares work between neighbours.
+template <class G>
+struct generator_dev {
+  using value_type = typename G::value_type;
+  static_assert(std::is_same_v<value_type, dev_t<value_type>>, "fusor: a generator's values must be a device type");
+  static constexpr std::size_t leaves = 1;
+  G gen;
+  index_t st[max_rank];
 
-template <class T, class B>
-leaf_dev<dev_t<T>> make_evaluator(const leaf<T, B>& l, const extents& out) {
-  leaf_dev<dev_t<T>> ev{reinterpret_cast<const dev_t<T>*>(l.data), {}};
-  const int n = out.size(), off = n - l.shape.size();
-  for (int k = 0; k < n; ++k) ev.st[k] = (k < off || l.shape[k - off] == 1) ? 0 : l.strides[k - off];
-  return ev;
-}
-template <class T>
-scalar_dev<dev_t<T>> make_evaluator(const scalar_expr<T>& s, const extents&) {
-  return {to_device<dev_t<T>>(s.value)};
-}
-template <class F, class A>
-auto make_evaluator(const unary_expr<F, A>& e, const extents& out) {
-  using EA = decltype(make_evaluator(e.a, out));
-  return map_dev<F, typename unary_expr<F, A>::traits, EA>{e.f, {make_evaluator(e.a, out)}};
-}
-template <class F, class A, class B>
-auto make_evaluator(const binary_expr<F, A, B>& e, const extents& out) {
-  using EA = decltype(make_evaluator(e.a, out));
-  using EB = decltype(make_evaluator(e.b, out));
-  return map_dev<F, typename binary_expr<F, A, B>::traits, EA, EB>{e.f,
-                                                                    {make_evaluator(e.a, out), make_evaluator(e.b, out)}};
-}
-template <class F, class A, class B, class C>
-auto make_evaluator(const ternary_expr<F, A, B, C>& e, const extents& out) {
-  using EA = decltype(make_evaluator(e.a, out));
-  using EB = decltype(make_evaluator(e.b, out));
-  using EC = decltype(make_evaluator(e.c, out));
-  return map_dev<F, typename ternary_expr<F, A, B, C>::traits, EA, EB, EC>{
-      e.f, {make_evaluator(e.a, out), make_evaluator(e.b, out), make_evaluator(e.c, out)}};
-}
-template <class U, class A>
-auto make_evaluator(const cast_expr<U, A>& e, const extents& out) {
-  using EA = decltype(make_evaluator(e.a, out));
-  return cast_dev<U, EA>{make_evaluator(e.a, out)};
-}
+  __device__ value_type at(index_t position) const {
+    value_type v;
+    gen.fill(position, &v, 1);
+    return v;
+  }
+  __device__ value_type get(const flat_pos& q) const { return at(q.i * st[0]); }
+  __device__ value_type get(const nd_pos& q) const {
+    index_t off = 0;
+    for (int k = 0; k < q.rank; ++k) off += q.idx[k] * st[k];
+    return at(off);
+  }
+  template <int N>
+  __device__ chunk<value_type, N> load(index_t base) const {
+    chunk<value_type, N> c;
+    if (st[0] == 0) {
+      const value_type v = at(0);
+      for (int k = 0; k < N; ++k) c.v[k] = v;
+    } else {
+      gen.fill(base, c.v, N);
+    }
+    return c;
+  }
+  template <class V>
+  void visit_strides(V&& v) {
+    v(st);
+  }
+  template <class V>
+  void visit_leaves(V&& v) const {
+    v(nullptr, st[0], 1);  // nothing to load: any chunk is aligned
+  }
+};
 
-/// Pointers to the stride arrays of every leaf of an evaluator, after `Extra` leading slots.
-template <std::size_t Extra, class Ev>
-std::array<index_t*, Extra + Ev::leaves> stride_table(Ev& ev) {
-  std::array<index_t*, Extra + Ev::leaves> t{};
-  std::size_t k = Extra;
-  ev.visit_strides([&](index_t* s) { t[k++] = s; });
-  return t;
+/// The cuda evaluator of each kind of node, for the shared walk (core/expr/bind.hpp).
+struct binding {
+  template <class T, class B>
+  static leaf_dev<dev_t<T>> bind_leaf(const leaf<T, B>& l, const index_t* st) {
+    leaf_dev<dev_t<T>> ev{reinterpret_cast<const dev_t<T>*>(l.data), {}};
+    for (int k = 0; k < max_rank; ++k) ev.st[k] = st[k];
+    return ev;
+  }
+  template <class G>
+  static generator_dev<G> bind_generator(const G& g, const index_t* st) {
+    generator_dev<G> ev{g, {}};
+    for (int k = 0; k < max_rank; ++k) ev.st[k] = st[k];
+    return ev;
+  }
+  template <class T>
+  static scalar_dev<dev_t<T>> bind_scalar(const scalar_expr<T>& s) {
+    return {to_device<dev_t<T>>(s.value)};
+  }
+  template <class F, class Traits, class... E>
+  static map_dev<F, Traits, E...> bind_map(const F& f, const E&... children) {
+    return {f, {children...}};
+  }
+  template <class U, class E>
+  static cast_dev<U, E> bind_cast(const E& child) {
+    return {child};
+  }
+};
+
+/// e bound to the output shape `out`, as one kernel argument.
+template <class E>
+auto make_evaluator(const E& e, const extents& out) {
+  return bind<binding>(e, out);
 }
 
 }  // namespace fusor::detail::cuda_eval

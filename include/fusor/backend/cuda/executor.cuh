@@ -75,12 +75,6 @@ struct nd_space {
   index_t dst[max_rank];
   int rank;
 };
-__device__ inline void unravel_dev(index_t flat, index_t* idx, const index_t* dims, int n) {
-  for (int k = n - 1; k >= 0; --k) {
-    idx[k] = flat % dims[k];
-    flat /= dims[k];
-  }
-}
 
 template <int N, class D, class Ev>
 __global__ void __launch_bounds__(block_threads) flat_vector_kernel(D* out, Ev ev, index_t n) {
@@ -103,7 +97,7 @@ template <class D, class Ev>
 __global__ void __launch_bounds__(block_threads) nd_kernel(D* out, nd_space s, Ev ev, index_t n) {
   index_t idx[max_rank];
   for (index_t i = global_thread(); i < n; i += grid_threads()) {
-    unravel_dev(i, idx, s.dims, s.rank);
+    unravel(i, idx, s.dims, s.rank);
     index_t off = 0;
     for (int k = 0; k < s.rank; ++k) off += idx[k] * s.dst[k];
     out[off] = convert_element<D>(ev.get(nd_pos{idx, s.rank}));
@@ -141,12 +135,6 @@ void assign(const leaf<T, cuda>& dst, const E& e) {
   check_launch("fusor elementwise kernel launch");
 }
 
-template <index_t Block, class T, class Gen>
-__global__ void __launch_bounds__(block_threads) fill_blocks_kernel(T* out, index_t n, index_t blocks, Gen gen) {
-  for (index_t b = global_thread(); b < blocks; b += grid_threads())
-    gen(b, out + b * Block, n - b * Block < Block ? n - b * Block : Block);
-}
-
 }  // namespace fusor::detail::cuda_exec
 
 #include "reduce.cuh"
@@ -179,18 +167,6 @@ struct executor<cuda> {
   template <bool Max, class E>
   static void arg_extreme_axis(const leaf<std::int64_t, cuda>& out, const E& e, int axis) {
     detail::cuda_exec::arg_extreme_axis<Max>(out, e, axis);
-  }
-  /// Fills a contiguous array block by block in one kernel: gen(block, out, count) is a
-  /// FUSOR_HD function object; the values do not depend on the launch shape.
-  template <index_t Block, class T, class Gen>
-  static void fill_blocks(const leaf<T, cuda>& dst, const Gen& gen) {
-    const index_t n = dst.shape.numel(), blocks = (n + Block - 1) / Block;
-    if (n == 0) return;
-    FUSOR_COUNT_PASS();
-    detail::cuda_exec::fill_blocks_kernel<Block>
-        <<<detail::cuda_exec::grid_for(blocks), detail::cuda_exec::block_threads, 0, current_cuda_stream()>>>(
-            dst.data, n, blocks, gen);
-    detail::cuda_exec::check_launch("fusor fill kernel launch");
   }
 };
 

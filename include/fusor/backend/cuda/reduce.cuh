@@ -78,7 +78,7 @@ struct fetch_nd {
   int rank;
   __device__ W operator()(index_t i) const {
     index_t idx[max_rank];
-    unravel_dev(i, idx, dims, rank);
+    unravel(i, idx, dims, rank);
     return accumulator<W>(ev.get(nd_pos{idx, rank}), i);
   }
 };
@@ -187,7 +187,7 @@ void move_axis_last(Ev& ev, int axis, int n) {
 template <class Op, class W, class Ev>
 __device__ W fold_row(const Ev& ev, const axis_space& s, index_t o, index_t first, index_t step) {
   index_t idx[max_rank];
-  unravel_dev(o, idx, s.dims, s.m);
+  unravel(o, idx, s.dims, s.m);
   W acc = Op::template identity<W>();
   for (index_t k = first; k < s.K; k += step) {
     idx[s.m] = k;
@@ -206,7 +206,7 @@ template <class Op, class W, class D, class Ev>
 __global__ void __launch_bounds__(block_threads) reduce_columns_kernel(D* out, axis_space s, Ev ev, index_t outputs) {
   for (index_t o = global_thread(); o < outputs; o += grid_threads()) {
     index_t idx[max_rank], off = 0;
-    unravel_dev(o, idx, s.dims, s.m);
+    unravel(o, idx, s.dims, s.m);
     for (int k = 0; k < s.m; ++k) off += idx[k] * s.out_strides[k];
     out[off] = convert_element<D>(output_value(fold_row<Op, W>(ev, s, o, 0, 1)));
   }
@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(block_threads) reduce_rows_kernel(D* out, axis
       W acc = lanes[threadIdx.x];
       for (unsigned l = 1; l < 32; ++l) acc = Op::combine(acc, lanes[threadIdx.x + l]);
       index_t idx[max_rank], off = 0;
-      unravel_dev(o, idx, s.dims, s.m);
+      unravel(o, idx, s.dims, s.m);
       for (int k = 0; k < s.m; ++k) off += idx[k] * s.out_strides[k];
       out[off] = convert_element<D>(output_value(acc));
     }

@@ -2,7 +2,8 @@
 // The iteration space of one assignment or reduction, shared by the backends' executors: size-1
 // axes dropped and neighbouring axes merged where every operand walks them contiguously one
 // after the other, so a contiguous statement becomes one flat loop and a broadcast one becomes
-// (rows, row length). Host code: the executors run it once per statement.
+// (rows, row length). coalesce runs once per statement on the host; next_index and unravel also
+// run inside kernels.
 #include <array>
 #include <cstddef>
 
@@ -49,13 +50,14 @@ loop_space coalesce(const index_t* shape, int n, const std::array<index_t*, N>& 
 }
 
 /// Advances a row-major multi-index over dims[0..n).
-inline void next_index(index_t* idx, const index_t* dims, int n) {
+FUSOR_HD inline void next_index(index_t* idx, const index_t* dims, int n) {
   for (int k = n - 1; k >= 0; --k) {
     if (++idx[k] < dims[k]) return;
     idx[k] = 0;
   }
 }
-inline void unravel(index_t flat, index_t* idx, const index_t* dims, int n) {
+/// The row-major multi-index over dims[0..n) of flat position `flat`.
+FUSOR_HD inline void unravel(index_t flat, index_t* idx, const index_t* dims, int n) {
   for (int k = n - 1; k >= 0; --k) {
     idx[k] = flat % dims[k];
     flat /= dims[k];

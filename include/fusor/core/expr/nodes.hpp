@@ -1,8 +1,8 @@
 #pragma once
 // Expression nodes: plain aggregates of fixed arity holding their operands by value (arrays as
-// leaf, sub-expressions as nodes, scalars as scalar_expr). A node never holds a reference, so
-// `auto e = a + b;` is valid while a and b live, like std::span. Nodes only describe work; the
-// backends' executors decide how to run it.
+// leaf, sub-expressions as nodes, scalars as scalar_expr, computed values as generator_expr).
+// A node never holds a reference, so `auto e = a + b;` is valid while a and b live, like std::span. Nodes only describe work;
+// bind.hpp turns a tree into a backend's evaluator and the backends' executors run it.
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
@@ -80,8 +80,26 @@ struct cast_expr {
   A a;
 };
 
+/// A nullary node: values computed from each element's position instead of read from memory
+/// (random draws, ramps, grids), so they fuse into the statement that uses them. Element idx of
+/// `shape` sits at position sum(idx[k] * strides[k]): contiguous strides number the elements in
+/// C order, a 0 stride repeats the values along an axis. G is a trivially copyable FUSOR_HD
+/// function object with a `value_type` and `fill(first, out, count)`, which writes the values at
+/// positions first, first + 1, ..., first + count - 1 (a run lets a generator share work between
+/// neighbours, as Philox blocks and Box-Muller pairs do).
+template <class G, class B>
+struct generator_expr {
+  using value_type = typename G::value_type;
+  using backend_type = B;
+  G gen;
+  extents shape;
+  extents strides;
+};
+
 template <class T>
 inline constexpr bool is_expression_v<scalar_expr<T>> = true;
+template <class G, class B>
+inline constexpr bool is_expression_v<generator_expr<G, B>> = true;
 template <class F, class A>
 inline constexpr bool is_expression_v<unary_expr<F, A>> = true;
 template <class F, class A, class B>
@@ -96,6 +114,10 @@ inline constexpr bool is_expression_v<cast_expr<U, A>> = true;
 template <class T>
 extents expr_shape(const scalar_expr<T>&) {
   return {};
+}
+template <class G, class B>
+const extents& expr_shape(const generator_expr<G, B>& e) {
+  return e.shape;
 }
 template <class F, class A>
 extents expr_shape(const unary_expr<F, A>& e) {
@@ -121,6 +143,8 @@ void for_each_leaf(const leaf<T, B>& l, Fn&& f) {
 }
 template <class T, class Fn>
 void for_each_leaf(const scalar_expr<T>&, Fn&&) {}
+template <class G, class B, class Fn>
+void for_each_leaf(const generator_expr<G, B>&, Fn&&) {}  // reads no memory
 template <class F, class A, class Fn>
 void for_each_leaf(const unary_expr<F, A>& e, Fn&& f) {
   for_each_leaf(e.a, f);

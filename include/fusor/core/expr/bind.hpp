@@ -1,0 +1,85 @@
+#pragma once
+// The one walk over expression trees. bind<Bk>(e, out) turns a tree of core's nodes into a
+// backend's evaluator bound to the output shape `out`: every strided operand (array leaves and
+// generators) gets its strides aligned to the output's rank, 0 on the axes it is broadcast
+// along. The backend's binding Bk supplies only the evaluator of each kind of node:
+//
+//   Bk::bind_leaf(const leaf<T, B>&, const index_t* strides)     memory read through strides
+//   Bk::bind_generator(const G&, const index_t* strides)          values computed from positions
+//   Bk::bind_scalar(const scalar_expr<T>&)                        one value everywhere
+//   Bk::template bind_map<F, Traits>(f, children...)              a functor over its operands
+//   Bk::template bind_cast<U>(child)                              an element type conversion
+//
+// Every evaluator exposes `leaves` (how many stride tables it holds) and visit_strides(v), which
+// calls v(index_t*) on each table in tree order; the executors coalesce, permute and seek
+// through those. A new node type is added here (and in nodes.hpp) as one more overload mapping
+// it onto these kinds; autodiff reuses the same walk for its adjoints.
+#include <array>
+#include <cstddef>
+
+#include "nodes.hpp"
+
+namespace fusor::detail {
+
+/// The strides of an operand of `shape` and `strides` inside an output of shape `out` (which
+/// it broadcasts to): aligned to the right, 0 on axes it lacks or has as 1.
+inline void output_strides(const extents& shape, const extents& strides, const extents& out, index_t* st) {
+  const int n = out.size(), off = n - shape.size();
+  for (int k = 0; k < max_rank; ++k)
+    st[k] = (k >= n || k < off || shape[k - off] == 1) ? 0 : strides[k - off];
+}
+
+template <class Bk>
+struct bind_tree {
+  template <class T, class B>
+  static auto of(const leaf<T, B>& l, const extents& out) {
+    index_t st[max_rank];
+    output_strides(l.shape, l.strides, out, st);
+    return Bk::bind_leaf(l, st);
+  }
+  template <class G, class B>
+  static auto of(const generator_expr<G, B>& g, const extents& out) {
+    index_t st[max_rank];
+    output_strides(g.shape, g.strides, out, st);
+    return Bk::bind_generator(g.gen, st);
+  }
+  template <class T>
+  static auto of(const scalar_expr<T>& s, const extents&) {
+    return Bk::bind_scalar(s);
+  }
+  template <class F, class A>
+  static auto of(const unary_expr<F, A>& e, const extents& out) {
+    return Bk::template bind_map<F, typename unary_expr<F, A>::traits>(e.f, of(e.a, out));
+  }
+  template <class F, class A, class B>
+  static auto of(const binary_expr<F, A, B>& e, const extents& out) {
+    return Bk::template bind_map<F, typename binary_expr<F, A, B>::traits>(e.f, of(e.a, out), of(e.b, out));
+  }
+  template <class F, class A, class B, class C>
+  static auto of(const ternary_expr<F, A, B, C>& e, const extents& out) {
+    return Bk::template bind_map<F, typename ternary_expr<F, A, B, C>::traits>(e.f, of(e.a, out), of(e.b, out),
+                                                                               of(e.c, out));
+  }
+  template <class U, class A>
+  static auto of(const cast_expr<U, A>& e, const extents& out) {
+    return Bk::template bind_cast<U>(of(e.a, out));
+  }
+};
+
+/// The backend Bk's evaluator of expression e, bound to the output shape `out`.
+template <class Bk, class E>
+auto bind(const E& e, const extents& out) {
+  return bind_tree<Bk>::of(e, out);
+}
+
+/// Pointers to the stride tables of every strided operand of an evaluator, after `Extra` leading
+/// slots (for the destination's): what coalesce() merges.
+template <std::size_t Extra, class Ev>
+std::array<index_t*, Extra + std::size_t(Ev::leaves)> stride_table(Ev& ev) {
+  std::array<index_t*, Extra + std::size_t(Ev::leaves)> t{};
+  std::size_t k = Extra;
+  ev.visit_strides([&](index_t* s) { t[k++] = s; });
+  return t;
+}
+
+}  // namespace fusor::detail
