@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include <fusor/fusor.hpp>
 
@@ -146,6 +147,54 @@ void hand_dot(benchmark::State& st) {
   report(st, 2.0 * n * sizeof(T));
 }
 
+// y = x + N(0, 1) noise: 1 read, 1 write, and the Philox + Box-Muller work. The lazy draw is
+// generated inside the one pass; the eager draw writes an array of noise first and reads it back;
+// the hand loop is the block algorithm written out (one Philox block, one log, sqrt, sin and cos
+// per pair of elements).
+template <class T>
+void fused_noise(benchmark::State& st) {
+  auto& d = inputs<T>();
+  fusor::set_num_threads(int(st.range(0)));
+  fusor::random::generator g(9);
+  const auto noise = fusor::lazy::random::normal<T>(g, {n});
+  for (auto _ : st) {
+    d.y = d.x + noise;
+    benchmark::ClobberMemory();
+  }
+  report(st, 2.0 * n * sizeof(T));
+}
+template <class T>
+void eager_noise(benchmark::State& st) {
+  auto& d = inputs<T>();
+  fusor::set_num_threads(int(st.range(0)));
+  fusor::random::generator g(9);
+  for (auto _ : st) {
+    d.y = d.x + fusor::random::normal<T>(g, {n});
+    benchmark::ClobberMemory();
+  }
+  report(st, 2.0 * n * sizeof(T));
+}
+template <class T>
+void hand_noise(benchmark::State& st) {
+  auto& d = inputs<T>();
+  const int t = int(st.range(0));
+  T* y = d.y.data();
+  const T* x = d.x.data();
+  for (auto _ : st) {
+#pragma omp parallel for num_threads(t) schedule(static)
+    for (index_t b = 0; b < n / 2; ++b) {
+      const auto w = fusor::random::block_words(9, 0, std::uint64_t(b));
+      const double u0 = (double(((std::uint64_t(w[0]) << 32) | w[1]) >> 11) + 1.0) * 0x1.0p-53;
+      const double u1 = double(((std::uint64_t(w[2]) << 32) | w[3]) >> 11) * 0x1.0p-53;
+      const double r = std::sqrt(-2.0 * std::log(u0)), a = 2.0 * 3.14159265358979323846 * u1;
+      y[2 * b] = x[2 * b] + T(r * std::cos(a));
+      y[2 * b + 1] = x[2 * b + 1] + T(r * std::sin(a));
+    }
+    benchmark::ClobberMemory();
+  }
+  report(st, 2.0 * n * sizeof(T));
+}
+
 #define FUSOR_BENCH(fn)                                                       \
   BENCHMARK(fn<float>)->Name(#fn "/float")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond); \
   BENCHMARK(fn<double>)->Name(#fn "/double")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -157,6 +206,9 @@ FUSOR_BENCH(fused_fma)
 FUSOR_BENCH(hand_fma)
 FUSOR_BENCH(fused_dot)
 FUSOR_BENCH(hand_dot)
+FUSOR_BENCH(fused_noise)
+FUSOR_BENCH(eager_noise)
+FUSOR_BENCH(hand_noise)
 
 }  // namespace
 

@@ -14,7 +14,8 @@ for b in json.load(open(sys.argv[1]))["benchmarks"]:
     fn, dtype, threads = name.split("/")[:3]
     rows[(dtype, int(threads), fn)] = b["GB/s"] / 1e9
 
-pairs = [("fused_sin", "hand_sin"), ("fused_sin", "hand_xsimd_sin"), ("fused_fma", "hand_fma"), ("fused_dot", "hand_dot")]
+pairs = [("fused_sin", "hand_sin"), ("fused_sin", "hand_xsimd_sin"), ("fused_fma", "hand_fma"), ("fused_dot", "hand_dot"),
+         ("fused_noise", "hand_noise"), ("eager_noise", "hand_noise")]
 print(f"{'dtype':7} {'thr':>3} {'statement':16} {'GB/s':>7} {'/triad':>7} {'vs hand':>21} {'vs numpy':>9}")
 for dtype in ("float", "double"):
     for threads in (1, 2):

@@ -74,6 +74,7 @@ using fusor::float_policy;
 using fusor::floor_divide_fn;
 using fusor::floor_fn;
 using fusor::fma_fn;
+using fusor::generator_expr;
 using fusor::greater_equal_fn;
 using fusor::greater_fn;
 using fusor::histogram_result;
@@ -431,3 +432,17 @@ using fusor::random::permutation;
 using fusor::random::philox4x32;
 using fusor::random::uniform;
 }  // namespace fusor::random
+
+// Creation functions and draws as expression nodes (computed inside the statement that uses them)
+export namespace fusor::lazy {
+using fusor::lazy::arange;
+using fusor::lazy::coordinates;
+using fusor::lazy::eye;
+using fusor::lazy::linspace;
+}  // namespace fusor::lazy
+export namespace fusor::lazy::random {
+using fusor::lazy::random::bernoulli;
+using fusor::lazy::random::integers;
+using fusor::lazy::random::normal;
+using fusor::lazy::random::uniform;
+}  // namespace fusor::lazy::random

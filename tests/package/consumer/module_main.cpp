@@ -78,6 +78,12 @@ int main() {
     uniform_ok = uniform_ok && u(i) == float(words[i % 4] >> 8) * 0x1.0p-24f;
   }
   check(uniform_ok, "uniform<float> elements from Philox words");
+  // the same draw as a lazy node, fused into a statement: the same values plus a ramp
+  fusor::random::generator g2(2024);
+  array<float> fused = fusor::lazy::random::uniform<float>(g2, {1001}) + fusor::lazy::arange<float>(1001.0f);
+  bool lazy_ok = true;
+  for (index_t i = 0; i < 1001; ++i) lazy_ok = lazy_ok && fused(i) == u(i) + float(i);
+  check(lazy_ok, "lazy::random::uniform + lazy::arange through the module");
 
   // FFTs: rfft against a naive DFT
   const index_t n = 37;
