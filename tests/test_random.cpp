@@ -101,6 +101,13 @@ TEST_CASE("a lazy draw fuses into a SIMD statement and keeps its values on any t
     index_t bad = 0;
     for (index_t i = 0; i < n; ++i) bad += !test::close(y(i), std::sin(a(i)) + eager(i), test::ulps<float>(4));
     CHECK(bad == 0);
+    // a bool draw in a where runs the scalar loop, each thread keeping its own Philox block
+    random::generator gb(32), gb_eager(32);
+    const array<bool> mask_ref = random::bernoulli(gb_eager, {n}, 0.4);
+    array<float> picked = where(lazy::random::bernoulli(gb, {n}, 0.4), a, -a);
+    bad = 0;
+    for (index_t i = 0; i < n; ++i) bad += picked(i) != (mask_ref(i) ? a(i) : -a(i));
+    CHECK(bad == 0);
     // into a reversed destination: the scalar loop asks the generator one position at a time
     array<float> r(extents{n});
     flip(r) = z;

@@ -438,7 +438,9 @@ TEST_CASE("random draws give the block algorithm's values, eager, lazy, fused, b
   std::vector<float> want(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < want.size(); ++i) want[i] = ha[i] * 2.0f + ref[i];
   CHECK(body::mismatches(body::host_values(y), want, tol_f).first == 0);
-  CHECK(body::host_values(array<float, B>(node)) == body::host_values(array<float, B>(node)));
+  // evaluated again, alone: the same values, those of the block algorithm
+  for (int again = 0; again < 2; ++again)
+    CHECK(body::mismatches(body::host_values(array<float, B>(node)), ref, tol_f).first == 0);
   // a reduction reads the draw without materialising it
   instrument::reset();
   const double s = sum(cast<double>(node));
@@ -463,6 +465,25 @@ TEST_CASE("random draws give the block algorithm's values, eager, lazy, fused, b
   for (index_t r = 0; r < 3; ++r)
     for (index_t c = 0; c < 22; ++c) bad += hd[std::size_t(r * 22 + c)] != (c % 2 ? 0 : ints[std::size_t(r * 11 + c / 2)]);
   CHECK(bad == 0);
+  // broadcast along the inner axis: a (33, 1) draw repeated over 4 columns (the packet loop
+  // broadcasts one position); a 0-d draw is position 0 everywhere
+  random::generator gc(10);
+  const auto colv = body::ref_uniform<float>(10, 0, 33, 0.0f, 1.0f);
+  const auto wide = body::host_values(zeros<float, B>({33, 4}) + lazy::random::uniform<float, B>(gc, {33, 1}));
+  bad = 0;
+  for (std::size_t i = 0; i < wide.size(); ++i) bad += wide[i] != colv[i / 4];
+  CHECK(bad == 0);
+  const auto scalar_draw = body::host_values(zeros<double, B>({5}) + lazy::random::normal<double, B>(gc, {}));
+  const auto z0 = body::ref_normal<double>(10, 1, 1, 0.0, 1.0);
+  for (double v : scalar_draw) CHECK(test::close(v, z0[0], tol_d));
+  // a bool draw as a where's condition: the scalar loop, which keeps one Philox block at a time
+  random::generator gw(12);
+  const auto cond = body::ref_bernoulli(12, 0, 100'001, 0.3);
+  const auto picked = body::host_values(array<float, B>(where(lazy::random::bernoulli<B>(gw, {100'001}, 0.3),
+                                                              lazy::arange<float, B>(100'001.0f), -1.0f)));
+  bad = 0;
+  for (std::size_t i = 0; i < picked.size(); ++i) bad += picked[i] != (cond[i] ? float(i) : -1.0f);
+  CHECK(bad == 0);
   CHECK_THROWS_WITH_AS((lazy::random::normal<float, B>(g, {3}, 0.0f, -1.0f)), doctest::Contains("stddev >= 0, got -1"),
                        value_error);
   CHECK_THROWS_AS((lazy::random::uniform<float, B>(g, {2, -1})), shape_error);
@@ -484,6 +505,13 @@ TEST_CASE("lazy ramps, identities and coordinate grids fuse with their closed fo
     }
     CHECK(bad == 0);
   }
+  // complex identities: the generator's host type converted for the device
+  const auto ce = body::host_values(eye<std::complex<float>, B>(4, 5, 1));
+  index_t cbad = 0;
+  for (index_t r = 0; r < 4; ++r)
+    for (index_t c = 0; c < 5; ++c)
+      cbad += ce[std::size_t(r * 5 + c)] != std::complex<float>(c - r == 1 ? 1.0f : 0.0f, 0.0f);
+  CHECK(cbad == 0);
   // sum of a ramp and of the identity without an array in sight
   CHECK(sum(lazy::arange<std::int64_t, B>(100'001)) == std::int64_t(100'000) * 100'001 / 2);
   CHECK(sum(lazy::eye<double, B>(37, 40, -3)) == 34.0);

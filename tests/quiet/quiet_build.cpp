@@ -56,6 +56,10 @@ int main() {
 
   random::generator g(7);
   auto r = random::normal<float>(g, {8, 64});
+  // generators fused into statements: a packet type, a bool draw in a where, a grid
+  array<float> noisy = r + lazy::random::uniform<float>(g, r.shape());
+  array<double> masked = where(lazy::random::bernoulli(g, {8, 64}), lazy::coordinates<double>({8, 64}, 1), 0.0);
+  total += double(sum(noisy)) + sum(masked) + double(sum(lazy::eye<std::int32_t>(5)));
   auto spectrum = fft::rfft(r);
   array<float> back = fft::irfft(spectrum, 64);
   auto product = matmul(r, transpose(r));

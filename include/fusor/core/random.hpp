@@ -79,10 +79,19 @@ using philox_words = std::array<std::uint32_t, 4>;
 template <index_t PerBlock, class T, class Values>
 struct philox_draw {
   using value_type = T;
+  static constexpr index_t block = PerBlock;  // positions one Philox evaluation gives
   std::uint64_t seed, stream;
   Values values;  // values(words, j, out, count): values j .. j + count - 1 of a block
   FUSOR_HD void fill(index_t first, T* out, index_t count) const {
-    for (index_t i = 0; i < count;) {
+    using whole = std::integral_constant<index_t, PerBlock>;
+    using from_start = std::integral_constant<index_t, 0>;
+    index_t i = 0;
+    if (first % PerBlock == 0) {
+      // whole blocks with a compile-time count: the words stay in registers
+      for (; i + PerBlock <= count; i += PerBlock)
+        values(block_words(seed, stream, std::uint64_t((first + i) / PerBlock)), from_start{}, out + i, whole{});
+    }
+    while (i < count) {
       const index_t k = first + i, j = k % PerBlock;
       const index_t n = PerBlock - j < count - i ? PerBlock - j : count - i;
       values(block_words(seed, stream, std::uint64_t(k / PerBlock)), j, out + i, n);
@@ -95,7 +104,8 @@ template <class T>
 struct uniform_values {  // float: 24 random bits from one word (4 a block); double: 53 bits from two
   static constexpr index_t per_block = std::is_same_v<T, float> ? 4 : 2;
   T lo, hi;
-  FUSOR_HD void operator()(const philox_words& w, index_t j, T* out, index_t count) const {
+  template <class J, class N>
+  FUSOR_HD void operator()(const philox_words& w, J j, T* out, N count) const {
     for (index_t i = 0; i < count; ++i) {
       const index_t q = j + i;
       T u;
@@ -109,7 +119,8 @@ template <class T>
 struct normal_values {  // Box-Muller in double: a block's two values are the cos and sin halves
   static constexpr index_t per_block = 2;
   T mean, stddev;
-  FUSOR_HD void operator()(const philox_words& w, index_t j, T* out, index_t count) const {
+  template <class J, class N>
+  FUSOR_HD void operator()(const philox_words& w, J j, T* out, N count) const {
     const double r = std::sqrt(-2.0 * std::log(open_unit(w[0], w[1])));
     const double t = 2.0 * std::numbers::pi * unit_double(w[2], w[3]);
     for (index_t i = 0; i < count; ++i)
@@ -122,7 +133,8 @@ struct integers_values {  // 64 random bits per element, multiply-shift onto [lo
   static constexpr index_t per_block = 2;
   T lo;
   std::uint64_t range;
-  FUSOR_HD void operator()(const philox_words& w, index_t j, T* out, index_t count) const {
+  template <class J, class N>
+  FUSOR_HD void operator()(const philox_words& w, J j, T* out, N count) const {
     for (index_t i = 0; i < count; ++i) {
       const index_t q = j + i;
       const std::uint64_t u = (std::uint64_t(w[2 * q]) << 32) | w[2 * q + 1];
@@ -134,7 +146,8 @@ struct integers_values {  // 64 random bits per element, multiply-shift onto [lo
 struct bernoulli_values {
   static constexpr index_t per_block = 2;
   double p;
-  FUSOR_HD void operator()(const philox_words& w, index_t j, bool* out, index_t count) const {
+  template <class J, class N>
+  FUSOR_HD void operator()(const philox_words& w, J j, bool* out, N count) const {
     for (index_t i = 0; i < count; ++i) out[i] = unit_double(w[2 * (j + i)], w[2 * (j + i) + 1]) < p;
   }
 };

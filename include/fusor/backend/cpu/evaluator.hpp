@@ -172,8 +172,20 @@ struct cast_ev {
   }
 };
 
+/// The run a generator computes together (G::block, e.g. the values of one Philox block), or 1.
+template <class G>
+constexpr index_t generator_block() {
+  if constexpr (requires { G::block; }) return G::block;
+  else return 1;
+}
+
 /// Values computed from positions (generator_expr): seek() finds the row's first position; a
-/// contiguous packet asks the generator for a run of consecutive positions at once.
+/// contiguous packet asks the generator for a run of consecutive positions at once, and a
+/// statement that only copies the generator has it write its rows straight into the destination.
+/// The scalar loop (a bool draw in a where, mixed types, casts, strided destinations) keeps the
+/// last block of a blocked generator, so it costs one Philox block per block, not per element
+/// (an evaluator is a private per-thread copy, so the kept block is too). The refill is out of
+/// line: inlined, the bigger scalar() made g++ compile the packet loop 1.8x slower.
 template <class G>
 struct generator_ev {
   using value_type = typename G::value_type;
@@ -181,11 +193,14 @@ struct generator_ev {
   template <class L>
   static constexpr pk kind =
       (std::is_same_v<value_type, L> && packet_traits<L>::available && simd_loops) ? pk::value : pk::none;
+  static constexpr index_t block = generator_block<G>();
 
   G gen;
   index_t st[max_rank];
   index_t row = 0;
   index_t inner = 0;
+  mutable index_t kept = -1;  // the first position of the block in `values`
+  mutable value_type values[block];
 
   void seek(const index_t* idx, int n) {
     index_t p = 0;
@@ -194,10 +209,23 @@ struct generator_ev {
     inner = st[n];
   }
   value_type scalar(index_t i) const {
-    value_type v;
-    gen.fill(row + i * inner, &v, 1);
-    return v;
+    const index_t pos = row + i * inner;
+    if constexpr (block == 1) {
+      value_type v;
+      gen.fill(pos, &v, 1);
+      return v;
+    } else {
+      const index_t first = pos - pos % block;
+      if (first != kept) refill(first);
+      return values[pos - first];
+    }
   }
+  [[gnu::noinline]] void refill(index_t first) const {
+    gen.fill(first, values, block);
+    kept = first;
+  }
+  /// d[b, e) = positions row + b ... of a contiguous row (dst = the generator, as it is).
+  void write_row(value_type* d, index_t b, index_t e) const { gen.fill(row + b, d + b, e - b); }
   template <bool Contiguous, class L>
   packet_t<L> packet(index_t i) const {
     using P = packet_traits<L>;
@@ -228,7 +256,7 @@ struct binding {
   }
   template <class G>
   static generator_ev<G> bind_generator(const G& g, const index_t* st) {
-    generator_ev<G> ev{g, {}};
+    generator_ev<G> ev{g, {}, 0, 0, -1, {}};
     for (int k = 0; k < max_rank; ++k) ev.st[k] = st[k];
     return ev;
   }

@@ -60,6 +60,12 @@ void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
     if (simd_ok) FUSOR_COUNT_SIMD_PASS();
 
   auto run_row = [&](Ev& e, T* d, index_t b, index_t end) {
+    if constexpr (requires { e.write_row(d, b, end); }) {  // dst = a generator, as it is
+      if (contiguous && simd_ok) {
+        e.write_row(d, b, end);
+        return;
+      }
+    }
     if constexpr (Ev::template kind<T> == pk::value) {
       if (simd_ok) {
         if (contiguous) packet_row<true>(d, e, b, end);

@@ -180,19 +180,20 @@ struct cast_dev {
 };
 
 /// Values computed from positions (generator_expr); a contiguous chunk is one run of the
-/// generator, which shares work between neighbours.
+/// generator, which shares work between neighbours. The generator writes host element types
+/// (std::complex for a complex eye), converted to the device's as a leaf's are.
 template <class G>
 struct generator_dev {
-  using value_type = typename G::value_type;
-  static_assert(std::is_same_v<value_type, dev_t<value_type>>, "fusor: a generator's values must be a device type");
+  using host_type = typename G::value_type;
+  using value_type = dev_t<host_type>;
   static constexpr std::size_t leaves = 1;
   G gen;
   index_t st[max_rank];
 
   __device__ value_type at(index_t position) const {
-    value_type v;
+    host_type v;
     gen.fill(position, &v, 1);
-    return v;
+    return to_device<value_type>(v);
   }
   __device__ value_type get(const flat_pos& q) const { return at(q.i * st[0]); }
   __device__ value_type get(const nd_pos& q) const {
@@ -207,7 +208,9 @@ struct generator_dev {
       const value_type v = at(0);
       for (int k = 0; k < N; ++k) c.v[k] = v;
     } else {
-      gen.fill(base, c.v, N);
+      host_type run[N];
+      gen.fill(base, run, N);
+      for (int k = 0; k < N; ++k) c.v[k] = to_device<value_type>(run[k]);
     }
     return c;
   }

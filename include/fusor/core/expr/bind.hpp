@@ -13,7 +13,7 @@
 // Every evaluator exposes `leaves` (how many stride tables it holds) and visit_strides(v), which
 // calls v(index_t*) on each table in tree order; the executors coalesce, permute and seek
 // through those. A new node type is added here (and in nodes.hpp) as one more overload mapping
-// it onto these kinds; autodiff reuses the same walk for its adjoints.
+// it onto these kinds. (Autodiff is to build its adjoints on this walk too.)
 #include <array>
 #include <cstddef>
 

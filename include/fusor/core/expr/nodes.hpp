@@ -86,7 +86,9 @@ struct cast_expr {
 /// C order, a 0 stride repeats the values along an axis. G is a trivially copyable FUSOR_HD
 /// function object with a `value_type` and `fill(first, out, count)`, which writes the values at
 /// positions first, first + 1, ..., first + count - 1 (a run lets a generator share work between
-/// neighbours, as Philox blocks and Box-Muller pairs do).
+/// neighbours, as Philox blocks and Box-Muller pairs do). A generator may declare
+/// `static constexpr index_t block`: its values come in aligned runs of that many positions, and a
+/// loop that reads one position at a time may ask for the whole run (even past the last element).
 template <class G, class B>
 struct generator_expr {
   using value_type = typename G::value_type;
