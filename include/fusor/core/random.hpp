@@ -10,6 +10,7 @@
 #include <numbers>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "create.hpp"

@@ -199,8 +199,8 @@ struct generator_ev {
   index_t st[max_rank];
   index_t row = 0;
   index_t inner = 0;
-  mutable index_t kept = -1;  // the first position of the block in `values`
-  mutable value_type values[block];
+  mutable index_t kept = -1;  // the first position of the block in kept_values
+  mutable value_type kept_values[block];
 
   void seek(const index_t* idx, int n) {
     index_t p = 0;
@@ -217,11 +217,11 @@ struct generator_ev {
     } else {
       const index_t first = pos - pos % block;
       if (first != kept) refill(first);
-      return values[pos - first];
+      return kept_values[pos - first];
     }
   }
   [[gnu::noinline]] void refill(index_t first) const {
-    gen.fill(first, values, block);
+    gen.fill(first, kept_values, block);
     kept = first;
   }
   /// d[b, e) = positions row + b ... of a contiguous row (dst = the generator, as it is).

@@ -1,8 +1,9 @@
 #pragma once
 // Expression nodes: plain aggregates of fixed arity holding their operands by value (arrays as
 // leaf, sub-expressions as nodes, scalars as scalar_expr, computed values as generator_expr).
-// A node never holds a reference, so `auto e = a + b;` is valid while a and b live, like std::span. Nodes only describe work;
-// bind.hpp turns a tree into a backend's evaluator and the backends' executors run it.
+// A node never holds a reference, so `auto e = a + b;` is valid while a and b live, like
+// std::span. Nodes only describe work; bind.hpp turns a tree into a backend's evaluator and the
+// backends' executors run it.
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
