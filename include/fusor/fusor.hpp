@@ -1,6 +1,7 @@
 #pragma once
 // Umbrella header: the core, the cpu backend, the host-safe cuda tag, file IO (.npy, printing),
-// linear algebra (CBLAS) and FFTs (FFTW). (Autodiff, VSA and matching join here as they land.)
+// linear algebra (CBLAS), FFTs (FFTW) and autodiff (fusor::ad). (VSA and matching join here as
+// they land.)
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/backend.hpp"
@@ -39,4 +40,4 @@
 #include "backend/cpu/blas.hpp"
 #include "fft.hpp"
 #include "backend/cpu/fft.hpp"
-
+#include "ad.hpp"

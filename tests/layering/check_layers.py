@@ -17,9 +17,11 @@ ALLOWED = {
     "linalg": {"core"},                     # products over the blas<B> hook
     "backend/cpu": {"core", "fft", "linalg"},
     "backend/cuda": {"core", "fft", "linalg", "backend/cpu"},  # host fallbacks reuse cpu loops
-    "io": {"core", "backend/cpu"},          # files are read and written through host memory
+    "io": {"core", "backend/cpu"},
+    # autodiff: generic code over core, plus the cpu packet trait of its dual numbers
+    "ad": {"core", "fft", "linalg", "backend/cpu"},          # files are read and written through host memory
     "interop": {"core", "backend/cpu", "umbrella"},
-    "umbrella": {"core", "fft", "linalg", "backend/cpu", "backend/cuda", "io", "interop"},
+    "umbrella": {"core", "fft", "linalg", "backend/cpu", "backend/cuda", "io", "interop", "ad"},
 }
 # system headers no core header may include: core sees only the tag types of the backends
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(xsimd/|thrust/|cub/|cuda_runtime|cufft|cublas|fftw3|cblas|omp\.h)")
@@ -30,9 +32,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 def layer_of(rel):
     parts = rel.split("/")
     if len(parts) == 1:
-        # fusor.hpp, cuda.cuh; fft.hpp and linalg.hpp are their folders' front doors
+        # fusor.hpp, cuda.cuh; fft.hpp, linalg.hpp and ad.hpp are their folders' front doors
         stem = os.path.splitext(parts[0])[0]
-        return stem if stem in ("fft", "linalg") else "umbrella"
+        return stem if stem in ("fft", "linalg", "ad") else "umbrella"
     if parts[0] == "backend":
         return "backend/" + parts[1]
     return parts[0]

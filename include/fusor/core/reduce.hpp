@@ -65,8 +65,11 @@ void require_nonempty(const N& node, const char* what) {
                       to_string(s));
 }
 
+// (types outside NumPy's table, such as dual numbers, keep their type: they carry more than a value)
 template <class V>
-using mean_result_t = std::conditional_t<std::is_floating_point_v<V> || is_complex_v<V>, V, double>;
+using mean_result_t = std::conditional_t<std::is_floating_point_v<V> || is_complex_v<V> ||
+                                             element_traits<V>::kind == element_kind::other,
+                                         V, double>;
 
 template <class V>
 constexpr void require_real() {
@@ -216,7 +219,8 @@ auto mean(const E& e) {
   const index_t n = expr_shape(node).numel();
   const auto total = detail::reduce_whole<detail::mean_sum_op>(node);
   if (n == 0) return M(std::numeric_limits<real_t<M>>::quiet_NaN());
-  return convert_element<M>(total / static_cast<real_t<std::remove_const_t<decltype(total)>>>(n));
+  if constexpr (element_traits<M>::kind == element_kind::other) return convert_element<M>(total / double(n));
+  else return convert_element<M>(total / static_cast<real_t<std::remove_const_t<decltype(total)>>>(n));
 }
 template <expression E>
 auto mean(const E& e, int axis, bool keepdims = false) {
@@ -224,7 +228,9 @@ auto mean(const E& e, int axis, bool keepdims = false) {
   using M = detail::mean_result_t<value_t<decltype(node)>>;
   const extents s = expr_shape(node);
   auto out = detail::reduce_along<detail::mean_sum_op, M>(node, axis, keepdims);
-  out /= static_cast<real_t<M>>(s[normalize_axis(axis, s.size())]);
+  const index_t count = s[normalize_axis(axis, s.size())];
+  if constexpr (element_traits<M>::kind == element_kind::other) out /= double(count);
+  else out /= static_cast<real_t<M>>(count);
   return out;
 }
 

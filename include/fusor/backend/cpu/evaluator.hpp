@@ -231,6 +231,10 @@ struct generator_ev {
     using P = packet_traits<L>;
     L tmp[P::size];
     if (Contiguous || inner == 1) {
+      // a generator that can build a packet itself (autodiff's seeds load their planes straight
+      // into a dual packet) skips the round trip through lane memory
+      if constexpr (requires { gen.template packet<packet_t<L>>(row + i); })
+        return gen.template packet<packet_t<L>>(row + i);
       gen.fill(row + i, tmp, index_t(P::size));
     } else if (inner == 0) {
       gen.fill(row, tmp, 1);

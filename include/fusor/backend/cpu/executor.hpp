@@ -82,7 +82,8 @@ void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
     run_team(nt, [&](int t, int n) {
       Ev local = ev;
       local.seek(nullptr, 0);
-      auto [b, e] = split_range(inner, t, n, index_t(cpu_alignment / sizeof(T)) * 4);
+      // (elements wider than a cache line, such as dual<double, 8>, split at any element)
+      auto [b, e] = split_range(inner, t, n, std::max<index_t>(1, index_t(cpu_alignment / sizeof(T))) * 4);
       if (b < e) run_row(local, dst.data, b, e);
     });
     return;

@@ -28,10 +28,12 @@ B packet_combine(const B& a, const B& b) {
   else return Op::combine(a, b);
 }
 
+// The packet of L's lanes combined into one W (packet_traits: a composite element such as a dual
+// number reduces as its own packet type).
 template <class Op, class W, class L>
-W horizontal(const simd::batch<L>& x) {
-  alignas(64) L lanes[simd::batch<L>::size];
-  x.store_aligned(lanes);
+W horizontal(const packet_t<L>& x) {
+  alignas(64) L lanes[packet_traits<L>::size];
+  packet_traits<L>::store_aligned(lanes, x);
   W r = Op::template identity<W>();
   for (L v : lanes) r = Op::combine(r, convert_element<W>(v));
   return r;
@@ -49,10 +51,11 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
   index_t i = b;
   if constexpr (Simd) {
     using L = typename Ev::value_type;
-    using batch = simd::batch<L>;
-    constexpr index_t w = index_t(batch::size);
+    using P = packet_traits<L>;
+    using batch = packet_t<L>;
+    constexpr index_t w = index_t(P::size);
     constexpr index_t block = 1024;  // terms per lane before widening: bounds float rounding growth
-    const batch id(Op::template identity<L>());
+    const batch id = P::broadcast(Op::template identity<L>());
     while (i + 4 * w <= e) {
       const index_t stop = std::min(e, i + block);
       batch a0 = id, a1 = id, a2 = id, a3 = id;
@@ -63,7 +66,7 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
         a3 = packet_combine<Op>(a3, ev.template packet<Contiguous, L>(i + 3 * w));
       }
       const batch s = packet_combine<Op>(packet_combine<Op>(a0, a1), packet_combine<Op>(a2, a3));
-      total = Op::combine(total, horizontal<Op, W>(s));
+      total = Op::combine(total, horizontal<Op, W, L>(s));
     }
   }
   for (; i < e; ++i) total = Op::combine(total, convert_element<W>(ev.scalar(i)));
@@ -237,8 +240,8 @@ void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
       if constexpr (packet_reducible<Op, Ev>) {
         if (unit_or_zero) {
           using L = V;
-          using batch = simd::batch<L>;
-          constexpr index_t w = index_t(batch::size);
+          using P = packet_traits<L>;
+          constexpr index_t w = index_t(P::size);
           alignas(64) L acc[chunk];
           std::fill(acc, acc + chunk, Op::template identity<L>());
           for (index_t k = 0; k < K; ++k) {
@@ -247,7 +250,7 @@ void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
             index_t j = j0;
             for (; j + w <= j1; j += w) {
               L* a = acc + (j - j0);
-              packet_combine<Op>(batch::load_aligned(a), local.template packet<false, L>(j)).store_aligned(a);
+              P::store_aligned(a, packet_combine<Op>(P::load(a), local.template packet<false, L>(j)));
             }
             for (; j < j1; ++j) acc[j - j0] = Op::combine(acc[j - j0], local.scalar(j));
           }
