@@ -1,7 +1,13 @@
 #pragma once
 // Automatic differentiation (namespace fusor::ad): dual numbers as an element type, forward-mode
-// transforms (jvp, derivative, jacfwd), central differences and gradcheck. Included by fusor.hpp.
+// transforms (jvp, derivative, jacfwd), central differences and gradcheck; reverse mode (tape,
+// variables, grad, value_and_grad). Included by fusor.hpp.
 #include "ad/dual.hpp"
 #include "ad/dual_packet.hpp"
 #include "ad/forward.hpp"
 #include "ad/check.hpp"
+#include "ad/tape.hpp"
+#include "ad/var.hpp"
+#include "ad/adjoint.hpp"
+#include "ad/record.hpp"
+#include "ad/transforms.hpp"

@@ -1,7 +1,7 @@
 // Autodiff test bodies written once and instantiated per backend: tests/test_ad.cpp runs them on
 // cpu, tests/test_ad_cuda.cu on cuda. Every derivative is compared with a closed form (written
-// out by hand below) or with central differences computed here in long double, never with fusor's
-// own derivative code.
+// out by hand below, evaluated in long double on the host) or with central differences, never
+// with fusor's own derivative code.
 //
 // The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
 #include "../common.hpp"
@@ -16,6 +16,12 @@ namespace adbody {
 using fusor::index_t;
 using B = TEST_BACKEND;
 using fusor::ad::dual;
+// the references' precision: long double on the host (nvcc would treat it as double, and says so)
+#if defined(__CUDACC__)
+using ref_t = double;
+#else
+using ref_t = long double;
+#endif
 
 template <class T>
 fusor::array<T, B> dev(const std::vector<T>& v, const fusor::extents& shape) {
@@ -34,67 +40,51 @@ auto host_values(const E& e) {
   return out;
 }
 
-// One elementary function: the generic code under test (called on arrays of duals, so the
-// backend's functor runs), and its value and derivative written out by hand in long double.
-struct case_t {
-  const char* name;
-  double lo, hi;  // the domain the inputs are drawn from
-  std::function<fusor::array<dual<double>, B>(const fusor::array<dual<double>, B>&)> f;
-  std::function<long double(long double)> value, slope;
-};
-
-inline std::vector<case_t> cases() {
-  using A = fusor::array<dual<double>, B>;
-  using L = long double;
-  return {
-      {"sin", -4, 4, [](const A& x) { return A(sin(x)); }, [](L x) { return std::sin(x); }, [](L x) { return std::cos(x); }},
-      {"cos", -4, 4, [](const A& x) { return A(cos(x)); }, [](L x) { return std::cos(x); }, [](L x) { return -std::sin(x); }},
-      {"tan", -1.2, 1.2, [](const A& x) { return A(tan(x)); }, [](L x) { return std::tan(x); },
-       [](L x) { return 1 / (std::cos(x) * std::cos(x)); }},
-      {"exp", -3, 3, [](const A& x) { return A(exp(x)); }, [](L x) { return std::exp(x); }, [](L x) { return std::exp(x); }},
-      {"exp2", -3, 3, [](const A& x) { return A(exp2(x)); }, [](L x) { return std::exp2(x); },
-       [](L x) { return std::exp2(x) * std::log(L(2)); }},
-      {"expm1", -3, 3, [](const A& x) { return A(expm1(x)); }, [](L x) { return std::expm1(x); }, [](L x) { return std::exp(x); }},
-      {"log", 0.1, 5, [](const A& x) { return A(log(x)); }, [](L x) { return std::log(x); }, [](L x) { return 1 / x; }},
-      {"log2", 0.1, 5, [](const A& x) { return A(log2(x)); }, [](L x) { return std::log2(x); },
-       [](L x) { return 1 / (x * std::log(L(2))); }},
-      {"log10", 0.1, 5, [](const A& x) { return A(log10(x)); }, [](L x) { return std::log10(x); },
-       [](L x) { return 1 / (x * std::log(L(10))); }},
-      {"log1p", -0.5, 5, [](const A& x) { return A(log1p(x)); }, [](L x) { return std::log1p(x); }, [](L x) { return 1 / (1 + x); }},
-      {"sqrt", 0.1, 5, [](const A& x) { return A(sqrt(x)); }, [](L x) { return std::sqrt(x); },
-       [](L x) { return 1 / (2 * std::sqrt(x)); }},
-      {"cbrt", 0.1, 5, [](const A& x) { return A(cbrt(x)); }, [](L x) { return std::cbrt(x); },
-       [](L x) { return 1 / (3 * std::cbrt(x) * std::cbrt(x)); }},
-      {"asin", -0.9, 0.9, [](const A& x) { return A(asin(x)); }, [](L x) { return std::asin(x); },
-       [](L x) { return 1 / std::sqrt(1 - x * x); }},
-      {"acos", -0.9, 0.9, [](const A& x) { return A(acos(x)); }, [](L x) { return std::acos(x); },
-       [](L x) { return -1 / std::sqrt(1 - x * x); }},
-      {"atan", -3, 3, [](const A& x) { return A(atan(x)); }, [](L x) { return std::atan(x); }, [](L x) { return 1 / (1 + x * x); }},
-      {"sinh", -2, 2, [](const A& x) { return A(sinh(x)); }, [](L x) { return std::sinh(x); }, [](L x) { return std::cosh(x); }},
-      {"cosh", -2, 2, [](const A& x) { return A(cosh(x)); }, [](L x) { return std::cosh(x); }, [](L x) { return std::sinh(x); }},
-      {"tanh", -2, 2, [](const A& x) { return A(tanh(x)); }, [](L x) { return std::tanh(x); },
-       [](L x) { return 1 - std::tanh(x) * std::tanh(x); }},
-      {"abs", -2, 2, [](const A& x) { return A(abs(x)); }, [](L x) { return std::fabs(x); }, [](L x) { return x > 0 ? 1 : -1; }},
-      {"square", -2, 2, [](const A& x) { return A(square(x)); }, [](L x) { return x * x; }, [](L x) { return 2 * x; }},
-      {"x*x+3x-1", -2, 2, [](const A& x) { return A(x * x + 3.0 * x - 1.0); }, [](L x) { return x * x + 3 * x - 1; },
-       [](L x) { return 2 * x + 3; }},
-      {"1/x", 0.5, 3, [](const A& x) { return A(1.0 / x); }, [](L x) { return 1 / x; }, [](L x) { return -1 / (x * x); }},
-      {"x/(1+x*x)", -2, 2, [](const A& x) { return A(x / (1.0 + x * x)); }, [](L x) { return x / (1 + x * x); },
-       [](L x) { return (1 - x * x) / ((1 + x * x) * (1 + x * x)); }},
-      {"x**2.5", 0.1, 3, [](const A& x) { return A(pow(x, 2.5)); }, [](L x) { return std::pow(x, L(2.5)); },
-       [](L x) { return L(2.5) * std::pow(x, L(1.5)); }},
-      {"x**2 (negative base)", -3, -0.1, [](const A& x) { return A(pow(x, 2.0)); }, [](L x) { return x * x; },
-       [](L x) { return 2 * x; }},
-      {"2**x", -2, 2, [](const A& x) { return A(pow(2.0, x)); }, [](L x) { return std::pow(L(2), x); },
-       [](L x) { return std::pow(L(2), x) * std::log(L(2)); }},
-      {"atan2(x, 2)", -2, 2, [](const A& x) { return A(atan2(x, 2.0)); }, [](L x) { return std::atan2(x, L(2)); },
-       [](L x) { return 2 / (4 + x * x); }},
-      {"floor", -2, 2, [](const A& x) { return A(floor(x)); }, [](L x) { return std::floor(x); }, [](L) { return L(0); }},
-      {"maximum(x, 0.5)", -2, 2, [](const A& x) { return A(maximum(x, 0.5)); }, [](L x) { return std::max(x, L(0.5)); },
-       [](L x) { return x > 0.5 ? 1 : 0; }},
-      {"where(x > 0, x, -2x)", -2, 2, [](const A& x) { return A(where(x > 0.0, x, -2.0 * x)); },
-       [](L x) { return x > 0 ? x : -2 * x; }, [](L x) { return x > 0 ? 1 : -2; }},
-  };
+// One elementary function, written once (a generic lambda, run on arrays of duals for forward
+// mode and on variables for reverse mode), and its value and derivative written out by hand.
+template <class F, class V, class D>
+void check_function(const char* name, double lo, double hi, F f, V value, D slope) {
+  CAPTURE(name);
+  // forward: the functor on dual numbers, SIMD and scalar paths
+  for (index_t n : {index_t(0), index_t(1), test::lanes<double> - 1, test::lanes<double>, test::lanes<double> + 1,
+                    3 * test::lanes<double> + 5, index_t(10'001)}) {
+    CAPTURE(n);
+    const auto xs = test::values<double>(n, lo, hi, 11);
+    std::vector<dual<double>> seeded(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) seeded[i] = dual<double>{xs[i], {1.0}};
+    const auto y = host_values(fusor::array<dual<double>, B>(f(dev(seeded))));
+    REQUIRE(y.size() == xs.size());
+    index_t bad = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const ref_t want_v = value(xs[i]), want_d = slope(xs[i]);
+      const bool ok = test::close(y[i].value, double(want_v), 1e-12) && test::close(y[i].tangent[0], double(want_d), 1e-11);
+      if (!ok && bad++ == 0) {
+        CAPTURE(xs[i]);
+        CHECK(y[i].value == doctest::Approx(double(want_v)));
+        CHECK(y[i].tangent[0] == doctest::Approx(double(want_d)));
+      }
+    }
+    CHECK(bad == 0);
+  }
+  // reverse: the gradient of sum(f(x)) is f'(x) elementwise, from the tape's adjoint of the functor
+  for (index_t n : {index_t(0), index_t(1), test::lanes<double> + 1, index_t(10'001)}) {
+    CAPTURE(n);
+    const auto xs = test::values<double>(n, lo, hi, 12);
+    const auto [v, g] = fusor::ad::value_and_grad([&](const auto& x) { return sum(f(x)); })(dev(xs));
+    const auto hg = host_values(g);
+    REQUIRE(hg.size() == xs.size());
+    ref_t want_v = 0;
+    index_t bad = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      want_v += value(xs[i]);
+      if (!test::close(hg[i], double(slope(xs[i])), 1e-11) && bad++ == 0) {
+        CAPTURE(xs[i]);
+        CHECK(hg[i] == doctest::Approx(double(slope(xs[i]))));
+      }
+    }
+    CHECK(bad == 0);
+    CHECK(test::close(v, double(want_v), 1e-11));
+  }
 }
 
 }  // namespace adbody
@@ -104,30 +94,48 @@ using adbody::B;
 using adbody::index_t;
 using fusor::ad::dual;
 
-TEST_CASE("dual numbers: value and derivative of every elementary function, scalar and SIMD") {
-  for (const auto& c : adbody::cases()) {
-    CAPTURE(c.name);
-    for (index_t n : {index_t(0), index_t(1), test::lanes<double> - 1, test::lanes<double>, test::lanes<double> + 1,
-                      3 * test::lanes<double> + 5, index_t(10'001)}) {
-      CAPTURE(n);
-      const auto xs = test::values<double>(n, c.lo, c.hi, 11);
-      std::vector<dual<double>> seeded(xs.size());
-      for (std::size_t i = 0; i < xs.size(); ++i) seeded[i] = dual<double>{xs[i], {1.0}};
-      const auto y = adbody::host_values(c.f(adbody::dev(seeded)));
-      REQUIRE(y.size() == xs.size());
-      index_t bad = 0;
-      for (std::size_t i = 0; i < xs.size(); ++i) {
-        const long double want_v = c.value(xs[i]), want_d = c.slope(xs[i]);
-        const bool ok = test::close(y[i].value, double(want_v), 1e-12) && test::close(y[i].tangent[0], double(want_d), 1e-11);
-        if (!ok && bad++ == 0) {
-          CAPTURE(xs[i]);
-          CHECK(y[i].value == doctest::Approx(double(want_v)));
-          CHECK(y[i].tangent[0] == doctest::Approx(double(want_d)));
-        }
-      }
-      CHECK(bad == 0);
-    }
-  }
+TEST_CASE("every elementary function: forward (dual numbers, scalar and SIMD) and reverse (tape) derivatives") {
+  using L = adbody::ref_t;
+  using adbody::check_function;
+#define AD_CASE(NAME, LO, HI, EXPR, VALUE, SLOPE) \
+  check_function(NAME, LO, HI, [](const auto& x) { return EXPR; }, [](L x) { return L(VALUE); }, [](L x) { return L(SLOPE); })
+  AD_CASE("sin", -4, 4, sin(x), std::sin(x), std::cos(x));
+  AD_CASE("cos", -4, 4, cos(x), std::cos(x), -std::sin(x));
+  AD_CASE("tan", -1.2, 1.2, tan(x), std::tan(x), 1 / (std::cos(x) * std::cos(x)));
+  AD_CASE("exp", -3, 3, exp(x), std::exp(x), std::exp(x));
+  AD_CASE("exp2", -3, 3, exp2(x), std::exp2(x), std::exp2(x) * std::log(L(2)));
+  AD_CASE("expm1", -3, 3, expm1(x), std::expm1(x), std::exp(x));
+  AD_CASE("log", 0.1, 5, log(x), std::log(x), 1 / x);
+  AD_CASE("log2", 0.1, 5, log2(x), std::log2(x), 1 / (x * std::log(L(2))));
+  AD_CASE("log10", 0.1, 5, log10(x), std::log10(x), 1 / (x * std::log(L(10))));
+  AD_CASE("log1p", -0.5, 5, log1p(x), std::log1p(x), 1 / (1 + x));
+  AD_CASE("sqrt", 0.1, 5, sqrt(x), std::sqrt(x), 1 / (2 * std::sqrt(x)));
+  AD_CASE("cbrt", 0.1, 5, cbrt(x), std::cbrt(x), 1 / (3 * std::cbrt(x) * std::cbrt(x)));
+  AD_CASE("asin", -0.9, 0.9, asin(x), std::asin(x), 1 / std::sqrt(1 - x * x));
+  AD_CASE("acos", -0.9, 0.9, acos(x), std::acos(x), -1 / std::sqrt(1 - x * x));
+  AD_CASE("atan", -3, 3, atan(x), std::atan(x), 1 / (1 + x * x));
+  AD_CASE("sinh", -2, 2, sinh(x), std::sinh(x), std::cosh(x));
+  AD_CASE("cosh", -2, 2, cosh(x), std::cosh(x), std::sinh(x));
+  AD_CASE("tanh", -2, 2, tanh(x), std::tanh(x), 1 - std::tanh(x) * std::tanh(x));
+  AD_CASE("abs", -2, 2, abs(x), std::fabs(x), x > 0 ? 1 : -1);
+  AD_CASE("square", -2, 2, square(x), x * x, 2 * x);
+  AD_CASE("x*x+3x-1", -2, 2, x * x + 3.0 * x - 1.0, x * x + 3 * x - 1, 2 * x + 3);
+  AD_CASE("1/x", 0.5, 3, 1.0 / x, 1 / x, -1 / (x * x));
+  AD_CASE("x/(1+x*x)", -2, 2, x / (1.0 + x * x), x / (1 + x * x), (1 - x * x) / ((1 + x * x) * (1 + x * x)));
+  AD_CASE("x**2.5", 0.1, 3, pow(x, 2.5), std::pow(x, L(2.5)), L(2.5) * std::pow(x, L(1.5)));
+  AD_CASE("x**2 (negative base)", -3, -0.1, pow(x, 2.0), x * x, 2 * x);
+  AD_CASE("2**x", -2, 2, pow(2.0, x), std::pow(L(2), x), std::pow(L(2), x) * std::log(L(2)));
+  AD_CASE("atan2(x, 2)", -2, 2, atan2(x, 2.0), std::atan2(x, L(2)), 2 / (4 + x * x));
+  AD_CASE("atan2(1.5, x)", 0.5, 2, atan2(1.5, x), std::atan2(L(1.5), x), -L(1.5) / (L(2.25) + x * x));
+  AD_CASE("floor", -2, 2, floor(x) + x, std::floor(x) + x, 1);
+  AD_CASE("maximum(x, 0.5)", -2, 2, maximum(x, 0.5), std::max(x, L(0.5)), x > 0.5 ? 1 : 0);
+  AD_CASE("minimum(x, 0.5)", -2, 2, minimum(x, 0.5), std::min(x, L(0.5)), x < 0.5 ? 1 : 0);
+  AD_CASE("clip(x, -1, 1)", -2, 2, clip(x, -1.0, 1.0), std::max(L(-1), std::min(x, L(1))), std::abs(x) < 1 ? 1 : 0);
+  AD_CASE("where(x > 0, x, -2x)", -2, 2, where(x > 0.0, x, -2.0 * x), x > 0 ? x : -2 * x, x > 0 ? 1 : -2);
+  AD_CASE("sin(x) * exp(-x*x) + x*x/2", -2, 2, sin(x) * exp(-x * x) + x * x / 2.0,
+          std::sin(x) * std::exp(-x * x) + x * x / 2,
+          std::cos(x) * std::exp(-x * x) - 2 * x * std::sin(x) * std::exp(-x * x) + x);
+#undef AD_CASE
 }
 
 TEST_CASE("vector mode: N tangents carry N directions through one evaluation") {
@@ -220,9 +228,9 @@ TEST_CASE("jvp: value and directional derivative in one fused pass") {
     CAPTURE(n);
     const auto xs = test::values<double>(n, -1, 1, 1), vs = test::values<double>(n, -1, 1, 2);
     array<double, B> x = adbody::dev(xs), v = adbody::dev(vs);
-    long double fv = 0, fd = 0, gv = 0, gd = 0;
+    adbody::ref_t fv = 0, fd = 0, gv = 0, gd = 0;
     for (std::size_t i = 0; i < xs.size(); ++i) {
-      const long double t = xs[i], e = std::exp(-t * t);
+      const adbody::ref_t t = xs[i], e = std::exp(-t * t);
       fv += 4 * (t + 1) * (t + 1), fd += 8 * (t + 1) * vs[i];
       gv += std::sin(t) * e + t * t / 2, gd += (std::cos(t) * e - 2 * t * std::sin(t) * e + t) * vs[i];
     }
@@ -328,4 +336,187 @@ TEST_CASE("central differences and gradcheck") {
                        shape_error);
   CHECK_THROWS_AS(ad::gradcheck(g, x, {.directions = -1}), value_error);
   CHECK_THROWS_AS(ad::numeric_jvp(g, x, zeros<double, B>({3})), shape_error);
+}
+
+// ---- reverse mode -------------------------------------------------------------------------------
+
+TEST_CASE("grad and value_and_grad: KlongPy's documented gradients") {
+  // x^2 at 3 is 6; x^3 at 2 is 12; 3x^4 - 2x^2 + x at 1 is 9 (one-element arrays)
+  auto at = [](double v) { return adbody::dev(std::vector<double>{v}); };
+  CHECK(adbody::host_values(ad::grad([](const auto& x) { return sum(x * x); })(at(3))) == std::vector<double>{6});
+  CHECK(adbody::host_values(ad::grad([](const auto& x) { return sum(x * x * x); })(at(2))) == std::vector<double>{12});
+  CHECK(adbody::host_values(ad::grad([](const auto& x) { return sum(3.0 * x * x * x * x - 2.0 * x * x + x); })(at(1))) ==
+        std::vector<double>{9});
+  // Σx² at [1 2 3] is [2 4 6]
+  CHECK(adbody::host_values(ad::grad([](const auto& x) { return sum(x * x); })(adbody::dev(std::vector<double>{1, 2, 3}))) ==
+        std::vector<double>{2, 4, 6});
+  // w^2 + b^2 at w = 2, b = 3: [4 6] (KlongPy's loss:>[w b]; JAX's argnums)
+  const auto [gw, gb] = ad::grad([](const auto& w, const auto& b) { return sum(w * w + b * b); }, ad::argnums<0, 1>)(at(2), at(3));
+  CHECK(adbody::host_values(gw) == std::vector<double>{4});
+  CHECK(adbody::host_values(gb) == std::vector<double>{6});
+  // 50 steps of w <- w - 0.1 dL/dw for L = w^2, from 10: w = 10 * 0.8^50
+  auto dl = ad::grad([](const auto& w) { return sum(w * w); });
+  array<double, B> w = at(10);
+  for (int k = 0; k < 50; ++k) w = w - 0.1 * dl(w);
+  CHECK(adbody::host_values(w)[0] == doctest::Approx(10 * std::pow(0.8, 50)).epsilon(1e-12));
+  // a constant argument (not in argnums) is passed through
+  const auto [v, g] = ad::value_and_grad([](const auto& x, const auto& c) { return sum(x * c); })(at(2), at(5));
+  CHECK(v == 10.0);
+  CHECK(adbody::host_values(g) == std::vector<double>{5});
+  // has_aux: the loss and something else
+  const auto [v2, aux, g2] =
+      ad::value_and_grad([](const auto& x) { return std::make_pair(sum(x * x), 42); }, ad::has_aux)(at(3));
+  CHECK(v2 == 9.0);
+  CHECK(aux == 42);
+  CHECK(adbody::host_values(g2) == std::vector<double>{6});
+}
+
+TEST_CASE("reverse mode through broadcasting, views, axis reductions and chained nodes (against central differences)") {
+  const auto ws = test::values<double>(4 * 3, -1, 1, 31), bs = test::values<double>(3, -1, 1, 32),
+             cs = test::values<double>(4 * 3, -1, 1, 33);
+  array<double, B> W = adbody::dev(ws, {4, 3}), b = adbody::dev(bs), c = adbody::dev(cs, {4, 3});
+  auto check = [&](const char* name, auto f, const array<double, B>& x) {
+    CAPTURE(name);
+    const auto g = adbody::host_values(ad::grad(f)(x));
+    const auto ng = adbody::host_values(ad::numeric_grad(f, x));
+    REQUIRE(g.size() == ng.size());
+    for (std::size_t i = 0; i < g.size(); ++i) CHECK(test::close(g[i], ng[i], 1e-7));
+  };
+  // a (3,) bias broadcast over the rows of a (4, 3) matrix: its adjoint sums over the rows
+  check("bias", [&](const auto& t) { return sum(tanh(W + t) * c); }, b);
+  check("matrix with a broadcast bias", [&](const auto& t) { return sum(sin(t * b) + t); }, W);
+  // reductions along axes, with and without keepdims, and a mean
+  check("sum along axis 1", [&](const auto& t) { return sum(square(sum(t * c, 1))); }, W);
+  check("mean along axis 0, keepdims", [&](const auto& t) { return sum(exp(mean(t, 0, true)) * W); }, W);
+  check("mean", [&](const auto& t) { return mean(t * t * c); }, W);
+  // a chain of materialised nodes
+  check("chained", [&](const auto& t) {
+    if constexpr (ad::is_var_v<std::remove_cvref_t<decltype(t)>>) {
+      ad::var<double, B> h = tanh(t * c);
+      ad::var<double, B> s = sum(h, 1);
+      return sum(s * s + sum(h));
+    } else {
+      return sum(square(sum(tanh(t * c), 1)) + sum(tanh(t * c)));
+    }
+  }, W);
+  // views of one variable in one expression: Rosenbrock
+  auto rosen = [](const auto& x) {
+    const index_t n = x.size();
+    return sum(100.0 * square(x(range(1, n)) - square(x(range(0, n - 1)))) + square(1.0 - x(range(0, n - 1))));
+  };
+  const auto xs = test::values<double>(17, -1.5, 1.5, 34);
+  const auto g = adbody::host_values(ad::grad(rosen)(adbody::dev(xs)));
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    double want = 0;
+    if (i + 1 < xs.size()) want += -400 * xs[i] * (xs[i + 1] - xs[i] * xs[i]) - 2 * (1 - xs[i]);
+    if (i > 0) want += 200 * (xs[i] - xs[i - 1] * xs[i - 1]);
+    CHECK(test::close(g[i], want, 1e-12));
+  }
+}
+
+TEST_CASE("a tape records one node per materialised expression, and a second iteration allocates nothing") {
+  const index_t n = 100'003;
+  const auto xs = test::values<double>(n, -1, 1, 41);
+  array<double, B> x = adbody::dev(xs);
+  ad::tape t;
+  auto step = [&] {
+    t.reset();
+    ad::var<double, B> xv = ad::param(t, x);
+    auto loss = sum(square(2.0 * (xv + 1.0)));  // Σ(2(x+1))²: one node
+    ad::backward(loss);
+    return std::make_pair(loss.item(), ad::gradient(xv));
+  };
+  (void)step();
+  CHECK(t.size() == 1);
+#if defined(FUSOR_INSTRUMENT)
+  instrument::reset();
+  const auto [value, g] = step();
+  CHECK(instrument::allocations == 0);
+  CHECK(instrument::passes == 2);  // the forward reduction, and one backward pass for x
+#else
+  const auto [value, g] = step();
+#endif
+  const auto hg = adbody::host_values(array<double, B>(g));
+  double want = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    want += 4 * (xs[i] + 1) * (xs[i] + 1);
+    CHECK(hg[i] == doctest::Approx(8 * (xs[i] + 1)).epsilon(1e-14));
+  }
+  CHECK(test::close(value, want, 1e-12));
+}
+
+TEST_CASE("no_grad, stop_gradient and constants") {
+  array<double, B> x = adbody::dev(std::vector<double>{1, 2, 3});
+  // stop_gradient: the second factor is a constant, so d/dx (x * stop(x)) = x
+  CHECK(adbody::host_values(ad::grad([](const auto& t) { return sum(t * ad::stop_gradient(t)); })(x)) ==
+        std::vector<double>{1, 2, 3});
+  ad::tape t;
+  auto xv = ad::param(t, x);
+  {
+    ad::no_grad scope;
+    CHECK_FALSE(ad::recording());
+    ad::var<double, B> y = xv * 2.0;
+    CHECK_FALSE(y.requires_grad());
+  }
+  CHECK(ad::recording());
+  ad::var<double, B> z = xv * 2.0;
+  CHECK(z.requires_grad());
+  CHECK(t.size() == 1);
+  // a function that does not use its argument: zero gradient
+  CHECK(adbody::host_values(ad::grad([](const auto& t2) { return sum(t2 * 0.0); })(x)) == std::vector<double>{0, 0, 0});
+}
+
+TEST_CASE("reverse-mode misuse is a typed error that says what was expected") {
+  array<double, B> x = adbody::dev(std::vector<double>{1, 2, 3});
+  ad::tape t, other;
+  auto xv = ad::param(t, x);
+  auto yv = ad::param(other, x);
+  CHECK_THROWS_WITH_AS((void)ad::eval(xv * yv),
+                       "fusor: evaluating an expression of variables from two different tapes (expected every variable of "
+                       "one expression on one tape; use ad::stop_gradient on the other tape's values to use them as "
+                       "constants)",
+                       ad::tape_error);
+  ad::var<double, B> y = xv * 2.0;
+  CHECK_THROWS_WITH_AS(ad::backward(y),
+                       "fusor: the gradient needs a function with one number as output (a 0-d variable, e.g. a sum), got "
+                       "shape (3,) (use vjp or jacrev for a vector output)",
+                       ad::tape_error);
+  CHECK_THROWS_AS(ad::grad([](const auto& v) { return ad::eval(v * 2.0); })(x), ad::tape_error);
+  t.reset();
+  CHECK_THROWS_WITH_AS((void)ad::eval(xv * 2.0),
+                       "fusor: use of a variable from an earlier recording: its tape was reset() since (record it again)",
+                       ad::tape_error);
+  CHECK_THROWS_AS((void)y.value(), ad::tape_error);
+  ad::var<double, B> never;
+  CHECK_THROWS_WITH_AS((void)never.shape(),
+                       "fusor: shape of a variable that was never made (default-constructed var)", ad::tape_error);
+}
+
+TEST_CASE("vjp, jacrev and jacobian") {
+  // the Jacobian of x^2 at [1 2] is [[2 0] [0 4]] by reverse mode too
+  array<double, B> x2 = adbody::dev(std::vector<double>{1, 2});
+  const auto J = ad::jacrev([](const auto& t) { return ad::eval(t * t); }, x2);
+  CHECK(J.shape() == extents{2, 2});
+  CHECK(adbody::host_values(J) == std::vector<double>{2, 0, 0, 4});
+  // y = Σ_j A_ij sin(x_j): 5 outputs, 17 inputs, against the closed form; jacobian picks reverse
+  const auto as = test::values<double>(5 * 17, -1, 1, 51), xs = test::values<double>(17, -1, 1, 52);
+  array<double, B> A = adbody::dev(as, {5, 17}), x = adbody::dev(xs);
+  auto f = [&](const auto& t) { return sum(A * sin(t), 1); };
+  for (const auto& Jr : {ad::jacrev(f, x), ad::jacobian(f, x), ad::jacfwd(f, x)}) {
+    REQUIRE(Jr.shape() == extents{5, 17});
+    const auto h = adbody::host_values(Jr);
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 17; ++j)
+        CHECK(test::close(h[std::size_t(i * 17 + j)], as[std::size_t(i * 17 + j)] * std::cos(xs[std::size_t(j)]), 1e-14));
+  }
+  // vjp: the value and a pullback that can be called again
+  auto [y, pb] = ad::vjp([](const auto& t) { return ad::eval(exp(t) * 2.0); }, x2);
+  CHECK(adbody::host_values(y) == std::vector<double>{2 * std::exp(1.0), 2 * std::exp(2.0)});
+  const auto c1 = adbody::host_values(pb(adbody::dev(std::vector<double>{1, 0})));
+  const auto c2 = adbody::host_values(pb(adbody::dev(std::vector<double>{0.5, 3})));
+  CHECK(c1 == std::vector<double>{2 * std::exp(1.0), 0});
+  CHECK(test::close(c2[0], std::exp(1.0), 1e-15));
+  CHECK(test::close(c2[1], 6 * std::exp(2.0), 1e-15));
+  CHECK_THROWS_WITH_AS(pb(adbody::dev(std::vector<double>{1, 2, 3})),
+                       "fusor: the cotangent must have the output's shape (2,), got (3,)", ad::tape_error);
 }

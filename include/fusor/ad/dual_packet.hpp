@@ -7,27 +7,19 @@
 // ordinary array of an aggregate, its value plane is a strided view (ad::primal), and the packet
 // load and store move between that and one register per plane.
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "../backend/cpu/diagnostics.hpp"
 #include "../backend/cpu/packet.hpp"
 #include "dual.hpp"
+#include "functors.hpp"
 
 FUSOR_SIMD_DIAGNOSTICS_BEGIN
 
 namespace fusor {
 
-namespace ad {
-/// Whether functor F evaluates on dual packets: the functors whose SIMD form is the generic
-/// scalar code (their cpu packet_impl is not specialised) and whose dual overloads above exist.
-/// Selections and comparisons (where, maximum, minimum, clip, sign, fma, ==, <, ...) take the
-/// scalar loop on duals: same pass, same numbers, without SIMD.
-template <class F>
-inline constexpr bool forward_simd_v = fusor::detail::one_of<
-    F, add_fn, subtract_fn, multiply_fn, divide_fn, negate_fn, square_fn, abs_fn, power_fn, atan2_fn, sqrt_fn,
-    cbrt_fn, exp_fn, exp2_fn, expm1_fn, log_fn, log2_fn, log10_fn, log1p_fn, sin_fn, cos_fn, tan_fn, asin_fn,
-    acos_fn, atan_fn, sinh_fn, cosh_fn, tanh_fn, floor_fn, ceil_fn, trunc_fn, round_fn>;
-}  // namespace ad
 
 template <class T, class A, int N>
 struct lane_of<ad::dual<xsimd::batch<T, A>, N>> {
@@ -46,24 +38,58 @@ struct packet_traits<ad::dual<T, N>> {
   static constexpr std::size_t alignment = alignof(element);
   template <class F>
   static constexpr bool supports = ad::forward_simd_v<F> && simd_op_v<F, T>;
+  /// The parts (value, tangent k) come out as packets of T.
+  template <class F, class L>
+  static constexpr bool extracts = (std::is_same_v<F, ad::primal_fn> || std::is_same_v<F, ad::tangent_fn>) &&
+                                   std::is_same_v<L, T>;
 
+  // Loads and stores transpose between W interleaved elements and N + 1 planes through a lane
+  // buffer, element by element (g++ turns that into shuffles for small N). The AVX-512 gather and
+  // scatter instructions measured 2x and 10x slower for dual<float> on this machine's AMD EPYC.
+  // Packets are built whole, as aggregates: a default-constructed dual packet is zero-filled first.
+  static_assert(sizeof(element) == (N + 1) * sizeof(T), "fusor: dual<T, N> must be N + 1 packed values");
+  template <std::size_t... K>
+  static type load_planes(const T (&planes)[N + 1][size], std::index_sequence<K...>) {
+    return type{batch::load_aligned(planes[0]), {batch::load_aligned(planes[K + 1])...}};
+  }
   static type load(const element* p) {
     alignas(64) T planes[N + 1][size];
     for (std::size_t j = 0; j < size; ++j) {
       planes[0][j] = p[j].value;
       for (int k = 0; k < N; ++k) planes[k + 1][j] = p[j].tangent[k];
     }
-    type r;
-    r.value = batch::load_aligned(planes[0]);
-    for (int k = 0; k < N; ++k) r.tangent[k] = batch::load_aligned(planes[k + 1]);
+    return load_planes(planes, std::make_index_sequence<std::size_t(N)>{});
+  }
+  template <std::size_t... K>
+  static type splat(const element& v, std::index_sequence<K...>) {
+    return type{batch(v.value), {batch(v.tangent[K])...}};
+  }
+  static type broadcast(const element& v) { return splat(v, std::make_index_sequence<std::size_t(N)>{}); }
+  /// The lanes of a packet combined into one W (reductions): plane by plane in W's lane type, for
+  /// the operators that act on value and tangents independently (sums and means, the only ones
+  /// simd_reduce_v enables for duals). Through a lane buffer of duals instead, the compiler's
+  /// mismatched stores and loads cost 30x more.
+  template <class Op, class W>
+  static W horizontal(const type& v) {
+    static_assert(std::is_same_v<Op, detail::sum_op> || std::is_same_v<Op, detail::mean_sum_op>,
+                  "fusor: dual packets reduce plane by plane only for sums");
+    using WL = std::remove_cvref_t<decltype(W{}.value)>;
+    W r = Op::template identity<W>();
+    alignas(64) T lanes[size];
+    v.value.store_aligned(lanes);
+    for (std::size_t j = 0; j < size; ++j) r.value = Op::combine(r.value, WL(lanes[j]));
+    for (int k = 0; k < N; ++k) {
+      v.tangent[k].store_aligned(lanes);
+      for (std::size_t j = 0; j < size; ++j) r.tangent[k] = Op::combine(r.tangent[k], WL(lanes[j]));
+    }
     return r;
   }
-  static type broadcast(const element& v) {
-    type r;
-    r.value = batch(v.value);
-    for (int k = 0; k < N; ++k) r.tangent[k] = batch(v.tangent[k]);
-    return r;
+  /// A plain operand in a dual statement: its values with zero tangents (a constant).
+  template <std::size_t... K>
+  static type lift_planes(const batch& v, std::index_sequence<K...>) {
+    return type{v, {(void(K), batch(T(0)))...}};
   }
+  static type lift(const batch& v) { return lift_planes(v, std::make_index_sequence<std::size_t(N)>{}); }
   static void store_aligned(element* p, const type& v) {
     alignas(64) T planes[N + 1][size];
     v.value.store_aligned(planes[0]);
@@ -74,6 +100,10 @@ struct packet_traits<ad::dual<T, N>> {
     }
   }
 };
+
+// the gate of a reverse-mode adjoint sum (a select on a loop-invariant flag)
+template <class L>
+inline constexpr bool simd_op_v<ad::gate_fn, L> = detail::simd::number<L>;
 
 // sums and means of duals accumulate dual packets (value and tangents in SIMD registers)
 template <class T, int N>

@@ -18,24 +18,11 @@
 #include "../core/shape_ops.hpp"
 #include "../core/transfer.hpp"
 #include "dual.hpp"
+#include "functors.hpp"
 
 namespace fusor::ad {
 
 // ---- parts of dual expressions: lazy, so they fuse into the statement that reads them ------------
-struct primal_fn : same_type_policy {
-  template <class D>
-  FUSOR_HD auto operator()(const D& d) const {
-    return primal_of(d);
-  }
-};
-struct tangent_fn : same_type_policy {
-  int k = 0;
-  template <class D>
-  FUSOR_HD auto operator()(const D& d) const {
-    return tangent_of(d, k);
-  }
-};
-
 /// The values of an array or expression of duals, as an expression (`array<float> y = primal(yd)`).
 template <class E>
   requires expression<E> && is_dual_v<value_t<E>>

@@ -95,7 +95,8 @@ class array {
     fill(s);
     return *this;
   }
-  template <scalar S>
+  template <class S>
+    requires(scalar<S> || std::is_same_v<S, T>)
   void fill(const S& s) {
     detail::assign_expr(as_leaf(), scalar_expr<T>{convert_element<T>(s)}, false);
   }

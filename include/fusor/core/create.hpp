@@ -16,7 +16,8 @@ template <element T, backend B = default_backend>
 array<T, B> empty(const extents& shape) {
   return array<T, B>(shape);
 }
-template <element T, backend B = default_backend, scalar S>
+template <element T, backend B = default_backend, class S>
+  requires(scalar<S> || std::is_same_v<S, T>)  // a number, or an element (a dual number, ...)
 array<T, B> full(const extents& shape, const S& value) {
   array<T, B> a(shape);
   a.fill(value);

@@ -97,6 +97,14 @@ int main() {
   }
   check(fft_ok, "rfft against a naive DFT (n = 37)");
 
+  // autodiff through the module: reverse (ad::sum found by argument-dependent lookup) and forward
+  {
+    array<double> x{1.0, 2.0, 3.0};
+    const array<double> g = fusor::ad::grad([](const auto& t) { return sum(t * t); })(x);
+    check(g(0) == 2.0 && g(2) == 6.0, "ad::grad of sum(x * x) at [1 2 3] is [2 4 6]");
+    check(fusor::ad::derivative([](auto t) { return t * t * t; }, 2.0) == 12.0, "ad::derivative of x^3 at 2 is 12");
+  }
+
   // typed errors cross the module boundary
   try {
     array<float> a = fusor::zeros<float>({3}), b = fusor::zeros<float>({4});

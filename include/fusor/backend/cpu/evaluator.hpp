@@ -4,6 +4,7 @@
 // output's index space. The executor walks rows, calling seek() once per row and
 // scalar()/packet() along it. An evaluator is a private per-thread copy, so seek() may mutate it.
 #include <array>
+#include <concepts>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -39,12 +40,23 @@ using host_compute_t = T;
 /// values, or a comparison mask over L.
 enum class pk { none, value, mask };
 
+/// Whether a packet of L can be made from a packet of T (packet_traits<L>::lift): a plain operand
+/// inside a statement of composite elements, such as a float array in a dual<float> statement,
+/// joins its SIMD loop as a packet of constants instead of sending the statement to the scalar loop.
+template <class L, class T>
+concept packet_liftable = !std::is_same_v<L, T> && packet_traits<T>::available && packet_traits<L>::available &&
+                          requires(const packet_t<T>& p) {
+                            { packet_traits<L>::lift(p) } -> std::same_as<packet_t<L>>;
+                          };
+
 template <class T>
 struct leaf_ev {
   using value_type = T;
   static constexpr int leaves = 1;
   template <class L>
-  static constexpr pk kind = (std::is_same_v<T, L> && packet_traits<L>::available && simd_loops) ? pk::value : pk::none;
+  static constexpr pk kind =
+      ((std::is_same_v<T, L> && packet_traits<L>::available) || packet_liftable<L, T>) && simd_loops ? pk::value
+                                                                                                      : pk::none;
 
   const T* base;
   index_t st[max_rank];
@@ -62,7 +74,9 @@ struct leaf_ev {
   template <bool Contiguous, class L>
   packet_t<L> packet(index_t i) const {
     using P = packet_traits<L>;
-    if constexpr (Contiguous) {
+    if constexpr (!std::is_same_v<T, L>) {
+      return P::lift(packet<Contiguous, T>(i));
+    } else if constexpr (Contiguous) {
       return P::load(row + i);
     } else {
       if (inner == 1) return P::load(row + i);
@@ -83,28 +97,43 @@ struct scalar_ev {
   using value_type = T;
   static constexpr int leaves = 0;
   template <class L>
-  static constexpr pk kind = (std::is_same_v<T, L> && packet_traits<L>::available && simd_loops) ? pk::value : pk::none;
+  static constexpr pk kind =
+      ((std::is_same_v<T, L> && packet_traits<L>::available) || packet_liftable<L, T>) && simd_loops ? pk::value
+                                                                                                      : pk::none;
   T value;
   void seek(const index_t*, int) {}
   T scalar(index_t) const { return value; }
   template <bool Contiguous, class L>
   packet_t<L> packet(index_t) const {
-    return packet_traits<L>::broadcast(value);
+    if constexpr (!std::is_same_v<T, L>) return packet_traits<L>::broadcast(convert_element<L>(value));
+    else return packet_traits<L>::broadcast(value);
   }
   template <class V>
   void visit_strides(V&&) {}
 };
+
+/// Whether functor F turns packets of element type C into packets of L (C != L): the parts of a
+/// composite element, such as the tangent of a dual number (packet_traits<C>::extracts<F, L>).
+template <class F, class C, class L>
+concept packet_extraction = !std::is_same_v<C, L> && packet_traits<C>::available && packet_traits<L>::available &&
+                            requires { requires packet_traits<C>::template extracts<F, L>; };
 
 template <class F, class Traits, class... E>
 struct map_ev {
   using value_type = typename Traits::result;
   using compute = typename Traits::compute;
   static constexpr int leaves = (E::leaves + ... + 0);
+  // the lanes the operands are evaluated in, for a statement in L
+  template <class L>
+  using operand_lane = std::conditional_t<packet_extraction<F, compute, L>, compute, L>;
 
  private:
   template <class L, std::size_t... I>
   static constexpr pk kind_of(std::index_sequence<I...>) {
-    if constexpr (!packet_traits<L>::template supports<F>) {
+    if constexpr (packet_extraction<F, compute, L>) {
+      constexpr bool args_ok = ((std::tuple_element_t<I, std::tuple<E...>>::template kind<compute> == pk::value) && ...);
+      return args_ok && std::is_same_v<value_type, L> ? pk::value : pk::none;
+    } else if constexpr (!packet_traits<L>::template supports<F>) {
       return pk::none;
     } else {
       constexpr bool args_ok =
@@ -133,7 +162,10 @@ struct map_ev {
   template <bool Contiguous, class L>
   auto packet(index_t i) const {
     return std::apply(
-        [&](const auto&... e) { return simd::packet_impl<F>::apply(f, e.template packet<Contiguous, L>(i)...); }, ch);
+        [&](const auto&... e) {
+          return simd::packet_impl<F>::apply(f, e.template packet<Contiguous, operand_lane<L>>(i)...);
+        },
+        ch);
   }
   template <class V>
   void visit_strides(V&& v) {
@@ -192,7 +224,9 @@ struct generator_ev {
   static constexpr int leaves = 1;
   template <class L>
   static constexpr pk kind =
-      (std::is_same_v<value_type, L> && packet_traits<L>::available && simd_loops) ? pk::value : pk::none;
+      ((std::is_same_v<value_type, L> && packet_traits<L>::available) || packet_liftable<L, value_type>) && simd_loops
+          ? pk::value
+          : pk::none;
   static constexpr index_t block = generator_block<G>();
 
   G gen;
@@ -228,6 +262,11 @@ struct generator_ev {
   void write_row(value_type* d, index_t b, index_t e) const { gen.fill(row + b, d + b, e - b); }
   template <bool Contiguous, class L>
   packet_t<L> packet(index_t i) const {
+    if constexpr (!std::is_same_v<value_type, L>) return packet_traits<L>::lift(packet<Contiguous, value_type>(i));
+    else return own_packet<Contiguous>(i);
+  }
+  template <bool Contiguous, class L = value_type>
+  auto own_packet(index_t i) const {
     using P = packet_traits<L>;
     L tmp[P::size];
     if (Contiguous || inner == 1) {

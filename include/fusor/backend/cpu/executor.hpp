@@ -25,7 +25,7 @@ void packet_row(T* d, const Ev& ev, index_t b, index_t e) {
   constexpr index_t W = index_t(P::size);
   constexpr std::uintptr_t align = P::alignment;
   index_t i = b;
-  for (; i < e && reinterpret_cast<std::uintptr_t>(d + i) % align != 0; ++i) d[i] = ev.scalar(i);
+  for (; i < e && reinterpret_cast<std::uintptr_t>(d + i) % align != 0; ++i) d[i] = convert_element<T>(ev.scalar(i));
   for (; i + 2 * W <= e; i += 2 * W) {
     const packet_t<T> p0 = ev.template packet<Contiguous, T>(i);
     const packet_t<T> p1 = ev.template packet<Contiguous, T>(i + W);
@@ -33,7 +33,7 @@ void packet_row(T* d, const Ev& ev, index_t b, index_t e) {
     P::store_aligned(d + i + W, p1);
   }
   for (; i + W <= e; i += W) P::store_aligned(d + i, ev.template packet<Contiguous, T>(i));
-  for (; i < e; ++i) d[i] = ev.scalar(i);
+  for (; i < e; ++i) d[i] = convert_element<T>(ev.scalar(i));
 }
 
 template <class T, class Ev>

@@ -32,6 +32,8 @@ B packet_combine(const B& a, const B& b) {
 // number reduces as its own packet type).
 template <class Op, class W, class L>
 W horizontal(const packet_t<L>& x) {
+  if constexpr (requires { packet_traits<L>::template horizontal<Op, W>(x); })
+    return packet_traits<L>::template horizontal<Op, W>(x);  // the element type knows a better way
   alignas(64) L lanes[packet_traits<L>::size];
   packet_traits<L>::store_aligned(lanes, x);
   W r = Op::template identity<W>();
@@ -67,6 +69,13 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
       }
       const batch s = packet_combine<Op>(packet_combine<Op>(a0, a1), packet_combine<Op>(a2, a3));
       total = Op::combine(total, horizontal<Op, W, L>(s));
+    }
+    // whole packets left over (short rows: a row of 100 floats is 6 packets, not 6 scalar
+    // quarters); fewer than 4 of them, so no widening is needed in between
+    if (i + w <= e) {
+      batch a0 = ev.template packet<Contiguous, L>(i);
+      for (i += w; i + w <= e; i += w) a0 = packet_combine<Op>(a0, ev.template packet<Contiguous, L>(i));
+      total = Op::combine(total, horizontal<Op, W, L>(a0));
     }
   }
   for (; i < e; ++i) total = Op::combine(total, convert_element<W>(ev.scalar(i)));

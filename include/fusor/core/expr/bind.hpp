@@ -64,6 +64,16 @@ struct bind_tree {
   static auto of(const cast_expr<U, A>& e, const extents& out) {
     return Bk::template bind_cast<U>(of(e.a, out));
   }
+  // Anything else is a node the engine does not evaluate itself (autodiff's variables: a path
+  // that evaluated them here would drop their gradient).
+  template <class E>
+  static auto of(const E&, const extents&) {
+    static_assert(sizeof(E) == 0,
+                  "fusor: this expression holds a node the engine cannot evaluate directly; for autodiff "
+                  "variables (fusor::ad::var) call the reduction unqualified (sum(x * x): argument-dependent "
+                  "lookup picks fusor::ad::sum) or materialise with ad::eval / var<T> y = expr");
+    return 0;
+  }
 };
 
 /// The backend Bk's evaluator of expression e, bound to the output shape `out`.

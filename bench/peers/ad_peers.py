@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""bench_ad's functions in JAX (jit, CPU) and PyTorch (eager autograd, CPU), on the same sizes and
+thread counts, beside fusor's times from bench_ad's JSON: prints each peer's median time and the
+ratio fusor/peer (< 1: fusor is faster). Peers that are not installed are skipped with a note.
+Usage: ad_peers.py BENCH_AD_JSON [threads]
+
+The functions (float32 and float64, n = 1e3 and 1e6):
+  square: sum((2 (x + 1))^2)      sinexp: sum(sin(x) exp(-x^2) + x^2 / 2)
+  rosen:  sum(100 (x[1:] - x[:-1]^2)^2 + (1 - x[:-1])^2)
+value and gradient from a plain input (jax.value_and_grad under jit; torch: requires_grad,
+forward, backward), and the JVP of sinexp at 1e6 (jax.jvp under jit; torch.func.jvp)."""
+import json
+import os
+import sys
+import time
+
+THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+os.environ.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen={'true' if THREADS > 1 else 'false'} "
+                                   f"intra_op_parallelism_threads={THREADS}")
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+
+import numpy as np  # noqa: E402
+
+
+def median_seconds(fn, reps=15):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def fusor_times(path):
+    med = {}
+    for b in json.load(open(path))["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            head, _, rest = b["run_name"].partition("/")
+            med[(head, rest.replace("/real_time", ""))] = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}.get(
+                b.get("time_unit", "ns"), 1e-9)
+    return med
+
+
+def inputs(n, dtype, seed):
+    return np.random.default_rng(seed).uniform(-1, 1, n).astype(dtype)
+
+
+def jax_peer():
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    fns = {
+        "square": lambda x: jnp.sum(jnp.square(2 * (x + 1))),
+        "sinexp": lambda x: jnp.sum(jnp.sin(x) * jnp.exp(-x * x) + x * x / 2),
+        "rosen": lambda x: jnp.sum(100 * jnp.square(x[1:] - jnp.square(x[:-1])) + jnp.square(1 - x[:-1])),
+    }
+    out = {}
+    for name, f in fns.items():
+        vg = jax.jit(jax.value_and_grad(f))
+        for dtype in ("float", "double"):
+            for n in (1000, 1000000):
+                x = jnp.asarray(inputs(n, np.float32 if dtype == "float" else np.float64, 1))
+                out[(f"vg_{name}", dtype, n)] = median_seconds(lambda: jax.block_until_ready(vg(x)))
+    jv = jax.jit(lambda x, v: jax.jvp(fns["sinexp"], (x,), (v,)))
+    for dtype in ("float", "double"):
+        t = np.float32 if dtype == "float" else np.float64
+        x, v = jnp.asarray(inputs(1000000, t, 1)), jnp.asarray(inputs(1000000, t, 2))
+        out[("jvp_sinexp", dtype, 1000000)] = median_seconds(lambda: jax.block_until_ready(jv(x, v)))
+    return out
+
+
+def torch_peer():
+    import torch
+    torch.set_num_threads(THREADS)
+    fns = {
+        "square": lambda x: torch.sum(torch.square(2 * (x + 1))),
+        "sinexp": lambda x: torch.sum(torch.sin(x) * torch.exp(-x * x) + x * x / 2),
+        "rosen": lambda x: torch.sum(100 * torch.square(x[1:] - torch.square(x[:-1])) + torch.square(1 - x[:-1])),
+    }
+    out = {}
+    for name, f in fns.items():
+        for dtype in ("float", "double"):
+            for n in (1000, 1000000):
+                base = torch.from_numpy(inputs(n, np.float32 if dtype == "float" else np.float64, 1))
+
+                def step():
+                    x = base.detach().requires_grad_(True)
+                    y = f(x)
+                    y.backward()
+                    return y.item(), x.grad
+
+                out[(f"vg_{name}", dtype, n)] = median_seconds(step)
+    try:
+        from torch.func import jvp
+    except ImportError:  # PyTorch < 2.0
+        jvp = None
+    if jvp is not None:
+        for dtype in ("float", "double"):
+            t = np.float32 if dtype == "float" else np.float64
+            x, v = torch.from_numpy(inputs(1000000, t, 1)), torch.from_numpy(inputs(1000000, t, 2))
+            out[("jvp_sinexp", dtype, 1000000)] = median_seconds(lambda: jvp(fns["sinexp"], (x,), (v,)))
+    return out
+
+
+def main():
+    fusor = fusor_times(sys.argv[1])
+    peers = {}
+    for label, fn in (("JAX", jax_peer), ("PyTorch", torch_peer)):
+        try:
+            peers[label] = fn()
+        except ImportError as e:
+            print(f"({label} not installed: {e}; scripts/bench ad installs JAX into build/peers-venv)")
+    if not peers:
+        return
+    print(f"threads: {THREADS}")
+    print(f"{'function':24} {'fusor':>10}" + "".join(f" {p:>10} {'fusor/' + p:>14}" for p in peers))
+    keys = sorted({k for p in peers.values() for k in p})
+    for kind, dtype, n in keys:
+        fkey = (f"fusor_{kind}<{dtype}>", f"{n}/{THREADS}")
+        if fkey not in fusor:
+            continue
+        tf = fusor[fkey]
+        row = f"{kind + '<' + dtype + '>/' + str(n):24} {tf * 1e3:8.3f}ms"
+        for p in peers.values():
+            tp = p.get((kind, dtype, n))
+            row += f" {tp * 1e3:8.3f}ms {tf / tp:14.3f}" if tp else f" {'-':>10} {'-':>14}"
+        print(row)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,307 @@
+#pragma once
+// The adjoint of an expression tree, built by walking it with a derivative table keyed by the
+// functor types: for the variable at position P (tree order), the seed (the output's adjoint) is
+// multiplied by each partial derivative on the way down to it. The result is a lazy expression of
+// plain leaves, so it runs as one fused pass (one loop or kernel), like any statement.
+//
+// derivative<F>::partial<I>(f, seed, args...) is seed * dF/d(arg I), as an expression of the
+// operands' (stripped) subtrees; `no_contribution` where the derivative is zero or undefined
+// (comparisons, rounding, sign: the path ends and costs nothing).
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "../core/functors.hpp"
+#include "../core/expr/nodes.hpp"
+#include "../core/operators.hpp"
+#include "functors.hpp"
+#include "var.hpp"
+
+namespace fusor::ad {
+
+namespace detail {
+
+struct no_contribution {};
+template <class X>
+inline constexpr bool is_none_v = std::is_same_v<X, no_contribution>;
+
+template <class F>
+struct derivative {
+  static constexpr bool defined = false;
+};
+
+// Functors with no derivative (the result is constant almost everywhere, or not a number):
+// comparisons, logic, classification, rounding, sign.
+template <class F>
+struct zero_derivative {
+  static constexpr bool defined = true;
+  template <int I, class S, class... A>
+  static no_contribution partial(const F&, const S&, const A&...) {
+    return {};
+  }
+};
+#define FUSOR_AD_ZERO(F) \
+  template <>            \
+  struct derivative<F> : zero_derivative<F> {};
+FUSOR_AD_ZERO(equal_fn)
+FUSOR_AD_ZERO(not_equal_fn)
+FUSOR_AD_ZERO(less_fn)
+FUSOR_AD_ZERO(less_equal_fn)
+FUSOR_AD_ZERO(greater_fn)
+FUSOR_AD_ZERO(greater_equal_fn)
+FUSOR_AD_ZERO(logical_and_fn)
+FUSOR_AD_ZERO(logical_or_fn)
+FUSOR_AD_ZERO(logical_xor_fn)
+FUSOR_AD_ZERO(logical_not_fn)
+FUSOR_AD_ZERO(isnan_fn)
+FUSOR_AD_ZERO(isinf_fn)
+FUSOR_AD_ZERO(isfinite_fn)
+FUSOR_AD_ZERO(sign_fn)
+FUSOR_AD_ZERO(floor_fn)
+FUSOR_AD_ZERO(ceil_fn)
+FUSOR_AD_ZERO(trunc_fn)
+FUSOR_AD_ZERO(round_fn)
+FUSOR_AD_ZERO(floor_divide_fn)
+#undef FUSOR_AD_ZERO
+template <class F>
+struct derivative<scalar_comparison_fn<F>> : zero_derivative<scalar_comparison_fn<F>> {};
+
+// One-argument functors: seed * f'(a).
+#define FUSOR_AD_UNARY(F, ...)                                        \
+  template <>                                                         \
+  struct derivative<F> {                                              \
+    static constexpr bool defined = true;                             \
+    template <int I, class S, class A>                                \
+    static auto partial(const F&, const S& seed, const A& a) {        \
+      return __VA_ARGS__;                                             \
+    }                                                                 \
+  };
+FUSOR_AD_UNARY(negate_fn, -seed)
+FUSOR_AD_UNARY(square_fn, seed * (2 * a))
+FUSOR_AD_UNARY(abs_fn, seed * fusor::sign(a))
+FUSOR_AD_UNARY(sqrt_fn, seed * (0.5 / fusor::sqrt(a)))
+FUSOR_AD_UNARY(cbrt_fn, seed / (3 * fusor::square(fusor::cbrt(a))))
+FUSOR_AD_UNARY(exp_fn, seed * fusor::exp(a))
+FUSOR_AD_UNARY(exp2_fn, seed * (fusor::exp2(a) * 0.693147180559945309417232121458176568))
+FUSOR_AD_UNARY(expm1_fn, seed * fusor::exp(a))
+FUSOR_AD_UNARY(log_fn, seed / a)
+FUSOR_AD_UNARY(log2_fn, seed / (a * 0.693147180559945309417232121458176568))
+FUSOR_AD_UNARY(log10_fn, seed / (a * 2.302585092994045684017360959213684420))
+FUSOR_AD_UNARY(log1p_fn, seed / (1 + a))
+FUSOR_AD_UNARY(sin_fn, seed * fusor::cos(a))
+FUSOR_AD_UNARY(cos_fn, -(seed * fusor::sin(a)))
+FUSOR_AD_UNARY(tan_fn, seed * (1 + fusor::square(fusor::tan(a))))
+FUSOR_AD_UNARY(asin_fn, seed / fusor::sqrt(1 - fusor::square(a)))
+FUSOR_AD_UNARY(acos_fn, -(seed / fusor::sqrt(1 - fusor::square(a))))
+FUSOR_AD_UNARY(atan_fn, seed / (1 + fusor::square(a)))
+FUSOR_AD_UNARY(sinh_fn, seed * fusor::cosh(a))
+FUSOR_AD_UNARY(cosh_fn, seed * fusor::sinh(a))
+FUSOR_AD_UNARY(tanh_fn, seed * (1 - fusor::square(fusor::tanh(a))))
+FUSOR_AD_UNARY(conj_fn, seed)  // real variables: the identity
+FUSOR_AD_UNARY(real_fn, seed)
+#undef FUSOR_AD_UNARY
+
+// Two- and three-argument functors: one expression per argument.
+#define FUSOR_AD_BINARY(F, DA, DB)                                           \
+  template <>                                                                \
+  struct derivative<F> {                                                     \
+    static constexpr bool defined = true;                                    \
+    template <int I, class S, class A, class C>                              \
+    static auto partial(const F&, const S& seed, const A& a, const C& b) {   \
+      (void)a;                                                               \
+      (void)b;                                                               \
+      if constexpr (I == 0) return DA;                                       \
+      else return DB;                                                        \
+    }                                                                        \
+  };
+FUSOR_AD_BINARY(add_fn, seed, seed)
+FUSOR_AD_BINARY(subtract_fn, seed, -seed)
+FUSOR_AD_BINARY(multiply_fn, seed * b, seed * a)
+FUSOR_AD_BINARY(divide_fn, seed / b, -(seed * a / fusor::square(b)))
+FUSOR_AD_BINARY(mod_fn, seed, -(seed * fusor::floor(a / b)))
+FUSOR_AD_BINARY(power_fn, seed * (b * fusor::pow(a, b - 1)), seed * (fusor::pow(a, b) * fusor::log(a)))
+FUSOR_AD_BINARY(atan2_fn, seed * (b / (fusor::square(a) + fusor::square(b))),
+                -(seed * (a / (fusor::square(a) + fusor::square(b)))))
+// the branch taken gets the adjoint (ties go to the first operand, as the forward pass picks it)
+FUSOR_AD_BINARY(maximum_fn, fusor::where(a >= b, seed, 0), fusor::where(a >= b, 0, seed))
+FUSOR_AD_BINARY(minimum_fn, fusor::where(a <= b, seed, 0), fusor::where(a <= b, 0, seed))
+#undef FUSOR_AD_BINARY
+
+template <>
+struct derivative<fma_fn> {
+  static constexpr bool defined = true;
+  template <int I, class S, class A, class C, class D>
+  static auto partial(const fma_fn&, const S& seed, const A& a, const C& b, const D&) {
+    if constexpr (I == 0) return seed * b;
+    else if constexpr (I == 1) return seed * a;
+    else return seed;
+  }
+};
+template <>
+struct derivative<clip_fn> {
+  static constexpr bool defined = true;
+  template <int I, class S, class A, class C, class D>
+  static auto partial(const clip_fn&, const S& seed, const A& x, const C& lo, const D& hi) {
+    if constexpr (I == 0) return fusor::where(fusor::logical_and(x >= lo, x <= hi), seed, 0);
+    else if constexpr (I == 1) return fusor::where(x < lo, seed, 0);
+    else return fusor::where(fusor::maximum(x, lo) > hi, seed, 0);
+  }
+};
+template <>
+struct derivative<where_fn> {
+  static constexpr bool defined = true;
+  template <int I, class S, class C, class A, class D>
+  static auto partial(const where_fn&, const S& seed, const C& c, const A&, const D&) {
+    if constexpr (I == 0) return no_contribution{};
+    else if constexpr (I == 1) return fusor::where(c, seed, 0);
+    else return fusor::where(c, 0, seed);
+  }
+};
+
+// ---- the walk -------------------------------------------------------------------------------------
+template <class F>
+constexpr void require_derivative() {
+  static_assert(derivative<F>::defined,
+                "fusor: this operation has no derivative rule in fusor::ad (ad/adjoint.hpp lists them); "
+                "wrap it in ad::stop_gradient, or give it one with ad::custom_vjp");
+}
+
+template <int P, class E, class S>
+auto adjoint_at(const E& e, const S& seed);
+
+// Through argument I of a node whose operands (stripped) are args..., towards position P of child.
+template <int P, int I, class F, class Child, class S, class... Args>
+auto through(const F& f, const Child& child, const S& seed, const Args&... args) {
+  require_derivative<F>();
+  auto d = derivative<F>::template partial<I>(f, seed, args...);
+  if constexpr (is_none_v<decltype(d)>) return no_contribution{};
+  else return adjoint_at<P>(child, d);
+}
+
+/// seed * d(e)/d(variable at position P), as a lazy expression (or no_contribution).
+template <int P, class E, class S>
+auto adjoint_at(const E& e, const S& seed) {
+  if constexpr (requires { e.owner; e.value; }) {
+    return seed;
+  } else if constexpr (requires { e.f; e.a; e.b; e.c; }) {
+    constexpr int na = var_count<decltype(e.a)>, nb = var_count<decltype(e.b)>;
+    const auto a = strip(e.a);
+    const auto b = strip(e.b);
+    const auto c = strip(e.c);
+    if constexpr (P < na) return through<P, 0>(e.f, e.a, seed, a, b, c);
+    else if constexpr (P < na + nb) return through<P - na, 1>(e.f, e.b, seed, a, b, c);
+    else return through<P - na - nb, 2>(e.f, e.c, seed, a, b, c);
+  } else if constexpr (requires { e.f; e.a; e.b; }) {
+    constexpr int na = var_count<decltype(e.a)>;
+    const auto a = strip(e.a);
+    const auto b = strip(e.b);
+    if constexpr (P < na) return through<P, 0>(e.f, e.a, seed, a, b);
+    else return through<P - na, 1>(e.f, e.b, seed, a, b);
+  } else if constexpr (requires { e.f; e.a; }) {
+    return through<P, 0>(e.f, e.a, seed, strip(e.a));
+  } else {  // a cast: the adjoint goes back in the operand's type
+    using V = value_t<decltype(e.a)>;
+    if constexpr (!std::is_floating_point_v<V>) return no_contribution{};
+    else return adjoint_at<P>(e.a, fusor::cast<V>(seed));
+  }
+}
+
+// a + b, where either may be no_contribution
+template <class A, class C>
+auto plus(const A& a, const C& b) {
+  if constexpr (is_none_v<A>) return b;
+  else if constexpr (is_none_v<C>) return a;
+  else return a + b;
+}
+template <class X>
+auto gated(const X& x, bool on) {
+  if constexpr (is_none_v<X>) return x;
+  else {
+    auto node = fusor::detail::to_node(x);
+    return unary_expr<gate_fn, decltype(node)>{gate_fn{{}, on}, node};
+  }
+}
+
+template <class A>
+auto fold_plus(const A& a) {
+  return a;
+}
+template <class A, class X, class... R>
+auto fold_plus(const A& a, const X& x, const R&... rest) {
+  return fold_plus(plus(a, x), rest...);
+}
+
+// ---- the dual-number form of an adjoint -----------------------------------------------------------
+// For a tree whose every functor has a dual form that runs on SIMD packets, the adjoint of a group
+// of positions is seed * tangent(e evaluated on duals seeded 1 at those positions and 0 elsewhere):
+// one forward-mode evaluation, in which sin and cos share a sincos and exp, tanh reuse their own
+// result. The derivative table instead builds one product per position, and recomputes what
+// positions share (sin(x)·exp(−x²) + x²/2 computes exp three times that way).
+
+/// dual(x[p], t) at position p of a variable's view: the variable as a dual number, seeded t.
+template <class T>
+struct flag_seed {
+  using value_type = dual<T, 1>;
+  const T* x;
+  T t;
+  FUSOR_HD void fill(index_t first, value_type* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) out[i] = value_type{x[first + i], {t}};
+  }
+  template <class Packet>
+  Packet packet(index_t first) const {
+    using Lane = decltype(Packet{}.value);
+    return Packet{Lane::load_unaligned(x + first), {Lane(t)}};
+  }
+};
+
+template <class E>
+struct dual_capable : std::true_type {};  // leaves, scalars, generators, variables
+template <class F, class A>
+struct dual_capable<unary_expr<F, A>> : std::bool_constant<forward_simd_v<F> && dual_capable<A>::value> {};
+template <class F, class A, class C>
+struct dual_capable<binary_expr<F, A, C>>
+    : std::bool_constant<forward_simd_v<F> && dual_capable<A>::value && dual_capable<C>::value> {};
+template <class F, class A, class C, class D>
+struct dual_capable<ternary_expr<F, A, C, D>> : std::false_type {};
+template <class U, class A>
+struct dual_capable<cast_expr<U, A>> : std::false_type {};
+
+/// e with the variable at position P + k replaced by its flag_seed (seeded on[P + k]).
+template <int P, class E>
+auto dualise(const E& e, const bool* on) {
+  if constexpr (requires { e.owner; e.value; }) {
+    using T = value_t<E>;
+    using G = flag_seed<T>;
+    return generator_expr<G, backend_of_t<E>>{G{e.value.data, on[P] ? T(1) : T(0)}, e.value.shape, e.value.strides};
+  } else if constexpr (requires { e.f; e.a; e.b; }) {
+    auto a = dualise<P>(e.a, on);
+    auto b = dualise<P + var_count<decltype(e.a)>>(e.b, on);
+    return binary_expr<std::remove_cv_t<decltype(e.f)>, decltype(a), decltype(b)>{e.f, a, b};
+  } else if constexpr (requires { e.f; e.a; }) {
+    auto a = dualise<P>(e.a, on);
+    return unary_expr<std::remove_cv_t<decltype(e.f)>, decltype(a)>{e.f, a};
+  } else {
+    return e;
+  }
+}
+template <class E, class S>
+auto dual_adjoint(const E& e, const S& seed, const bool* on) {
+  auto d = dualise<0>(e, on);
+  return seed * unary_expr<tangent_fn, decltype(d)>{tangent_fn{{}, 0}, d};
+}
+
+/// The sum of the adjoints at every position (one variable seen through one view).
+template <class E, class S, int... P>
+auto adjoint_sum(const E& e, const S& seed, std::integer_sequence<int, P...>) {
+  no_contribution none;
+  return fold_plus(none, adjoint_at<P>(e, seed)...);
+}
+/// The sum of the adjoints at the positions `on` selects (several variables in one tree).
+template <class E, class S, int... P>
+auto adjoint_gated_sum(const E& e, const S& seed, const bool* on, std::integer_sequence<int, P...>) {
+  no_contribution none;
+  return fold_plus(none, gated(adjoint_at<P>(e, seed), on[P])...);
+}
+
+}  // namespace detail
+}  // namespace fusor::ad

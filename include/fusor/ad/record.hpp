@@ -1,0 +1,345 @@
+#pragma once
+// Recording and backward: materialising an expression of variables (one tape node), reductions
+// of such expressions (one node each), parameters, and the backward pass that runs each node's
+// adjoint as fused expressions accumulated into its inputs' adjoint buffers.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "../core/array.hpp"
+#include "../core/assign.hpp"
+#include "../core/create.hpp"
+#include "../core/reduce.hpp"
+#include "../core/reduce_ops.hpp"
+#include "adjoint.hpp"
+#include "tape.hpp"
+#include "var.hpp"
+
+namespace fusor::ad {
+
+namespace detail {
+
+template <class E>
+inline constexpr bool has_vars_v = var_count<node_t<E>> > 0;
+
+// The tape every variable of tree e belongs to; misuse (none, a reset tape, two tapes) throws.
+template <class N>
+tape& tape_of(const N& e, const char* what) {
+  tape* t = nullptr;
+  for_each_var(e, [&](const auto& v) {
+    if (v.owner == nullptr) throw tape_error(std::string("fusor: ") + what + " of a variable that was never made");
+    if (v.generation != v.owner->generation())
+      throw tape_error(std::string("fusor: ") + what +
+                       " of a variable from an earlier recording: its tape was reset() since (record it again)");
+    if (t != nullptr && t != v.owner)
+      throw tape_error(std::string("fusor: ") + what +
+                       " of variables from two different tapes (expected every variable of one expression on one "
+                       "tape; use ad::stop_gradient on the other tape's values to use them as constants)");
+    t = v.owner;
+  });
+  if (t == nullptr) throw tape_error(std::string("fusor: ") + what + " needs at least one variable");
+  return *t;
+}
+template <class N>
+bool any_requires_grad(const tape& t, const N& e) {
+  bool any = false;
+  for_each_var(e, [&](const auto& v) { any = any || t.slot_at(v.id).requires_grad; });
+  return any;
+}
+
+template <class T, class B>
+leaf<T, B> value_leaf(tape& t, std::uint32_t id) {
+  const auto& s = t.slot_at(id);
+  return {static_cast<T*>(s.value), s.shape, contiguous_strides(s.shape)};
+}
+template <class T, class B>
+leaf<T, B> adjoint_leaf(tape& t, std::uint32_t id) {
+  const auto& s = t.slot_at(id);
+  return {t.adjoint_buffer<T, B>(id), s.shape, contiguous_strides(s.shape)};
+}
+
+/// Sums x (of shape `out`) down to `target` (which broadcasts to `out`): the adjoint of a
+/// broadcast. One fused pass for the first axis, then passes over the (smaller) partial sums.
+template <class B, class X>
+auto reduce_to(const X& x, const extents& target, const extents& out) {
+  using V = value_t<X>;
+  const int lead = out.size() - target.size();
+  array<V, B> r(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
+  fusor::detail::assign_expr(r.as_leaf(), x, false);
+  for (int k = out.size() - 1; k >= lead; --k)  // axes the target has as 1
+    if (target[k - lead] == 1 && out[k] != 1) r = array<V, B>(fusor::sum(r, k, true));
+  for (int k = 0; k < lead; ++k) r = array<V, B>(fusor::sum(r, 0));  // axes the target lacks
+  return r;
+}
+
+/// adjoint(v) += total, where total has the node's shape `out` and v is a view of a variable.
+/// The first write of a whole buffer assigns; a partial first write zero-fills first.
+template <class T, class B, class X>
+void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents& out) {
+  auto& s = t.slot_at(v.id);
+  T* adj = t.adjoint_buffer<T, B>(v.id);
+  const T* base = static_cast<const T*>(s.value);
+  const leaf<T, B> dst{adj + (v.value.data - base), v.value.shape, v.value.strides};
+  const leaf<T, B> whole{adj, s.shape, contiguous_strides(s.shape)};
+  const bool full = dst.data == adj && dst.shape == s.shape && dst.strides == whole.strides;
+  auto add = [&](const auto& contribution) {
+    if (!s.adjoint_written) {
+      s.adjoint_written = true;
+      if (full) {
+        fusor::detail::assign_expr(dst, contribution, false);
+        return;
+      }
+      fusor::detail::assign_expr(whole, scalar_expr<T>{T(0)}, false);
+    }
+    fusor::detail::assign_expr(dst, dst + contribution, false);
+  };
+  if (v.value.shape == out) {
+    add(total);
+  } else {
+    const auto r = reduce_to<B>(total, v.value.shape, out);
+    add(leaf<value_t<decltype(r)>, B>{const_cast<value_t<decltype(r)>*>(r.data()), v.value.shape,
+                                      contiguous_strides(v.value.shape)});
+  }
+}
+
+/// Runs the adjoint of tree e seeded with `seed` (an expression of e's shape `out`) into the
+/// adjoints of e's variables: one fused pass per distinct variable view.
+template <class E, class S>
+void propagate(tape& t, const E& e, const S& seed, const extents& out) {
+  constexpr int n = var_count<E>;
+  if constexpr (n > 0) {
+    std::array<const void*, n> data{};
+    std::array<const extents*, n> shapes{}, strides{};
+    std::array<std::uint32_t, n> ids{};
+    std::array<bool, n> live{};
+    int k = 0;
+    for_each_var(e, [&](const auto& v) {
+      data[k] = v.value.data;
+      shapes[k] = &v.value.shape;
+      strides[k] = &v.value.strides;
+      ids[k] = v.id;
+      live[k] = t.slot_at(v.id).requires_grad;
+      ++k;
+    });
+    // positions reading the same elements of the same variable (one view) share one pass
+    auto same_view = [&](int a, int b) {
+      return ids[a] == ids[b] && data[a] == data[b] && *shapes[a] == *shapes[b] && *strides[a] == *strides[b];
+    };
+    std::array<int, n> group{};
+    for (int p = 0; p < n; ++p) {
+      group[p] = p;
+      for (int q = 0; q < p; ++q)
+        if (live[q] && same_view(p, q)) {
+          group[p] = group[q];
+          break;
+        }
+    }
+    bool single = true;
+    for (int p = 0; p < n; ++p) single = single && live[p] && group[p] == 0;
+    int pos = 0;
+    for_each_var(e, [&](const auto& v) {
+      const int p = pos++;
+      if (!live[p] || group[p] != p) return;
+      using positions = std::make_integer_sequence<int, n>;
+      if constexpr (dual_capable<E>::value) {
+        std::array<bool, n> on{};
+        for (int q = 0; q < n; ++q) on[q] = live[q] && group[q] == p;
+        accumulate(t, v, dual_adjoint(e, seed, on.data()), out);
+      } else if (single) {
+        auto total = adjoint_sum(e, seed, positions{});
+        if constexpr (!is_none_v<decltype(total)>) accumulate(t, v, total, out);
+      } else {
+        std::array<bool, n> on{};
+        for (int q = 0; q < n; ++q) on[q] = live[q] && group[q] == p;
+        auto total = adjoint_gated_sum(e, seed, on.data(), positions{});
+        if constexpr (!is_none_v<decltype(total)>) accumulate(t, v, total, out);
+      }
+    });
+  }
+}
+
+// ---- nodes ------------------------------------------------------------------------------------------
+template <class E>
+struct map_node {  // out = e
+  E tree;
+  std::uint32_t out;
+};
+template <class E>
+void map_backward(tape& t, const void* p) {
+  const auto& n = *static_cast<const map_node<E>*>(p);
+  const auto& s = t.slot_at(n.out);
+  if (!s.adjoint_written) return;  // nothing downstream used it
+  using T = value_t<E>;
+  using B = backend_of_t<E>;
+  const leaf<T, B> seed{static_cast<T*>(s.adjoint), s.shape, contiguous_strides(s.shape)};
+  propagate(t, n.tree, seed, expr_shape(n.tree));
+}
+
+enum class reduction { sum, mean };
+template <class E, class R>
+struct reduce_node {  // out = sum or mean of e, whole (axis < 0) or along axis
+  E tree;
+  std::uint32_t out;
+  int axis;
+  R scale;  // 1, or 1/count for a mean
+};
+template <class E, class R>
+void reduce_backward(tape& t, const void* p) {
+  const auto& n = *static_cast<const reduce_node<E, R>*>(p);
+  const auto& s = t.slot_at(n.out);
+  if (!s.adjoint_written) return;
+  using B = backend_of_t<E>;
+  const extents shape = expr_shape(n.tree);
+  if (n.axis < 0) {
+    R g;
+    backend_memory<B>::copy_to_host(&g, static_cast<const R*>(s.adjoint), 1);
+    propagate(t, n.tree, scalar_expr<R>{R(g * n.scale)}, shape);
+  } else {
+    // the output's adjoint, repeated along the reduced axis (stride 0)
+    extents st = contiguous_strides(fusor::detail::drop_axis(shape, n.axis));
+    extents strides;
+    for (int k = 0, j = 0; k < shape.size(); ++k) strides.push_back(k == n.axis ? 0 : st[j++]);
+    const leaf<R, B> g{static_cast<R*>(s.adjoint), shape, strides};
+    if (n.scale == R(1)) propagate(t, n.tree, g, shape);
+    else propagate(t, n.tree, g * n.scale, shape);
+  }
+}
+
+template <class N>
+auto materialise(const N& node) {
+  using T = value_t<N>;
+  using B = backend_of_t<N>;
+  static_assert(std::is_floating_point_v<T>,
+                "fusor: a variable holds float or double; this expression's type is not (cast it first)");
+  tape& t = tape_of(node, "evaluating an expression");
+  const bool grad = recording() && any_requires_grad(t, node);
+  const extents shape = expr_shape(node);
+  const std::uint32_t id = t.new_slot<T, B>(shape, grad);
+  fusor::detail::assign_expr(value_leaf<T, B>(t, id), strip(node), false);
+  if (grad) t.record(&map_backward<N>, map_node<N>{node, id});
+  return var<T, B>(&t, id);
+}
+
+template <reduction Kind, class N>
+auto reduce(const N& node, int axis, bool keepdims) {
+  using V = value_t<N>;
+  using B = backend_of_t<N>;
+  static_assert(std::is_floating_point_v<V>,
+                "fusor: reductions of variables need float or double values (cast the expression first)");
+  tape& t = tape_of(node, "reducing an expression");
+  const bool grad = recording() && any_requires_grad(t, node);
+  const extents shape = expr_shape(node);
+  const auto plain = strip(node);
+  if (axis == -1000) {  // whole
+    const index_t count = shape.numel();
+    const V value = Kind == reduction::sum ? V(fusor::sum(plain)) : V(fusor::mean(plain));
+    const std::uint32_t id = t.new_slot<V, B>(extents{}, grad);
+    backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(id).value), &value, 1);
+    if (grad)
+      t.record(&reduce_backward<N, V>,
+               reduce_node<N, V>{node, id, -1, Kind == reduction::mean && count > 0 ? V(1) / V(count) : V(1)});
+    return var<V, B>(&t, id);
+  }
+  if (shape.size() == 0)
+    throw index_error("fusor: cannot reduce a 0-dimensional expression along axis " + std::to_string(axis) +
+                      " (expected an expression of rank >= 1)");
+  const int ax = normalize_axis(axis, shape.size());
+  const extents out_shape = fusor::detail::drop_axis(shape, ax);
+  const std::uint32_t id = t.new_slot<V, B>(keepdims ? fusor::detail::keep_axis(shape, ax) : out_shape, grad);
+  const leaf<V, B> dst{static_cast<V*>(t.slot_at(id).value), out_shape, contiguous_strides(out_shape)};
+  if (shape[ax] == 0) fusor::detail::assign_expr(dst, scalar_expr<V>{V(0)}, false);
+  else executor<B>::template reduce_axis<fusor::detail::sum_op>(dst, plain, ax);
+  V scale(1);
+  if (Kind == reduction::mean) {
+    scale = V(1) / V(shape[ax]);
+    fusor::detail::assign_expr(dst, dst * scale, false);
+  }
+  if (grad) t.record(&reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale});
+  return var<V, B>(&t, id);
+}
+inline constexpr int whole = -1000;
+}  // namespace detail
+
+template <class T, class B>
+template <expression E>
+  requires(!std::is_same_v<std::remove_cvref_t<E>, var<T, B>>)
+var<T, B>::var(const E& e) {
+  auto node = fusor::detail::to_node(e);
+  static_assert(detail::var_count<decltype(node)> > 0,
+                "fusor: a variable is made from an expression of variables (for an array, use tape.param or "
+                "ad::param; for a constant, use the array itself)");
+  static_assert(std::is_same_v<value_t<decltype(node)>, T>,
+                "fusor: the expression's element type differs from the variable's (use ad::eval, or cast)");
+  *this = detail::materialise(node);
+}
+
+/// Evaluates an expression of variables into a new variable: one tape node.
+template <expression E>
+  requires detail::has_vars_v<E>
+auto eval(const E& e) {
+  return detail::materialise(fusor::detail::to_node(e));
+}
+
+// Reductions of expressions of variables: found by argument-dependent lookup from `sum(x * x)`
+// (more constrained than fusor::sum, which the engine would run without recording).
+template <expression E>
+  requires detail::has_vars_v<E>
+auto sum(const E& e) {
+  return detail::reduce<detail::reduction::sum>(fusor::detail::to_node(e), detail::whole, false);
+}
+template <expression E>
+  requires detail::has_vars_v<E>
+auto sum(const E& e, int axis, bool keepdims = false) {
+  return detail::reduce<detail::reduction::sum>(fusor::detail::to_node(e), axis, keepdims);
+}
+template <expression E>
+  requires detail::has_vars_v<E>
+auto mean(const E& e) {
+  return detail::reduce<detail::reduction::mean>(fusor::detail::to_node(e), detail::whole, false);
+}
+template <expression E>
+  requires detail::has_vars_v<E>
+auto mean(const E& e, int axis, bool keepdims = false) {
+  return detail::reduce<detail::reduction::mean>(fusor::detail::to_node(e), axis, keepdims);
+}
+
+/// A parameter: a variable whose value is the caller's array (not copied; keep it alive and
+/// unchanged until the backward pass).
+template <class T, class B>
+var<T, B> param(tape& t, const array<T, B>& x) {
+  return var<T, B>(&t, t.borrowed_slot<T, B>(const_cast<T*>(x.data()), x.shape()));
+}
+
+/// Runs the backward pass of y's tape from y (a single number: a loss).
+template <class T, class B>
+void backward(const var<T, B>& y) {
+  y.check("backward");
+  if (y.size() != 1)
+    throw tape_error("fusor: the gradient needs a function with one number as output (a 0-d variable, e.g. a sum), "
+                     "got shape " + to_string(y.shape()) + " (use vjp or jacrev for a vector output)");
+  tape& t = *y.owner();
+  auto& s = t.slot_at(y.id());
+  const T one(1);
+  backend_memory<B>::copy_from_host(t.adjoint_buffer<T, B>(y.id()), &one, 1);
+  s.adjoint_written = true;
+  t.run_backward();
+}
+
+/// The adjoint of x after backward(): a view into the tape (valid until its next reset); zeros
+/// for a variable the output does not depend on.
+template <class T, class B>
+array_view<T, B> gradient(const var<T, B>& x) {
+  x.check("gradient");
+  tape& t = *x.owner();
+  auto& s = t.slot_at(x.id());
+  const leaf<T, B> a = detail::adjoint_leaf<T, B>(t, x.id());
+  if (!s.adjoint_written) {
+    fusor::detail::assign_expr(a, scalar_expr<T>{T(0)}, false);
+    s.adjoint_written = true;
+  }
+  return {a.data, a.shape, a.strides};
+}
+
+}  // namespace fusor::ad

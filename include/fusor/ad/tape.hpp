@@ -1,0 +1,218 @@
+#pragma once
+// Reverse mode's record: a tape of nodes, one per materialised expression (an assignment into a
+// variable, an eval, a reduction), never one per operator or per element. Each node keeps its
+// expression tree (plain data: leaves are pointers into the tape's buffers) and a backward
+// function that runs the adjoint as fused expressions, one pass per input.
+//
+// Memory: a tape owns numbered slots, one per variable, each with a value buffer and an adjoint
+// buffer. reset() rewinds the slot counter and the node list without freeing: the next recording
+// reuses slot k's buffers when they are large enough, so a second iteration with the same shapes
+// allocates nothing. Adjoints are allocated when first needed and the first write assigns (no
+// zero-fill pass) when it covers the whole buffer.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "../core/backend.hpp"
+#include "../core/error.hpp"
+#include "../core/extents.hpp"
+
+namespace fusor::ad {
+
+/// Misuse of reverse mode: a variable from a reset or another tape, the gradient of a non-scalar
+/// output, a custom adjoint of the wrong shape. The message says what was expected and given.
+struct tape_error : error {
+  using error::error;
+};
+
+class tape;
+
+namespace detail {
+// One variable's storage, without its element type (the var<T, B> handle knows it).
+struct slot {
+  void* value = nullptr;
+  void* adjoint = nullptr;
+  std::size_t value_capacity = 0;    // bytes
+  std::size_t adjoint_capacity = 0;  // bytes
+  bool owns_value = true;            // false: a parameter borrowed from the caller's array
+  const void* backend = nullptr;     // the backend the buffers live on (a per-backend tag address)
+  void (*release)(void*, std::size_t) = nullptr;
+  extents shape;
+  bool requires_grad = false;
+  bool adjoint_written = false;
+};
+
+template <class B>
+inline constexpr char backend_tag = 0;
+
+template <class B>
+void release_bytes(void* p, std::size_t bytes) {
+  backend_memory<B>::template deallocate<std::byte>(static_cast<std::byte*>(p), index_t(bytes));
+}
+
+// A recorded node: what backward needs, as plain data in the tape's byte arena.
+struct node {
+  void (*backward)(tape&, const void* payload);
+  const void* payload;
+};
+
+inline thread_local int no_grad_depth = 0;
+}  // namespace detail
+
+/// A recording of operations on variables, for reverse mode. Not copyable (variables point
+/// into it); reuse one across iterations with reset().
+class tape {
+ public:
+  tape() = default;
+  tape(const tape&) = delete;
+  tape& operator=(const tape&) = delete;
+  ~tape() {
+    for (auto& s : slots_) free_slot(s);
+  }
+
+  /// Forgets the recording: variables made before become invalid (using one is a tape_error);
+  /// the buffers stay for the next recording.
+  void reset() {
+    ++generation_;
+    used_ = 0;
+    nodes_.clear();
+    arena_used_ = 0;
+    arena_block_ = 0;
+  }
+  std::uint32_t generation() const { return generation_; }
+  /// Nodes recorded since the last reset (one per materialised expression).
+  std::size_t size() const { return nodes_.size(); }
+
+  // ---- used by var, the recording functions and backward ----------------------------------------
+  /// A new slot for `shape` elements of T on backend B (its value buffer reused when possible).
+  template <class T, class B>
+  std::uint32_t new_slot(const extents& shape, bool requires_grad) {
+    if (used_ == slots_.size()) slots_.emplace_back();
+    detail::slot& s = slots_[used_];
+    const std::size_t bytes = std::size_t(shape.numel()) * sizeof(T);
+    if (!s.owns_value || s.backend != &detail::backend_tag<B> || s.value_capacity < bytes) {
+      free_slot(s);
+      s = detail::slot{};
+      s.backend = &detail::backend_tag<B>;
+      s.release = &detail::release_bytes<B>;
+      if (bytes > 0) s.value = backend_memory<B>::template allocate<std::byte>(index_t(bytes));
+      s.value_capacity = bytes;
+    }
+    s.shape = shape;
+    s.requires_grad = requires_grad;
+    s.adjoint_written = false;
+    return std::uint32_t(used_++);
+  }
+  /// A slot whose value is the caller's buffer (a parameter: nothing is copied).
+  template <class T, class B>
+  std::uint32_t borrowed_slot(T* data, const extents& shape) {
+    if (used_ == slots_.size()) slots_.emplace_back();
+    detail::slot& s = slots_[used_];
+    if (s.owns_value && s.value) {
+      s.release(s.value, s.value_capacity);
+      s.value = nullptr;
+      s.value_capacity = 0;
+    }
+    if (s.backend != &detail::backend_tag<B> && s.adjoint) {
+      s.release(s.adjoint, s.adjoint_capacity);
+      s.adjoint = nullptr;
+      s.adjoint_capacity = 0;
+    }
+    s.backend = &detail::backend_tag<B>;
+    s.release = &detail::release_bytes<B>;
+    s.value = data;
+    s.owns_value = false;
+    s.shape = shape;
+    s.requires_grad = true;
+    s.adjoint_written = false;
+    return std::uint32_t(used_++);
+  }
+  detail::slot& slot_at(std::uint32_t id) { return slots_[id]; }
+  const detail::slot& slot_at(std::uint32_t id) const { return slots_[id]; }
+  /// The adjoint buffer of slot `id`, allocated (not filled) on first use.
+  template <class T, class B>
+  T* adjoint_buffer(std::uint32_t id) {
+    detail::slot& s = slots_[id];
+    const std::size_t bytes = std::size_t(s.shape.numel()) * sizeof(T);
+    if (s.adjoint_capacity < bytes || (s.adjoint == nullptr && bytes > 0)) {
+      if (s.adjoint) s.release(s.adjoint, s.adjoint_capacity);
+      s.adjoint = backend_memory<B>::template allocate<std::byte>(index_t(bytes));
+      s.adjoint_capacity = bytes;
+    }
+    return static_cast<T*>(s.adjoint);
+  }
+
+  /// Copies a trivially copyable payload into the arena and records a node for it.
+  template <class P>
+  void record(void (*backward)(tape&, const void*), const P& payload) {
+    static_assert(std::is_trivially_copyable_v<P> && std::is_trivially_destructible_v<P>,
+                  "fusor: a tape node's payload must be plain data");
+    void* p = arena_allocate(sizeof(P), alignof(P));
+    std::memcpy(p, &payload, sizeof(P));
+    nodes_.push_back(detail::node{backward, p});
+  }
+
+  /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.
+  void clear_adjoints() {
+    for (std::size_t k = 0; k < used_; ++k) slots_[k].adjoint_written = false;
+  }
+  /// Runs the recorded nodes' adjoints from the last to the first.
+  void run_backward() {
+    for (std::size_t k = nodes_.size(); k-- > 0;) nodes_[k].backward(*this, nodes_[k].payload);
+  }
+
+ private:
+  void free_slot(detail::slot& s) {
+    if (s.value && s.owns_value) s.release(s.value, s.value_capacity);
+    if (s.adjoint) s.release(s.adjoint, s.adjoint_capacity);
+    s.value = s.adjoint = nullptr;
+    s.value_capacity = s.adjoint_capacity = 0;
+  }
+  void* arena_allocate(std::size_t bytes, std::size_t align) {
+    constexpr std::size_t block_bytes = 64 * 1024;
+    for (;;) {
+      if (arena_block_ < arena_.size()) {
+        auto& blk = arena_[arena_block_];
+        std::size_t at = (arena_used_ + align - 1) / align * align;
+        if (at + bytes <= blk.size) {
+          arena_used_ = at + bytes;
+          return blk.data.get() + at;
+        }
+        ++arena_block_;
+        arena_used_ = 0;
+        continue;
+      }
+      const std::size_t size = bytes + align > block_bytes ? bytes + align : block_bytes;
+      arena_.push_back(block{std::make_unique<std::byte[]>(size), size});
+    }
+  }
+  struct block {
+    std::unique_ptr<std::byte[]> data;
+    std::size_t size;
+  };
+
+  std::vector<detail::slot> slots_;
+  std::size_t used_ = 0;
+  std::vector<detail::node> nodes_;
+  std::vector<block> arena_;
+  std::size_t arena_block_ = 0, arena_used_ = 0;
+  std::uint32_t generation_ = 1;
+};
+
+/// While one lives, operations on variables record nothing (their results are constants), as
+/// PyTorch's torch.no_grad(): for evaluation, and for updates of parameters.
+class no_grad {
+ public:
+  no_grad() { ++detail::no_grad_depth; }
+  ~no_grad() { --detail::no_grad_depth; }
+  no_grad(const no_grad&) = delete;
+  no_grad& operator=(const no_grad&) = delete;
+};
+/// Whether operations on variables are being recorded on this thread.
+inline bool recording() { return detail::no_grad_depth == 0; }
+
+}  // namespace fusor::ad

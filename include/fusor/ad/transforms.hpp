@@ -1,0 +1,214 @@
+#pragma once
+// Reverse-mode transforms with JAX's names: grad, value_and_grad (with argnums, and an aux
+// output), vjp, jacrev, and jacobian (forward or reverse by the shape). Each returns a callable that owns a tape and reuses it: the second call with the
+// same shapes records into the same buffers and allocates only the gradients it returns.
+#include <cstddef>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "../core/array.hpp"
+#include "../core/create.hpp"
+#include "../core/slice.hpp"
+#include "forward.hpp"
+#include "record.hpp"
+
+namespace fusor::ad {
+
+/// Which arguments to differentiate (JAX's argnums): ad::grad(f, ad::argnums<0, 1>).
+template <std::size_t... I>
+struct argnums_t {};
+template <std::size_t... I>
+inline constexpr argnums_t<I...> argnums{};
+
+/// f returns (value, aux): only the value is differentiated, aux is passed back (JAX's has_aux).
+struct has_aux_t {};
+inline constexpr has_aux_t has_aux{};
+
+namespace detail {
+template <std::size_t K, std::size_t... I>
+inline constexpr bool selected = ((K == I) || ...);
+
+template <class A>
+struct var_for;
+template <class T, class B>
+struct var_for<array<T, B>> {
+  using type = var<T, B>;
+};
+
+template <class Y>
+auto loss_var(Y&& y) {
+  using X = std::remove_cvref_t<Y>;
+  if constexpr (is_var_v<X>) return y;
+  else {
+    static_assert(expression<X> && has_vars_v<X>,
+                  "fusor: the differentiated function must return a variable (its loss, e.g. ad's sum(...)) "
+                  "computed from its parameters");
+    return eval(y);
+  }
+}
+
+template <class F, bool Aux, std::size_t... I>
+class value_and_grad_fn {
+ public:
+  explicit value_and_grad_fn(F f) : f_(std::move(f)), tape_(std::make_shared<tape>()) {}
+
+  /// (value, gradients): one gradient array per selected argument (a tuple when several), plus
+  /// aux when has_aux was given: (value, aux, gradients).
+  template <class... A>
+  auto operator()(const A&... args) const {
+    static_assert(((I < sizeof...(A)) && ...), "fusor: argnums names an argument the call does not have");
+    tape& t = *tape_;
+    t.reset();
+    auto wrapped = wrap(t, std::index_sequence_for<A...>{}, args...);
+    auto out = std::apply(f_, wrapped);
+    auto y = [&] {
+      if constexpr (Aux) return loss_var(std::get<0>(out));
+      else return loss_var(out);
+    }();
+    backward(y);
+    const auto value = y.item();
+    auto grads = std::make_tuple(gradient_copy(std::get<I>(wrapped))...);
+    auto g = [&] {
+      if constexpr (sizeof...(I) == 1) return std::move(std::get<0>(grads));
+      else return std::move(grads);
+    }();
+    if constexpr (Aux) return std::make_tuple(value, std::get<1>(out), std::move(g));
+    else return std::make_pair(value, std::move(g));
+  }
+
+ private:
+  template <std::size_t... K, class... A>
+  static auto wrap(tape& t, std::index_sequence<K...>, const A&... args) {
+    return std::tuple<decltype(wrap_one<K>(t, args))...>(wrap_one<K>(t, args)...);
+  }
+  template <std::size_t K, class A>
+  static decltype(auto) wrap_one(tape& t, const A& a) {
+    if constexpr (selected<K, I...>) return param(t, a);
+    else return (a);  // passed through as a constant
+  }
+  template <class V>
+  static auto gradient_copy(const V& v) {
+    return gradient(v).copy();
+  }
+
+  F f_;
+  std::shared_ptr<tape> tape_;
+};
+
+template <class F, std::size_t... I>
+class grad_fn {
+ public:
+  explicit grad_fn(F f) : inner_(std::move(f)) {}
+  template <class... A>
+  auto operator()(const A&... args) const {
+    return std::move(inner_(args...).second);
+  }
+
+ private:
+  value_and_grad_fn<F, false, I...> inner_;
+};
+}  // namespace detail
+
+/// The pullback of vjp: cotangent of f's output -> cotangent of its input. Holds the recording
+/// (and reads the input array, which must stay alive and unchanged); call it as often as needed.
+template <class T, class R, class B>
+class pullback {
+ public:
+  pullback(std::shared_ptr<tape> t, var<T, B> x, var<R, B> y) : tape_(std::move(t)), x_(x), y_(y) {}
+  array<T, B> operator()(const array<R, B>& cotangent) const {
+    if (cotangent.shape() != y_.shape())
+      throw tape_error("fusor: the cotangent must have the output's shape " + to_string(y_.shape()) + ", got " +
+                       to_string(cotangent.shape()));
+    tape_->clear_adjoints();
+    fusor::detail::assign_expr(detail::adjoint_leaf<R, B>(*tape_, y_.id()), cotangent.as_leaf(), false);
+    tape_->slot_at(y_.id()).adjoint_written = true;
+    tape_->run_backward();
+    return array<T, B>(gradient(x_));
+  }
+  /// The shape of f's output (what a cotangent must have).
+  const extents& output_shape() const { return y_.shape(); }
+
+ private:
+  std::shared_ptr<tape> tape_;
+  var<T, B> x_;
+  var<R, B> y_;
+};
+
+/// f(x) and its pullback (JAX's vjp): pullback(c) is cᵀ·∂f/∂x, by one backward pass over the
+/// recording made here. f returns a variable or an expression of variables (any shape).
+template <class F, class T, class B>
+auto vjp(F f, const array<T, B>& x) {
+  auto t = std::make_shared<tape>();
+  const var<T, B> xv = param(*t, x);
+  const auto y = detail::loss_var(f(xv));
+  using R = value_t<decltype(y)>;
+  array<R, B> value(y.shape());
+  fusor::detail::assign_expr(value.as_leaf(), y.as_leaf().value, false);
+  return std::make_pair(std::move(value), pullback<T, R, B>(t, xv, y));
+}
+
+/// The Jacobian by reverse mode (JAX's jacrev): shape f(x).shape + x.shape, one backward pass per
+/// output element over one recording. Suits functions with fewer outputs than inputs.
+template <class F, class T, class B>
+array<T, B> jacrev(F f, const array<T, B>& x) {
+  auto [y, pb] = vjp(std::move(f), x);
+  using R = value_t<decltype(y)>;
+  const index_t m = y.size(), n = x.size();
+  extents s = y.shape();
+  for (int k = 0; k < x.ndim(); ++k) s.push_back(x.shape()[k]);
+  array<T, B> jac(s);
+  if (m == 0 || n == 0) return jac;
+  auto rows = jac.reshape(extents{m, n});
+  array<R, B> basis = zeros<R, B>(y.shape());
+  auto flat = basis.reshape(extents{m});
+  for (index_t i = 0; i < m; ++i) {
+    flat(range(i, i + 1)) = R(1);
+    const array<T, B> row = pb(basis);
+    rows(i, all) = row.reshape(extents{n});
+    flat(range(i, i + 1)) = R(0);
+  }
+  return jac;
+}
+
+/// The Jacobian, by forward mode when f has at least as many outputs as inputs, else by reverse
+/// mode (JAX's advice, made automatic: the cheaper of jacfwd and jacrev for the shape).
+template <class F, class T, class B>
+array<T, B> jacobian(F f, const array<T, B>& x) {
+  const index_t m = vjp(f, x).first.size();
+  if (m >= x.size()) return jacfwd(f, x);
+  return jacrev(f, x);
+}
+
+/// The gradient of f (a function of arrays returning one number) with respect to its first
+/// argument: ad::grad(f)(x) is an array of x's shape (JAX's grad).
+template <class F>
+auto grad(F f) {
+  return detail::grad_fn<F, 0>(std::move(f));
+}
+/// The gradients with respect to the arguments argnums selects: a tuple of arrays.
+template <class F, std::size_t... I>
+auto grad(F f, argnums_t<I...>) {
+  return detail::grad_fn<F, I...>(std::move(f));
+}
+/// (f(x), grad f(x)) from one recording (JAX's value_and_grad).
+template <class F>
+auto value_and_grad(F f) {
+  return detail::value_and_grad_fn<F, false, 0>(std::move(f));
+}
+template <class F, std::size_t... I>
+auto value_and_grad(F f, argnums_t<I...>) {
+  return detail::value_and_grad_fn<F, false, I...>(std::move(f));
+}
+/// f returns (loss, aux): the call gives (value, aux, gradient).
+template <class F>
+auto value_and_grad(F f, has_aux_t) {
+  return detail::value_and_grad_fn<F, true, 0>(std::move(f));
+}
+template <class F, std::size_t... I>
+auto value_and_grad(F f, has_aux_t, argnums_t<I...>) {
+  return detail::value_and_grad_fn<F, true, I...>(std::move(f));
+}
+
+}  // namespace fusor::ad

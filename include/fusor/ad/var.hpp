@@ -1,0 +1,212 @@
+#pragma once
+// Variables: array handles on a tape. Arithmetic on variables builds the same lazy expression
+// trees as arithmetic on arrays (a variable's node is a var_leaf: its value's leaf plus the slot
+// it came from), so `sin(x) * w + b` is one tree; the tree is evaluated, and recorded as one tape
+// node, when it is materialised: a variable made from it (`var y = expr`, ad::eval), or a
+// reduction (ad's sum, mean, ... found by argument-dependent lookup).
+//
+// The engine never sees a var_leaf: recording evaluates the tree with its variables replaced by
+// their plain leaves (strip), and the engine's walk rejects a var_leaf with a sentence, so an
+// expression of variables cannot be evaluated by a path that would drop its gradient.
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "../core/array.hpp"
+#include "../core/expr/nodes.hpp"
+#include "../core/slice.hpp"
+#include "../core/view.hpp"
+#include "tape.hpp"
+
+namespace fusor::ad {
+
+/// A variable inside an expression: where its values are (possibly a view: a slice of the
+/// variable) and which slot of which tape they belong to.
+template <class T, class B>
+struct var_leaf {
+  using value_type = T;
+  using backend_type = B;
+  leaf<T, B> value;
+  tape* owner;
+  std::uint32_t id;
+  std::uint32_t generation;
+};
+
+template <class T, class B>
+const extents& expr_shape(const var_leaf<T, B>& l) {
+  return l.value.shape;
+}
+
+/// A variable on a tape: a handle (tape, slot, generation), cheap to copy. Its value is read-only;
+/// it takes part in expressions like an array, and is made from an expression (recorded as one
+/// node) or by tape.param(array).
+template <class T, class B = default_backend>
+class var {
+  static_assert(std::is_floating_point_v<T>,
+                "fusor: reverse-mode variables hold float or double (convert with astype<double>())");
+
+ public:
+  using value_type = T;
+  using backend_type = B;
+
+  var() = default;
+  var(tape* t, std::uint32_t id) : tape_(t), id_(id), generation_(t->generation()) {}
+  /// Evaluates an expression of variables (and arrays) into a new variable: one tape node.
+  template <expression E>
+    requires(!std::is_same_v<std::remove_cvref_t<E>, var>)
+  var(const E& e);  // defined in record.hpp
+
+  /// The value, as a view (valid while the tape keeps this recording; do not write through it).
+  array_view<T, B> value() const {
+    check("value");
+    const auto& s = tape_->slot_at(id_);
+    return {static_cast<T*>(s.value), s.shape, contiguous_strides(s.shape)};
+  }
+  const extents& shape() const {
+    check("shape");
+    return tape_->slot_at(id_).shape;
+  }
+  index_t size() const { return shape().numel(); }
+  int ndim() const { return shape().size(); }
+  /// The one value of a 0-d or one-element variable (a loss).
+  T item() const {
+    const auto v = value();
+    if (v.size() != 1)
+      throw shape_error("fusor: item() needs a variable of one element, got shape " + to_string(v.shape()));
+    T x;
+    backend_memory<B>::copy_to_host(&x, v.data(), 1);
+    return x;
+  }
+  /// Whether this variable depends on a parameter (has a gradient).
+  bool requires_grad() const {
+    check("requires_grad");
+    return tape_->slot_at(id_).requires_grad;
+  }
+  tape* owner() const { return tape_; }
+  std::uint32_t id() const { return id_; }
+
+  var_leaf<T, B> as_leaf() const {
+    check("use");
+    const auto& s = tape_->slot_at(id_);
+    return {leaf<T, B>{static_cast<T*>(s.value), s.shape, contiguous_strides(s.shape)}, tape_, id_, generation_};
+  }
+  /// A view of the variable (slicing, as for arrays): an expression whose adjoint goes to the
+  /// viewed elements.
+  template <class... S>
+    requires view_subscripts<S...>
+  var_leaf<T, B> operator()(const S&... s) const {
+    var_leaf<T, B> l = as_leaf();
+    const auto w = fusor::detail::subscript_window(l.value.shape, l.value.strides, s...);
+    l.value.data += w.offset;
+    l.value.shape = w.shape;
+    l.value.strides = w.strides;
+    return l;
+  }
+
+  void check(const char* what) const {
+    if (tape_ == nullptr)
+      throw tape_error(std::string("fusor: ") + what + " of a variable that was never made (default-constructed var)");
+    if (generation_ != tape_->generation())
+      throw tape_error(std::string("fusor: ") + what +
+                       " of a variable from an earlier recording: its tape was reset() since (record it again)");
+  }
+
+ private:
+  tape* tape_ = nullptr;
+  std::uint32_t id_ = 0;
+  std::uint32_t generation_ = 0;
+};
+
+template <class X>
+inline constexpr bool is_var_v = false;
+template <class T, class B>
+inline constexpr bool is_var_v<var<T, B>> = true;
+
+}  // namespace fusor::ad
+
+namespace fusor {
+template <class T, class B>
+inline constexpr bool is_expression_v<ad::var_leaf<T, B>> = true;
+template <class T, class B>
+inline constexpr bool is_expression_v<ad::var<T, B>> = true;
+}  // namespace fusor
+
+namespace fusor::ad {
+
+namespace detail {
+// ---- the shape of a tree's variables, at compile time -------------------------------------------
+template <class E>
+struct var_count_of {
+  static constexpr int value = 0;
+};
+template <class T, class B>
+struct var_count_of<var_leaf<T, B>> {
+  static constexpr int value = 1;
+};
+template <class F, class A>
+struct var_count_of<unary_expr<F, A>> {
+  static constexpr int value = var_count_of<A>::value;
+};
+template <class F, class A, class C>
+struct var_count_of<binary_expr<F, A, C>> {
+  static constexpr int value = var_count_of<A>::value + var_count_of<C>::value;
+};
+template <class F, class A, class C, class D>
+struct var_count_of<ternary_expr<F, A, C, D>> {
+  static constexpr int value = var_count_of<A>::value + var_count_of<C>::value + var_count_of<D>::value;
+};
+template <class U, class A>
+struct var_count_of<cast_expr<U, A>> {
+  static constexpr int value = var_count_of<A>::value;
+};
+/// How many variable leaves tree E has (positions 0 ... n-1 in tree order).
+template <class E>
+inline constexpr int var_count = var_count_of<E>::value;
+
+// ---- the tree with its variables as plain leaves: what the engine evaluates -------------------------
+template <class E>
+struct is_cast : std::false_type {};
+template <class U, class A>
+struct is_cast<cast_expr<U, A>> : std::true_type {};
+
+template <class E>
+auto strip(const E& e) {
+  if constexpr (requires { e.owner; e.value; }) return e.value;  // var_leaf
+  else if constexpr (requires { e.f; e.a; e.b; e.c; })
+    return ternary_expr<std::remove_cv_t<decltype(e.f)>, decltype(strip(e.a)), decltype(strip(e.b)),
+                        decltype(strip(e.c))>{e.f, strip(e.a), strip(e.b), strip(e.c)};
+  else if constexpr (requires { e.f; e.a; e.b; })
+    return binary_expr<std::remove_cv_t<decltype(e.f)>, decltype(strip(e.a)), decltype(strip(e.b))>{e.f, strip(e.a),
+                                                                                                     strip(e.b)};
+  else if constexpr (requires { e.f; e.a; })
+    return unary_expr<std::remove_cv_t<decltype(e.f)>, decltype(strip(e.a))>{e.f, strip(e.a)};
+  else if constexpr (is_cast<E>::value)
+    return cast_expr<value_t<E>, decltype(strip(e.a))>{strip(e.a)};
+  else return e;  // leaves, scalars, generators
+}
+// ---- visiting the variable leaves in tree order -------------------------------------------------
+template <class E, class Fn>
+void for_each_var(const E& e, Fn&& fn) {
+  if constexpr (requires { e.owner; e.value; }) fn(e);
+  else if constexpr (requires { e.a; e.b; e.c; }) {
+    for_each_var(e.a, fn);
+    for_each_var(e.b, fn);
+    for_each_var(e.c, fn);
+  } else if constexpr (requires { e.a; e.b; }) {
+    for_each_var(e.a, fn);
+    for_each_var(e.b, fn);
+  } else if constexpr (requires { e.a; }) {
+    for_each_var(e.a, fn);
+  }
+}
+}  // namespace detail
+
+/// The expression with its variables as constants: no gradient flows through it (JAX's
+/// stop_gradient, PyTorch's detach).
+template <class E>
+  requires expression<E>
+auto stop_gradient(const E& e) {
+  return detail::strip(fusor::detail::to_node(e));
+}
+
+}  // namespace fusor::ad
