@@ -36,8 +36,8 @@ int run() {
   std::printf("energy %.6f, derivative along v %.6f (hand-written gradient . v: %.6f)\n", value, along_v, want);
 
   // the gradient by reverse mode: one recorded node, one fused backward pass
-  const auto [value2, g] = ad::value_and_grad([](const auto& t) { return energy(t); })(x);
-  const double grad_err = max(abs(g - grad));
+  const auto [value2, rev] = ad::value_and_grad([](const auto& t) { return energy(t); })(x);
+  const double grad_err = max(abs(rev - grad));
   std::printf("value_and_grad: energy %.6f, max error of the gradient %.2e\n", value2, grad_err);
 
   // the gradient of a small slice by forward mode, and a gradcheck against central differences

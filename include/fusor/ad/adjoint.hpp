@@ -73,6 +73,7 @@ struct derivative<scalar_comparison_fn<F>> : zero_derivative<scalar_comparison_f
     static constexpr bool defined = true;                             \
     template <int I, class S, class A>                                \
     static auto partial(const F&, const S& seed, const A& a) {        \
+      (void)a;                                                        \
       return __VA_ARGS__;                                             \
     }                                                                 \
   };
