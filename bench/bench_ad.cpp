@@ -124,53 +124,47 @@ void fusor_vg_sinexp(benchmark::State& st) { fusor_vg<T>(st, sinexp); }
 template <class T>
 void fusor_vg_rosen(benchmark::State& st) { fusor_vg<T>(st, rosen_loss); }
 
-// The hand-written gradients allocate their result, as the fusor ones return a new array.
-template <class T>
-void hand_vg_square(benchmark::State& st) {
+// The hand-written gradients allocate their result, as the fusor ones return a new array; `loop`
+// is the one pass over x that accumulates the value and writes the gradient g.
+template <class T, class Loop>
+void hand_vg(benchmark::State& st, Loop loop) {
   const auto x = inputs<T>(st.range(0), 1);
-  const T* px = x.data();
   const index_t n = x.size();
   for (auto _ : st) {
     array<T> g(fusor::extents{n});
-    T* pg = g.data();
+    const T v = loop(x.data(), g.data(), n);
+    benchmark::DoNotOptimize(v);
+    benchmark::DoNotOptimize(g.data());
+  }
+  st.SetItemsProcessed(st.iterations() * st.range(0));
+}
+template <class T>
+void hand_vg_square(benchmark::State& st) {
+  hand_vg<T>(st, [](const T* px, T* pg, index_t n) {
     T v = 0;
     for (index_t i = 0; i < n; ++i) {
       const T u = 2 * (px[i] + 1);
       v += u * u;
       pg[i] = 4 * u;
     }
-    benchmark::DoNotOptimize(v);
-    benchmark::DoNotOptimize(g.data());
-  }
-  st.SetItemsProcessed(st.iterations() * st.range(0));
+    return v;
+  });
 }
 template <class T>
 void hand_vg_sinexp(benchmark::State& st) {
-  const auto x = inputs<T>(st.range(0), 1);
-  const T* px = x.data();
-  const index_t n = x.size();
-  for (auto _ : st) {
-    array<T> g(fusor::extents{n});
-    T* pg = g.data();
+  hand_vg<T>(st, [](const T* px, T* pg, index_t n) {
     T v = 0;
     for (index_t i = 0; i < n; ++i) {
       const T t = px[i], e = std::exp(-t * t), sn = std::sin(t);
       v += sn * e + t * t / 2;
       pg[i] = std::cos(t) * e - 2 * t * sn * e + t;
     }
-    benchmark::DoNotOptimize(v);
-    benchmark::DoNotOptimize(g.data());
-  }
-  st.SetItemsProcessed(st.iterations() * st.range(0));
+    return v;
+  });
 }
 template <class T>
 void hand_vg_rosen(benchmark::State& st) {
-  const auto x = inputs<T>(st.range(0), 1);
-  const T* px = x.data();
-  const index_t n = x.size();
-  for (auto _ : st) {
-    array<T> g(fusor::extents{n});
-    T* pg = g.data();
+  hand_vg<T>(st, [](const T* px, T* pg, index_t n) {
     T v = 0;
     pg[0] = 0;
     for (index_t i = 0; i + 1 < n; ++i) {
@@ -179,10 +173,8 @@ void hand_vg_rosen(benchmark::State& st) {
       pg[i] += -400 * px[i] * d - 2 * e;
       pg[i + 1] = 200 * d;
     }
-    benchmark::DoNotOptimize(v);
-    benchmark::DoNotOptimize(g.data());
-  }
-  st.SetItemsProcessed(st.iterations() * st.range(0));
+    return v;
+  });
 }
 
 void sizes(benchmark::internal::Benchmark* b) {

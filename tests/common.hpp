@@ -63,6 +63,25 @@ fusor::array<T, B> make(const std::vector<T>& v) {
   return fusor::array<T, B>(std::span<const T>(v.data(), v.size()), fusor::extents{index_t(v.size())});
 }
 
+/// An array of backend B holding v (made on the host, moved there with to<B>).
+template <class B, class T>
+fusor::array<T, B> on(const std::vector<T>& v, const fusor::extents& shape) {
+  return fusor::to<B>(fusor::array<T>(std::span<const T>(v.data(), v.size()), shape));
+}
+template <class B, class T>
+fusor::array<T, B> on(const std::vector<T>& v) {
+  return on<B>(v, fusor::extents{index_t(v.size())});
+}
+/// The elements of an array or expression of any backend, back on the host, in C order.
+template <class E>
+auto host_values(const E& e) {
+  const auto h = fusor::to<fusor::cpu>(e);
+  using T = fusor::value_t<decltype(h)>;
+  std::vector<T> out(std::size_t(h.size()));
+  for (index_t i = 0; i < h.size(); ++i) out[std::size_t(i)] = h.data()[i];
+  return out;
+}
+
 /// Host copy of an array of any backend (cpu: a plain copy).
 template <class T, class B>
 fusor::array<T, fusor::cpu> host(const fusor::array<T, B>& a) {

@@ -12,7 +12,6 @@ forward, backward), and the JVP of sinexp at 1e6 (jax.jvp under jit; torch.func.
 import json
 import os
 import sys
-import time
 
 THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 os.environ.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen={'true' if THREADS > 1 else 'false'} "
@@ -20,17 +19,13 @@ os.environ.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen={'true' if THR
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
 import numpy as np  # noqa: E402
+from timing import median_seconds as timed  # noqa: E402
 
 
-def median_seconds(fn, reps=15):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
+def median_seconds(fn):
+    return timed(fn, reps=15, warmup=3)  # JIT compilation on the first calls
+
+
 
 
 def fusor_times(path):

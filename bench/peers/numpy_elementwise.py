@@ -4,21 +4,13 @@ counts as the C++ benchmarks) so scripts/bench can show fusor's ratio to NumPy.
 NumPy evaluates op by op (a temporary per operation); `out=` variants are its best case."""
 import json
 import sys
-import time
 
 import numpy as np
+from timing import median_seconds
 
 N = 10_000_000
 
 
-def median_seconds(fn, reps=9):
-    fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
 
 
 results = {}

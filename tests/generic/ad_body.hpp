@@ -23,22 +23,16 @@ using ref_t = double;
 using ref_t = long double;
 #endif
 
+/// A backend array holding v; the elements of a backend array or expression, back on the host.
 template <class T>
 fusor::array<T, B> dev(const std::vector<T>& v, const fusor::extents& shape) {
-  return fusor::to<B>(fusor::array<T>(std::span<const T>(v.data(), v.size()), shape));
+  return test::on<B>(v, shape);
 }
 template <class T>
 fusor::array<T, B> dev(const std::vector<T>& v) {
-  return dev(v, fusor::extents{index_t(v.size())});
+  return test::on<B>(v);
 }
-template <class E>
-auto host_values(const E& e) {
-  const auto h = fusor::to<fusor::cpu>(e);
-  using T = fusor::value_t<decltype(h)>;
-  std::vector<T> out(std::size_t(h.size()));
-  for (index_t i = 0; i < h.size(); ++i) out[std::size_t(i)] = h.data()[i];
-  return out;
-}
+using test::host_values;
 
 // One elementary function, written once (a generic lambda, run on arrays of duals for forward
 // mode and on variables for reverse mode), and its value and derivative written out by hand.

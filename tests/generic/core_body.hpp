@@ -19,23 +19,16 @@ using fusor::index_t;
 using B = TEST_BACKEND;
 
 /// A backend array holding v (moved there from the host).
+/// A backend array holding v; the elements of a backend array or expression, back on the host.
 template <class T>
 fusor::array<T, B> dev(const std::vector<T>& v, const fusor::extents& shape) {
-  return fusor::to<B>(fusor::array<T>(std::span<const T>(v.data(), v.size()), shape));
+  return test::on<B>(v, shape);
 }
 template <class T>
 fusor::array<T, B> dev(const std::vector<T>& v) {
-  return dev(v, fusor::extents{index_t(v.size())});
+  return test::on<B>(v);
 }
-/// The elements of a backend array or expression, back on the host, in C order.
-template <class E>
-auto host_values(const E& e) {
-  const auto h = fusor::to<fusor::cpu>(e);
-  using T = fusor::value_t<decltype(h)>;
-  std::vector<T> out(std::size_t(h.size()));
-  for (index_t i = 0; i < h.size(); ++i) out[std::size_t(i)] = h.data()[i];
-  return out;
-}
+using test::host_values;
 /// Mismatches between got and want (with the test's tolerance), and the first one's position.
 template <class T, class U>
 std::pair<index_t, index_t> mismatches(const std::vector<T>& got, const std::vector<U>& want, double tol) {

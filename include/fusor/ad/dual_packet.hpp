@@ -21,11 +21,6 @@ FUSOR_SIMD_DIAGNOSTICS_BEGIN
 namespace fusor {
 
 
-template <class T, class A, int N>
-struct lane_of<ad::dual<xsimd::batch<T, A>, N>> {
-  using type = ad::dual<T, N>;
-};
-
 template <class T, int N>
   requires detail::simd::floating<T>
 struct packet_traits<ad::dual<T, N>> {

@@ -222,6 +222,9 @@ auto materialise(const N& node) {
   return var<T, B>(&t, id);
 }
 
+/// The axis argument of a whole reduction (any real axis is > -max_rank).
+inline constexpr int whole = -1000;
+
 template <reduction Kind, class N>
 auto reduce(const N& node, int axis, bool keepdims) {
   using V = value_t<N>;
@@ -232,7 +235,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
   const bool grad = recording() && any_requires_grad(t, node);
   const extents shape = expr_shape(node);
   const auto plain = strip(node);
-  if (axis == -1000) {  // whole
+  if (axis == whole) {
     const index_t count = shape.numel();
     const V value = Kind == reduction::sum ? V(fusor::sum(plain)) : V(fusor::mean(plain));
     const std::uint32_t id = t.new_slot<V, B>(extents{}, grad);
@@ -259,7 +262,6 @@ auto reduce(const N& node, int axis, bool keepdims) {
   if (grad) t.record(&reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale});
   return var<V, B>(&t, id);
 }
-inline constexpr int whole = -1000;
 }  // namespace detail
 
 template <class T, class B>

@@ -30,13 +30,6 @@ namespace detail {
 template <std::size_t K, std::size_t... I>
 inline constexpr bool selected = ((K == I) || ...);
 
-template <class A>
-struct var_for;
-template <class T, class B>
-struct var_for<array<T, B>> {
-  using type = var<T, B>;
-};
-
 template <class Y>
 auto loss_var(Y&& y) {
   using X = std::remove_cvref_t<Y>;
@@ -149,12 +142,10 @@ auto vjp(F f, const array<T, B>& x) {
   return std::make_pair(std::move(value), pullback<T, R, B>(t, xv, y));
 }
 
-/// The Jacobian by reverse mode (JAX's jacrev): shape f(x).shape + x.shape, one backward pass per
-/// output element over one recording. Suits functions with fewer outputs than inputs.
-template <class F, class T, class B>
-array<T, B> jacrev(F f, const array<T, B>& x) {
-  auto [y, pb] = vjp(std::move(f), x);
-  using R = value_t<decltype(y)>;
+namespace detail {
+// The rows of the Jacobian from a recording: one pullback per output element.
+template <class T, class R, class B>
+array<T, B> jacobian_rows(const array<R, B>& y, const pullback<T, R, B>& pb, const array<T, B>& x) {
   const index_t m = y.size(), n = x.size();
   extents s = y.shape();
   for (int k = 0; k < x.ndim(); ++k) s.push_back(x.shape()[k]);
@@ -171,14 +162,24 @@ array<T, B> jacrev(F f, const array<T, B>& x) {
   }
   return jac;
 }
+}  // namespace detail
+
+/// The Jacobian by reverse mode (JAX's jacrev): shape f(x).shape + x.shape, one backward pass per
+/// output element over one recording. Suits functions with fewer outputs than inputs.
+template <class F, class T, class B>
+array<T, B> jacrev(F f, const array<T, B>& x) {
+  const auto [y, pb] = vjp(std::move(f), x);
+  return detail::jacobian_rows(y, pb, x);
+}
 
 /// The Jacobian, by forward mode when f has at least as many outputs as inputs, else by reverse
-/// mode (JAX's advice, made automatic: the cheaper of jacfwd and jacrev for the shape).
+/// mode (JAX's advice, made automatic: the cheaper of jacfwd and jacrev for the shape). The
+/// recording that tells the output's size is the one reverse mode uses.
 template <class F, class T, class B>
 array<T, B> jacobian(F f, const array<T, B>& x) {
-  const index_t m = vjp(f, x).first.size();
-  if (m >= x.size()) return jacfwd(f, x);
-  return jacrev(f, x);
+  const auto [y, pb] = vjp(f, x);
+  if (y.size() >= x.size()) return jacfwd(std::move(f), x);
+  return detail::jacobian_rows(y, pb, x);
 }
 
 /// The gradient of f (a function of arrays returning one number) with respect to its first
