@@ -202,7 +202,7 @@ auto adjoint_at(const E& e, const S& seed) {
     return through<P, 0>(e.f, e.a, seed, strip(e.a));
   } else {  // a cast: the adjoint goes back in the operand's type
     using V = value_t<decltype(e.a)>;
-    if constexpr (!std::is_floating_point_v<V>) return no_contribution{};
+    if constexpr (!differentiable_v<V>) return no_contribution{};
     else return adjoint_at<P>(e.a, fusor::cast<V>(seed));
   }
 }

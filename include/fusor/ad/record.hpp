@@ -81,7 +81,9 @@ void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents&
   auto& s = t.slot_at(v.id);
   T* adj = t.adjoint_buffer<T, B>(v.id);
   const T* base = static_cast<const T*>(s.value);
-  const leaf<T, B> dst{adj + (v.value.data - base), v.value.shape, v.value.strides};
+  leaf<T, B> dst{adj + (v.value.data - base), v.value.shape, v.value.strides};
+  for (int k = 0; k < dst.shape.size(); ++k)
+    if (dst.strides[k] == 0) dst.shape[k] = 1;
   const leaf<T, B> whole{adj, s.shape, contiguous_strides(s.shape)};
   const bool full = dst.data == adj && dst.shape == s.shape && dst.strides == whole.strides;
   auto add = [&](const auto& contribution) {
@@ -95,12 +97,21 @@ void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents&
     }
     fusor::detail::assign_expr(dst, dst + contribution, false);
   };
-  if (v.value.shape == out) {
+  // a broadcast view (stride 0 along an axis of extent > 1, from broadcast_to) reads one element
+  // many times: that element receives the sum over the axis
+  extents target = v.value.shape;
+  bool repeated = false;
+  for (int k = 0; k < target.size(); ++k)
+    if (v.value.strides[k] == 0 && target[k] > 1) {
+      target[k] = 1;
+      repeated = true;
+    }
+  if (!repeated && v.value.shape == out) {
     add(total);
   } else {
-    const auto r = reduce_to<B>(total, v.value.shape, out);
-    add(leaf<value_t<decltype(r)>, B>{const_cast<value_t<decltype(r)>*>(r.data()), v.value.shape,
-                                      contiguous_strides(v.value.shape)});
+    const auto r = reduce_to<B>(total, target, out);
+    using R = value_t<decltype(r)>;
+    add(leaf<R, B>{const_cast<R*>(r.data()), target, contiguous_strides(target)});
   }
 }
 
@@ -143,7 +154,7 @@ void propagate(tape& t, const E& e, const S& seed, const extents& out) {
       const int p = pos++;
       if (!live[p] || group[p] != p) return;
       using positions = std::make_integer_sequence<int, n>;
-      if constexpr (dual_capable<E>::value) {
+      if constexpr (dual_capable<E>::value && std::is_floating_point_v<value_t<E>>) {
         std::array<bool, n> on{};
         for (int q = 0; q < n; ++q) on[q] = live[q] && group[q] == p;
         accumulate(t, v, dual_adjoint(e, seed, on.data()), out);
@@ -203,7 +214,7 @@ void reduce_backward(tape& t, const void* p) {
     for (int k = 0, j = 0; k < shape.size(); ++k) strides.push_back(k == n.axis ? 0 : st[j++]);
     const leaf<R, B> g{static_cast<R*>(s.adjoint), shape, strides};
     if (n.scale == R(1)) propagate(t, n.tree, g, shape);
-    else propagate(t, n.tree, g * n.scale, shape);
+    else propagate(t, n.tree, g * scalar_expr<R>{n.scale}, shape);
   }
 }
 
@@ -211,7 +222,7 @@ template <class N>
 auto materialise(const N& node) {
   using T = value_t<N>;
   using B = backend_of_t<N>;
-  static_assert(std::is_floating_point_v<T>,
+  static_assert(differentiable_v<T>,
                 "fusor: a variable holds float or double; this expression's type is not (cast it first)");
   tape& t = tape_of(node, "evaluating an expression");
   const bool grad = recording() && any_requires_grad(t, node);
@@ -229,7 +240,7 @@ template <reduction Kind, class N>
 auto reduce(const N& node, int axis, bool keepdims) {
   using V = value_t<N>;
   using B = backend_of_t<N>;
-  static_assert(std::is_floating_point_v<V>,
+  static_assert(differentiable_v<V>,
                 "fusor: reductions of variables need float or double values (cast the expression first)");
   tape& t = tape_of(node, "reducing an expression");
   const bool grad = recording() && any_requires_grad(t, node);
@@ -257,7 +268,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
   V scale(1);
   if (Kind == reduction::mean) {
     scale = V(1) / V(shape[ax]);
-    fusor::detail::assign_expr(dst, dst * scale, false);
+    fusor::detail::assign_expr(dst, dst * scalar_expr<V>{scale}, false);
   }
   if (grad) t.record(&reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale});
   return var<V, B>(&t, id);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../core/backend.hpp"
@@ -80,6 +81,7 @@ class tape {
     ++generation_;
     used_ = 0;
     nodes_.clear();
+    kept_.clear();
     arena_used_ = 0;
     arena_block_ = 0;
   }
@@ -107,9 +109,10 @@ class tape {
     s.adjoint_written = false;
     return std::uint32_t(used_++);
   }
-  /// A slot whose value is the caller's buffer (a parameter: nothing is copied).
+  /// A slot whose value is the caller's buffer (a parameter, or an array the tape keeps: nothing is
+  /// copied).
   template <class T, class B>
-  std::uint32_t borrowed_slot(T* data, const extents& shape) {
+  std::uint32_t borrowed_slot(T* data, const extents& shape, bool requires_grad = true) {
     if (used_ == slots_.size()) slots_.emplace_back();
     detail::slot& s = slots_[used_];
     if (s.owns_value && s.value) {
@@ -127,7 +130,7 @@ class tape {
     s.value = data;
     s.owns_value = false;
     s.shape = shape;
-    s.requires_grad = true;
+    s.requires_grad = requires_grad;
     s.adjoint_written = false;
     return std::uint32_t(used_++);
   }
@@ -154,6 +157,25 @@ class tape {
     void* p = arena_allocate(sizeof(P), alignof(P));
     std::memcpy(p, &payload, sizeof(P));
     nodes_.push_back(detail::node{backward, p});
+  }
+
+  /// Owns x until the next reset() (a custom adjoint's residuals, a temporary array an operation
+  /// reads in its backward pass) and returns where it lives. Unlike record(), this allocates.
+  template <class X>
+  X* keep(X x) {
+    auto* p = new X(std::move(x));
+    kept_.emplace_back(p, [](void* q) { delete static_cast<X*>(q); });
+    return p;
+  }
+  /// Copies n plain values into the arena (a node's variable-length data: the parts of a
+  /// concatenation); valid until the next reset().
+  template <class X>
+  const X* store(const X* data, std::size_t n) {
+    static_assert(std::is_trivially_copyable_v<X> && std::is_trivially_destructible_v<X>,
+                  "fusor: the tape's arena holds plain data");
+    void* p = arena_allocate(sizeof(X) * (n ? n : 1), alignof(X));
+    if (n) std::memcpy(p, data, sizeof(X) * n);
+    return static_cast<const X*>(p);
   }
 
   /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.
@@ -198,6 +220,7 @@ class tape {
   std::vector<detail::slot> slots_;
   std::size_t used_ = 0;
   std::vector<detail::node> nodes_;
+  std::vector<std::unique_ptr<void, void (*)(void*)>> kept_;
   std::vector<block> arena_;
   std::size_t arena_block_ = 0, arena_used_ = 0;
   std::uint32_t generation_ = 1;

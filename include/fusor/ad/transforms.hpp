@@ -1,6 +1,7 @@
 #pragma once
 // Reverse-mode transforms with JAX's names: grad, value_and_grad (with argnums, and an aux
-// output), vjp, jacrev, and jacobian (forward or reverse by the shape). Each returns a callable that owns a tape and reuses it: the second call with the
+// output), vjp, jacrev, jacobian (forward or reverse by the shape), and hessian and hvp (forward
+// over reverse). Each returns a callable that owns a tape and reuses it: the second call with the
 // same shapes records into the same buffers and allocates only the gradients it returns.
 #include <cstddef>
 #include <memory>
@@ -210,6 +211,25 @@ auto value_and_grad(F f, has_aux_t) {
 template <class F, std::size_t... I>
 auto value_and_grad(F f, has_aux_t, argnums_t<I...>) {
   return detail::value_and_grad_fn<F, true, I...>(std::move(f));
+}
+
+/// The Hessian-vector product H(x)·v of f (a function returning one number) without forming H:
+/// forward over reverse, i.e. one reverse pass over a recording on dual numbers seeded with v
+/// (JAX's jvp of grad). Costs about two gradients.
+template <class F, class T, class B>
+array<T, B> hvp(F f, const array<T, B>& x, const array<T, B>& v) {
+  const array<dual<T>, B> xd = make_dual(x, v);
+  const auto g = grad(std::move(f))(xd);
+  return array<T, B>(tangent(g, 0));
+}
+
+/// The Hessian of f (a function returning one number): shape x.shape + x.shape, by forward over
+/// reverse (jacfwd of grad: ceil(n / 8) reverse passes over dual numbers of 8 tangents).
+template <class F, class T, class B>
+array<T, B> hessian(F f, const array<T, B>& x) {
+  auto g = grad(std::move(f));
+  return jacfwd([&g](const auto& seeded) { return g(array<value_t<std::remove_cvref_t<decltype(seeded)>>, B>(seeded)); },
+                x);
 }
 
 }  // namespace fusor::ad

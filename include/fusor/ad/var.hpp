@@ -16,9 +16,17 @@
 #include "../core/expr/nodes.hpp"
 #include "../core/slice.hpp"
 #include "../core/view.hpp"
+#include "dual.hpp"
 #include "tape.hpp"
 
 namespace fusor::ad {
+
+/// The element types reverse mode differentiates: float and double, and dual numbers of them (a
+/// tape of duals is forward over reverse: hessian and hvp).
+template <class T>
+inline constexpr bool differentiable_v = std::is_floating_point_v<T>;
+template <class T, int N>
+inline constexpr bool differentiable_v<dual<T, N>> = std::is_floating_point_v<T>;
 
 /// A variable inside an expression: where its values are (possibly a view: a slice of the
 /// variable) and which slot of which tape they belong to.
@@ -42,7 +50,7 @@ const extents& expr_shape(const var_leaf<T, B>& l) {
 /// node) or by tape.param(array).
 template <class T, class B = default_backend>
 class var {
-  static_assert(std::is_floating_point_v<T>,
+  static_assert(differentiable_v<T>,
                 "fusor: reverse-mode variables hold float or double (convert with astype<double>())");
 
  public:

@@ -1,0 +1,326 @@
+// Reverse-mode operations beyond elementwise trees, written once per backend: reductions (prod,
+// max, min, var, std, norm, logsumexp), softmax, views, matmul/dot/tensordot, concatenate/stack/
+// pad/roll, custom_vjp, and forward-over-reverse (hessian, hvp). Every gradient is compared with
+// central differences (ad::numeric_grad, which only evaluates the function on arrays) or a closed
+// form written out by hand. tests/test_ad_ops.cpp runs them on cpu, tests/test_ad_cuda.cu on cuda.
+//
+// The includer defines TEST_BACKEND before including this file.
+#include "../common.hpp"
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace adops {
+
+using fusor::extents;
+using fusor::index_t;
+using B = TEST_BACKEND;
+template <class T>
+using arr = fusor::array<T, B>;
+namespace ad = fusor::ad;
+
+inline arr<double> dev(const std::vector<double>& v, const extents& shape) { return test::on<B>(v, shape); }
+inline arr<double> dev(const std::vector<double>& v) { return test::on<B>(v); }
+inline arr<double> random(const extents& shape, std::uint64_t seed, double lo = -1, double hi = 1) {
+  return dev(test::values<double>(shape.numel(), lo, hi, seed), shape);
+}
+using test::host_values;
+
+template <class X>
+inline constexpr bool is_var_arg = ad::detail::holds_vars_v<std::remove_cvref_t<X>>;
+
+/// std of variables or of arrays (an unqualified std(...) would name the namespace).
+template <class X, class... A>
+auto stdev(const X& x, A... a) {
+  if constexpr (is_var_arg<X>) return ad::std(x, a...);
+  else return fusor::std(x, a...);
+}
+
+/// ad::grad(f)(x) against central differences of f on arrays, element by element.
+template <class F>
+void against_differences(const char* name, F f, const arr<double>& x, double tol = 1e-7) {
+  const std::string label = name;
+  CAPTURE(label);
+  const auto g = host_values(ad::grad(f)(x));
+  const auto ng = host_values(ad::numeric_grad(f, x));
+  REQUIRE(g.size() == ng.size());
+  index_t bad = 0;
+  for (std::size_t i = 0; i < g.size(); ++i)
+    if (!test::close(g[i], ng[i], tol) && bad++ == 0) {
+      CAPTURE(i);
+      CHECK(g[i] == doctest::Approx(ng[i]));
+    }
+  CHECK(bad == 0);
+}
+
+}  // namespace adops
+
+using namespace fusor;
+using adops::against_differences;
+using adops::arr;
+using adops::host_values;
+
+TEST_CASE("reductions of variables: prod, max, min, var, std, norm and logsumexp, whole and along axes") {
+  for (const extents shape : {extents{1}, extents{test::lanes<double> + 1}, extents{17}, extents{4, 3}, extents{5, 7}}) {
+    CAPTURE(to_string(shape));
+    const arr<double> x = adops::random(shape, 61, 0.5, 1.5), c = adops::random(shape, 62);
+    // whole
+    against_differences("prod", [&](const auto& t) { return prod(t * c); }, x);
+    against_differences("max", [&](const auto& t) { return max(t * c); }, x);
+    against_differences("min", [&](const auto& t) { return min(sin(t) * c); }, x);
+    against_differences("var", [&](const auto& t) { return var(t * c); }, x);
+    against_differences("var ddof 1", [&](const auto& t) { return var(t * t, ddof(1)); }, x);
+    against_differences("std", [&](const auto& t) { return adops::stdev(t * c + t); }, x);
+    against_differences("norm", [&](const auto& t) { return norm(t * c); }, x);
+    against_differences("norm 1", [&](const auto& t) { return norm(t * c, 1.0); }, x);
+    against_differences("norm 3", [&](const auto& t) { return norm(t * c, 3.0); }, x);
+    against_differences("norm inf", [&](const auto& t) { return norm(t * c, std::numeric_limits<double>::infinity()); }, x);
+    against_differences("logsumexp", [&](const auto& t) { return ad::logsumexp(t * c * 3.0); }, x);
+    // along the last axis and the first, with and without keepdims, then reduced again
+    if (shape.size() == 2) {
+      const arr<double> w = adops::random(extents{shape[0], 1}, 63);
+      for (int axis : {0, 1, -1}) {
+        CAPTURE(axis);
+        against_differences("prod axis", [&](const auto& t) { return sum(square(prod(t * c, axis))); }, x);
+        against_differences("max axis", [&](const auto& t) { return sum(square(max(t * c, axis))); }, x);
+        against_differences("min axis keepdims", [&](const auto& t) { return sum(min(t * c, axis, true) * t); }, x);
+        against_differences("var axis", [&](const auto& t) { return sum(exp(var(t * c, axis))); }, x);
+        against_differences("std axis ddof", [&](const auto& t) { return sum(sqrt(adops::stdev(t + c, axis, ddof(1), true) + t)); }, x);
+        against_differences("norm axis", [&](const auto& t) { return sum(norm(t * c, 2.0, axis) * 2.0); }, x);
+        against_differences("norm 1 axis", [&](const auto& t) { return sum(square(norm(t * c, 1.0, axis))); }, x);
+        against_differences("logsumexp axis", [&](const auto& t) { return sum(square(ad::logsumexp(t * c, axis))); }, x);
+        against_differences("logsumexp axis keepdims", [&](const auto& t) { return sum(ad::logsumexp(t * c, axis, true) * w); }, x);
+      }
+    }
+  }
+  // closed forms at the non-smooth points: prod with zeros, tied maxima, the norm at zero
+  auto g = [](auto f, std::vector<double> v) { return host_values(ad::grad(f)(adops::dev(v))); };
+  CHECK(g([](const auto& t) { return prod(t); }, {2, 0, 3}) == std::vector<double>{0, 6, 0});
+  CHECK(g([](const auto& t) { return prod(t); }, {2, 0, 0}) == std::vector<double>{0, 0, 0});
+  CHECK(g([](const auto& t) { return prod(t); }, {2, 4, 3}) == std::vector<double>{12, 6, 8});
+  CHECK(g([](const auto& t) { return max(t); }, {1, 3, 3}) == std::vector<double>{0, 0.5, 0.5});
+  CHECK(g([](const auto& t) { return min(t); }, {1, 3, 1, 1}) == std::vector<double>{1.0 / 3, 0, 1.0 / 3, 1.0 / 3});
+  CHECK(g([](const auto& t) { return norm(t); }, {0, 0}) == std::vector<double>{0, 0});
+  CHECK(g([](const auto& t) { return norm(t); }, {3, 4}) == std::vector<double>{0.6, 0.8});
+  // logsumexp's gradient is softmax; its value the stable form (no overflow at 1000)
+  const auto v = ad::value_and_grad([](const auto& t) { return ad::logsumexp(t); })(adops::dev({1000, 1000}));
+  CHECK(v.first == doctest::Approx(1000 + std::log(2.0)));
+  for (double e : host_values(v.second)) CHECK(test::close(e, 0.5, 1e-12));
+  CHECK(ad::logsumexp(zeros<double, adops::B>({0})) == -std::numeric_limits<double>::infinity());
+  CHECK_THROWS_AS(ad::grad([](const auto& t) { return max(t); })(zeros<double, adops::B>({0})), value_error);
+}
+
+TEST_CASE("softmax and log_softmax: values, gradients along each axis, and the stable form") {
+  const arr<double> x = adops::random({4, 5}, 71, -3, 3), c = adops::random({4, 5}, 72);
+  // values against a hand loop
+  const auto hx = host_values(x);
+  const auto s = host_values(ad::softmax(x)), ls = host_values(ad::log_softmax(x, 0));
+  for (int i = 0; i < 4; ++i) {
+    double total = 0;
+    for (int j = 0; j < 5; ++j) total += std::exp(hx[std::size_t(i * 5 + j)]);
+    for (int j = 0; j < 5; ++j)
+      CHECK(test::close(s[std::size_t(i * 5 + j)], std::exp(hx[std::size_t(i * 5 + j)]) / total, 1e-14));
+  }
+  for (int j = 0; j < 5; ++j) {
+    double total = 0;
+    for (int i = 0; i < 4; ++i) total += std::exp(hx[std::size_t(i * 5 + j)]);
+    for (int i = 0; i < 4; ++i)
+      CHECK(test::close(ls[std::size_t(i * 5 + j)], hx[std::size_t(i * 5 + j)] - std::log(total), 1e-14));
+  }
+  for (int axis : {0, 1, -1}) {
+    CAPTURE(axis);
+    against_differences("softmax", [&](const auto& t) { return sum(ad::softmax(t * 2.0, axis) * c); }, x);
+    against_differences("log_softmax", [&](const auto& t) { return sum(ad::log_softmax(sin(t), axis) * c); }, x);
+  }
+  // no overflow for large inputs; a 0-d input is an error
+  const auto big = host_values(ad::softmax(adops::dev({1000, 1000, 0})));
+  CHECK(big == std::vector<double>{0.5, 0.5, 0});
+  CHECK_THROWS_AS(ad::softmax(zeros<double, adops::B>({})), index_error);
+}
+
+TEST_CASE("views of variables: transpose, reshape, broadcast_to, flip, squeeze, diagonal and split") {
+  const arr<double> x = adops::random({3, 4}, 81), c = adops::random({4, 3}, 82), d = adops::random({2, 3, 4}, 83);
+  against_differences("transpose", [&](const auto& t) { return sum(sin(transpose(t)) * c); }, x);
+  against_differences("permute_dims", [&](const auto& t) { return sum(permute_dims(t, {1, 0}) * c * transpose(t)); }, x);
+  against_differences("swapaxes", [&](const auto& t) { return sum(swapaxes(t, 0, 1) * c); }, x);
+  against_differences("reshape (a view)", [&](const auto& t) { return sum(reshape(t, {4, 3}) * c); }, x);
+  against_differences("broadcast_to", [&](const auto& t) { return sum(sin(broadcast_to(t, {2, 3, 4})) * d); }, x);
+  against_differences("flip", [&](const auto& t) { return sum(flip(t) * t); }, x);
+  against_differences("flip axis", [&](const auto& t) { return sum(exp(flip(t, 1)) * transpose(c)); }, x);
+  against_differences("expand_dims and squeeze", [&](const auto& t) { return sum(squeeze(expand_dims(t, 0) * t)); }, x);
+  const arr<double> sq = adops::random({4, 4}, 84);
+  against_differences("diagonal", [&](const auto& t) { return sum(square(diagonal(t))); }, sq);
+  // reshape of a transposed variable copies (one node); the adjoint lands in the right places
+  {
+    ad::tape tp;
+    auto xv = ad::param(tp, x);
+    auto flat = ad::reshape(ad::transpose(xv), {12});
+    CHECK(tp.size() == 1);  // the copy
+    const arr<double> w = adops::random({12}, 85);
+    auto loss = sum(flat * w);
+    ad::backward(loss);
+    const auto gx = host_values(arr<double>(ad::gradient(xv))), hw = host_values(w);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 4; ++j) CHECK(gx[std::size_t(i * 4 + j)] == hw[std::size_t(j * 3 + i)]);
+  }
+  // split: views, no node; each part's adjoint lands in its rows
+  {
+    ad::tape tp;
+    auto xv = ad::param(tp, x);
+    const auto parts = ad::split(xv, 3, 0);
+    REQUIRE(parts.size() == 3);
+    CHECK(tp.size() == 0);
+    auto loss = sum(parts[0] * 1.0 + parts[2] * 3.0);
+    ad::backward(loss);
+    const auto gx = host_values(arr<double>(ad::gradient(xv)));
+    for (int j = 0; j < 12; ++j) CHECK(gx[std::size_t(j)] == (j < 4 ? 1.0 : j < 8 ? 0.0 : 3.0));
+  }
+}
+
+TEST_CASE("matmul, dot and tensordot of variables: GEMM adjoints against central differences") {
+  const arr<double> A = adops::random({3, 4}, 91), Bm = adops::random({4, 5}, 92), v4 = adops::random({4}, 93),
+                    v3 = adops::random({3}, 94), S = adops::random({2, 3, 4}, 95), C = adops::random({3, 5}, 96);
+  against_differences("matrix @ matrix (first)", [&](const auto& t) { return sum(sin(matmul(t, Bm)) * C); }, A);
+  against_differences("matrix @ matrix (second)", [&](const auto& t) { return sum(sin(matmul(A, t)) * C); }, Bm);
+  against_differences("both operands one variable", [&](const auto& t) { return sum(matmul(t, transpose(t))); }, A);
+  against_differences("matrix @ vector", [&](const auto& t) { return sum(exp(matmul(A, t))); }, v4);
+  against_differences("vector @ matrix", [&](const auto& t) { return sum(square(matmul(t, A))); }, v3);
+  against_differences("vector @ vector", [&](const auto& t) { return sum(matmul(t, v4) * matmul(t, t)); }, v4);
+  against_differences("batch @ matrix (broadcast)", [&](const auto& t) { return sum(square(matmul(S, t))); }, Bm);
+  against_differences("batch @ matrix (the batch)", [&](const auto& t) { return sum(square(matmul(t, Bm))); }, S);
+  against_differences("two products into one adjoint", [&](const auto& t) { return sum(matmul(t, Bm) * 2.0 + square(matmul(t, Bm))); }, A);
+  against_differences("an expression operand", [&](const auto& t) { return sum(tanh(matmul(t * 2.0 + 1.0, Bm))); }, A);
+  against_differences("dot 2-d", [&](const auto& t) { return sum(square(dot(t, Bm))); }, A);
+  against_differences("dot 1-d", [&](const auto& t) { return sum(dot(t, v4) * 3.0); }, v4);
+  against_differences("dot n-d . m-d", [&](const auto& t) { return sum(square(dot(S, t))); }, adops::random({2, 4, 3}, 97));
+  against_differences("tensordot axes", [&](const auto& t) { return sum(square(tensordot(S, t, {1, 2}, {0, 1}))); }, adops::random({3, 4, 2}, 98));
+  against_differences("tensordot n", [&](const auto& t) { return sum(sin(tensordot(t, S, 1))); }, adops::random({5, 2}, 99));
+  // the value is the array function's
+  ad::tape tp;
+  auto av = ad::param(tp, A);
+  const auto y = host_values(arr<double>(ad::matmul(av, Bm).value())), want = host_values(matmul(A, Bm));
+  for (std::size_t i = 0; i < y.size(); ++i) CHECK(test::close(y[i], want[i], 1e-14));
+  // bad shapes: the array function's error
+  CHECK_THROWS_AS((void)ad::matmul(av, A), shape_error);
+  CHECK_THROWS_AS((void)ad::tensordot(av, Bm, {0}, {0}), shape_error);
+}
+
+TEST_CASE("concatenate, stack, pad and roll of variables") {
+  const arr<double> x = adops::random({2, 3}, 101), y = adops::random({4, 3}, 102);
+  // closed forms: the adjoint of sum(w * op(x)) is the matching part of w
+  ad::tape tp;
+  auto xv = ad::param(tp, x), yv = ad::param(tp, y);
+  const arr<double> w = adops::random({6, 3}, 103);
+  auto loss = sum(ad::concatenate({xv, yv}, 0) * w);
+  ad::backward(loss);
+  const auto hw = host_values(w), gx = host_values(arr<double>(ad::gradient(xv))),
+             gy = host_values(arr<double>(ad::gradient(yv)));
+  for (std::size_t i = 0; i < 6; ++i) CHECK(gx[i] == hw[i]);
+  for (std::size_t i = 0; i < 12; ++i) CHECK(gy[i] == hw[6 + i]);
+  // against central differences, through the array functions on the array side (the constant
+  // weights are named: a recorded expression reads its arrays again in the backward pass)
+  const arr<double> w26 = adops::random({2, 6}, 104), w223 = adops::random({2, 2, 3}, 105),
+                    w56 = adops::random({5, 6}, 106), w23 = adops::random({2, 3}, 107), w23b = adops::random({2, 3}, 108);
+  against_differences("concatenate axis 1", [&](const auto& t) {
+    if constexpr (adops::is_var_arg<decltype(t)>) return sum(sin(ad::concatenate({t, ad::eval(t * 2.0)}, 1)) * w26);
+    else {
+      const arr<double> t2 = t * 2.0;
+      return sum(sin(concatenate(std::vector{t.view(), t2.view()}, 1)) * w26);
+    }
+  }, x);
+  against_differences("stack axis 1", [&](const auto& t) {
+    if constexpr (adops::is_var_arg<decltype(t)>) return sum(square(ad::stack({t, ad::eval(exp(t))}, 1)) * w223);
+    else {
+      const arr<double> e = exp(t);
+      return sum(square(stack(std::vector{t.view(), e.view()}, 1)) * w223);
+    }
+  }, x);
+  against_differences("pad", [&](const auto& t) { return sum(sin(pad(t, {{1, 2}, {0, 3}}, pad_mode::constant, 0.5)) * w56); }, x);
+  against_differences("roll", [&](const auto& t) { return sum(roll(t * t, 2, 1) * w23); }, x);
+  against_differences("roll flattened", [&](const auto& t) { return sum(roll(t, -4) * w23b); }, x);
+  CHECK_THROWS_WITH_AS((void)ad::pad(xv, 1, pad_mode::reflect),
+                       "fusor: ad::pad of variables supports pad_mode::constant, got 'reflect' (pad a constant array, or "
+                       "write the padding with concatenate)",
+                       value_error);
+  CHECK_THROWS_AS((void)ad::concatenate({xv, ad::var<double, adops::B>(ad::transpose(yv))}, 0), shape_error);
+  ad::tape other;
+  auto zv = ad::param(other, x);
+  CHECK_THROWS_AS((void)ad::concatenate({xv, zv}, 0), ad::tape_error);
+}
+
+TEST_CASE("custom_vjp: a user adjoint through the registration point of the library's operations") {
+  // x³ with its hand-written derivative 3x², and a residual (x²) kept from the forward pass
+  auto cube = ad::custom_vjp(
+      [](const auto& x) {
+        arr<double> sq = x * x;
+        arr<double> y = sq * x;
+        return std::make_pair(std::move(y), std::move(sq));
+      },
+      [](const arr<double>& sq, const auto& g) { return 3.0 * sq * g; });
+  const arr<double> x = adops::random({7}, 111);
+  const auto hx = host_values(x);
+  const auto g = host_values(ad::grad([&](const auto& t) { return sum(sin(cube(t * 2.0))); })(x));
+  for (std::size_t i = 0; i < hx.size(); ++i) {
+    const double u = 2 * hx[i];
+    CHECK(test::close(g[i], std::cos(u * u * u) * 3 * u * u * 2, 1e-13));
+  }
+  // called on arrays, it is the forward function
+  CHECK(host_values(cube(x)) == host_values(arr<double>(x * x * x)));
+  // the user's adjoint is the one used: a straight-through estimator of rounding
+  auto ste = ad::custom_vjp([](const auto& x) { return std::make_pair(arr<double>(round(x)), 0); },
+                            [](int, const auto& g) { return arr<double>(g); });
+  CHECK(host_values(ad::grad([&](const auto& t) { return sum(ste(t) * 2.0); })(x)) == std::vector<double>(7, 2.0));
+  // two arguments: one cotangent each, a tuple; the residuals are the arguments' views
+  auto mul2 = ad::custom_vjp(
+      [](const auto& a, const auto& b) { return std::make_pair(arr<double>(a * b), std::make_pair(a, b)); },
+      [](const auto& res, const auto& g) { return std::make_tuple(arr<double>(g * res.second), arr<double>(g * res.first)); });
+  const arr<double> y = adops::random({7}, 112);
+  const auto [ga, gb] = ad::grad([&](const auto& a, const auto& b) { return sum(mul2(a, b)); }, ad::argnums<0, 1>)(x, y);
+  CHECK(host_values(ga) == host_values(y));
+  CHECK(host_values(gb) == host_values(x));
+  // a cotangent of the wrong shape is a typed error naming both shapes
+  auto wrong = ad::custom_vjp([](const auto& x2) { return std::make_pair(arr<double>(x2 * 2.0), 0); },
+                              [](int, const auto&) { return zeros<double, adops::B>({3}); });
+  CHECK_THROWS_WITH_AS(ad::grad([&](const auto& t) { return sum(wrong(t)); })(x),
+                       "fusor: custom_vjp's bwd returned a cotangent of shape (3,) for argument 0, expected the "
+                       "argument's shape (7,)",
+                       ad::tape_error);
+}
+
+TEST_CASE("hessian and hvp: forward over reverse") {
+  // f = Σ x³ + (Σ x)²: H = diag(6x) + 2
+  auto f = [](const auto& t) { return sum(t * t * t) + sum(square(sum(t))); };
+  const arr<double> x = adops::random({5}, 121), v = adops::random({5}, 122);
+  const auto hx = host_values(x), hv = host_values(v);
+  const auto H = ad::hessian(f, x);
+  REQUIRE(H.shape() == extents{5, 5});
+  const auto h = host_values(H);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) CHECK(test::close(h[std::size_t(i * 5 + j)], (i == j ? 6 * hx[std::size_t(i)] : 0) + 2, 1e-13));
+  const auto hvp = host_values(ad::hvp(f, x, v));
+  double sv = 0;
+  for (double e : hv) sv += e;
+  for (std::size_t i = 0; i < 5; ++i) CHECK(test::close(hvp[i], 6 * hx[i] * hv[i] + 2 * sv, 1e-13));
+  // Rosenbrock: its Hessian is tridiagonal, written out by hand
+  auto rosen = [](const auto& t) {
+    const index_t n = t.size();
+    return sum(100.0 * square(t(range(1, n)) - square(t(range(0, n - 1)))) + square(1.0 - t(range(0, n - 1))));
+  };
+  const arr<double> r = adops::random({9}, 123, -1.5, 1.5);
+  const auto hr = host_values(r);
+  const auto Hr = host_values(ad::hessian(rosen, r));
+  for (int i = 0; i < 9; ++i)
+    for (int j = 0; j < 9; ++j) {
+      const double xi = hr[std::size_t(i)];
+      double want = 0;
+      if (i == j) {
+        if (i + 1 < 9) want += 1200 * xi * xi - 400 * hr[std::size_t(i + 1)] + 2;
+        if (i > 0) want += 200;
+      } else if (j == i + 1 || j == i - 1) {
+        want = -400 * hr[std::size_t(std::min(i, j))];
+      }
+      CHECK(test::close(Hr[std::size_t(i * 9 + j)], want, 1e-12));
+    }
+}
