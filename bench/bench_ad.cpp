@@ -7,8 +7,13 @@
 //   fusor_vg_<f>:         ad::value_and_grad of f (reverse mode: the callable keeps its tape), for
 //                         square = Σ(2(x+1))², sinexp as above, rosen = Σ 100(x₁−x₀²)² + (1−x₀)²
 //   hand_vg_<f>:          one hand loop computing the value and writing the gradient
+//   fusor_vg_dense:       ad::value_and_grad of L(W) = Σ tanh(X·W)² (X: n×n data, W: n×n): one
+//                         matmul node and one reduction node; the adjoint is a GEMM (Xᵀ·G)
+//   hand_vg_dense:        the same with cblas: H = X·W, one loop for L and G = 2 tanh(H)(1 − tanh²(H)),
+//                         dW = Xᵀ·G
 // Arguments: n (and the thread count, fusor's loops only: the hand loops are one thread).
 #include <benchmark/benchmark.h>
+#include <cblas.h>
 
 #include <cmath>
 #include <vector>
@@ -177,6 +182,49 @@ void hand_vg_rosen(benchmark::State& st) {
   });
 }
 
+// ---- a dense layer: matmul adjoints are GEMMs -----------------------------------------------------
+template <class T>
+void fusor_vg_dense(benchmark::State& st) {
+  fusor::set_num_threads(1);
+  const index_t n = st.range(0);
+  const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
+  auto vg = fusor::ad::value_and_grad([&](const auto& w) { return sum(square(tanh(matmul(X, w)))); });
+  for (auto _ : st) {
+    auto [v, g] = vg(W);
+    benchmark::DoNotOptimize(v);
+    benchmark::DoNotOptimize(g.data());
+  }
+  st.SetItemsProcessed(st.iterations() * n * n);
+}
+template <class T>
+void gemm(CBLAS_TRANSPOSE ta, index_t n, const T* a, const T* b, T* c) {
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, ta, CblasNoTrans, int(n), int(n), int(n), 1.0f, a, int(n), b, int(n), 0.0f, c, int(n));
+  else
+    cblas_dgemm(CblasRowMajor, ta, CblasNoTrans, int(n), int(n), int(n), 1.0, a, int(n), b, int(n), 0.0, c, int(n));
+}
+template <class T>
+void hand_vg_dense(benchmark::State& st) {
+  fusor::set_num_threads(1);
+  const index_t n = st.range(0);
+  const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
+  for (auto _ : st) {
+    array<T> H(fusor::extents{n, n}), dW(fusor::extents{n, n});
+    gemm<T>(CblasNoTrans, n, X.data(), W.data(), H.data());
+    T v = 0;
+    T* h = H.data();
+    for (index_t i = 0; i < n * n; ++i) {
+      const T y = std::tanh(h[i]);
+      v += y * y;
+      h[i] = 2 * y * (1 - y * y);  // H now holds G = dL/dH
+    }
+    gemm<T>(CblasTrans, n, X.data(), H.data(), dW.data());
+    benchmark::DoNotOptimize(v);
+    benchmark::DoNotOptimize(dW.data());
+  }
+  st.SetItemsProcessed(st.iterations() * n * n);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   for (index_t n : {1000, 1000000})
     for (int t : {1, 2}) b->Args({n, t});
@@ -213,6 +261,10 @@ BENCHMARK(hand_vg_sinexp<float>)->Apply(one_thread_sizes);
 BENCHMARK(hand_vg_sinexp<double>)->Apply(one_thread_sizes);
 BENCHMARK(fusor_vg_rosen<float>)->Apply(sizes);
 BENCHMARK(fusor_vg_rosen<double>)->Apply(sizes);
+BENCHMARK(fusor_vg_dense<float>)->Arg(64)->Arg(256);
+BENCHMARK(fusor_vg_dense<double>)->Arg(64)->Arg(256);
+BENCHMARK(hand_vg_dense<float>)->Arg(64)->Arg(256);
+BENCHMARK(hand_vg_dense<double>)->Arg(64)->Arg(256);
 BENCHMARK(hand_vg_rosen<float>)->Apply(one_thread_sizes);
 BENCHMARK(hand_vg_rosen<double>)->Apply(one_thread_sizes);
 

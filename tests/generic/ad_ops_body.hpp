@@ -63,7 +63,7 @@ using adops::arr;
 using adops::host_values;
 
 TEST_CASE("reductions of variables: prod, max, min, var, std, norm and logsumexp, whole and along axes") {
-  for (const extents shape : {extents{1}, extents{test::lanes<double> + 1}, extents{17}, extents{4, 3}, extents{5, 7}}) {
+  for (const extents& shape : {extents{1}, extents{test::lanes<double> + 1}, extents{17}, extents{4, 3}, extents{5, 7}}) {
     CAPTURE(to_string(shape));
     const arr<double> x = adops::random(shape, 61, 0.5, 1.5), c = adops::random(shape, 62);
     // whole

@@ -93,7 +93,7 @@ void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents&
         fusor::detail::assign_expr(dst, contribution, false);
         return;
       }
-      fusor::detail::assign_expr(whole, scalar_expr<T>{T(0)}, false);
+      fusor::detail::assign_expr(whole, scalar_expr<T>{T{}}, false);
     }
     fusor::detail::assign_expr(dst, dst + contribution, false);
   };
@@ -213,7 +213,7 @@ void reduce_backward(tape& t, const void* p) {
     extents strides;
     for (int k = 0, j = 0; k < shape.size(); ++k) strides.push_back(k == n.axis ? 0 : st[j++]);
     const leaf<R, B> g{static_cast<R*>(s.adjoint), shape, strides};
-    if (n.scale == R(1)) propagate(t, n.tree, g, shape);
+    if (n.scale == R{1}) propagate(t, n.tree, g, shape);
     else propagate(t, n.tree, g * scalar_expr<R>{n.scale}, shape);
   }
 }
@@ -253,7 +253,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
     backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(id).value), &value, 1);
     if (grad)
       t.record(&reduce_backward<N, V>,
-               reduce_node<N, V>{node, id, -1, Kind == reduction::mean && count > 0 ? V(1) / V(count) : V(1)});
+               reduce_node<N, V>{node, id, -1, Kind == reduction::mean && count > 0 ? V{1} / real_constant<V>(double(count)) : V{1}});
     return var<V, B>(&t, id);
   }
   if (shape.size() == 0)
@@ -263,11 +263,11 @@ auto reduce(const N& node, int axis, bool keepdims) {
   const extents out_shape = fusor::detail::drop_axis(shape, ax);
   const std::uint32_t id = t.new_slot<V, B>(keepdims ? fusor::detail::keep_axis(shape, ax) : out_shape, grad);
   const leaf<V, B> dst{static_cast<V*>(t.slot_at(id).value), out_shape, contiguous_strides(out_shape)};
-  if (shape[ax] == 0) fusor::detail::assign_expr(dst, scalar_expr<V>{V(0)}, false);
+  if (shape[ax] == 0) fusor::detail::assign_expr(dst, scalar_expr<V>{V{}}, false);
   else executor<B>::template reduce_axis<fusor::detail::sum_op>(dst, plain, ax);
-  V scale(1);
+  V scale{1};
   if (Kind == reduction::mean) {
-    scale = V(1) / V(shape[ax]);
+    scale = V{1} / real_constant<V>(double(shape[ax]));
     fusor::detail::assign_expr(dst, dst * scalar_expr<V>{scale}, false);
   }
   if (grad) t.record(&reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale});
@@ -334,7 +334,7 @@ void backward(const var<T, B>& y) {
                      "got shape " + to_string(y.shape()) + " (use vjp or jacrev for a vector output)");
   tape& t = *y.owner();
   auto& s = t.slot_at(y.id());
-  const T one(1);
+  const T one{1};
   backend_memory<B>::copy_from_host(t.adjoint_buffer<T, B>(y.id()), &one, 1);
   s.adjoint_written = true;
   t.run_backward();
@@ -349,7 +349,7 @@ array_view<T, B> gradient(const var<T, B>& x) {
   auto& s = t.slot_at(x.id());
   const leaf<T, B> a = detail::adjoint_leaf<T, B>(t, x.id());
   if (!s.adjoint_written) {
-    fusor::detail::assign_expr(a, scalar_expr<T>{T(0)}, false);
+    fusor::detail::assign_expr(a, scalar_expr<T>{T{}}, false);
     s.adjoint_written = true;
   }
   return {a.data, a.shape, a.strides};

@@ -28,6 +28,20 @@ inline constexpr bool differentiable_v = std::is_floating_point_v<T>;
 template <class T, int N>
 inline constexpr bool differentiable_v<dual<T, N>> = std::is_floating_point_v<T>;
 
+namespace detail {
+/// x as a constant of element type V (a dual's value, with zero tangents).
+template <class V>
+constexpr V real_constant(double x) {
+  if constexpr (std::is_floating_point_v<V>) {
+    return V(x);
+  } else {
+    V v{};
+    v.value = decltype(v.value)(x);
+    return v;
+  }
+}
+}  // namespace detail
+
 /// A variable inside an expression: where its values are (possibly a view: a slice of the
 /// variable) and which slot of which tape they belong to.
 template <class T, class B>
