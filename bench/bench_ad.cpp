@@ -11,6 +11,7 @@
 //                         matmul node and one reduction node; the adjoint is a GEMM (Xᵀ·G)
 //   hand_vg_dense:        the same with cblas: H = X·W, one loop for L and G = 2 tanh(H)(1 − tanh²(H)),
 //                         dW = Xᵀ·G
+//   gemm_floor_dense:     the two GEMMs alone (X·W and Xᵀ·G): the BLAS floor of the dense gradient
 // Arguments: n (and the thread count, fusor's loops only: the hand loops are one thread).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -225,6 +226,19 @@ void hand_vg_dense(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * n * n);
 }
 
+template <class T>
+void gemm_floor_dense(benchmark::State& st) {
+  const index_t n = st.range(0);
+  const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
+  for (auto _ : st) {
+    array<T> H(fusor::extents{n, n}), dW(fusor::extents{n, n});
+    gemm<T>(CblasNoTrans, n, X.data(), W.data(), H.data());
+    gemm<T>(CblasTrans, n, X.data(), H.data(), dW.data());
+    benchmark::DoNotOptimize(dW.data());
+  }
+  st.SetItemsProcessed(st.iterations() * n * n);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   for (index_t n : {1000, 1000000})
     for (int t : {1, 2}) b->Args({n, t});
@@ -265,6 +279,8 @@ BENCHMARK(fusor_vg_dense<float>)->Arg(64)->Arg(256);
 BENCHMARK(fusor_vg_dense<double>)->Arg(64)->Arg(256);
 BENCHMARK(hand_vg_dense<float>)->Arg(64)->Arg(256);
 BENCHMARK(hand_vg_dense<double>)->Arg(64)->Arg(256);
+BENCHMARK(gemm_floor_dense<float>)->Arg(64)->Arg(256);
+BENCHMARK(gemm_floor_dense<double>)->Arg(64)->Arg(256);
 BENCHMARK(hand_vg_rosen<float>)->Apply(one_thread_sizes);
 BENCHMARK(hand_vg_rosen<double>)->Apply(one_thread_sizes);
 

@@ -18,6 +18,7 @@ for t in ("float", "double"):  # autodiff (bench_ad): beside the hand-written de
     PAIRS += [(f"fusor_jvp_sinexp<{t}>", f"hand_jvp_sinexp<{t}>"), (f"fusor_jvp_sinexp<{t}>", f"fusor_primal_sinexp<{t}>"),
               (f"fusor_jacfwd_tanh<{t}>", f"hand_jacobian_tanh<{t}>")]
     PAIRS += [(f"fusor_vg_{f}<{t}>", f"hand_vg_{f}<{t}>") for f in ("square", "sinexp", "rosen", "dense")]
+    PAIRS += [(f"fusor_vg_dense<{t}>", f"gemm_floor_dense<{t}>")]
 
 med = {}
 for b in json.load(open(sys.argv[1]))["benchmarks"]:
