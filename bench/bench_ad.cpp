@@ -12,7 +12,7 @@
 //   hand_vg_dense:        the same with cblas: H = X·W, one loop for L and G = 2 tanh(H)(1 − tanh²(H)),
 //                         dW = Xᵀ·G
 //   gemm_floor_dense:     the two GEMMs alone (X·W and Xᵀ·G): the BLAS floor of the dense gradient
-// Arguments: n (and the thread count, fusor's loops only: the hand loops are one thread).
+// Arguments: n (and the thread count, fusor's loops and OpenBLAS: the hand loops are one thread).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -186,7 +186,7 @@ void hand_vg_rosen(benchmark::State& st) {
 // ---- a dense layer: matmul adjoints are GEMMs -----------------------------------------------------
 template <class T>
 void fusor_vg_dense(benchmark::State& st) {
-  fusor::set_num_threads(1);
+  fusor::set_num_threads(int(st.range(1)));
   const index_t n = st.range(0);
   const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
   auto vg = fusor::ad::value_and_grad([&](const auto& w) { return sum(square(tanh(matmul(X, w)))); });
@@ -206,7 +206,7 @@ void gemm(CBLAS_TRANSPOSE ta, index_t n, const T* a, const T* b, T* c) {
 }
 template <class T>
 void hand_vg_dense(benchmark::State& st) {
-  fusor::set_num_threads(1);
+  fusor::set_num_threads(int(st.range(1)));  // OpenBLAS's threads; the loop is one thread
   const index_t n = st.range(0);
   const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
   for (auto _ : st) {
@@ -228,6 +228,7 @@ void hand_vg_dense(benchmark::State& st) {
 
 template <class T>
 void gemm_floor_dense(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(1)));
   const index_t n = st.range(0);
   const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
   for (auto _ : st) {
@@ -247,6 +248,10 @@ void sizes(benchmark::internal::Benchmark* b) {
 void one_thread_sizes(benchmark::internal::Benchmark* b) {
   for (index_t n : {1000, 1000000}) b->Args({n, 1});
   b->UseRealTime();
+}
+void dense_sizes(benchmark::internal::Benchmark* b) {
+  for (int t : {1, 2})
+    for (index_t n : {64, 256}) b->Args({n, t});
 }
 void jacobian_size(benchmark::internal::Benchmark* b) {
   b->Args({100, 1})->UseRealTime();
@@ -275,12 +280,12 @@ BENCHMARK(hand_vg_sinexp<float>)->Apply(one_thread_sizes);
 BENCHMARK(hand_vg_sinexp<double>)->Apply(one_thread_sizes);
 BENCHMARK(fusor_vg_rosen<float>)->Apply(sizes);
 BENCHMARK(fusor_vg_rosen<double>)->Apply(sizes);
-BENCHMARK(fusor_vg_dense<float>)->Arg(64)->Arg(256);
-BENCHMARK(fusor_vg_dense<double>)->Arg(64)->Arg(256);
-BENCHMARK(hand_vg_dense<float>)->Arg(64)->Arg(256);
-BENCHMARK(hand_vg_dense<double>)->Arg(64)->Arg(256);
-BENCHMARK(gemm_floor_dense<float>)->Arg(64)->Arg(256);
-BENCHMARK(gemm_floor_dense<double>)->Arg(64)->Arg(256);
+BENCHMARK(fusor_vg_dense<float>)->Apply(dense_sizes);
+BENCHMARK(fusor_vg_dense<double>)->Apply(dense_sizes);
+BENCHMARK(hand_vg_dense<float>)->Apply(dense_sizes);
+BENCHMARK(hand_vg_dense<double>)->Apply(dense_sizes);
+BENCHMARK(gemm_floor_dense<float>)->Apply(dense_sizes);
+BENCHMARK(gemm_floor_dense<double>)->Apply(dense_sizes);
 BENCHMARK(hand_vg_rosen<float>)->Apply(one_thread_sizes);
 BENCHMARK(hand_vg_rosen<double>)->Apply(one_thread_sizes);
 

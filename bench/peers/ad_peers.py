@@ -8,7 +8,8 @@ The functions (float32 and float64, n = 1e3 and 1e6):
   square: sum((2 (x + 1))^2)      sinexp: sum(sin(x) exp(-x^2) + x^2 / 2)
   rosen:  sum(100 (x[1:] - x[:-1]^2)^2 + (1 - x[:-1])^2)
 value and gradient from a plain input (jax.value_and_grad under jit; torch: requires_grad,
-forward, backward), and the JVP of sinexp at 1e6 (jax.jvp under jit; torch.func.jvp)."""
+forward, backward), and the JVP of sinexp at 1e6 (jax.jvp under jit; torch.func.jvp).
+  dense:  sum(tanh(X @ W)^2) for n x n matrices X (data) and W (the variable), n = 64 and 256."""
 import json
 import os
 import sys
@@ -58,6 +59,12 @@ def jax_peer():
             for n in (1000, 1000000):
                 x = jnp.asarray(inputs(n, np.float32 if dtype == "float" else np.float64, 1))
                 out[(f"vg_{name}", dtype, n)] = median_seconds(lambda: jax.block_until_ready(vg(x)))
+    for dtype in ("float", "double"):
+        for n in (64, 256):
+            t = np.float32 if dtype == "float" else np.float64
+            X, W = jnp.asarray(inputs(n * n, t, 2).reshape(n, n)), jnp.asarray(inputs(n * n, t, 3).reshape(n, n))
+            vg = jax.jit(jax.value_and_grad(lambda w, X=X: jnp.sum(jnp.square(jnp.tanh(X @ w)))))
+            out[("vg_dense", dtype, n)] = median_seconds(lambda: jax.block_until_ready(vg(W)))
     jv = jax.jit(lambda x, v: jax.jvp(fns["sinexp"], (x,), (v,)))
     for dtype in ("float", "double"):
         t = np.float32 if dtype == "float" else np.float64
@@ -87,6 +94,19 @@ def torch_peer():
                     return y.item(), x.grad
 
                 out[(f"vg_{name}", dtype, n)] = median_seconds(step)
+    for dtype in ("float", "double"):
+        for n in (64, 256):
+            t = np.float32 if dtype == "float" else np.float64
+            X = torch.from_numpy(inputs(n * n, t, 2).reshape(n, n))
+            W = torch.from_numpy(inputs(n * n, t, 3).reshape(n, n))
+
+            def dense_step():
+                w = W.detach().requires_grad_(True)
+                y = torch.sum(torch.square(torch.tanh(X @ w)))
+                y.backward()
+                return y.item(), w.grad
+
+            out[("vg_dense", dtype, n)] = median_seconds(dense_step)
     try:
         from torch.func import jvp
     except ImportError:  # PyTorch < 2.0

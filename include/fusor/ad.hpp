@@ -1,7 +1,8 @@
 #pragma once
 // Automatic differentiation (namespace fusor::ad): dual numbers as an element type, forward-mode
 // transforms (jvp, derivative, jacfwd), central differences and gradcheck; reverse mode (tape,
-// variables, grad, value_and_grad). Included by fusor.hpp.
+// variables, grad, value_and_grad, vjp, jacrev, hessian, hvp; reductions, softmax, views, matmul,
+// joins, gathers, custom_vjp). Included by fusor.hpp.
 #include "ad/dual.hpp"
 #include "ad/dual_packet.hpp"
 #include "ad/forward.hpp"
@@ -17,4 +18,5 @@
 #include "ad/softmax.hpp"
 #include "ad/products.hpp"
 #include "ad/join.hpp"
+#include "ad/gather.hpp"
 #include "ad/transforms.hpp"

@@ -250,6 +250,36 @@ TEST_CASE("concatenate, stack, pad and roll of variables") {
   CHECK_THROWS_AS((void)ad::concatenate({xv, zv}, 0), ad::tape_error);
 }
 
+TEST_CASE("take and mask_select of variables: the adjoint scatter-adds") {
+  const arr<double> x = adops::random({3, 5}, 131);
+  const arr<std::int64_t> idx = test::on<adops::B>(std::vector<std::int64_t>{4, 0, -1, 2, 4, 4}, {6});
+  const arr<double> w = adops::random({3, 6}, 132), wf = adops::random({6}, 133);
+  against_differences("take axis 1 (repeated, negative)", [&](const auto& t) { return sum(sin(take(t, idx, 1)) * w); }, x);
+  against_differences("take flattened", [&](const auto& t) { return sum(square(take(t, idx)) * wf); }, x);
+  // closed form: an index read k times gets k times the adjoint
+  const auto g = host_values(ad::grad([&](const auto& t) { return sum(take(t, idx, 1)); })(x));
+  for (int i = 0; i < 3; ++i) {
+    const double want[5] = {1, 0, 1, 0, 4};  // column 4 is read as 4, 4, 4 and -1
+    for (int j = 0; j < 5; ++j) CHECK(g[std::size_t(i * 5 + j)] == want[j]);
+  }
+  // a take of a view (a column slice) lands in the view
+  against_differences("take of a slice", [&](const auto& t) { return sum(exp(take(t(all, range(1, 4)), idx(range(1, 3)), 1))); }, x);
+  // boolean masks
+  std::vector<bool> hm(15);
+  for (std::size_t i = 0; i < 15; ++i) hm[i] = i % 3 != 1;
+  arr<bool> mask(extents{3, 5});
+  {
+    std::vector<std::uint8_t> bytes(hm.begin(), hm.end());
+    const arr<std::uint8_t> mb = test::on<adops::B>(bytes, {3, 5});
+    mask = mb != std::uint8_t(0);
+  }
+  const arr<double> wm = adops::random({10}, 134);
+  against_differences("mask_select", [&](const auto& t) { return sum(square(mask_select(t * 2.0, mask)) * wm); }, x);
+  const auto gm = host_values(ad::grad([&](const auto& t) { return sum(mask_select(t, mask)); })(x));
+  for (std::size_t i = 0; i < 15; ++i) CHECK(gm[i] == (hm[i] ? 1.0 : 0.0));
+  CHECK_THROWS_AS(ad::grad([&](const auto& t) { return sum(take(t, idx * 3, 1)); })(x), index_error);
+}
+
 TEST_CASE("custom_vjp: a user adjoint through the registration point of the library's operations") {
   // x³ with its hand-written derivative 3x², and a residual (x²) kept from the forward pass
   auto cube = ad::custom_vjp(
