@@ -16,14 +16,15 @@ namespace fusor::ad {
 namespace detail {
 
 /// adjoint(o) += scatter(g) where `scatter(dst)` writes g's contributions into a zeroed
-/// contiguous buffer of o's shape: into the adjoint itself when o is the whole variable.
+/// contiguous buffer of o's shape: into the adjoint itself when o is the whole variable and the
+/// scatter adds (or the adjoint is still unwritten, so that it can be zeroed first).
 template <class T, class B, class Scatter>
-void scatter_into(tape& t, const operand<T, B>& o, Scatter&& scatter) {
+void scatter_into(tape& t, const operand<T, B>& o, bool adds, Scatter&& scatter) {
   if (!o.grad) return;
   auto& s = t.slot_at(o.id);
   const bool whole = o.value.data == static_cast<const T*>(s.value) && o.shape() == s.shape &&
                      o.value.strides == contiguous_strides(s.shape);
-  if (whole) {
+  if (whole && (adds || !s.adjoint_written)) {
     T* adj = t.adjoint_buffer<T, B>(o.id);
     if (!s.adjoint_written) {
       fusor::detail::assign_expr(leaf<T, B>{adj, s.shape, contiguous_strides(s.shape)}, scalar_expr<T>{T{}}, false);
@@ -46,7 +47,7 @@ struct take_back {
     index_t outer, inner;
     fusor::detail::split_around(x.shape(), axis, outer, inner);
     const index_t n = x.shape()[axis], m = idx->size();
-    scatter_into(t, x, [&](T* dst) { algorithms<B>::scatter(dst, outer, n, inner, idx->data(), m, g.data, true); });
+    scatter_into(t, x, true, [&](T* dst) { algorithms<B>::scatter(dst, outer, n, inner, idx->data(), m, g.data, true); });
   }
 };
 
@@ -55,7 +56,7 @@ struct mask_back {
   operand<T, B> x;
   const array<bool, B>* mask;
   void operator()(tape& t, const leaf<T, B>& g) const {
-    scatter_into(t, x, [&](T* dst) { algorithms<B>::expand(dst, mask->data(), x.value.shape.numel(), g.data); });
+    scatter_into(t, x, false, [&](T* dst) { algorithms<B>::expand(dst, mask->data(), x.value.shape.numel(), g.data); });
   }
 };
 }  // namespace detail

@@ -181,6 +181,14 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
   static_assert(std::is_floating_point_v<R>,
                 "fusor: reductions of variables need float or double values (cast the expression first)");
   tape& t = tape_of(node, "reducing an expression");
+  // max, min and the ±inf norms find their maxima again in the backward pass by comparing the
+  // elements with the result: the elements must be the very numbers reduced, so a computed tree
+  // is evaluated once into a variable (a SIMD and a scalar exp may differ in the last bit)
+  constexpr bool selects = Kind == statistic::max || Kind == statistic::min || Kind == statistic::norm;
+  if constexpr (selects && !std::is_same_v<N, var_leaf<R, B>>) {
+    if (Kind != statistic::norm || std::isinf(ord))
+      return stat_reduce<Kind>(materialise(node).as_leaf(), axis, keepdims, dd, ord);
+  }
   const bool grad = recording() && any_requires_grad(t, node);
   const extents shape = expr_shape(node);
   const auto x = strip(node);

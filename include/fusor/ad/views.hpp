@@ -130,27 +130,41 @@ auto ravel(X&& x) {
   return ad::reshape(x, extents{-1});
 }
 
-/// Splits a variable along an axis into equal sections (np.split): views, so nothing is recorded.
-template <class X>
-  requires detail::holds_vars_v<X>
-auto split(X&& x, index_t sections, int axis = 0) {
-  const auto l = detail::var_view_of(x);
+namespace detail {
+template <class X, class Cut>
+auto split_views(const X& x, const Cut& cut, int axis) {
+  const auto l = var_view_of(x);
   using L = std::remove_cvref_t<decltype(l)>;
   const array_view<value_t<L>, backend_of_t<L>> v(l.value.data, l.value.shape, l.value.strides);
   std::vector<L> parts;
-  for (const auto& p : fusor::split(v, sections, axis)) parts.push_back(detail::review(l, [&](const auto&) { return p; }));
+  for (const auto& p : fusor::split(v, cut, axis)) parts.push_back(review(l, [&](const auto&) { return p; }));
   return parts;
+}
+}  // namespace detail
+
+/// Splits a variable along an axis into equal sections (np.split): views, so nothing is recorded.
+/// (Two overloads each: one subsumes the array function's constraint, for lvalues, the other
+/// takes what it refuses: a variable handle or an expression is not a temporary array.)
+template <class X>
+  requires(fusor::detail::split_source<X> && detail::holds_vars_v<X>)
+auto split(X&& x, index_t sections, int axis = 0) {
+  return detail::split_views(x, sections, axis);
+}
+template <class X>
+  requires(!fusor::detail::split_source<X> && detail::holds_vars_v<X>)
+auto split(X&& x, index_t sections, int axis = 0) {
+  return detail::split_views(x, sections, axis);
 }
 /// Splits at the given indices along an axis (np.split with a list).
 template <class X>
-  requires detail::holds_vars_v<X>
+  requires(fusor::detail::split_source<X> && detail::holds_vars_v<X>)
 auto split(X&& x, const std::vector<index_t>& indices, int axis = 0) {
-  const auto l = detail::var_view_of(x);
-  using L = std::remove_cvref_t<decltype(l)>;
-  const array_view<value_t<L>, backend_of_t<L>> v(l.value.data, l.value.shape, l.value.strides);
-  std::vector<L> parts;
-  for (const auto& p : fusor::split(v, indices, axis)) parts.push_back(detail::review(l, [&](const auto&) { return p; }));
-  return parts;
+  return detail::split_views(x, indices, axis);
+}
+template <class X>
+  requires(!fusor::detail::split_source<X> && detail::holds_vars_v<X>)
+auto split(X&& x, const std::vector<index_t>& indices, int axis = 0) {
+  return detail::split_views(x, indices, axis);
 }
 
 }  // namespace fusor::ad

@@ -130,10 +130,17 @@ auto lvalue_view(const X& x) {
 }
 }  // namespace detail
 
+namespace detail {
+/// What split can return views of: an lvalue array, or a view (a temporary array would dangle).
+/// A named concept, so that the layers above can add overloads that subsume it.
+template <class X>
+concept split_source = !std::is_rvalue_reference_v<X&&> || is_view_v<std::remove_cvref_t<X>>;
+}  // namespace detail
+
 /// Views of `sections` equal parts along an axis (np.split); value_error when the axis does not
 /// divide evenly (array_split allows that).
 template <class X>
-  requires(!std::is_rvalue_reference_v<X&&> || detail::is_view_v<std::remove_cvref_t<X>>)
+  requires detail::split_source<X>
 auto split(X&& x, index_t sections, int axis = 0) {
   const auto v = detail::lvalue_view(x);
   const int ax = normalize_axis(axis, v.ndim());
@@ -148,13 +155,13 @@ auto split(X&& x, index_t sections, int axis = 0) {
 }
 /// Views split before each of the given indices along an axis (np.split(x, [i, j])).
 template <class X>
-  requires(!std::is_rvalue_reference_v<X&&> || detail::is_view_v<std::remove_cvref_t<X>>)
+  requires detail::split_source<X>
 auto split(X&& x, const std::vector<index_t>& indices, int axis = 0) {
   return detail::split_at(detail::lvalue_view(x), axis, indices);
 }
 /// Views of `sections` nearly equal parts: the first n % sections parts get one extra element.
 template <class X>
-  requires(!std::is_rvalue_reference_v<X&&> || detail::is_view_v<std::remove_cvref_t<X>>)
+  requires detail::split_source<X>
 auto array_split(X&& x, index_t sections, int axis = 0) {
   const auto v = detail::lvalue_view(x);
   const int ax = normalize_axis(axis, v.ndim());
