@@ -267,7 +267,7 @@ TEST_CASE("take and mask_select of variables: the adjoint scatter-adds") {
     for (int j = 0; j < 5; ++j) CHECK(g[std::size_t(i * 5 + j)] == want[j]);
   }
   // a take of a view (a column slice) lands in the view
-  against_differences("take of a slice", [&](const auto& t) { return sum(exp(take(t(all, range(1, 4)), idx(range(1, 3)), 1))); }, x);
+  against_differences("take of a slice", [&](const auto& t) { return sum(exp(take(t(fusor::all, fusor::range(1, 4)), idx(fusor::range(1, 3)), 1))); }, x);
   // boolean masks
   std::vector<bool> hm(15);
   for (std::size_t i = 0; i < 15; ++i) hm[i] = i % 3 != 1;
