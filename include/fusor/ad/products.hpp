@@ -172,16 +172,8 @@ auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& ax
 template <expression A, expression Bx>
   requires(detail::holds_vars_v<A> || detail::holds_vars_v<Bx>)
 auto tensordot(const A& a, const Bx& b, int n = 2) {
-  const extents sa = expr_shape(fusor::detail::to_node(a)), sb = expr_shape(fusor::detail::to_node(b));
-  if (n < 0 || n > sa.size() || n > sb.size())
-    throw value_error("fusor: tensordot: cannot contract " + std::to_string(n) + " axes of shapes " + to_string(sa) +
-                      " and " + to_string(sb) + " (expected 0 <= n <= " + std::to_string(std::min(sa.size(), sb.size())) +
-                      ")");
-  extents xa, xb;
-  for (int i = 0; i < n; ++i) {
-    xa.push_back(sa.size() - n + i);
-    xb.push_back(i);
-  }
+  const auto [xa, xb] = fusor::detail::linalg::last_first_axes(expr_shape(fusor::detail::to_node(a)),
+                                                               expr_shape(fusor::detail::to_node(b)), n);
   return ad::tensordot(a, b, xa, xb);
 }
 

@@ -33,7 +33,8 @@ void softmax_into(const leaf<R, B>& dst, const N& x, int ax, bool log) {
   if (log) {
     fusor::detail::assign_expr(dst, x - red.spread(m), false);
     array<R, B> s = fusor::sum(exp(y), ax, true);
-    fusor::detail::assign_expr(dst, y - red.spread(array<R, B>(fusor::log(s))), false);
+    s = fusor::log(s);  // in place: no second buffer
+    fusor::detail::assign_expr(dst, y - red.spread(s), false);
   } else {
     fusor::detail::assign_expr(dst, exp(x - red.spread(m)), false);
     array<R, B> s = fusor::sum(y, ax, true);

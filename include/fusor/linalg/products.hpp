@@ -4,6 +4,7 @@
 // scalar; read it with .item()); vdot always reduces to one value and returns it.
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "../core/create.hpp"
 #include "../core/reduce.hpp"
@@ -54,6 +55,20 @@ auto contract_axes(const NA& na, const NB& nb, const axis_list& ca, const axis_l
   return contract(oa.view, ob.view, axis_list{}, rest(sa.size(), ca), ca, axis_list{}, cb, rest(sb.size(), cb));
 }
 
+// tensordot's axes=n: a's last n axes paired with b's first n.
+inline std::pair<extents, extents> last_first_axes(const extents& sa, const extents& sb, int n) {
+  if (n < 0 || n > sa.size() || n > sb.size())
+    throw value_error("fusor: tensordot: cannot contract " + std::to_string(n) + " axes of shapes " + to_string(sa) +
+                      " and " + to_string(sb) + " (expected 0 <= n <= " + std::to_string(std::min(sa.size(), sb.size())) +
+                      ")");
+  extents xa, xb;
+  for (int i = 0; i < n; ++i) {
+    xa.push_back(sa.size() - n + i);
+    xb.push_back(i);
+  }
+  return {xa, xb};
+}
+
 }  // namespace detail::linalg
 
 /// np.tensordot(a, b, axes=(axes_a, axes_b)): sums the products over the paired axes; the result
@@ -78,16 +93,7 @@ auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& ax
 /// np.tensordot(a, b, axes=n): the last n axes of a with the first n of b (n = 2 by default).
 template <expression A, expression Bx>
 auto tensordot(const A& a, const Bx& b, int n = 2) {
-  const extents sa = expr_shape(detail::to_node(a)), sb = expr_shape(detail::to_node(b));
-  if (n < 0 || n > sa.size() || n > sb.size())
-    throw value_error("fusor: tensordot: cannot contract " + std::to_string(n) + " axes of shapes " + to_string(sa) +
-                      " and " + to_string(sb) + " (expected 0 <= n <= " + std::to_string(std::min(sa.size(), sb.size())) +
-                      ")");
-  extents xa, xb;
-  for (int i = 0; i < n; ++i) {
-    xa.push_back(sa.size() - n + i);
-    xb.push_back(i);
-  }
+  const auto [xa, xb] = detail::linalg::last_first_axes(expr_shape(detail::to_node(a)), expr_shape(detail::to_node(b)), n);
   return tensordot(a, b, xa, xb);
 }
 
