@@ -19,4 +19,6 @@
 #include "ad/products.hpp"
 #include "ad/join.hpp"
 #include "ad/gather.hpp"
+#include "ad/einsum.hpp"
+#include "ad/convolve.hpp"
 #include "ad/transforms.hpp"

@@ -61,6 +61,8 @@ using namespace fusor;
 using adops::against_differences;
 using adops::arr;
 using adops::host_values;
+using fusor::fft::correlate;  // found with ad::correlate (by argument-dependent lookup) for variables
+using fusor::fft::fftconvolve;
 
 TEST_CASE("reductions of variables: prod, max, min, var, std, norm and logsumexp, whole and along axes") {
   for (const extents& shape : {extents{1}, extents{test::lanes<double> + 1}, extents{17}, extents{4, 3}, extents{5, 7}}) {
@@ -215,6 +217,84 @@ TEST_CASE("matmul, dot and tensordot of variables: GEMM adjoints against central
   // bad shapes: the array function's error
   CHECK_THROWS_AS((void)ad::matmul(av, A), shape_error);
   CHECK_THROWS_AS((void)ad::tensordot(av, Bm, {0}, {0}), shape_error);
+}
+
+TEST_CASE("einsum of variables: contractions, diagonals, sums and broadcasts against central differences") {
+  const arr<double> A = adops::random({3, 4}, 111), Bm = adops::random({4, 5}, 112), C = adops::random({3, 5}, 113),
+                    Q = adops::random({4, 4}, 114), S = adops::random({2, 3, 4}, 115), T3 = adops::random({2, 4, 5}, 116),
+                    v4 = adops::random({4}, 117), v3 = adops::random({3}, 118), W = adops::random({3, 4}, 119),
+                    X3 = adops::random({3, 4, 5}, 120), w4 = adops::random({4}, 121), w34 = adops::random({3, 4}, 122),
+                    v5 = adops::random({5}, 124);
+  against_differences("ij,jk->ik (first)", [&](const auto& t) { return sum(sin(einsum("ij,jk->ik", t, Bm)) * C); }, A);
+  against_differences("ij,jk->ik (second)", [&](const auto& t) { return sum(sin(einsum("ij,jk->ik", A, t)) * C); }, Bm);
+  against_differences("implicit ij,jk", [&](const auto& t) { return sum(square(einsum("ij,jk", t, Bm))); }, A);
+  against_differences("one variable twice", [&](const auto& t) { return sum(einsum("ij,kj->ik", t, t) * C.view()(fusor::all, fusor::range(0, 3))); }, A);
+  against_differences("bij,bjk->bik", [&](const auto& t) { return sum(square(einsum("bij,bjk->bik", S, t))); }, T3);
+  against_differences("i,i-> (inner)", [&](const auto& t) { return sum(exp(einsum("i,i->", t, v4))); }, v4);
+  against_differences("i,j->ij (outer)", [&](const auto& t) { return sum(einsum("i,j->ij", v3, t) * W); }, v4);
+  against_differences("ij,ij->ij", [&](const auto& t) { return sum(sin(einsum("ij,ij->ij", t, W))); }, A);
+  against_differences("ii,ij->j (a diagonal)", [&](const auto& t) { return sum(square(einsum("ii,ij->j", t, A.view()(fusor::range(0, 3), fusor::all)))); }, adops::random({3, 3}, 123));
+  against_differences("ijk,k->i (j summed in one operand)", [&](const auto& t) { return sum(square(einsum("ijk,k->i", t, v5))); }, X3);
+  against_differences("i,jk->ij (k summed in the other)", [&](const auto& t) { return sum(square(einsum("i,jk->ij", t, Bm)) * w34.view()(fusor::all, fusor::range(0, 4))); }, v3);
+  against_differences("ij->ji", [&](const auto& t) { return sum(einsum("ij->ji", t) * transpose(W)); }, A);
+  against_differences("ii->i", [&](const auto& t) { return sum(square(einsum("ii->i", t)) * w4); }, Q);
+  against_differences("ii-> (trace)", [&](const auto& t) { return sum(exp(einsum("ii->", t))); }, Q);
+  against_differences("ij->j", [&](const auto& t) { return sum(square(einsum("ij->j", t)) * w4); }, A);
+  against_differences("ijk->", [&](const auto& t) { return sum(sin(einsum("ijk->", t))); }, X3);
+  // closed form: d trace(Q) / dQ = I
+  ad::tape tp;
+  auto qv = ad::param(tp, Q);
+  auto tr = einsum("ii->", qv);
+  ad::backward(tr);
+  const auto gq = host_values(arr<double>(ad::gradient(qv)));
+  for (std::size_t i = 0; i < 16; ++i) CHECK(gq[i] == (i % 5 == 0 ? 1.0 : 0.0));
+  // the value is fusor::einsum's
+  const auto y = host_values(arr<double>(einsum("ij,jk->ik", qv, Q).value())), want = host_values(arr<double>(einsum("ij,jk->ik", Q, Q)));
+  REQUIRE(y.size() == want.size());
+  for (std::size_t i = 0; i < y.size(); ++i) CHECK(y[i] == want[i]);
+  // bad input: the array function's errors
+  CHECK_THROWS_AS((void)einsum("ij,jk->ik", qv, A), shape_error);
+  CHECK_THROWS_AS((void)einsum("ij->k", qv), value_error);
+}
+
+TEST_CASE("fftconvolve and correlate of variables: modes, axes and broadcasting against central differences") {
+  using fusor::fft::conv_mode;
+  for (const auto& [nx, nk] : {std::pair<index_t, index_t>{7, 3}, {3, 7}, {1, 1}, {test::lanes<double> + 1, 4}, {33, 5}}) {
+    CAPTURE(nx);
+    CAPTURE(nk);
+    const arr<double> x = adops::random({nx}, 131), k = adops::random({nk}, 132);
+    for (conv_mode mode : {conv_mode::full, conv_mode::same, conv_mode::valid}) {
+      CAPTURE(int(mode));
+      const arr<double> w = adops::random({fusor::fft::fftconvolve(x, k, mode).size()}, 133);
+      against_differences("fftconvolve x", [&](const auto& t) { return sum(fftconvolve(t, k, mode) * w); }, x);
+      against_differences("fftconvolve k", [&](const auto& t) { return sum(square(fftconvolve(x, t, mode)) * w); }, k);
+      against_differences("correlate x", [&](const auto& t) { return sum(sin(correlate(t, k, mode)) * w); }, x);
+      against_differences("correlate k", [&](const auto& t) { return sum(correlate(x, t, mode) * w); }, k);
+      against_differences("both operands one variable", [&](const auto& t) { return sum(correlate(t, t * 2.0, mode)); }, x);
+    }
+  }
+  // 2-d, all axes and one axis with a broadcast batch
+  const arr<double> X = adops::random({5, 6}, 134), K = adops::random({3, 2}, 135), Kb = adops::random({1, 4}, 136),
+                    W2 = adops::random({5, 6}, 137), Wb = adops::random({5, 3}, 138);
+  against_differences("2-d same (image)", [&](const auto& t) { return sum(fftconvolve(t, K, conv_mode::same) * W2); }, X);
+  against_differences("2-d same (kernel)", [&](const auto& t) { return sum(square(fftconvolve(X, t, conv_mode::same)) * W2); }, K);
+  against_differences("axis 1, batch broadcast (image)", [&](const auto& t) { return sum(correlate(t, Kb, conv_mode::valid, {1}) * Wb); }, X);
+  against_differences("axis 1, batch broadcast (kernel)", [&](const auto& t) { return sum(square(correlate(X, t, conv_mode::valid, {1})) * Wb); }, Kb);
+  // closed form: d/dx sum(x * k, full) = sum(k) everywhere; the value is fft::fftconvolve's
+  const arr<double> x = adops::random({9}, 139), k = adops::random({4}, 140);
+  ad::tape tp;
+  auto xv = ad::param(tp, x);
+  auto z = fftconvolve(xv, k);
+  const auto zv = host_values(arr<double>(z.value())), want = host_values(fusor::fft::fftconvolve(x, k));
+  REQUIRE(zv.size() == 12);
+  for (std::size_t i = 0; i < 12; ++i) CHECK(test::close(zv[i], want[i], 1e-14));
+  ad::backward(ad::sum(z));
+  double ksum = 0;
+  for (double v : host_values(k)) ksum += v;
+  for (double g : host_values(arr<double>(ad::gradient(xv)))) CHECK(test::close(g, ksum, 1e-13));
+  // bad input: the array function's errors
+  CHECK_THROWS_AS((void)fftconvolve(xv, K), value_error);
+  CHECK_THROWS_AS((void)fftconvolve(ad::reshape(xv, {3, 3}), Kb, conv_mode::valid), value_error);
 }
 
 TEST_CASE("concatenate, stack, pad and roll of variables") {

@@ -19,15 +19,6 @@ namespace fusor::ad {
 
 namespace detail {
 
-/// A variable on t whose value is `result` (kept by the tape until reset).
-template <class T, class B>
-std::pair<var<T, B>, bool> kept_output(tape& t, array<T, B> result, bool any_grad) {
-  const bool grad = recording() && any_grad;
-  const extents shape = result.shape();
-  array<T, B>* kept = t.keep(std::move(result));
-  return {var<T, B>(&t, t.borrowed_slot<T, B>(kept->data(), shape, grad)), grad};
-}
-
 template <class T, class B>
 struct concatenate_back {
   const operand<T, B>* parts;

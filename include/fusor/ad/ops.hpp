@@ -131,6 +131,15 @@ std::pair<var<T, B>, bool> new_output(tape& t, const extents& shape, bool any_gr
   const bool grad = recording() && any_grad;
   return {var<T, B>(&t, t.new_slot<T, B>(shape, grad)), grad};
 }
+/// A variable on t whose value is `result` (kept by the tape until reset).
+template <class T, class B>
+std::pair<var<T, B>, bool> kept_output(tape& t, array<T, B> result, bool any_grad) {
+  const bool grad = recording() && any_grad;
+  const extents shape = result.shape();
+  array<T, B>* kept = t.keep(std::move(result));
+  return {var<T, B>(&t, t.borrowed_slot<T, B>(kept->data(), shape, grad)), grad};
+}
+
 template <class T, class B>
 leaf<T, B> output_leaf(const var<T, B>& v) {
   return v.as_leaf().value;

@@ -38,19 +38,31 @@ template <class V1, class V2>
 using conv_result_t = std::conditional_t<is_complex_v<promote_t<V1, V2>>, std::complex<fft_real_t<promote_t<V1, V2>>>,
                                          fft_real_t<promote_t<V1, V2>>>;
 
-template <class T, class B, class W, class Bw>
-auto convolve_views(const char* fn, array_view<T, B> v1, array_view<W, Bw> v2, conv_mode mode, const extents& axes_in) {
-  static_assert(std::is_same_v<B, Bw>,
-                "fusor: cannot combine arrays on different backends; transfer explicitly with to<cpu>(x) or to<cuda>(x)");
-  using P = conv_result_t<T, W>;
-  using R = fft_real_t<P>;
-  const int r = v1.ndim();
-  if (v2.ndim() != r)
-    throw value_error(std::string("fusor: ") + fn + " expects inputs of the same rank, got shapes " +
-                      to_string(v1.shape()) + " and " + to_string(v2.shape()));
-  if (v1.size() == 0 || v2.size() == 0) return array<P, B>(extents{0});  // scipy returns an empty array
+/// Where a convolution of two shapes lies: the convolved axes with their transform lengths (the
+/// full length n1 + n2 - 1 raised to next_fast_len), and per axis where the mode's part starts in
+/// the full result and how long it is. Shared by fftconvolve and its adjoint (fusor/ad).
+struct conv_plan {
+  axes_spec a;           // the convolved axes (sorted), a.n: the transform lengths
+  extents fshape, axes;  // the same as extents, for the transforms
+  index_t full[max_rank]{}, start[max_rank]{}, len[max_rank]{};
+  extents shape;         // the result's shape (the other axes broadcast)
+  bool empty = false;    // an input has no elements: scipy returns an empty array
+};
 
-  axes_spec a;
+/// Checks two shapes for a convolution in `mode` over `axes_in` (default all) and plans it.
+inline conv_plan plan_convolution(const char* fn, const extents& s1_in, const extents& s2_in, conv_mode mode,
+                                  const extents& axes_in) {
+  conv_plan p;
+  const int r = s1_in.size();
+  if (s2_in.size() != r)
+    throw value_error(std::string("fusor: ") + fn + " expects inputs of the same rank, got shapes " + to_string(s1_in) +
+                      " and " + to_string(s2_in));
+  if (s1_in.numel() == 0 || s2_in.numel() == 0) {
+    p.empty = true;
+    p.shape = extents{0};
+    return p;
+  }
+  axes_spec& a = p.a;
   if (axes_in.empty()) {
     a.count = r;
     for (int j = 0; j < r; ++j) a.axis[j] = j;
@@ -65,12 +77,10 @@ auto convolve_views(const char* fn, array_view<T, B> v1, array_view<W, Bw> v2, c
     std::sort(a.axis, a.axis + a.count);
   }
   for (int j = 0; j < r; ++j)
-    if (!a.has(j) && v1.shape()[j] != v2.shape()[j] && v1.shape()[j] != 1 && v2.shape()[j] != 1)
+    if (!a.has(j) && s1_in[j] != s2_in[j] && s1_in[j] != 1 && s2_in[j] != 1)
       throw shape_error(std::string("fusor: ") + fn + " needs equal lengths (or 1) on the axes it does not convolve; axis " +
-                        std::to_string(j) + " has " + std::to_string(v1.shape()[j]) + " and " +
-                        std::to_string(v2.shape()[j]) + " (shapes " + to_string(v1.shape()) + " and " +
-                        to_string(v2.shape()) + ")");
-  if (a.count == 0) return array<P, B>(cast<P>(v1) * cast<P>(v2));
+                        std::to_string(j) + " has " + std::to_string(s1_in[j]) + " and " + std::to_string(s2_in[j]) +
+                        " (shapes " + to_string(s1_in) + " and " + to_string(s2_in) + ")");
 
   // valid mode: one input must cover the other on every convolved axis (scipy swaps them so the
   // first is the larger; convolution commutes)
@@ -79,26 +89,43 @@ auto convolve_views(const char* fn, array_view<T, B> v1, array_view<W, Bw> v2, c
     bool ge = true, le = true;
     for (int k = 0; k < a.count; ++k) {
       const int j = a.axis[k];
-      ge = ge && v1.shape()[j] >= v2.shape()[j];
-      le = le && v1.shape()[j] <= v2.shape()[j];
+      ge = ge && s1_in[j] >= s2_in[j];
+      le = le && s1_in[j] <= s2_in[j];
     }
     if (!ge && !le)
       throw value_error(std::string("fusor: ") + fn + " in valid mode needs one input at least as large as the other " +
-                        "on every convolved axis, got shapes " + to_string(v1.shape()) + " and " + to_string(v2.shape()));
+                        "on every convolved axis, got shapes " + to_string(s1_in) + " and " + to_string(s2_in));
     swap = !ge;
   }
-  const extents s1 = swap ? v2.shape() : v1.shape(), s2 = swap ? v1.shape() : v2.shape();
-
-  extents fshape;  // the transform lengths: the full length padded to a fast one
-  index_t full[max_rank];
+  const extents& s1 = swap ? s2_in : s1_in;
+  const extents& s2 = swap ? s1_in : s2_in;
+  for (int j = 0; j < r; ++j) p.shape.push_back(std::max(s1[j], s2[j]));
   for (int k = 0; k < a.count; ++k) {
     const int j = a.axis[k];
-    full[k] = s1[j] + s2[j] - 1;
-    a.n[k] = next_fast_len(full[k]);
-    fshape.push_back(a.n[k]);
+    p.full[k] = s1[j] + s2[j] - 1;
+    a.n[k] = next_fast_len(p.full[k]);
+    p.fshape.push_back(a.n[k]);
+    p.axes.push_back(j);
+    // the mode's part starts (L - m) / 2 into the full length L, as scipy's _centered
+    p.len[k] = mode == conv_mode::full ? p.full[k] : mode == conv_mode::same ? s1_in[j] : s1[j] - s2[j] + 1;
+    p.start[k] = (p.full[k] - p.len[k]) / 2;
+    p.shape[j] = p.len[k];
   }
-  extents ax;
-  for (int k = 0; k < a.count; ++k) ax.push_back(a.axis[k]);
+  return p;
+}
+
+template <class T, class B, class W, class Bw>
+auto convolve_views(const char* fn, array_view<T, B> v1, array_view<W, Bw> v2, conv_mode mode, const extents& axes_in) {
+  static_assert(std::is_same_v<B, Bw>,
+                "fusor: cannot combine arrays on different backends; transfer explicitly with to<cpu>(x) or to<cuda>(x)");
+  using P = conv_result_t<T, W>;
+  using R = fft_real_t<P>;
+  const conv_plan plan = plan_convolution(fn, v1.shape(), v2.shape(), mode, axes_in);
+  if (plan.empty) return array<P, B>(extents{0});  // scipy returns an empty array
+  const axes_spec& a = plan.a;
+  if (a.count == 0) return array<P, B>(cast<P>(v1) * cast<P>(v2));
+  const extents& fshape = plan.fshape;
+  const extents& ax = plan.axes;
   const R scale = R(1.0 / double(a.transform_size()));
 
   auto product_inverse = [&](auto f1, auto f2, auto inverse) {
@@ -131,15 +158,12 @@ auto convolve_views(const char* fn, array_view<T, B> v1, array_view<W, Bw> v2, c
       });
   }();
 
-  // the requested part: starts (L - m) / 2 of the full length L, as scipy's _centered
+  // the requested part
   auto part = ret.as_leaf();
   bool whole = true;
   for (int k = 0; k < a.count; ++k) {
-    const int j = a.axis[k];
-    const index_t m = mode == conv_mode::full ? full[k] : mode == conv_mode::same ? v1.shape()[j] : s1[j] - s2[j] + 1;
-    const index_t start = (full[k] - m) / 2;
-    part = fusor::detail::slice_leaf(part, j, start, start + m);
-    whole = whole && m == a.n[k];
+    part = fusor::detail::slice_leaf(part, a.axis[k], plan.start[k], plan.start[k] + plan.len[k]);
+    whole = whole && plan.len[k] == a.n[k];
   }
   if (whole) return ret;
   return as_view(part).copy();
