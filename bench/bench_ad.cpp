@@ -12,6 +12,10 @@
 //   hand_vg_dense:        the same with cblas: H = X·W, one loop for L and G = 2 tanh(H)(1 − tanh²(H)),
 //                         dW = Xᵀ·G
 //   gemm_floor_dense:     the two GEMMs alone (X·W and Xᵀ·G): the BLAS floor of the dense gradient
+//   fusor_vg_conv:        ad::value_and_grad of L(k) = Σ fftconvolve(I, k, same)² with respect to the
+//                         kernel k (16×16) of an n×n image I: one convolution node, one reduction
+//   hand_vg_conv:         the same written with fft::rfftn/irfftn calls by hand (3 forward transforms,
+//                         2 inverse, at the same lengths): the FFT floor of the gradient
 // Arguments: n (and the thread count, fusor's loops and OpenBLAS: the hand loops are one thread).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -240,6 +244,54 @@ void gemm_floor_dense(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * n * n);
 }
 
+// ---- a convolution: the adjoint is a correlation through the same FFTs --------------------------------
+constexpr index_t conv_kernel = 16;
+template <class T>
+void fusor_vg_conv(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(1)));
+  const index_t n = st.range(0), m = conv_kernel;
+  const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m});
+  auto vg = fusor::ad::value_and_grad([&](const auto& w) {
+    using fusor::fft::fftconvolve;
+    return sum(square(fftconvolve(image, w, fusor::fft::conv_mode::same)));
+  });
+  for (auto _ : st) {
+    auto [v, g] = vg(k);
+    benchmark::DoNotOptimize(v);
+    benchmark::DoNotOptimize(g.data());
+  }
+  st.SetItemsProcessed(st.iterations() * n * n);
+}
+template <class T>
+void hand_vg_conv(benchmark::State& st) {
+  namespace fft = fusor::fft;
+  using fusor::extents;
+  fusor::set_num_threads(int(st.range(1)));
+  const index_t n = st.range(0), m = conv_kernel, full = n + m - 1, f = fft::next_fast_len(full);
+  const index_t start = (full - n) / 2;  // where "same" starts in the full convolution
+  const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m});
+  const extents fs{f, f};
+  const T scale = T(1) / T(f * f);
+  for (auto _ : st) {
+    const auto si = fft::rfftn(image, fs), sk = fft::rfftn(k, fs);
+    const array<T> z = fft::irfftn(si * sk * scale, fs, {}, fft::norm_mode::forward);
+    // L = Σ z² over the "same" part; dL/dz = 2z there, 0 elsewhere
+    array<T> g = fusor::zeros<T>(fs);
+    T v = 0;
+    for (index_t i = start; i < start + n; ++i)
+      for (index_t j = start; j < start + n; ++j) {
+        const T zij = z.data()[i * f + j];
+        v += zij * zij;
+        g.data()[i * f + j] = 2 * zij;
+      }
+    const array<T> corr = fft::irfftn(fft::rfftn(g) * (conj(si) * scale), fs, {}, fft::norm_mode::forward);
+    const array<T> dk = corr(fusor::range(0, m), fusor::range(0, m));
+    benchmark::DoNotOptimize(v);
+    benchmark::DoNotOptimize(dk.data());
+  }
+  st.SetItemsProcessed(st.iterations() * n * n);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   for (index_t n : {1000, 1000000})
     for (int t : {1, 2}) b->Args({n, t});
@@ -252,6 +304,10 @@ void one_thread_sizes(benchmark::internal::Benchmark* b) {
 void dense_sizes(benchmark::internal::Benchmark* b) {
   for (int t : {1, 2})
     for (index_t n : {64, 256}) b->Args({n, t});
+}
+void conv_sizes(benchmark::internal::Benchmark* b) {
+  for (int t : {1, 2}) b->Args({256, t});
+  b->UseRealTime();
 }
 void jacobian_size(benchmark::internal::Benchmark* b) {
   b->Args({100, 1})->UseRealTime();
@@ -286,6 +342,10 @@ BENCHMARK(hand_vg_dense<float>)->Apply(dense_sizes);
 BENCHMARK(hand_vg_dense<double>)->Apply(dense_sizes);
 BENCHMARK(gemm_floor_dense<float>)->Apply(dense_sizes);
 BENCHMARK(gemm_floor_dense<double>)->Apply(dense_sizes);
+BENCHMARK(fusor_vg_conv<float>)->Apply(conv_sizes);
+BENCHMARK(fusor_vg_conv<double>)->Apply(conv_sizes);
+BENCHMARK(hand_vg_conv<float>)->Apply(conv_sizes);
+BENCHMARK(hand_vg_conv<double>)->Apply(conv_sizes);
 BENCHMARK(hand_vg_rosen<float>)->Apply(one_thread_sizes);
 BENCHMARK(hand_vg_rosen<double>)->Apply(one_thread_sizes);
 

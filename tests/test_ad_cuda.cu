@@ -1,9 +1,9 @@
-// The backend-generic autodiff bodies (tests/generic/ad_body.hpp, ad_ops_body.hpp) on the cuda backend, plus the
-// same numbers as the cpu backend for a dual statement run in the one kernel.
+// The backend-generic autodiff bodies on the cuda backend: tests/generic/ad_body.hpp here (with test_ad_ops_cuda.cu,
+// ad_ops_body.hpp, linked into the same program), plus the same numbers as the cpu backend for a dual statement
+// run in the one kernel.
 #include <fusor/cuda.cuh>
 #define TEST_BACKEND fusor::cuda
 #include "generic/ad_body.hpp"
-#include "generic/ad_ops_body.hpp"
 
 TEST_CASE("a dual statement is one kernel and gives the cpu's numbers") {
   const index_t n = 300'001;

@@ -9,7 +9,9 @@ The functions (float32 and float64, n = 1e3 and 1e6):
   rosen:  sum(100 (x[1:] - x[:-1]^2)^2 + (1 - x[:-1])^2)
 value and gradient from a plain input (jax.value_and_grad under jit; torch: requires_grad,
 forward, backward), and the JVP of sinexp at 1e6 (jax.jvp under jit; torch.func.jvp).
-  dense:  sum(tanh(X @ W)^2) for n x n matrices X (data) and W (the variable), n = 64 and 256."""
+  dense:  sum(tanh(X @ W)^2) for n x n matrices X (data) and W (the variable), n = 64 and 256.
+  conv:   sum(fftconvolve(I, k, "same")^2) for a 256 x 256 image I (data) and a 16 x 16 kernel k
+          (the variable); JAX only (jax.scipy.signal.fftconvolve; PyTorch has no FFT convolution)."""
 import json
 import os
 import sys
@@ -65,6 +67,12 @@ def jax_peer():
             X, W = jnp.asarray(inputs(n * n, t, 2).reshape(n, n)), jnp.asarray(inputs(n * n, t, 3).reshape(n, n))
             vg = jax.jit(jax.value_and_grad(lambda w, X=X: jnp.sum(jnp.square(jnp.tanh(X @ w)))))
             out[("vg_dense", dtype, n)] = median_seconds(lambda: jax.block_until_ready(vg(W)))
+    from jax.scipy.signal import fftconvolve
+    for dtype in ("float", "double"):
+        t = np.float32 if dtype == "float" else np.float64
+        image, k = jnp.asarray(inputs(256 * 256, t, 4).reshape(256, 256)), jnp.asarray(inputs(16 * 16, t, 5).reshape(16, 16))
+        vg = jax.jit(jax.value_and_grad(lambda w, image=image: jnp.sum(jnp.square(fftconvolve(image, w, mode="same")))))
+        out[("vg_conv", dtype, 256)] = median_seconds(lambda: jax.block_until_ready(vg(k)))
     jv = jax.jit(lambda x, v: jax.jvp(fns["sinexp"], (x,), (v,)))
     for dtype in ("float", "double"):
         t = np.float32 if dtype == "float" else np.float64
