@@ -485,6 +485,7 @@ using fusor::ad::forward_simd_v;
 using fusor::ad::gate_fn;
 using fusor::ad::grad;
 using fusor::ad::gradcheck;
+using fusor::ad::gradcheck_mode;
 using fusor::ad::gradcheck_options;
 using fusor::ad::gradcheck_result;
 using fusor::ad::gradient;

@@ -236,7 +236,12 @@ TEST_CASE("einsum of variables: contractions, diagonals, sums and broadcasts aga
   against_differences("ii,ij->j (a diagonal)", [&](const auto& t) { return sum(square(einsum("ii,ij->j", t, A.view()(fusor::range(0, 3), fusor::all)))); }, adops::random({3, 3}, 123));
   against_differences("ijk,k->i (j summed in one operand)", [&](const auto& t) { return sum(square(einsum("ijk,k->i", t, v5))); }, X3);
   against_differences("i,jk->ij (k summed in the other)", [&](const auto& t) { return sum(square(einsum("i,jk->ij", t, Bm)) * w34.view()(fusor::all, fusor::range(0, 4))); }, v3);
+  against_differences("i,jk->ij (the second, k summed there)", [&](const auto& t) { return sum(square(einsum("i,jk->ij", v3, t)) * w34); }, Bm);
+  against_differences("ij,jj->i (the second, a diagonal)", [&](const auto& t) { return sum(sin(einsum("ij,jj->i", A, t))); }, Q);
+  against_differences("ii,ii->i (both one variable)", [&](const auto& t) { return sum(square(einsum("ii,ii->i", t, t))); }, Q);
+  against_differences("a transposed view", [&](const auto& t) { return sum(sin(einsum("ij,jk->ik", transpose(t), Bm))); }, adops::random({4, 3}, 125));
   against_differences("ij->ji", [&](const auto& t) { return sum(einsum("ij->ji", t) * transpose(W)); }, A);
+  against_differences("ij->ij (the adjoint is g)", [&](const auto& t) { return sum(square(einsum("ij->ij", t)) * W); }, A);
   against_differences("ii->i", [&](const auto& t) { return sum(square(einsum("ii->i", t)) * w4); }, Q);
   against_differences("ii-> (trace)", [&](const auto& t) { return sum(exp(einsum("ii->", t))); }, Q);
   against_differences("ij->j", [&](const auto& t) { return sum(square(einsum("ij->j", t)) * w4); }, A);
@@ -247,6 +252,7 @@ TEST_CASE("einsum of variables: contractions, diagonals, sums and broadcasts aga
   auto tr = einsum("ii->", qv);
   ad::backward(tr);
   const auto gq = host_values(arr<double>(ad::gradient(qv)));
+  REQUIRE(gq.size() == 16);
   for (std::size_t i = 0; i < 16; ++i) CHECK(gq[i] == (i % 5 == 0 ? 1.0 : 0.0));
   // the value is fusor::einsum's
   const auto y = host_values(arr<double>(einsum("ij,jk->ik", qv, Q).value())), want = host_values(arr<double>(einsum("ij,jk->ik", Q, Q)));
@@ -259,7 +265,8 @@ TEST_CASE("einsum of variables: contractions, diagonals, sums and broadcasts aga
 
 TEST_CASE("fftconvolve and correlate of variables: modes, axes and broadcasting against central differences") {
   using fusor::fft::conv_mode;
-  for (const auto& [nx, nk] : {std::pair<index_t, index_t>{7, 3}, {3, 7}, {1, 1}, {test::lanes<double> + 1, 4}, {33, 5}}) {
+  for (const auto& sizes : {std::pair<index_t, index_t>{7, 3}, {3, 7}, {1, 1}, {test::lanes<double> + 1, 4}, {33, 5}}) {
+    const index_t nx = sizes.first, nk = sizes.second;  // (CAPTURE of a structured binding: not every nvcc)
     CAPTURE(nx);
     CAPTURE(nk);
     const arr<double> x = adops::random({nx}, 131), k = adops::random({nk}, 132);
@@ -280,6 +287,21 @@ TEST_CASE("fftconvolve and correlate of variables: modes, axes and broadcasting 
   against_differences("2-d same (kernel)", [&](const auto& t) { return sum(square(fftconvolve(X, t, conv_mode::same)) * W2); }, K);
   against_differences("axis 1, batch broadcast (image)", [&](const auto& t) { return sum(correlate(t, Kb, conv_mode::valid, {1}) * Wb); }, X);
   against_differences("axis 1, batch broadcast (kernel)", [&](const auto& t) { return sum(square(correlate(X, t, conv_mode::valid, {1})) * Wb); }, Kb);
+  const arr<double> Xb = adops::random({1, 6}, 141), Kc = adops::random({4, 3}, 142), Wc = adops::random({8, 8}, 144),
+                    s0 = adops::dev({1.5}, extents{}), Wn = adops::random({5, 9}, 145);
+  against_differences("the image broadcasts on the batch axis", [&](const auto& t) { return sum(square(fftconvolve(t, K, conv_mode::full, {1}))); }, Xb);
+  against_differences("2-d correlate (kernel reversed on two axes)", [&](const auto& t) { return sum(correlate(X, t, conv_mode::full) * Wc); }, Kc);
+  against_differences("negative axes", [&](const auto& t) { return sum(sin(fftconvolve(t, Kb, conv_mode::full, {-1})) * Wn); }, X);
+  against_differences("rank 0", [&](const auto& t) { return sum(fftconvolve(t, s0) * 3.0); }, adops::dev({0.25}, extents{}));
+  // float: the same gradient, to float's precision
+  {
+    const arr<float> xf = adops::random({12}, 146).astype<float>(), kf = adops::random({5}, 147).astype<float>();
+    const auto gf = host_values(ad::grad([&](const auto& t) { return sum(square(fftconvolve(t, kf, conv_mode::same))); })(xf));
+    const arr<double> kd = kf.astype<double>(), xd = xf.astype<double>();
+    const auto gd = host_values(ad::grad([&](const auto& t) { return sum(square(fftconvolve(t, kd, conv_mode::same))); })(xd));
+    REQUIRE(gf.size() == gd.size());
+    for (std::size_t i = 0; i < gf.size(); ++i) CHECK(test::close(double(gf[i]), gd[i], 1e-4));
+  }
   // closed form: d/dx sum(x * k, full) = sum(k) everywhere; the value is fft::fftconvolve's
   const arr<double> x = adops::random({9}, 139), k = adops::random({4}, 140);
   ad::tape tp;
@@ -291,7 +313,9 @@ TEST_CASE("fftconvolve and correlate of variables: modes, axes and broadcasting 
   ad::backward(ad::sum(z));
   double ksum = 0;
   for (double v : host_values(k)) ksum += v;
-  for (double g : host_values(arr<double>(ad::gradient(xv)))) CHECK(test::close(g, ksum, 1e-13));
+  const auto gx = host_values(arr<double>(ad::gradient(xv)));
+  REQUIRE(gx.size() == 9);
+  for (double g : gx) CHECK(test::close(g, ksum, 1e-13));
   // bad input: the array function's errors
   CHECK_THROWS_AS((void)fftconvolve(xv, K), value_error);
   CHECK_THROWS_AS((void)fftconvolve(ad::reshape(xv, {3, 3}), Kb, conv_mode::valid), value_error);
@@ -405,6 +429,30 @@ TEST_CASE("custom_vjp: a user adjoint through the registration point of the libr
   const auto [ga, gb] = ad::grad([&](const auto& a, const auto& b) { return sum(mul2(a, b)); }, ad::argnums<0, 1>)(x, y);
   CHECK(host_values(ga) == host_values(y));
   CHECK(host_values(gb) == host_values(x));
+  // gradcheck in reverse mode checks a user adjoint: the right one passes, a wrong one fails
+  const auto ok = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& t) { return sum(sin(cube(t))); }, x,
+                                                               {.directions = 3, .per_coordinate = true});
+  CHECK(ok.passed);
+  CHECK(ok.directions_checked == 3 + 7);
+  CHECK(ok.max_abs_error < 1e-8);
+  auto off = ad::custom_vjp([](const auto& t) { return std::make_pair(arr<double>(t * t), t.copy()); },
+                            [](const arr<double>& t, const auto& gr) { return 2.2 * t * gr; });  // should be 2t
+  const auto bad = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& t) { return off(t); }, x,
+                                                                {.directions = 2, .per_coordinate = true});
+  CHECK_FALSE(bad.passed);
+  CHECK(bad.max_abs_error > 1e-3);
+  CHECK(bad.report().find("gradcheck FAILED: 9 directions") == 0);
+  // reverse mode reaches what forward mode cannot (BLAS has no dual numbers); both modes together
+  const arr<double> W = adops::random({3, 7}, 113);
+  // (eval: matmul's result is a temporary, which an expression returned from f would outlive)
+  const auto lin = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& t) { return eval(square(tanh(matmul(W, t)))); }, x,
+                                                                {.directions = 4});
+  INFO(lin.report());
+  CHECK(lin.passed);
+  CHECK(lin.directions_checked == 4);
+  const auto both = ad::gradcheck<ad::gradcheck_mode::both>([](const auto& t) { return sum(exp(t) * t); }, x, {.directions = 2});
+  CHECK(both.passed);
+  CHECK(both.directions_checked == 4);
   // a cotangent of the wrong shape is a typed error naming both shapes
   auto wrong = ad::custom_vjp([](const auto& x2) { return std::make_pair(arr<double>(x2 * 2.0), 0); },
                               [](int, const auto&) { return zeros<double, adops::B>({3}); });

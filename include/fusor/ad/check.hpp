@@ -18,6 +18,7 @@
 #include "../core/slice.hpp"
 #include "../core/transfer.hpp"
 #include "forward.hpp"
+#include "transforms.hpp"
 
 namespace fusor::ad {
 
@@ -97,6 +98,11 @@ array<T, B> numeric_grad(F&& f, const array<T, B>& x, T h = detail::default_step
   return array<T, B>(std::span<const T>(g.data(), g.size()), x.shape());
 }
 
+/// Which derivative gradcheck checks (JAX's check_grads modes), a template argument because it
+/// decides what f is called with: forward mode (jvp: arrays of duals), reverse mode (vjp:
+/// variables, so matmul, FFT convolutions and custom_vjp adjoints are checked too), or both.
+enum class gradcheck_mode { forward, reverse, both };
+
 struct gradcheck_options {
   int directions = 8;            ///< random directions (normal draws) to check
   bool per_coordinate = false;   ///< also check every coordinate direction e_i (small inputs)
@@ -125,11 +131,14 @@ struct gradcheck_result {
   }
 };
 
-/// Checks f's derivative at x against central differences: along random directions v, the
-/// forward-mode jvp(f, x, v) against (f(x + hv) - f(x - hv)) / 2h, every output element, with
-/// |error| <= atol + rtol |reference| required. f is written once for T and dual<T> (a generic
-/// lambda or template), returning a number or an array.
-template <class F, class T, class B>
+/// Checks f's derivative at x against central differences along random directions v (and every
+/// coordinate with per_coordinate), with |error| <= atol + rtol |reference| required:
+/// - forward mode: jvp(f, x, v) against (f(x + hv) - f(x - hv)) / 2h, every output element;
+/// - reverse mode: the pullback of a random cotangent u (1 for a scalar f), uᵀJ, dotted with v,
+///   against uᵀ(f(x + hv) - f(x - hv)) / 2h: one number per direction, from one recording.
+/// f is written once (a generic lambda or template) returning a number or an array, for T and
+/// dual<T> (forward) or variables (reverse). gradcheck<gradcheck_mode::reverse>(f, x) picks the mode.
+template <gradcheck_mode Mode = gradcheck_mode::forward, class F, class T, class B>
 gradcheck_result<T, B> gradcheck(F&& f, const array<T, B>& x, gradcheck_options opt = {}) {
   static_assert(std::is_floating_point_v<T>, "fusor: gradcheck needs a float or double input");
   constexpr bool single = std::is_same_v<T, float>;
@@ -139,11 +148,10 @@ gradcheck_result<T, B> gradcheck(F&& f, const array<T, B>& x, gradcheck_options 
   if (opt.directions < 0)
     throw value_error("fusor: gradcheck needs directions >= 0, got " + std::to_string(opt.directions));
   gradcheck_result<T, B> res;
-  auto check = [&](const array<T, B>& v, index_t coordinate) {
-    const auto [value, tangent] = jvp(f, x, v);
-    (void)value;
-    const auto ad_values = detail::host_values(tangent);
-    const auto ref = numeric_jvp(f, x, v, h);
+  fusor::random::generator g(opt.seed);
+  // one comparison: the derivative's values against the reference's, element by element
+  auto compare = [&](const std::vector<double>& ad_values, const std::vector<double>& ref, const array<T, B>& v,
+                     index_t coordinate) {
     if (ad_values.size() != ref.size())
       throw shape_error("fusor: gradcheck: the derivative has " + std::to_string(ad_values.size()) +
                         " values and the function " + std::to_string(ref.size()));
@@ -164,14 +172,41 @@ gradcheck_result<T, B> gradcheck(F&& f, const array<T, B>& x, gradcheck_options 
     }
     ++res.directions_checked;
   };
-  fusor::random::generator g(opt.seed);
-  for (int d = 0; d < opt.directions; ++d) check(fusor::random::normal<T, B>(g, x.shape()), -1);
-  if (opt.per_coordinate) {
-    for (index_t i = 0; i < x.size(); ++i) {
-      array<T, B> e = zeros<T, B>(x.shape());
-      detail::set_element(e, i, T(1));
-      check(e, i);
+  auto each_direction = [&](auto&& check) {
+    for (int d = 0; d < opt.directions; ++d) check(fusor::random::normal<T, B>(g, x.shape()), -1);
+    if (opt.per_coordinate) {
+      for (index_t i = 0; i < x.size(); ++i) {
+        array<T, B> e = zeros<T, B>(x.shape());
+        detail::set_element(e, i, T(1));
+        check(e, i);
+      }
     }
+  };
+  if constexpr (Mode != gradcheck_mode::reverse) {
+    each_direction([&](const array<T, B>& v, index_t coordinate) {
+      const auto [value, tangent] = jvp(f, x, v);
+      (void)value;
+      compare(detail::host_values(tangent), numeric_jvp(f, x, v, h), v, coordinate);
+    });
+  }
+  if constexpr (Mode != gradcheck_mode::forward) {
+    const auto recorded = vjp(f, x);  // (value, pullback): one recording for every direction
+    const auto& pb = recorded.second;
+    using R = value_t<std::remove_cvref_t<decltype(recorded.first)>>;
+    const bool scalar = pb.output_shape().numel() == 1;
+    auto reverse = [&](const array<T, B>& v, index_t coordinate) {
+      const array<R, B> u = scalar ? full<R, B>(pb.output_shape(), R(1)) : fusor::random::normal<R, B>(g, pb.output_shape());
+      const auto gx = detail::host_values(pb(u)), hv = detail::host_values(v), hu = detail::host_values(u);
+      const auto diff = numeric_jvp(f, x, v, h);
+      if (diff.size() != hu.size())
+        throw shape_error("fusor: gradcheck: the recorded output has " + std::to_string(hu.size()) +
+                          " values and the function " + std::to_string(diff.size()));
+      double got = 0, want = 0;
+      for (std::size_t i = 0; i < gx.size(); ++i) got += gx[i] * hv[i];
+      for (std::size_t i = 0; i < diff.size(); ++i) want += hu[i] * diff[i];
+      compare({got}, {want}, v, coordinate);
+    };
+    each_direction(reverse);
   }
   return res;
 }

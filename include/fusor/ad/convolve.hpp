@@ -27,11 +27,12 @@ struct convolve_back {
   operand<T, B> x[2];
   fft::detail::conv_plan plan;
   const array<std::complex<T>, B>* spectrum[2];  // of x[0] and x[1]; only those the other's adjoint needs
+  const array<T, B>* scalars[2];                 // rank 0: copies of the two numbers
 
   void operator()(tape& t, const leaf<T, B>& g) const {
     if (plan.a.count == 0) {  // rank 0: a product
-      if (x[0].grad) accumulate_into(t, x[0], g * x[1].value, g.shape);
-      if (x[1].grad) accumulate_into(t, x[1], g * x[0].value, g.shape);
+      if (x[0].grad) accumulate_into(t, x[0], g * scalars[1]->as_leaf(), g.shape);
+      if (x[1].grad) accumulate_into(t, x[1], g * scalars[0]->as_leaf(), g.shape);
       return;
     }
     // g placed at the mode's start within the transform lengths
@@ -68,18 +69,37 @@ var<T, B> convolve_op(tape& t, const char* fn, const operand<T, B>& x0, const op
                       const extents& axes) {
   const fft::detail::conv_plan plan = fft::detail::plan_convolution(fn, x0.shape(), x1.shape(), mode, axes);
   const bool any = x0.grad || x1.grad;
-  convolve_back<T, B> back{{x0, x1}, plan, {nullptr, nullptr}};
+  convolve_back<T, B> back{{x0, x1}, plan, {nullptr, nullptr}, {nullptr, nullptr}};
+  const bool keep = recording() && any;
   array<T, B> result = [&] {
     if (plan.empty) return array<T, B>(plan.shape);
-    if (plan.a.count == 0) return array<T, B>(x0.view() * x1.view());
+    if (plan.a.count == 0) {
+      if (keep) {
+        back.scalars[0] = t.keep(x0.view().copy());
+        back.scalars[1] = t.keep(x1.view().copy());
+      }
+      return array<T, B>(x0.view() * x1.view());
+    }
     array<std::complex<T>, B> s0 = fft::rfftn(x0.view(), plan.fshape, plan.axes);
     array<std::complex<T>, B> s1 = fft::rfftn(x1.view(), plan.fshape, plan.axes);
     const T scale = T(1.0 / double(plan.a.transform_size()));
-    array<T, B> full = fft::irfftn(s0 * s1 * scale, plan.fshape, plan.axes, fft::norm_mode::forward);
-    if (recording() && any) {  // the spectra the adjoints need
-      if (x1.grad) back.spectrum[0] = t.keep(std::move(s0));
-      if (x0.grad) back.spectrum[1] = t.keep(std::move(s1));
-    }
+    // x[i]'s adjoint needs the other's spectrum: those are kept, and the product is written over
+    // a spectrum nobody needs (and of the product's shape) when there is one
+    const bool keep0 = keep && x1.grad, keep1 = keep && x0.grad;
+    const extents product = broadcast_shapes(s0.shape(), s1.shape());
+    array<T, B> full = [&] {
+      if (!keep0 && s0.shape() == product) {
+        s0 *= s1 * scale;
+        return fft::irfftn(std::move(s0), plan.fshape, plan.axes, fft::norm_mode::forward);
+      }
+      if (!keep1 && s1.shape() == product) {
+        s1 *= s0 * scale;
+        return fft::irfftn(std::move(s1), plan.fshape, plan.axes, fft::norm_mode::forward);
+      }
+      return fft::irfftn(s0 * s1 * scale, plan.fshape, plan.axes, fft::norm_mode::forward);
+    }();
+    if (keep0) back.spectrum[0] = t.keep(std::move(s0));
+    if (keep1) back.spectrum[1] = t.keep(std::move(s1));
     leaf<T, B> part = full.as_leaf();
     bool whole = true;
     for (int k = 0; k < plan.a.count; ++k) {

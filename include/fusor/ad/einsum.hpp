@@ -28,32 +28,40 @@ inline std::string unique_indices(const std::string& idx) {
   return u;
 }
 
-template <class T, class B>
+template <class T, class B, int Count>
 struct einsum_back {
   fusor::detail::linalg::einsum_spec spec;  // parsed, with every index's size
-  operand<T, B> x[2];
-  int count = 1;
+  operand<T, B> x[Count];
 
   void operator()(tape& t, const leaf<T, B>& g) const {
-    for (int k = 0; k < count; ++k)
+    for (int k = 0; k < Count; ++k)
       if (x[k].grad) into(t, k, g);
   }
 
   // adjoint(x[k]) += einsum("out,other->kept", g, other), seen along x[k]'s own indices
   void into(tape& t, int k, const leaf<T, B>& g) const {
     const std::string& idx = spec.in[k];
-    const std::string other = count == 2 ? spec.in[1 - k] : std::string();
+    const std::string other = Count == 2 ? spec.in[1 - k] : std::string();
     const std::string own = unique_indices(idx);
     std::string kept;  // own indices the output or the other operand has (the others are summed in x[k] alone)
     for (char c : own)
       if (spec.out.find(c) != std::string::npos || other.find(c) != std::string::npos) kept += c;
     const array_view<T, B> gv{g.data, g.shape, g.strides};
-    const array<T, B> h = count == 2 ? fusor::einsum(spec.out + "," + other + "->" + kept, gv, x[1 - k].view())
-                                     : fusor::einsum(spec.out + "->" + kept, gv);
+    array<T, B> h;
+    leaf<T, B> hl{};  // dL/dx[k] along `kept`: g itself when that is the output's order
+    if constexpr (Count == 2) {
+      h = fusor::einsum(spec.out + "," + other + "->" + kept, gv, x[1 - k].view());
+      hl = h.as_leaf();
+    } else if (kept == spec.out) {
+      hl = g;
+    } else {
+      h = fusor::einsum(spec.out + "->" + kept, gv);
+      hl = h.as_leaf();
+    }
     // h along x[k]'s unique indices (stride 0 on the summed ones), and x[k] along the same
     // (a repeated index walks the diagonal: its strides add)
     extents shape, h_strides, x_strides;
-    const extents hs = contiguous_strides(h.shape());
+    const extents& hs = hl.strides;
     const leaf<T, B>& xv = x[k].value;
     for (char c : own) {
       shape.push_back(spec.size[static_cast<unsigned char>(c)]);
@@ -66,22 +74,25 @@ struct einsum_back {
     }
     var_leaf<T, B> target = x[k].as_var(t);
     target.value = leaf<T, B>{xv.data, shape, x_strides};
-    accumulate(t, target, leaf<T, B>{const_cast<T*>(h.data()), shape, h_strides}, shape);
+    accumulate(t, target, leaf<T, B>{hl.data, shape, h_strides}, shape);
   }
 };
 
-template <class T, class B>
-var<T, B> einsum_op(tape& t, std::string_view pattern, const operand<T, B>* x, int count) {
-  einsum_back<T, B> back{fusor::detail::linalg::parse_einsum(pattern, count), {}, count};
-  for (int k = 0; k < count; ++k) back.x[k] = x[k];
-  array<T, B> r = count == 2 ? fusor::einsum(pattern, x[0].view(), x[1].view()) : fusor::einsum(pattern, x[0].view());
+template <int Count, class T, class B>
+var<T, B> einsum_op(tape& t, std::string_view pattern, const operand<T, B>* x) {
+  einsum_back<T, B, Count> back{fusor::detail::linalg::parse_einsum(pattern, Count), {}};
+  for (int k = 0; k < Count; ++k) back.x[k] = x[k];
+  array<T, B> r = [&] {
+    if constexpr (Count == 2) return fusor::einsum(pattern, x[0].view(), x[1].view());
+    else return fusor::einsum(pattern, x[0].view());
+  }();
   // record every index's size (the same checks the forward pass made)
-  for (int k = 0; k < count; ++k) {
+  for (int k = 0; k < Count; ++k) {
     std::string labels;
     fusor::detail::linalg::einsum_operand(back.spec, k, fusor::detail::linalg::strided<T, B>(x[k].view()), labels);
   }
   bool any = false;
-  for (int k = 0; k < count; ++k) any = any || x[k].grad;
+  for (int k = 0; k < Count; ++k) any = any || x[k].grad;
   auto [out, grad] = kept_output(t, std::move(r), any);
   if (grad) record_op<T, B>(t, out.id(), std::move(back));
   return out;
@@ -97,7 +108,7 @@ auto einsum(std::string_view pattern, const A& a) {
   static_assert(std::is_floating_point_v<T>, "fusor: einsum of variables needs float or double values");
   tape& t = *detail::common_tape("einsum", a);
   const detail::operand<T, backend_of_t<node_t<A>>> x[1] = {detail::make_operand<T>(t, a)};
-  return detail::einsum_op(t, pattern, x, 1);
+  return detail::einsum_op<1>(t, pattern, x);
 }
 
 /// np.einsum of two operands, at least one of them a variable: one node; its adjoints are einsums
@@ -110,7 +121,7 @@ auto einsum(std::string_view pattern, const A& a, const Bx& b) {
   tape& t = *detail::common_tape("einsum", a, b);
   using Bk = backend_of_t<node_t<std::conditional_t<detail::holds_vars_v<A>, A, Bx>>>;
   const detail::operand<T, Bk> x[2] = {detail::make_operand<T>(t, a), detail::make_operand<T>(t, b)};
-  return detail::einsum_op(t, pattern, x, 2);
+  return detail::einsum_op<2>(t, pattern, x);
 }
 
 }  // namespace fusor::ad
