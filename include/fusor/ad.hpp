@@ -21,4 +21,5 @@
 #include "ad/gather.hpp"
 #include "ad/einsum.hpp"
 #include "ad/convolve.hpp"
+#include "ad/fft.hpp"
 #include "ad/transforms.hpp"

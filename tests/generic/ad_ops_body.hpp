@@ -55,6 +55,41 @@ void against_differences(const char* name, F f, const arr<double>& x, double tol
   CHECK(bad == 0);
 }
 
+using cplx = std::complex<double>;
+inline arr<cplx> random_complex(const extents& shape, std::uint64_t seed) {
+  const auto re = test::values<double>(shape.numel(), -1, 1, seed), im = test::values<double>(shape.numel(), -1, 1, seed + 1000);
+  std::vector<cplx> v(re.size());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = {re[i], im[i]};
+  return test::on<B>(v, shape);
+}
+
+/// ad::grad(f)(z) for a complex z against central differences along each real and imaginary
+/// part: the adjoint's convention is dL/dRe + i dL/dIm.
+template <class F>
+void against_differences_complex(const char* name, F f, const arr<cplx>& z, double tol = 1e-7) {
+  const std::string label = name;
+  CAPTURE(label);
+  const auto g = host_values(ad::grad(f)(z));
+  const auto hz = host_values(z);
+  REQUIRE(g.size() == hz.size());
+  const double h = 1e-6;
+  auto at = [&](std::size_t i, cplx d) {
+    auto v = hz;
+    v[i] += d;
+    return ad::detail::host_values(f(test::on<B>(v, z.shape())))[0];
+  };
+  index_t bad = 0;
+  for (std::size_t i = 0; i < hz.size(); ++i) {
+    const double re = (at(i, {h, 0}) - at(i, {-h, 0})) / (2 * h), im = (at(i, {0, h}) - at(i, {0, -h})) / (2 * h);
+    if (!(test::close(g[i].real(), re, tol) && test::close(g[i].imag(), im, tol)) && bad++ == 0) {
+      CAPTURE(i);
+      CHECK(g[i].real() == doctest::Approx(re));
+      CHECK(g[i].imag() == doctest::Approx(im));
+    }
+  }
+  CHECK(bad == 0);
+}
+
 }  // namespace adops
 
 using namespace fusor;
@@ -319,6 +354,71 @@ TEST_CASE("fftconvolve and correlate of variables: modes, axes and broadcasting 
   // bad input: the array function's errors
   CHECK_THROWS_AS((void)fftconvolve(xv, K), value_error);
   CHECK_THROWS_AS((void)fftconvolve(ad::reshape(xv, {3, 3}), Kb, conv_mode::valid), value_error);
+}
+
+TEST_CASE("complex variables and the Fourier transforms of variables against central differences") {
+  using fusor::fft::norm_mode;
+  using adops::cplx;
+  namespace fft = fusor::fft;
+  // complex elementwise programs: holomorphic steps conjugate their derivative, abs/arg/real/imag/conj
+  const arr<cplx> z = adops::random_complex({7}, 151), c = adops::random_complex({7}, 152);
+  adops::against_differences_complex("z * c + z²", [&](const auto& t) { return sum(fusor::abs(t * c + t * t)); }, z);
+  adops::against_differences_complex("exp, divide, sin", [&](const auto& t) { return sum(fusor::real(exp(t) / (t + 3.0)) + fusor::imag(sin(t) * c)); }, z);
+  adops::against_differences_complex("abs², arg, conj", [&](const auto& t) { return sum(square(fusor::abs(t)) + fusor::arg(t + 2.0) * 0.5 + fusor::real(fusor::conj(t) * c)); }, z);
+  adops::against_differences_complex("sqrt, log, tanh", [&](const auto& t) { return sum(fusor::abs(sqrt(t + 2.0) * log(t + 2.5) - tanh(t))); }, z);
+  // a real variable in a complex expression gets the real part of its adjoint
+  against_differences("real into complex", [&](const auto& t) { return sum(fusor::abs(t * c + 1.0) + fusor::imag(exp(t * c))); }, adops::random({7}, 153));
+  // the transforms, real input, every size class, with n cropping and padding, every norm
+  for (index_t n : {index_t(1), index_t(2), index_t(7), index_t(8), test::lanes<double> + 1}) {
+    CAPTURE(n);
+    const arr<double> x = adops::random({n}, 154), w = adops::random({2 * n + 3}, 155), v = adops::random({2 * n + 3}, 156);
+    for (norm_mode norm : {norm_mode::backward, norm_mode::ortho, norm_mode::forward}) {
+      CAPTURE(int(norm));
+      against_differences("fft of real", [&](const auto& t) { return sum(fusor::abs(fft::fft(t, -1, -1, norm) + 0.5) * w(fusor::range(0, n))); }, x);
+      against_differences("rfft: real and imaginary parts", [&](const auto& t) {
+        const index_t m = n / 2 + 1;
+        return sum(fusor::real(fft::rfft(t, -1, -1, norm)) * w(fusor::range(0, m)) + fusor::imag(fft::rfft(t, -1, -1, norm)) * v(fusor::range(0, m)));
+      }, x);
+      against_differences("rfft cropped and padded", [&](const auto& t) {
+        return sum(fusor::imag(fft::rfft(t, n + 3, -1, norm)) * v(fusor::range(0, (n + 3) / 2 + 1))) + sum(fusor::real(fft::rfft(t, (n + 1) / 2, -1, norm)));
+      }, x);
+      against_differences("irfft of a filtered spectrum", [&](const auto& t) {
+        return sum(sin(fft::irfft(fft::rfft(t) * cplx(0.5, -0.75), 2 * n + 3, -1, norm)) * w);
+      }, x);
+    }
+  }
+  // complex input: ifft, fft, irfft (a half spectrum that is not Hermitian: the imaginary parts at
+  // 0 and n/2 are dropped, as NumPy does), cropped or padded
+  const arr<cplx> s5 = adops::random_complex({5}, 157), s23 = adops::random_complex({2, 3}, 158);
+  const arr<double> w8 = adops::random({8}, 159), w9 = adops::random({9}, 160), w24 = adops::random({2, 4}, 161);
+  adops::against_differences_complex("ifft", [&](const auto& t) { return sum(fusor::abs(fft::ifft(t, 8)) * w8); }, s5);
+  adops::against_differences_complex("fft ortho", [&](const auto& t) { return sum(fusor::real(fft::fft(t * t, 3, -1, norm_mode::ortho))); }, s5);
+  adops::against_differences_complex("irfft even", [&](const auto& t) { return sum(fft::irfft(t) * w8); }, s5);
+  adops::against_differences_complex("irfft odd", [&](const auto& t) { return sum(square(fft::irfft(t, 9)) * w9); }, s5);
+  adops::against_differences_complex("irfft cropped", [&](const auto& t) { return sum(fft::irfft(t, 4, -1, norm_mode::forward) * w8(fusor::range(0, 4))); }, s5);
+  adops::against_differences_complex("irfft2 (non-Hermitian planes)", [&](const auto& t) { return sum(fft::irfft2(t, {2, 4}) * w24); }, s23);
+  // n-d: rfft2/irfft2 round trip, fftn over chosen axes, rfftn with s
+  const arr<double> X = adops::random({4, 6}, 162), Y = adops::random({3, 4, 5}, 163), W46 = adops::random({4, 6}, 164),
+                    W345 = adops::random({3, 4, 3}, 165);
+  against_differences("rfft2 / irfft2", [&](const auto& t) { return sum(sin(fft::irfft2(fft::rfft2(t) * cplx(1.0, 0.5), {4, 6})) * W46); }, X);
+  against_differences("fftn over axes (0, 2)", [&](const auto& t) { return sum(fusor::abs(fft::fftn(t, {}, {0, 2}))); }, Y);
+  against_differences("rfftn with s", [&](const auto& t) { return sum(fusor::imag(fft::rfftn(t, {3, 5}, {0, 2})) * W345) + sum(fusor::real(fft::rfftn(t, {2, 4}, {2, 0}))); }, Y);
+  against_differences("ifft2 of a real input", [&](const auto& t) { return sum(fusor::real(fft::ifft2(t, {}, {-2, -1}, norm_mode::ortho) * cplx(0.3, 2.0))); }, X);
+  // closed form (Parseval): Σ|fft(x, ortho)|² = Σx², so the gradient is 2x
+  const arr<double> x = adops::random({10}, 166);
+  const auto gp = host_values(ad::grad([](const auto& t) { return sum(square(fusor::abs(fft::fft(t, -1, -1, norm_mode::ortho)))); })(x));
+  const auto hx = host_values(x);
+  REQUIRE(gp.size() == 10);
+  for (std::size_t i = 0; i < 10; ++i) CHECK(test::close(gp[i], 2 * hx[i], 1e-12));
+  // the value is the array function's
+  ad::tape tp;
+  auto xv = ad::param(tp, x);
+  const auto got = host_values(arr<cplx>(fft::rfft(xv).value())), want = host_values(fft::rfft(x));
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == want[i]);
+  // bad input: the array function's errors
+  CHECK_THROWS_AS((void)fft::rfftn(xv, {4, 4}), value_error);
+  CHECK_THROWS_AS((void)fft::fft(xv, 0), value_error);
 }
 
 TEST_CASE("concatenate, stack, pad and roll of variables") {

@@ -66,6 +66,14 @@ FUSOR_AD_ZERO(floor_divide_fn)
 template <class F>
 struct derivative<scalar_comparison_fn<F>> : zero_derivative<scalar_comparison_fn<F>> {};
 
+/// A derivative factor as the adjoint needs it: conjugated for complex operands (the convention of
+/// var.hpp: g_in = g_out times the conjugate of f'), unchanged (the same expression type) for real.
+template <class X>
+auto cj(const X& x) {
+  if constexpr (is_complex_v<value_t<X>>) return fusor::conj(x);
+  else return x;
+}
+
 // One-argument functors: seed * f'(a).
 #define FUSOR_AD_UNARY(F, ...)                                        \
   template <>                                                         \
@@ -78,29 +86,81 @@ struct derivative<scalar_comparison_fn<F>> : zero_derivative<scalar_comparison_f
     }                                                                 \
   };
 FUSOR_AD_UNARY(negate_fn, -seed)
-FUSOR_AD_UNARY(square_fn, seed * (2 * a))
-FUSOR_AD_UNARY(abs_fn, seed * fusor::sign(a))
-FUSOR_AD_UNARY(sqrt_fn, seed * (0.5 / fusor::sqrt(a)))
+FUSOR_AD_UNARY(square_fn, seed * cj(2 * a))
+FUSOR_AD_UNARY(sqrt_fn, seed * cj(0.5 / fusor::sqrt(a)))
 FUSOR_AD_UNARY(cbrt_fn, seed / (3 * fusor::square(fusor::cbrt(a))))
-FUSOR_AD_UNARY(exp_fn, seed * fusor::exp(a))
-FUSOR_AD_UNARY(exp2_fn, seed * (fusor::exp2(a) * 0.693147180559945309417232121458176568))
-FUSOR_AD_UNARY(expm1_fn, seed * fusor::exp(a))
-FUSOR_AD_UNARY(log_fn, seed / a)
-FUSOR_AD_UNARY(log2_fn, seed / (a * 0.693147180559945309417232121458176568))
-FUSOR_AD_UNARY(log10_fn, seed / (a * 2.302585092994045684017360959213684420))
-FUSOR_AD_UNARY(log1p_fn, seed / (1 + a))
-FUSOR_AD_UNARY(sin_fn, seed * fusor::cos(a))
-FUSOR_AD_UNARY(cos_fn, -(seed * fusor::sin(a)))
-FUSOR_AD_UNARY(tan_fn, seed * (1 + fusor::square(fusor::tan(a))))
-FUSOR_AD_UNARY(asin_fn, seed / fusor::sqrt(1 - fusor::square(a)))
-FUSOR_AD_UNARY(acos_fn, -(seed / fusor::sqrt(1 - fusor::square(a))))
-FUSOR_AD_UNARY(atan_fn, seed / (1 + fusor::square(a)))
-FUSOR_AD_UNARY(sinh_fn, seed * fusor::cosh(a))
-FUSOR_AD_UNARY(cosh_fn, seed * fusor::sinh(a))
-FUSOR_AD_UNARY(tanh_fn, seed * (1 - fusor::square(fusor::tanh(a))))
-FUSOR_AD_UNARY(conj_fn, seed)  // real variables: the identity
-FUSOR_AD_UNARY(real_fn, seed)
+FUSOR_AD_UNARY(exp_fn, seed * cj(fusor::exp(a)))
+FUSOR_AD_UNARY(exp2_fn, seed * cj(fusor::exp2(a) * 0.693147180559945309417232121458176568))
+FUSOR_AD_UNARY(expm1_fn, seed * cj(fusor::exp(a)))
+FUSOR_AD_UNARY(log_fn, seed / cj(a))
+FUSOR_AD_UNARY(log2_fn, seed / cj(a * 0.693147180559945309417232121458176568))
+FUSOR_AD_UNARY(log10_fn, seed / cj(a * 2.302585092994045684017360959213684420))
+FUSOR_AD_UNARY(log1p_fn, seed / cj(1 + a))
+FUSOR_AD_UNARY(sin_fn, seed * cj(fusor::cos(a)))
+FUSOR_AD_UNARY(cos_fn, -(seed * cj(fusor::sin(a))))
+FUSOR_AD_UNARY(tan_fn, seed * cj(1 + fusor::square(fusor::tan(a))))
+FUSOR_AD_UNARY(asin_fn, seed / cj(fusor::sqrt(1 - fusor::square(a))))
+FUSOR_AD_UNARY(acos_fn, -(seed / cj(fusor::sqrt(1 - fusor::square(a)))))
+FUSOR_AD_UNARY(atan_fn, seed / cj(1 + fusor::square(a)))
+FUSOR_AD_UNARY(sinh_fn, seed * cj(fusor::cosh(a)))
+FUSOR_AD_UNARY(cosh_fn, seed * cj(fusor::sinh(a)))
+FUSOR_AD_UNARY(tanh_fn, seed * cj(1 - fusor::square(fusor::tanh(a))))
 #undef FUSOR_AD_UNARY
+
+// The functors that treat a complex number as its two real parts (not holomorphic). With
+// z = x + iy and g the adjoint of their real result: |z| gives g z/|z| (0 at 0, as PyTorch),
+// Re z gives g, Im z gives i g, arg z gives g i z/|z|². conj gives conj(g). For real operands
+// |x| gives g sign(x), and Im and arg are constant.
+template <class A>
+inline constexpr bool complex_operand_v = is_complex_v<value_t<A>>;
+template <>
+struct derivative<abs_fn> {
+  static constexpr bool defined = true;
+  template <int I, class S, class A>
+  static auto partial(const abs_fn&, const S& seed, const A& a) {
+    if constexpr (complex_operand_v<A>) return fusor::where(a == 0, 0, seed * (a / fusor::abs(a)));
+    else return seed * fusor::sign(a);
+  }
+};
+template <>
+struct derivative<conj_fn> {
+  static constexpr bool defined = true;
+  template <int I, class S, class A>
+  static auto partial(const conj_fn&, const S& seed, const A&) {
+    if constexpr (complex_operand_v<A>) return fusor::conj(seed);
+    else return seed;  // real variables: the identity
+  }
+};
+template <>
+struct derivative<real_fn> {
+  static constexpr bool defined = true;
+  template <int I, class S, class A>
+  static auto partial(const real_fn&, const S& seed, const A&) {
+    if constexpr (complex_operand_v<A>) return fusor::cast<value_t<A>>(seed);
+    else return seed;
+  }
+};
+template <>
+struct derivative<imag_fn> {
+  static constexpr bool defined = true;
+  template <int I, class S, class A>
+  static auto partial(const imag_fn&, const S& seed, const A&) {
+    using V = value_t<A>;
+    if constexpr (complex_operand_v<A>) return fusor::cast<V>(seed) * V(0, 1);
+    else return no_contribution{};
+  }
+};
+template <>
+struct derivative<arg_fn> {
+  static constexpr bool defined = true;
+  template <int I, class S, class A>
+  static auto partial(const arg_fn&, const S& seed, const A& a) {
+    using V = value_t<A>;
+    if constexpr (complex_operand_v<A>)
+      return fusor::where(a == 0, 0, seed * (V(0, 1) * a / fusor::square(fusor::abs(a))));
+    else return no_contribution{};
+  }
+};
 
 // Two- and three-argument functors: one expression per argument.
 #define FUSOR_AD_BINARY(F, DA, DB)                                           \
@@ -117,10 +177,10 @@ FUSOR_AD_UNARY(real_fn, seed)
   };
 FUSOR_AD_BINARY(add_fn, seed, seed)
 FUSOR_AD_BINARY(subtract_fn, seed, -seed)
-FUSOR_AD_BINARY(multiply_fn, seed * b, seed * a)
-FUSOR_AD_BINARY(divide_fn, seed / b, -(seed * a / fusor::square(b)))
+FUSOR_AD_BINARY(multiply_fn, seed * cj(b), seed * cj(a))
+FUSOR_AD_BINARY(divide_fn, seed / cj(b), -(seed * cj(a / fusor::square(b))))
 FUSOR_AD_BINARY(mod_fn, seed, -(seed * fusor::floor(a / b)))
-FUSOR_AD_BINARY(power_fn, seed * (b * fusor::pow(a, b - 1)), seed * (fusor::pow(a, b) * fusor::log(a)))
+FUSOR_AD_BINARY(power_fn, seed * cj(b * fusor::pow(a, b - 1)), seed * cj(fusor::pow(a, b) * fusor::log(a)))
 FUSOR_AD_BINARY(atan2_fn, seed * (b / (fusor::square(a) + fusor::square(b))),
                 -(seed * (a / (fusor::square(a) + fusor::square(b)))))
 // the branch taken gets the adjoint (ties go to the first operand, as the forward pass picks it)
@@ -133,8 +193,8 @@ struct derivative<fma_fn> {
   static constexpr bool defined = true;
   template <int I, class S, class A, class C, class D>
   static auto partial(const fma_fn&, const S& seed, const A& a, const C& b, const D&) {
-    if constexpr (I == 0) return seed * b;
-    else if constexpr (I == 1) return seed * a;
+    if constexpr (I == 0) return seed * cj(b);
+    else if constexpr (I == 1) return seed * cj(a);
     else return seed;
   }
 };
@@ -183,7 +243,9 @@ auto through(const F& f, const Child& child, const S& seed, const Args&... args)
 template <int P, class E, class S>
 auto adjoint_at(const E& e, const S& seed) {
   if constexpr (requires { e.owner; e.value; }) {
-    return seed;
+    // a real variable in a complex expression: the adjoint of its real part
+    if constexpr (!is_complex_v<value_t<E>> && is_complex_v<value_t<S>>) return fusor::real(seed);
+    else return seed;
   } else if constexpr (requires { e.f; e.a; e.b; e.c; }) {
     constexpr int na = var_count<decltype(e.a)>, nb = var_count<decltype(e.b)>;
     const auto a = strip(e.a);
@@ -255,13 +317,16 @@ struct flag_seed {
   }
 };
 
+// (complex values take the derivative table: there are no complex dual numbers)
 template <class E>
-struct dual_capable : std::true_type {};  // leaves, scalars, generators, variables
+struct dual_capable : std::bool_constant<!is_complex_v<value_t<E>>> {};  // leaves, scalars, generators, variables
 template <class F, class A>
-struct dual_capable<unary_expr<F, A>> : std::bool_constant<forward_simd_v<F> && dual_capable<A>::value> {};
+struct dual_capable<unary_expr<F, A>>
+    : std::bool_constant<forward_simd_v<F> && !is_complex_v<value_t<unary_expr<F, A>>> && dual_capable<A>::value> {};
 template <class F, class A, class C>
 struct dual_capable<binary_expr<F, A, C>>
-    : std::bool_constant<forward_simd_v<F> && dual_capable<A>::value && dual_capable<C>::value> {};
+    : std::bool_constant<forward_simd_v<F> && !is_complex_v<value_t<binary_expr<F, A, C>>> && dual_capable<A>::value &&
+                         dual_capable<C>::value> {};
 template <class F, class A, class C, class D>
 struct dual_capable<ternary_expr<F, A, C, D>> : std::false_type {};
 template <class U, class A>

@@ -328,6 +328,8 @@ var<T, B> param(tape& t, const array<T, B>& x) {
 /// Runs the backward pass of y's tape from y (a single number: a loss).
 template <class T, class B>
 void backward(const var<T, B>& y) {
+  static_assert(!is_complex_v<T>,
+                "fusor: the gradient needs a real loss; take abs, real or imag of a complex result first");
   y.check("backward");
   if (y.size() != 1)
     throw tape_error("fusor: the gradient needs a function with one number as output (a 0-d variable, e.g. a sum), "

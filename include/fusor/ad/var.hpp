@@ -8,6 +8,7 @@
 // The engine never sees a var_leaf: recording evaluates the tree with its variables replaced by
 // their plain leaves (strip), and the engine's walk rejects a var_leaf with a sentence, so an
 // expression of variables cannot be evaluated by a path that would drop its gradient.
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -21,18 +22,24 @@
 
 namespace fusor::ad {
 
-/// The element types reverse mode differentiates: float and double, and dual numbers of them (a
-/// tape of duals is forward over reverse: hessian and hvp).
+/// The element types reverse mode differentiates: float and double, complex numbers of them, and
+/// dual numbers of float and double (a tape of duals is forward over reverse: hessian and hvp).
+///
+/// A complex variable's adjoint is dL/d(Re z) + i dL/d(Im z) for the real loss L (PyTorch's
+/// convention): the direction of steepest ascent, so z -= lr * grad descends as for reals. Through
+/// a holomorphic step w = f(z) it is g_w times the conjugate of f'(z).
 template <class T>
 inline constexpr bool differentiable_v = std::is_floating_point_v<T>;
 template <class T, int N>
 inline constexpr bool differentiable_v<dual<T, N>> = std::is_floating_point_v<T>;
+template <class T>
+inline constexpr bool differentiable_v<std::complex<T>> = std::is_floating_point_v<T>;
 
 namespace detail {
 /// x as a constant of element type V (a dual's value, with zero tangents).
 template <class V>
 constexpr V real_constant(double x) {
-  if constexpr (std::is_floating_point_v<V>) {
+  if constexpr (std::is_floating_point_v<V> || is_complex_v<V>) {
     return V(x);
   } else {
     V v{};
