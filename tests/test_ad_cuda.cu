@@ -1,6 +1,6 @@
-// The backend-generic autodiff bodies on the cuda backend: tests/generic/ad_body.hpp here (with test_ad_ops_cuda.cu,
-// ad_ops_body.hpp, linked into the same program), plus the same numbers as the cpu backend for a dual statement
-// run in the one kernel.
+// The backend-generic autodiff bodies on the cuda backend: tests/generic/ad_body.hpp here (ad_ops_body.hpp and
+// ad_fft_body.hpp in test_ad_ops_cuda.cu and test_ad_fft_cuda.cu, linked into the same program), plus the same
+// numbers as the cpu backend for a dual statement run in the one kernel.
 #include <fusor/cuda.cuh>
 #define TEST_BACKEND fusor::cuda
 #include "generic/ad_body.hpp"
