@@ -113,6 +113,8 @@ TEST_CASE("complex variables and the Fourier transforms of variables against cen
   against_differences("fftn over axes (0, 2)", [&](const auto& t) { return sum(fusor::abs(fft::fftn(t, {}, {0, 2}))); }, Y);
   against_differences("rfftn with s", [&](const auto& t) { return sum(fusor::imag(fft::rfftn(t, {3, 5}, {0, 2})) * W345) + sum(fusor::real(fft::rfftn(t, {2, 4}, {2, 0}))); }, Y);
   against_differences("ifft2 of a real input", [&](const auto& t) { return sum(fusor::real(fft::ifft2(t, {}, {-2, -1}, norm_mode::ortho) * cplx(0.3, 2.0))); }, X);
+  // a 0-d input (no axes): the value as complex, and the identity as its adjoint
+  against_differences("fftn of a 0-d input", [&](const auto& t) { return sum(fusor::real(fft::fftn(t * t)) * 3.0); }, adops::dev({0.5}, extents{}));
   // closed form (Parseval): Σ|fft(x, ortho)|² = Σx², so the gradient is 2x
   const arr<double> x = adops::random({10}, 166);
   const auto gp = host_values(ad::grad([](const auto& t) { return sum(square(fusor::abs(fft::fft(t, -1, -1, norm_mode::ortho)))); })(x));

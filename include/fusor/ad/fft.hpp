@@ -147,11 +147,15 @@ auto fft_op(const char* fn, const X& x, const extents& s, const extents& axes, f
                 "fusor: Fourier transforms of variables need float, double or complex values");
   tape& t = *common_tape(fn, x);
   const operand<T, B> o = make_operand<T>(t, x);
-  const bool real_kind = Kind == fft_kind::r2c || Kind == fft_kind::c2r;
+  constexpr bool real_kind = Kind == fft_kind::r2c || Kind == fft_kind::c2r;
   const fft::detail::axes_spec a = fft::detail::resolve_axes(fn, o.shape(), s, axes, real_kind, Kind == fft_kind::c2r);
+  using Out = value_t<decltype(run(o.view()))>;
+  if constexpr (!real_kind) {
+    if (a.count == 0)  // no axes (a 0-d input): NumPy returns the input as complex, whose adjoint is the identity
+      return materialise(fusor::detail::to_node(fusor::cast<Out>(o.as_var(t))));
+  }
   auto result = run(o.view());
-  using Out = value_t<decltype(result)>;
-  auto [out, grad] = kept_output(t, std::move(result), o.grad && a.count > 0);
+  auto [out, grad] = kept_output(t, std::move(result), o.grad);
   if (grad) record_op<Out, B>(t, out.id(), fft_back<T, Out, B>{o, Kind, norm, a});
   return out;
 }
