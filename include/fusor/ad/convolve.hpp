@@ -114,21 +114,6 @@ var<T, B> convolve_op(tape& t, const char* fn, const operand<T, B>& x0, const op
   return out;
 }
 
-/// o reversed along the axes `axes` names (all when empty): a view.
-template <class T, class B>
-operand<T, B> reversed(operand<T, B> o, const extents& axes) {
-  const int r = o.shape().size();
-  for (int j = 0; j < r; ++j) {
-    bool on = axes.empty();
-    for (int k = 0; k < axes.size() && !on; ++k) on = normalize_axis(int(axes[k]), r) == j;
-    if (on && o.value.shape[j] > 1) {
-      o.value.data += (o.value.shape[j] - 1) * o.value.strides[j];
-      o.value.strides[j] = -o.value.strides[j];
-    }
-  }
-  return o;
-}
-
 template <class X, class Y>
 using conv_value_t = value_t<node_t<std::conditional_t<holds_vars_v<X>, X, Y>>>;
 template <class X, class Y>
@@ -162,7 +147,11 @@ auto correlate(const X& in1, const Y& in2, fft::conv_mode mode = fft::conv_mode:
   const auto o2 = detail::make_operand<T>(t, in2);
   if (o2.shape().size() != expr_shape(fusor::detail::to_node(in1)).size())  // the plan names the ranks
     return detail::convolve_op(t, "correlate", detail::make_operand<T>(t, in1), o2, mode, axes);
-  return detail::convolve_op(t, "correlate", detail::make_operand<T>(t, in1), detail::reversed(o2, axes), mode, axes);
+  return detail::convolve_op(t, "correlate", detail::make_operand<T>(t, in1), [&] {
+    auto r = o2;
+    r.value = fft::detail::reversed_leaf(o2.value, axes);
+    return r;
+  }(), mode, axes);
 }
 
 }  // namespace fusor::ad

@@ -169,6 +169,22 @@ auto convolve_views(const char* fn, array_view<T, B> v1, array_view<W, Bw> v2, c
   return as_view(part).copy();
 }
 
+/// l reversed (a view: negative strides) along the axes `axes` names, all when it is empty:
+/// correlate's second operand, for arrays and for variables (fusor/ad).
+template <class L>
+L reversed_leaf(L l, const extents& axes) {
+  const int r = l.shape.size();
+  for (int j = 0; j < r; ++j) {
+    bool on = axes.empty();
+    for (int k = 0; k < axes.size() && !on; ++k) on = normalize_axis(int(axes[k]), r) == j;
+    if (on && l.shape[j] > 1) {
+      l.data += (l.shape[j] - 1) * l.strides[j];
+      l.strides[j] = -l.strides[j];
+    }
+  }
+  return l;
+}
+
 }  // namespace detail
 
 /// scipy.signal.fftconvolve: the n-d convolution of in1 and in2 through FFTs. Both inputs have the
@@ -190,15 +206,7 @@ template <class X, class Y>
 auto correlate(const X& in1, const Y& in2, conv_mode mode = conv_mode::full, const extents& axes = {}) {
   return fusor::detail::with_input(in1, [&](const auto& v1) {
     return fusor::detail::with_input(in2, [&](const auto& v2) {
-      auto rev = v2.as_leaf();
-      for (int j = 0; j < v2.ndim(); ++j) {
-        bool on = axes.empty();
-        for (int k = 0; k < axes.size() && !on; ++k) on = normalize_axis(int(axes[k]), v2.ndim()) == j;
-        if (on && rev.shape[j] > 1) {
-          rev.data += (rev.shape[j] - 1) * rev.strides[j];
-          rev.strides[j] = -rev.strides[j];
-        }
-      }
+      const auto rev = detail::reversed_leaf(v2.as_leaf(), axes);
       using W = typename std::remove_cvref_t<decltype(v2)>::value_type;
       if constexpr (is_complex_v<W>) {
         const auto conj_rev = eval(conj(fusor::detail::as_view(rev)));
