@@ -487,6 +487,111 @@ TEST_CASE("reverse-mode misuse is a typed error that says what was expected") {
                        "fusor: shape of a variable that was never made (default-constructed var)", ad::tape_error);
 }
 
+TEST_CASE("active tapes nest as a stack; recorded arrays are watched for writes and outlive their arrays") {
+  array<double, B> x = adbody::dev(std::vector<double>{1, 2, 3});
+  CHECK_FALSE(ad::has_active_tape());
+  CHECK_THROWS_WITH_AS((void)ad::active_tape(),
+                       "fusor: no tape is active on this thread (expected a call inside an ad::use_tape scope or inside a "
+                       "function that ad::grad, value_and_grad or vjp is differentiating; or pass the tape: "
+                       "ad::param(tape, x))",
+                       ad::tape_error);
+  ad::tape outer, inner;
+  {
+    const ad::use_tape on(outer);
+    const auto xv = ad::param(x);  // on the active tape
+    CHECK(xv.owner() == &outer);
+    {
+      const ad::use_tape on_inner(inner);
+      CHECK(&ad::active_tape() == &inner);
+      CHECK(ad::param(x).owner() == &inner);
+    }
+    CHECK(&ad::active_tape() == &outer);
+    // a transform called during the outer recording records on its own tape, active while it
+    // calls the function, and leaves the outer one as it was
+    const ad::tape* seen = nullptr;
+    const array<double, B> g = ad::grad([&](const auto& v) {
+      seen = &ad::active_tape();
+      return sum(v * v * v);
+    })(x);
+    CHECK((seen != nullptr && seen != &outer && seen != &inner));
+    CHECK(&ad::active_tape() == &outer);
+    ad::backward(sum(xv * g));  // g = 3x² is a constant here
+    CHECK(adbody::host_values(ad::gradient(xv)) == std::vector<double>{3, 12, 27});
+  }
+  CHECK_FALSE(ad::has_active_tape());
+  // a transform inside a function being differentiated (on arrays), and a constant made inside the
+  // function: its array dies when the function returns, the tape keeps its buffer for backward
+  auto f = [&](const auto& w) {
+    const array<double, B> inner_grad = ad::grad([](const auto& v) { return sum(sin(v)); })(x);  // cos(x)
+    const array<double, B> c = x * 2.0;
+    return sum(w * w * inner_grad + w * c);  // d/dw = 2w cos(x) + 2x
+  };
+  const auto gf = adbody::host_values(ad::grad(f)(x));
+  for (int i = 0; i < 3; ++i) CHECK(test::close(gf[std::size_t(i)], 2 * (i + 1) * std::cos(i + 1.0) + 2 * (i + 1), 1e-15));
+
+  // writes into a parameter or a constant between recording and backward are caught, whatever
+  // engine path wrote them: an assignment, a write through a view, a scatter
+  array<double, B> w = adbody::dev(std::vector<double>{1, 2, 3}), c = adbody::dev(std::vector<double>{4, 5, 6});
+  ad::tape t;
+  auto record = [&] {
+    t.reset();
+    const auto wv = ad::param(t, w);
+    return std::make_pair(wv, sum(wv * wv * c));
+  };
+  {
+    const auto [wv, loss] = record();
+    w += 1.0;
+    CHECK_THROWS_WITH_AS(ad::backward(loss),
+                         "fusor: an array the recording reads in its backward pass (a parameter of shape (3,)) was "
+                         "written 1 time(s) after it was recorded, so the gradient would be wrong; expected it unchanged "
+                         "until the backward pass (update parameters after it, then record again)",
+                         ad::tape_error);
+  }
+  {
+    const auto [wv, loss] = record();
+    c(range(1, 2)) = 7.0;
+    CHECK_THROWS_WITH_AS(ad::backward(loss),
+                         "fusor: an array the recording reads in its backward pass (a constant array of shape (3,)) was "
+                         "written 1 time(s) after it was recorded, so the gradient would be wrong; expected it unchanged "
+                         "until the backward pass (update parameters after it, then record again)",
+                         ad::tape_error);
+  }
+  {
+    const auto [wv, loss] = record();
+    const auto first = adbody::dev(std::vector<std::int64_t>{0});
+    scatter_add(w, first, 1.0, 0);
+    CHECK_THROWS_AS(ad::backward(loss), ad::tape_error);
+  }
+  w = adbody::dev(std::vector<double>{1, 2, 3});
+  c = adbody::dev(std::vector<double>{4, 5, 6});
+  {  // a training step: backward, then the update; the next recording starts clean
+    for (int step = 0; step < 2; ++step) {
+      const auto [wv, loss] = record();
+      ad::backward(loss);
+      w -= 0.1 * ad::gradient(wv);
+    }
+    CHECK(adbody::host_values(w)[0] == doctest::Approx(0.2 * 0.2).epsilon(1e-14));  // w ← w(1 − 0.2c), c = 4
+  }
+  {  // reassigning a parameter with another shape leaves the recorded buffer to the tape
+    w = adbody::dev(std::vector<double>{1, 2, 3});
+    const auto [wv, loss] = record();
+    w = adbody::dev(std::vector<double>{9, 9});
+    ad::backward(loss);  // d/dw = 2 w c at the recorded values
+    CHECK(adbody::host_values(ad::gradient(wv)) == std::vector<double>{8, 20, 36});
+  }
+  // inside a transform, and through a pullback
+  auto writes = [&](const auto& v) {
+    auto l = sum(v * c);
+    c *= 2.0;
+    return l;
+  };
+  CHECK_THROWS_AS(ad::grad(writes)(x), ad::tape_error);
+  array<double, B> x2 = x.copy();
+  auto [y, pb] = ad::vjp([](const auto& v) { return ad::eval(v * v); }, x2);
+  x2 = x2 * 3.0;
+  CHECK_THROWS_AS(pb(y), ad::tape_error);
+}
+
 TEST_CASE("vjp, jacrev and jacobian") {
   // the Jacobian of x^2 at [1 2] is [[2 0] [0 4]] by reverse mode too
   array<double, B> x2 = adbody::dev(std::vector<double>{1, 2});

@@ -240,10 +240,19 @@ TEST_CASE("concatenate, stack, pad and roll of variables") {
   against_differences("pad", [&](const auto& t) { return sum(sin(pad(t, {{1, 2}, {0, 3}}, pad_mode::constant, 0.5)) * w56); }, x);
   against_differences("roll", [&](const auto& t) { return sum(roll(t * t, 2, 1) * w23); }, x);
   against_differences("roll flattened", [&](const auto& t) { return sum(roll(t, -4) * w23b); }, x);
-  CHECK_THROWS_WITH_AS((void)ad::pad(xv, 1, pad_mode::reflect),
-                       "fusor: ad::pad of variables supports pad_mode::constant, got 'reflect' (pad a constant array, or "
-                       "write the padding with concatenate)",
-                       value_error);
+  // the modes that read the input: widths beyond the axis (wrap, symmetric and reflect fold more
+  // than once), a length-1 axis, an axis left alone
+  const arr<double> x3 = adops::random({3, 1, 4}, 109), w3 = adops::random({11, 3, 6}, 110);
+  for (const pad_mode mode : {pad_mode::edge, pad_mode::wrap, pad_mode::reflect, pad_mode::symmetric}) {
+    against_differences(pad_mode_name(mode), [&](const auto& t) {
+      return sum(square(pad(t, {{5, 3}, {1, 1}, {0, 2}}, mode)) * w3);
+    }, x3);
+  }
+  CHECK(adops::host_values(ad::pad(xv, {{0, 0}, {0, 0}}, pad_mode::edge).value()) == adops::host_values(x));
+  CHECK_THROWS_WITH_AS((void)ad::pad(xv, {{1, 1}, {1, 1}, {1, 1}}, pad_mode::reflect),
+                       "fusor: pad expects 1 or 2 (before, after) pairs for shape (2, 3), got 3", value_error);
+  CHECK_THROWS_WITH_AS((void)ad::pad(xv, {{1, -1}}, pad_mode::wrap),
+                       "fusor: pad widths must be >= 0, got (1, -1) for axis 0", value_error);
   CHECK_THROWS_AS((void)ad::concatenate({xv, ad::var<double, adops::B>(ad::transpose(yv))}, 0), shape_error);
   ad::tape other;
   auto zv = ad::param(other, x);
@@ -382,4 +391,29 @@ TEST_CASE("hessian and hvp: forward over reverse") {
       }
       CHECK(test::close(Hr[std::size_t(i * 9 + j)], want, 1e-12));
     }
+
+  // through the operations that are not elementwise: matmul (BLAS has no duals: GEMMs by planes),
+  // logsumexp, softmax and log_softmax. Σ(Ax)² has H = 2AᵀA; logsumexp has diag(p) − ppᵀ.
+  const arr<double> A = adops::random({3, 5}, 124);
+  const auto ha = host_values(A);
+  const auto Hm = host_values(ad::hessian([&](const auto& t) { return sum(square(ad::matmul(A, t))); }, x));
+  const auto Hl = host_values(ad::hessian([](const auto& t) { return logsumexp(t); }, x));
+  double z = 0;
+  for (double e : hx) z += std::exp(e);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) {
+      double ata = 0;
+      for (int k = 0; k < 3; ++k) ata += ha[std::size_t(k * 5 + i)] * ha[std::size_t(k * 5 + j)];
+      CHECK(test::close(Hm[std::size_t(i * 5 + j)], 2 * ata, 1e-13));
+      const double pi = std::exp(hx[std::size_t(i)]) / z, pj = std::exp(hx[std::size_t(j)]) / z;
+      CHECK(test::close(Hl[std::size_t(i * 5 + j)], (i == j ? pi : 0) - pi * pj, 1e-13));
+    }
+  // H·v against central differences of the reverse gradient along v, for matrix arguments
+  const arr<double> X = adops::random({3, 3}, 125), V = adops::random({3, 3}, 126), C = adops::random({3, 3}, 127);
+  auto products = [](const auto& t) { return sum(square(ad::matmul(t, t))); };
+  auto softmaxes = [&](const auto& t) {
+    return sum(ad::log_softmax(t, 1) * C) + sum(square(ad::softmax(t, 0))) + sum(logsumexp(t, 1));
+  };
+  adops::hvp_against_differences("matmul of a variable by itself", products, X, V);
+  adops::hvp_against_differences("softmax, log_softmax and logsumexp along axes", softmaxes, X, V);
 }

@@ -52,6 +52,27 @@ void against_differences(const char* name, F f, const arr<double>& x, double tol
   CHECK(bad == 0);
 }
 
+/// ad::hvp(f, x, v) against central differences of the reverse gradient along v.
+template <class F>
+void hvp_against_differences(const char* name, F f, const arr<double>& x, const arr<double>& v, double tol = 1e-7) {
+  const std::string label = name;
+  CAPTURE(label);
+  const double h = 1e-5;
+  const auto hv = host_values(ad::hvp(f, x, v));
+  const auto up = host_values(ad::grad(f)(arr<double>(x + h * v)));
+  const auto down = host_values(ad::grad(f)(arr<double>(x - h * v)));
+  REQUIRE(hv.size() == up.size());
+  index_t bad = 0;
+  for (std::size_t i = 0; i < hv.size(); ++i) {
+    const double want = (up[i] - down[i]) / (2 * h);
+    if (!test::close(hv[i], want, tol) && bad++ == 0) {
+      CAPTURE(i);
+      CHECK(hv[i] == doctest::Approx(want));
+    }
+  }
+  CHECK(bad == 0);
+}
+
 using cplx = std::complex<double>;
 inline arr<cplx> random_complex(const extents& shape, std::uint64_t seed) {
   const auto re = test::values<double>(shape.numel(), -1, 1, seed), im = test::values<double>(shape.numel(), -1, 1, seed + 1000);

@@ -7,7 +7,6 @@
 #include <type_traits>
 
 #include "../core/indexing.hpp"
-#include "join.hpp"
 #include "ops.hpp"
 #include "views.hpp"
 

@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <initializer_list>
 #include <ranges>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "../core/join.hpp"
 #include "../core/pad.hpp"
+#include "gather.hpp"
 #include "ops.hpp"
 #include "views.hpp"
 
@@ -139,16 +141,32 @@ var<T, B> stack(std::initializer_list<var_leaf<T, B>> parts, int axis = 0) {
   return ad::stack(std::vector<var_leaf<T, B>>(parts), axis);
 }
 
-/// np.pad of a variable, constant mode (the other modes are not differentiable here yet: a
-/// value_error says so): one node whose adjoint is the interior of the output's.
+/// np.pad of a variable. Constant mode is one node whose adjoint is the interior of the output's.
+/// The other modes (edge, wrap, reflect, symmetric) read the input itself: along each padded axis,
+/// a take of the source of every padded position, whose adjoint scatter-adds (NumPy pads axis
+/// after axis, so this composition is its result, corners included).
 template <class X, class V = int>
   requires detail::holds_vars_v<X>
 auto pad(const X& x, const pad_widths& widths, pad_mode mode = pad_mode::constant, V value = 0) {
   using T = value_t<node_t<X>>;
   using B = backend_of_t<node_t<X>>;
-  if (mode != pad_mode::constant)
-    throw value_error(std::string("fusor: ad::pad of variables supports pad_mode::constant, got '") +
-                      pad_mode_name(mode) + "' (pad a constant array, or write the padding with concatenate)");
+  if (mode != pad_mode::constant) {
+    const extents shape = expr_shape(fusor::detail::to_node(x));
+    (void)fusor::detail::padded_shape(shape, widths, mode);  // checks the widths, as the array function
+    var<T, B> r;
+    bool padded = false;
+    for (int k = 0; k < shape.size(); ++k) {
+      const auto [b, a] = fusor::detail::pad_width(widths, k);
+      if (b == 0 && a == 0) continue;
+      std::vector<std::int64_t> source(std::size_t(shape[k] + b + a));
+      for (index_t i = 0; i < index_t(source.size()); ++i)
+        source[std::size_t(i)] = fusor::detail::pad_source(i - b, shape[k], mode);
+      const array<std::int64_t, B> idx(std::span<const std::int64_t>(source), extents{index_t(source.size())});
+      r = padded ? ad::take(r, idx, k) : ad::take(x, idx, k);
+      padded = true;
+    }
+    return padded ? r : var<T, B>(ad::eval(x * 1));
+  }
   tape& t = *detail::common_tape("pad", x);
   const auto o = detail::make_operand<T>(t, x);
   array<T, B> result = fusor::pad(o.view(), widths, mode, value);

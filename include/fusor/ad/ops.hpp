@@ -6,7 +6,8 @@
 //
 // An operation's operands are variables (or views of them), expressions of variables (evaluated
 // into a variable first: one node), or constants. A constant array or view is read where it lies,
-// as an expression's leaves are (keep it alive and unchanged until backward, as for parameters); a
+// as an expression's leaves are (watched like a parameter: a write before backward is an error, and
+// its buffer outlives its array until the tape's reset); a
 // constant expression is evaluated into a tape buffer.
 #include <cstdint>
 #include <string>
@@ -63,9 +64,18 @@ tape* common_tape(const char* what, const X&... xs) {
 template <class T, class X>
 auto make_operand(tape& t, const X& x) {
   using B = backend_of_t<node_t<X>>;
-  static_assert(std::is_same_v<value_t<node_t<X>>, T>,
+  using V = value_t<node_t<X>>;
+  // a plain constant beside dual-number variables (forward over reverse) is promoted to duals
+  constexpr bool promoted = is_dual_v<T> && std::is_same_v<V, lane_t<T>> && !holds_vars_v<X>;
+  static_assert(std::is_same_v<V, T> || promoted,
                 "fusor: the operands of this operation must have one element type (cast with astype first)");
-  if constexpr (holds_vars_v<X>) {
+  if constexpr (promoted) {
+    const auto node = fusor::detail::to_node(x);
+    const std::uint32_t id = t.new_slot<T, B>(expr_shape(node), false);
+    const leaf<T, B> dst = value_leaf<T, B>(t, id);
+    fusor::detail::assign_expr(dst, cast_expr<T, std::remove_cv_t<decltype(node)>>{node}, false);
+    return operand<T, B>{dst, 0, 0, false};
+  } else if constexpr (holds_vars_v<X>) {
     if constexpr (std::is_same_v<X, var_leaf<T, B>>) {
       return operand<T, B>{x.value, x.id, x.generation, t.slot_at(x.id).requires_grad};
     } else {
@@ -77,6 +87,7 @@ auto make_operand(tape& t, const X& x) {
       return operand<T, B>{l.value, l.id, l.generation, t.slot_at(l.id).requires_grad};
     }
   } else if constexpr (fusor::detail::is_array_v<X> || fusor::detail::is_view_v<X>) {
+    t.watch(x.as_leaf(), false);  // read where it lies, again in the backward pass
     return operand<T, B>{x.as_leaf(), 0, 0, false};
   } else {  // a constant expression: evaluated into a tape buffer (reused after reset, like any slot)
     const auto node = fusor::detail::to_node(x);

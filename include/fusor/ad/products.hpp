@@ -30,6 +30,35 @@ strided_t<T, B> swap_last(const strided_t<T, B>& v) {
   return {v.data(), s, st};
 }
 
+/// c = a @ b. BLAS has no dual numbers (forward over reverse: hessian, hvp), so for duals the
+/// product is taken plane by plane: the values' product, and for each of the N tangents
+/// a.t·b.v + a.v·b.t, 2N + 1 GEMMs on strided views of the planes (copied to BLAS layouts by
+/// matmul_into where needed).
+template <class T, class B>
+void product_into_view(const strided_t<T, B>& a, const strided_t<T, B>& b, const strided_t<T, B>& c) {
+  namespace la = fusor::detail::linalg;
+  if constexpr (!is_dual_v<T>) {
+    la::matmul_into(a, b, c);
+  } else {
+    using R = typename T::lane_type;
+    constexpr int N = T::tangents;
+    static_assert(sizeof(T) == (N + 1) * sizeof(R), "fusor: dual<T, N> must be N + 1 packed values");
+    auto plane = [](const strided_t<T, B>& v, int k) {
+      extents st = v.strides();
+      for (int d = 0; d < st.size(); ++d) st[d] *= N + 1;
+      return strided_t<R, B>(reinterpret_cast<R*>(v.data()) + k, v.shape(), st);
+    };
+    la::matmul_into(plane(a, 0), plane(b, 0), plane(c, 0));
+    array<R, B> cross(c.shape());
+    for (int k = 1; k <= N; ++k) {
+      la::matmul_into(plane(a, k), plane(b, 0), plane(c, k));
+      la::matmul_into(plane(a, 0), plane(b, k), strided_t<R, B>(cross.view()));
+      const leaf<R, B> ck = plane(c, k).as_leaf();
+      fusor::detail::assign_expr(ck, ck + cross.as_leaf(), false);
+    }
+  }
+}
+
 template <class T, class B>
 struct matmul_back {
   operand<T, B> a, b;
@@ -57,12 +86,12 @@ struct matmul_back {
     const bool whole = o.value.data == static_cast<const T*>(s.value) && o.shape() == s.shape &&
                        o.value.strides == contiguous_strides(s.shape);
     if (!s.adjoint_written && whole && full == promoted) {  // the GEMM writes the adjoint itself
-      la::matmul_into(x, y, strided_t<T, B>(adj, promoted));
+      product_into_view(x, y, strided_t<T, B>(adj, promoted));
       s.adjoint_written = true;
       return;
     }
     array<T, B> prod(full);
-    la::matmul_into(x, y, strided_t<T, B>(prod.view()));
+    product_into_view(x, y, strided_t<T, B>(prod.view()));
     extents shape = full;
     if (column) shape = fusor::detail::drop_axis(full, full.size() - 1);  // (..., K, 1) -> (..., K)
     accumulate_into(t, o, leaf<T, B>{prod.data(), shape, contiguous_strides(shape)}, shape);
@@ -82,9 +111,10 @@ var<T, B> matmul_op(tape& t, const operand<T, B>& a, const operand<T, B>& b) {
   const auto p = la::plan_matmul(a.shape(), b.shape(), "matmul");
   auto [out, grad] = new_output<T, B>(t, p.result, a.grad || b.grad);
   const leaf<T, B> o = output_leaf(out);
-  la::matmul_into(la::promote_view(strided_t<T, B>(a.view()), true), la::promote_view(strided_t<T, B>(b.view()), false),
-                  la::full_view(strided_t<T, B>(o.data, o.shape, o.strides), p, a.shape().size() == 1,
-                                b.shape().size() == 1));
+  product_into_view(la::promote_view(strided_t<T, B>(a.view()), true),
+                    la::promote_view(strided_t<T, B>(b.view()), false),
+                    la::full_view(strided_t<T, B>(o.data, o.shape, o.strides), p, a.shape().size() == 1,
+                                  b.shape().size() == 1));
   if (grad) record_op<T, B>(t, out.id(), matmul_back<T, B>{a, b, p.result});
   return out;
 }
@@ -99,7 +129,8 @@ template <expression A, expression Bx>
   requires(detail::holds_vars_v<A> || detail::holds_vars_v<Bx>)
 auto matmul(const A& a, const Bx& b) {
   using T = detail::product_value_t<A, Bx>;
-  static_assert(std::is_floating_point_v<T>, "fusor: matmul of variables needs float or double values");
+  static_assert(differentiable_v<T> && !is_complex_v<T>,
+                "fusor: matmul of variables needs float or double values (or their dual numbers)");
   tape& t = *detail::common_tape("matmul", a, b);
   return detail::matmul_op(t, detail::make_operand<T>(t, a), detail::make_operand<T>(t, b));
 }
@@ -111,7 +142,8 @@ template <expression A, expression Bx>
   requires(detail::holds_vars_v<A> || detail::holds_vars_v<Bx>)
 auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& axes_b) {
   using T = detail::product_value_t<A, Bx>;
-  static_assert(std::is_floating_point_v<T>, "fusor: tensordot of variables needs float or double values");
+  static_assert(differentiable_v<T> && !is_complex_v<T>,
+                "fusor: tensordot of variables needs float or double values (or their dual numbers)");
   namespace la = fusor::detail::linalg;
   tape& t = *detail::common_tape("tensordot", a, b);
   const auto oa = detail::make_operand<T>(t, a);

@@ -49,6 +49,14 @@ bool any_requires_grad(const tape& t, const N& e) {
   return any;
 }
 
+/// Records a node whose payload keeps expression tree `e`: the constant arrays the tree reads are
+/// watched (the backward pass reads them again; a write in between is a tape_error there).
+template <class P, class E>
+void record_tree(tape& t, void (*backward)(tape&, const void*), const P& payload, const E& e) {
+  for_each_constant(e, [&](const auto& l) { t.watch(l, false); });
+  t.record(backward, payload);
+}
+
 template <class T, class B>
 leaf<T, B> value_leaf(tape& t, std::uint32_t id) {
   const auto& s = t.slot_at(id);
@@ -229,7 +237,7 @@ auto materialise(const N& node) {
   const extents shape = expr_shape(node);
   const std::uint32_t id = t.new_slot<T, B>(shape, grad);
   fusor::detail::assign_expr(value_leaf<T, B>(t, id), strip(node), false);
-  if (grad) t.record(&map_backward<N>, map_node<N>{node, id});
+  if (grad) record_tree(t, &map_backward<N>, map_node<N>{node, id}, node);
   return var<T, B>(&t, id);
 }
 
@@ -252,8 +260,10 @@ auto reduce(const N& node, int axis, bool keepdims) {
     const std::uint32_t id = t.new_slot<V, B>(extents{}, grad);
     backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(id).value), &value, 1);
     if (grad)
-      t.record(&reduce_backward<N, V>,
-               reduce_node<N, V>{node, id, -1, Kind == reduction::mean && count > 0 ? V{1} / real_constant<V>(double(count)) : V{1}});
+      record_tree(t, &reduce_backward<N, V>,
+                  reduce_node<N, V>{node, id, -1,
+                                    Kind == reduction::mean && count > 0 ? V{1} / real_constant<V>(double(count)) : V{1}},
+                  node);
     return var<V, B>(&t, id);
   }
   if (shape.size() == 0)
@@ -270,7 +280,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
     scale = V{1} / real_constant<V>(double(shape[ax]));
     fusor::detail::assign_expr(dst, dst * scalar_expr<V>{scale}, false);
   }
-  if (grad) t.record(&reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale});
+  if (grad) record_tree(t, &reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale}, node);
   return var<V, B>(&t, id);
 }
 }  // namespace detail
@@ -318,11 +328,19 @@ auto mean(const E& e, int axis, bool keepdims = false) {
   return detail::reduce<detail::reduction::mean>(fusor::detail::to_node(e), axis, keepdims);
 }
 
-/// A parameter: a variable whose value is the caller's array (not copied; keep it alive and
-/// unchanged until the backward pass).
+/// A parameter: a variable whose value is the caller's array (not copied). Keep it unchanged until
+/// the backward pass: an engine write into it before then makes backward throw a tape_error. If the
+/// array is destroyed first, the tape keeps its buffer until reset().
 template <class T, class B>
 var<T, B> param(tape& t, const array<T, B>& x) {
+  t.watch(x.as_leaf(), true);  // written before the backward pass: a tape_error there
   return var<T, B>(&t, t.borrowed_slot<T, B>(const_cast<T*>(x.data()), x.shape()));
+}
+/// A parameter on this thread's active tape (ad::use_tape, or the tape of the transform calling
+/// the function).
+template <class T, class B>
+var<T, B> param(const array<T, B>& x) {
+  return param(active_tape(), x);
 }
 
 /// Runs the backward pass of y's tape from y (a single number: a loss).

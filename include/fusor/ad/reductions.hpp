@@ -79,55 +79,59 @@ void stat_propagate(tape& t, const stat_node<E>& n, const Reduced& red, const Y&
   const auto x = strip(n.tree);
   const auto gy = red.spread(g);
   const auto yy = red.spread(y);
-  switch (n.kind) {
-    case statistic::prod: {
-      // d/dx_i prod = the product of the others: q/x_i without zeros, q at the zero when exactly one
-      const auto zeros = red.total(cast<R>(x == R(0)));
-      const auto q = red.product(where(x == R(0), R(1), x));
-      const auto z = red.spread(zeros);
-      const auto qq = red.spread(q);
-      propagate(t, n.tree, gy * where(x == R(0), where(z == R(1), qq, R(0)), where(z == R(0), qq / x, R(0))), shape);
-      break;
-    }
-    case statistic::max:
-    case statistic::min: {
-      const auto ties = red.total(cast<R>(x == yy));
-      propagate(t, n.tree, where(x == yy, gy / red.spread(ties), R(0)), shape);
-      break;
-    }
-    case statistic::var:
-    case statistic::std: {
-      const auto mean = [&] {
-        if constexpr (std::is_same_v<Y, R>) return R(red.total(x) / count);
-        else {
-          auto m = red.total(x);
-          m /= count;
-          return m;
-        }
-      }();
-      const R dof = R(std::max<index_t>(index_t(count) - n.ddof, 0));
-      if (n.kind == statistic::var) propagate(t, n.tree, gy * (R(2) / dof) * (x - red.spread(mean)), shape);
-      else propagate(t, n.tree, where(yy == R(0), R(0), gy * (x - red.spread(mean)) / (dof * yy)), shape);
-      break;
-    }
-    case statistic::norm: {
-      const R ord = R(n.ord);
-      if (n.ord == 0) break;  // a count: no derivative
-      if (n.ord == 1) {
-        propagate(t, n.tree, gy * sign(x), shape);
-      } else if (std::isinf(n.ord)) {
-        const auto ties = red.total(cast<R>(abs(x) == yy));
-        propagate(t, n.tree, where(abs(x) == yy, gy * sign(x) / red.spread(ties), R(0)), shape);
-      } else if (n.ord == 2) {
-        propagate(t, n.tree, where(yy == R(0), R(0), gy * x / yy), shape);
-      } else {
-        propagate(t, n.tree, where(yy == R(0), R(0), gy * sign(x) * pow(abs(x) / yy, ord - R(1))), shape);
+  if constexpr (is_dual_v<R>) {  // forward over reverse: logsumexp only (stat_reduce checks)
+    propagate(t, n.tree, gy * exp(x - yy), shape);
+  } else {
+    switch (n.kind) {
+      case statistic::prod: {
+        // d/dx_i prod = the product of the others: q/x_i without zeros, q at the zero when exactly one
+        const auto zeros = red.total(cast<R>(x == R(0)));
+        const auto q = red.product(where(x == R(0), R(1), x));
+        const auto z = red.spread(zeros);
+        const auto qq = red.spread(q);
+        propagate(t, n.tree, gy * where(x == R(0), where(z == R(1), qq, R(0)), where(z == R(0), qq / x, R(0))), shape);
+        break;
       }
-      break;
+      case statistic::max:
+      case statistic::min: {
+        const auto ties = red.total(cast<R>(x == yy));
+        propagate(t, n.tree, where(x == yy, gy / red.spread(ties), R(0)), shape);
+        break;
+      }
+      case statistic::var:
+      case statistic::std: {
+        const auto mean = [&] {
+          if constexpr (std::is_same_v<Y, R>) return R(red.total(x) / count);
+          else {
+            auto m = red.total(x);
+            m /= count;
+            return m;
+          }
+        }();
+        const R dof = R(std::max<index_t>(index_t(count) - n.ddof, 0));
+        if (n.kind == statistic::var) propagate(t, n.tree, gy * (R(2) / dof) * (x - red.spread(mean)), shape);
+        else propagate(t, n.tree, where(yy == R(0), R(0), gy * (x - red.spread(mean)) / (dof * yy)), shape);
+        break;
+      }
+      case statistic::norm: {
+        const R ord = R(n.ord);
+        if (n.ord == 0) break;  // a count: no derivative
+        if (n.ord == 1) {
+          propagate(t, n.tree, gy * sign(x), shape);
+        } else if (std::isinf(n.ord)) {
+          const auto ties = red.total(cast<R>(abs(x) == yy));
+          propagate(t, n.tree, where(abs(x) == yy, gy * sign(x) / red.spread(ties), R(0)), shape);
+        } else if (n.ord == 2) {
+          propagate(t, n.tree, where(yy == R(0), R(0), gy * x / yy), shape);
+        } else {
+          propagate(t, n.tree, where(yy == R(0), R(0), gy * sign(x) * pow(abs(x) / yy, ord - R(1))), shape);
+        }
+        break;
+      }
+      case statistic::logsumexp:
+        propagate(t, n.tree, gy * exp(x - yy), shape);
+        break;
     }
-    case statistic::logsumexp:
-      propagate(t, n.tree, gy * exp(x - yy), shape);
-      break;
   }
 }
 
@@ -154,10 +158,11 @@ void stat_backward(tape& t, const void* p) {
 template <class N>
 auto plain_logsumexp(const N& x) {
   using R = value_t<N>;
-  if (expr_shape(x).numel() == 0) return -std::numeric_limits<R>::infinity();
+  using std::isfinite, std::log;  // (and ad's for dual numbers, by argument-dependent lookup)
+  if (expr_shape(x).numel() == 0) return R(-std::numeric_limits<lane_t<R>>::infinity());
   R m = R(fusor::max(x));
-  if (!std::isfinite(m)) m = R(0);  // all -inf (or an inf): the shift changes nothing
-  return m + std::log(R(fusor::sum(exp(x - m))));
+  if (!isfinite(m)) m = R(0);  // all -inf (or an inf): the shift changes nothing
+  return R(m + log(R(fusor::sum(exp(x - scalar_expr<R>{m})))));
 }
 /// Along an axis, into a keepdims-shaped array.
 template <class N>
@@ -165,7 +170,8 @@ auto plain_logsumexp(const N& x, int ax) {
   using R = value_t<N>;
   using B = backend_of_t<N>;
   const extents shape = expr_shape(x);
-  if (shape[ax] == 0) return full<R, B>(fusor::detail::keep_axis(shape, ax), -std::numeric_limits<R>::infinity());
+  if (shape[ax] == 0)
+    return full<R, B>(fusor::detail::keep_axis(shape, ax), R(-std::numeric_limits<lane_t<R>>::infinity()));
   array<R, B> m = fusor::max(x, ax, true);
   m = where(isfinite(m), m, R(0));
   const axis_reduced<R, B> red{ax, shape};
@@ -178,8 +184,10 @@ template <statistic Kind, class N>
 auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord = 2) {
   using R = value_t<N>;
   using B = backend_of_t<N>;
-  static_assert(std::is_floating_point_v<R>,
-                "fusor: reductions of variables need float or double values (cast the expression first)");
+  static_assert(std::is_floating_point_v<R> || (real_differentiable_v<R> && Kind == statistic::logsumexp),
+                "fusor: reductions of variables need float or double values (cast the expression first); forward "
+                "over reverse (hessian, hvp: a tape of dual numbers) goes through sum, mean and logsumexp, not yet "
+                "through prod, max, min, var, std or norm");
   tape& t = tape_of(node, "reducing an expression");
   // max, min and the ±inf norms find their maxima again in the backward pass by comparing the
   // elements with the result: the elements must be the very numbers reduced, so a computed tree
@@ -204,7 +212,7 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
     }();
     const std::uint32_t id = t.new_slot<R, B>(extents{}, grad);
     backend_memory<B>::copy_from_host(static_cast<R*>(t.slot_at(id).value), &value, 1);
-    if (grad) t.record(&stat_backward<N>, stat_node<N>{node, id, -1, Kind, dd, ord});
+    if (grad) record_tree(t, &stat_backward<N>, stat_node<N>{node, id, -1, Kind, dd, ord}, node);
     return var<R, B>(&t, id);
   }
   if (shape.size() == 0)
@@ -224,7 +232,7 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
   const std::uint32_t id = t.new_slot<R, B>(keepdims ? kept : fusor::detail::drop_axis(shape, ax), grad);
   fusor::detail::assign_expr(leaf<R, B>{static_cast<R*>(t.slot_at(id).value), kept, contiguous_strides(kept)},
                              value.as_leaf(), false);
-  if (grad) t.record(&stat_backward<N>, stat_node<N>{node, id, ax, Kind, dd, ord});
+  if (grad) record_tree(t, &stat_backward<N>, stat_node<N>{node, id, ax, Kind, dd, ord}, node);
   return var<R, B>(&t, id);
 }
 }  // namespace detail
@@ -297,7 +305,8 @@ auto norm(const E& e, double ord, int axis, bool keepdims = false) {
 template <expression E>
 auto logsumexp(const E& e) {
   const auto node = fusor::detail::to_node(e);
-  static_assert(std::is_floating_point_v<value_t<decltype(node)>>, "fusor: logsumexp needs float or double values");
+  static_assert(real_differentiable_v<value_t<decltype(node)>>,
+                "fusor: logsumexp needs float or double values, or their dual numbers");
   if constexpr (detail::has_vars_v<E>) return detail::stat_reduce<detail::statistic::logsumexp>(node, detail::whole, false);
   else return detail::plain_logsumexp(node);
 }
@@ -305,7 +314,8 @@ auto logsumexp(const E& e) {
 template <expression E>
 auto logsumexp(const E& e, int axis, bool keepdims = false) {
   const auto node = fusor::detail::to_node(e);
-  static_assert(std::is_floating_point_v<value_t<decltype(node)>>, "fusor: logsumexp needs float or double values");
+  static_assert(real_differentiable_v<value_t<decltype(node)>>,
+                "fusor: logsumexp needs float or double values, or their dual numbers");
   if constexpr (detail::has_vars_v<E>) {
     return detail::stat_reduce<detail::statistic::logsumexp>(node, axis, keepdims);
   } else {

@@ -68,7 +68,8 @@ auto softmax_of(const E& e, int axis, bool log) {
   using N = std::remove_cv_t<decltype(node)>;
   using R = value_t<N>;
   using B = backend_of_t<N>;
-  static_assert(std::is_floating_point_v<R>, "fusor: softmax needs float or double values (cast first)");
+  static_assert(real_differentiable_v<R>,
+                "fusor: softmax needs float or double values, or their dual numbers (cast first)");
   const extents shape = expr_shape(node);
   if (shape.size() == 0)
     throw index_error(std::string("fusor: ") + (log ? "log_softmax" : "softmax") +
@@ -79,7 +80,7 @@ auto softmax_of(const E& e, int axis, bool log) {
     const bool grad = recording() && any_requires_grad(t, node);
     const std::uint32_t id = t.new_slot<R, B>(shape, grad);
     softmax_into(value_leaf<R, B>(t, id), strip(node), ax, log);
-    if (grad) t.record(&softmax_backward<N>, softmax_node<N>{node, id, ax, log});
+    if (grad) record_tree(t, &softmax_backward<N>, softmax_node<N>{node, id, ax, log}, node);
     return var<R, B>(&t, id);
   } else {
     array<R, B> out(shape);

@@ -21,6 +21,7 @@
 #include "../core/backend.hpp"
 #include "../core/error.hpp"
 #include "../core/extents.hpp"
+#include "../core/write_watch.hpp"
 
 namespace fusor::ad {
 
@@ -62,6 +63,7 @@ struct node {
 };
 
 inline thread_local int no_grad_depth = 0;
+inline thread_local tape* active_top = nullptr;  // the innermost use_tape scope's tape
 }  // namespace detail
 
 /// A recording of operations on variables, for reverse mode. Not copyable (variables point
@@ -72,12 +74,14 @@ class tape {
   tape(const tape&) = delete;
   tape& operator=(const tape&) = delete;
   ~tape() {
+    unwatch_all();
     for (auto& s : slots_) free_slot(s);
   }
 
   /// Forgets the recording: variables made before become invalid (using one is a tape_error);
   /// the buffers stay for the next recording.
   void reset() {
+    unwatch_all();
     ++generation_;
     used_ = 0;
     nodes_.clear();
@@ -178,16 +182,52 @@ class tape {
     return static_cast<const X*>(p);
   }
 
+  /// Watches memory the backward pass will read that the tape does not own (a parameter's array, a
+  /// constant array of an expression or operation): if the engine writes into it before the
+  /// backward pass, run_backward throws instead of computing a wrong gradient; if its array is
+  /// destroyed, the buffer is kept until reset() (see core/write_watch.hpp).
+  template <class T, class B>
+  void watch(const leaf<T, B>& l, bool parameter) {
+    const auto [lo, hi] = fusor::detail::byte_range(l);
+    if (lo == nullptr) return;
+    // the same array read again by the nodes just recorded (a constant used in every step)
+    for (std::size_t k = watches_.size(), seen = 0; k-- > 0 && seen < 8; ++seen)
+      if (watches_[k].lo == lo && watches_[k].hi == hi) return;
+    watch_handles_.push_back(fusor::detail::watched_memory().watch(lo, hi));
+    watches_.push_back(watched{lo, hi, l.shape, parameter});
+  }
+  /// Throws tape_error when the engine wrote into memory the recording reads since it was watched.
+  void check_reads() const {
+    if (watch_handles_.empty()) return;
+    std::size_t k = 0;
+    const std::uint32_t writes =
+        fusor::detail::watched_memory().first_written(watch_handles_.data(), watch_handles_.size(), k);
+    if (writes == 0) return;
+    const watched& w = watches_[k];
+    throw tape_error(std::string("fusor: an array the recording reads in its backward pass (") +
+                     (w.parameter ? "a parameter" : "a constant array") + " of shape " + to_string(w.shape) +
+                     ") was written " + std::to_string(writes) +
+                     " time(s) after it was recorded, so the gradient would be wrong; expected it unchanged until the "
+                     "backward pass (update parameters after it, then record again)");
+  }
+
   /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.
   void clear_adjoints() {
     for (std::size_t k = 0; k < used_; ++k) slots_[k].adjoint_written = false;
   }
   /// Runs the recorded nodes' adjoints from the last to the first.
   void run_backward() {
+    check_reads();
     for (std::size_t k = nodes_.size(); k-- > 0;) nodes_[k].backward(*this, nodes_[k].payload);
   }
 
  private:
+  void unwatch_all() {
+    if (watch_handles_.empty()) return;
+    fusor::detail::watched_memory().unwatch(watch_handles_.data(), watch_handles_.size());
+    watch_handles_.clear();
+    watches_.clear();
+  }
   void free_slot(detail::slot& s) {
     if (s.value && s.owns_value) s.release(s.value, s.value_capacity);
     if (s.adjoint) s.release(s.adjoint, s.adjoint_capacity);
@@ -224,6 +264,14 @@ class tape {
   std::vector<block> arena_;
   std::size_t arena_block_ = 0, arena_used_ = 0;
   std::uint32_t generation_ = 1;
+  struct watched {
+    const char* lo;
+    const char* hi;
+    extents shape;
+    bool parameter;
+  };
+  std::vector<watched> watches_;
+  std::vector<std::uint32_t> watch_handles_;
 };
 
 /// While one lives, operations on variables record nothing (their results are constants), as
@@ -237,5 +285,32 @@ class no_grad {
 };
 /// Whether operations on variables are being recorded on this thread.
 inline bool recording() { return detail::no_grad_depth == 0; }
+
+/// Makes t this thread's active tape while it lives (ad::param(x) and ad::active_tape() use it).
+/// Scopes nest as a stack: when one ends, the tape active before it is active again. The
+/// transforms (grad, value_and_grad, vjp, ...) make their tape active while they call the
+/// function, so a transform called inside a function being differentiated records on its own
+/// tape and leaves the outer recording as it was. Declare the tape before the scope.
+class use_tape {
+ public:
+  explicit use_tape(tape& t) : previous_(detail::active_top) { detail::active_top = &t; }
+  ~use_tape() { detail::active_top = previous_; }
+  use_tape(const use_tape&) = delete;
+  use_tape& operator=(const use_tape&) = delete;
+
+ private:
+  tape* previous_;
+};
+
+/// Whether a tape is active on this thread (inside a use_tape scope or a transform's call).
+inline bool has_active_tape() { return detail::active_top != nullptr; }
+/// This thread's active tape: the innermost use_tape scope's.
+inline tape& active_tape() {
+  if (detail::active_top == nullptr)
+    throw tape_error("fusor: no tape is active on this thread (expected a call inside an ad::use_tape scope or "
+                     "inside a function that ad::grad, value_and_grad or vjp is differentiating; or pass the tape: "
+                     "ad::param(tape, x))");
+  return *detail::active_top;
+}
 
 }  // namespace fusor::ad

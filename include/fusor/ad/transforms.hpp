@@ -31,6 +31,12 @@ namespace detail {
 template <std::size_t K, std::size_t... I>
 inline constexpr bool selected = ((K == I) || ...);
 
+template <class A>
+constexpr bool holds_variables() {
+  if constexpr (expression<A>) return has_vars_v<A>;
+  else return false;
+}
+
 template <class Y>
 auto loss_var(Y&& y) {
   using X = std::remove_cvref_t<Y>;
@@ -55,6 +61,7 @@ class value_and_grad_fn {
     static_assert(((I < sizeof...(A)) && ...), "fusor: argnums names an argument the call does not have");
     tape& t = *tape_;
     t.reset();
+    const use_tape active(t);  // ad::param inside f records here; an enclosing recording is untouched
     auto wrapped = wrap(t, std::index_sequence_for<A...>{}, args...);
     auto out = std::apply(f_, wrapped);
     auto y = [&] {
@@ -79,6 +86,10 @@ class value_and_grad_fn {
   }
   template <std::size_t K, class A>
   static decltype(auto) wrap_one(tape& t, const A& a) {
+    static_assert(!selected<K, I...> || !holds_variables<A>(),
+                  "fusor: differentiating with respect to a variable (reverse over reverse, e.g. grad of grad) is "
+                  "not supported; for second derivatives use ad::hessian or ad::hvp (forward over reverse), and "
+                  "call a nested grad on arrays");
     if constexpr (selected<K, I...>) return param(t, a);
     else return (a);  // passed through as a constant
   }
@@ -135,6 +146,7 @@ class pullback {
 template <class F, class T, class B>
 auto vjp(F f, const array<T, B>& x) {
   auto t = std::make_shared<tape>();
+  const use_tape active(*t);
   const var<T, B> xv = param(*t, x);
   const auto y = detail::loss_var(f(xv));
   using R = value_t<decltype(y)>;

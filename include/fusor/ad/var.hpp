@@ -35,7 +35,24 @@ inline constexpr bool differentiable_v<dual<T, N>> = std::is_floating_point_v<T>
 template <class T>
 inline constexpr bool differentiable_v<std::complex<T>> = std::is_floating_point_v<T>;
 
+/// The real element types among them (float, double and their dual numbers): what operations
+/// that compare or order values (max, softmax, ...) differentiate.
+template <class T>
+inline constexpr bool real_differentiable_v = differentiable_v<T> && !is_complex_v<T>;
+
 namespace detail {
+/// The real number type of R: R itself, or a dual number's lane type.
+template <class R>
+struct lane_of {
+  using type = R;
+};
+template <class T, int N>
+struct lane_of<dual<T, N>> {
+  using type = T;
+};
+template <class R>
+using lane_t = typename lane_of<R>::type;
+
 /// x as a constant of element type V (a dual's value, with zero tangents).
 template <class V>
 constexpr V real_constant(double x) {
@@ -226,6 +243,22 @@ void for_each_var(const E& e, Fn&& fn) {
     for_each_var(e.b, fn);
   } else if constexpr (requires { e.a; }) {
     for_each_var(e.a, fn);
+  }
+}
+// ---- visiting the constant arrays a tree reads (its leaves that are not variables) --------------------
+template <class E, class Fn>
+void for_each_constant(const E& e, Fn&& fn) {
+  if constexpr (requires { e.owner; e.value; }) return;  // a variable
+  else if constexpr (requires { e.data; e.shape; e.strides; }) fn(e);
+  else if constexpr (requires { e.a; e.b; e.c; }) {
+    for_each_constant(e.a, fn);
+    for_each_constant(e.b, fn);
+    for_each_constant(e.c, fn);
+  } else if constexpr (requires { e.a; e.b; }) {
+    for_each_constant(e.a, fn);
+    for_each_constant(e.b, fn);
+  } else if constexpr (requires { e.a; }) {
+    for_each_constant(e.a, fn);
   }
 }
 }  // namespace detail

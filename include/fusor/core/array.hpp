@@ -15,6 +15,7 @@
 
 #include "expr/nodes.hpp"
 #include "view.hpp"
+#include "write_watch.hpp"
 
 namespace fusor {
 
@@ -235,9 +236,11 @@ class array {
   }
 
   void release() {
-    if (data_) backend_memory<B>::template deallocate<T>(data_, shape_.numel());
+    if (data_ && !detail::adopted_on_release(data_, shape_.numel(), &release_buffer))
+      backend_memory<B>::template deallocate<T>(data_, shape_.numel());
     data_ = nullptr;
   }
+  static void release_buffer(void* p, index_t n) { backend_memory<B>::template deallocate<T>(static_cast<T*>(p), n); }
   void reset_empty() {
     shape_ = extents{0};
     strides_ = extents{1};

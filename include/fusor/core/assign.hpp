@@ -10,19 +10,6 @@ namespace fusor {
 
 namespace detail {
 
-// The lowest and one-past-highest addresses a strided leaf touches.
-template <class T, class B>
-std::pair<const char*, const char*> byte_range(const leaf<T, B>& l) {
-  index_t lo = 0, hi = 0;
-  for (int k = 0; k < l.shape.size(); ++k) {
-    if (l.shape[k] == 0) return {nullptr, nullptr};
-    const index_t span = (l.shape[k] - 1) * l.strides[k];
-    (span < 0 ? lo : hi) += span;
-  }
-  auto base = reinterpret_cast<const char*>(l.data);
-  return {base + lo * index_t(sizeof(T)), base + (hi + 1) * index_t(sizeof(T))};
-}
-
 // A leaf that reads the destination's memory is harmless only when it reads each element at the
 // same position it is written (same pointer, same strides once broadcast to the output).
 template <class T, class B, class U, class C>
@@ -59,6 +46,7 @@ void assign_expr(const leaf<T, B>& dst, const E& e, bool check_alias) {
                       " to an array of shape " + to_string(dst.shape) +
                       " (expected a shape that broadcasts to the destination)");
   if (dst.shape.numel() == 0) return;
+  note_write(dst);
   bool alias = false;
   if (check_alias) for_each_leaf(e, [&](const auto& l) { alias = alias || reads_unsafely(dst, l); });
   if (alias) {

@@ -127,6 +127,7 @@ void scatter_impl(D&& dst, const I& indices, const V& values, int axis, bool add
   split_around(d.shape(), ax, outer, inner);
   if (vals.size() > 0) algorithms<B>::scatter(c.data(), outer, d.shape()[ax], inner, idx.data(), idx.size(), vals.data(), add);
   if (c.copied()) d = c.storage;  // the destination was strided: write the result back
+  else if (vals.size() > 0) note_write(d.as_leaf());
 }
 }  // namespace detail
 
@@ -183,6 +184,7 @@ void mask_assign(D&& dst, const M& mask, const V& values) {
   detail::contiguous<T, B> c(d);
   algorithms<B>::expand(c.data(), m.data(), d.size(), vals.data());
   if (c.copied()) d = c.storage;
+  else detail::note_write(d.as_leaf());
 }
 template <class D, expression M, scalar S>
 void mask_assign(D&& dst, const M& mask, const S& value) {

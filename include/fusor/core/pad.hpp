@@ -47,25 +47,36 @@ inline index_t pad_source(index_t i, index_t n, pad_mode mode) {
   return i;
 }
 
-template <class T, class B, class V>
-array<T, B> pad_view(const array_view<T, B>& v, const pad_widths& widths, pad_mode mode, V value) {
-  const int r = v.ndim();
+/// The (before, after) widths of axis k (one pair may stand for every axis).
+inline std::pair<index_t, index_t> pad_width(const pad_widths& widths, int k) {
+  return widths.size() == 1 ? widths[0] : widths[std::size_t(k)];
+}
+
+/// The shape of `shape` padded by `widths` in `mode`, after checking the widths.
+inline extents padded_shape(const extents& in, const pad_widths& widths, pad_mode mode) {
+  const int r = in.size();
   if (!(widths.size() == std::size_t(r) || widths.size() == 1))
     throw value_error("fusor: pad expects 1 or " + std::to_string(r) + " (before, after) pairs for shape " +
-                      to_string(v.shape()) + ", got " + std::to_string(widths.size()));
-  auto width = [&](int k) { return widths.size() == 1 ? widths[0] : widths[std::size_t(k)]; };
+                      to_string(in) + ", got " + std::to_string(widths.size()));
   extents shape;
   for (int k = 0; k < r; ++k) {
-    const auto [b, a] = width(k);
+    const auto [b, a] = pad_width(widths, k);
     if (b < 0 || a < 0)
       throw value_error("fusor: pad widths must be >= 0, got (" + std::to_string(b) + ", " + std::to_string(a) +
                         ") for axis " + std::to_string(k));
-    if (mode != pad_mode::constant && v.shape()[k] == 0 && (a > 0 || b > 0))
+    if (mode != pad_mode::constant && in[k] == 0 && (a > 0 || b > 0))
       throw value_error(std::string("fusor: pad mode '") + pad_mode_name(mode) + "' cannot extend the empty axis " +
-                        std::to_string(k) + " of shape " + to_string(v.shape()));
-    shape.push_back(v.shape()[k] + b + a);
+                        std::to_string(k) + " of shape " + to_string(in));
+    shape.push_back(in[k] + b + a);
   }
-  array<T, B> out(shape);
+  return shape;
+}
+
+template <class T, class B, class V>
+array<T, B> pad_view(const array_view<T, B>& v, const pad_widths& widths, pad_mode mode, V value) {
+  const int r = v.ndim();
+  auto width = [&](int k) { return pad_width(widths, k); };
+  array<T, B> out(padded_shape(v.shape(), widths, mode));
   if (out.size() == 0) return out;
   leaf<T, B> region = out.as_leaf();
   for (int k = 0; k < r; ++k) region = slice_leaf(region, k, width(k).first, width(k).first + v.shape()[k]);

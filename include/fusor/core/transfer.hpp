@@ -88,6 +88,7 @@ void copy(const D& dst, const S& src) {
       throw shape_error("fusor: copy between backends needs equal shapes: destination " + to_string(d.shape) +
                         ", source " + to_string(s.shape()));
     if (detail::as_view(d).is_contiguous()) {
+      detail::note_write(d);
       detail::copy_contiguous<Dst, Src>(d.data, static_cast<const T*>(s.data()), s.size());
     } else if constexpr (has_executor<Dst>) {  // a packed buffer on the destination, then one strided pass
       array<T, Dst> tmp(s.shape());

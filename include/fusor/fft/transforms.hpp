@@ -239,6 +239,7 @@ auto output_leaf(const char* fn, O& out, const extents& want, const In& in, bool
     throw value_error(std::string("fusor: ") + fn + " cannot write its output over its input" +
                       (in_place_ok ? " unless both are the same elements in the same layout" : "") +
                       "; use another buffer");
+  fusor::detail::note_write(o);
   return o;
 }
 

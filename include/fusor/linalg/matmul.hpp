@@ -247,6 +247,7 @@ void matmul(const A& a, const Bx& b, O&& out) {
     throw shape_error("fusor: matmul: out has shape " + to_string(ov.shape()) + ", expected " + to_string(p.result) +
                       " for operands of shapes " + to_string(sa) + " and " + to_string(sb));
   if (ov.size() == 0) return;
+  detail::note_write(ol);
   const auto oa = detail::linalg::materialize<R>(na);
   const auto ob = detail::linalg::materialize<R>(nb);
   if constexpr (std::is_same_v<T, R>) {
