@@ -2,7 +2,7 @@
 """bench_ad's functions in JAX (jit, CPU) and PyTorch (eager autograd, CPU), on the same sizes and
 thread counts, beside fusor's times from bench_ad's JSON: prints each peer's median time and the
 ratio fusor/peer (< 1: fusor is faster). Peers that are not installed are skipped with a note.
-Usage: ad_peers.py BENCH_AD_JSON [threads]
+Usage: ad_peers.py BENCH_AD_JSON [threads] [jax|torch]   (default: every peer that imports)
 
 The functions (float32 and float64, n = 1e3 and 1e6):
   square: sum((2 (x + 1))^2)      sinexp: sum(sin(x) exp(-x^2) + x^2 / 2)
@@ -130,11 +130,14 @@ def torch_peer():
 def main():
     fusor = fusor_times(sys.argv[1])
     peers = {}
-    for label, fn in (("JAX", jax_peer), ("PyTorch", torch_peer)):
+    only = sys.argv[3] if len(sys.argv) > 3 else None
+    for key, label, fn in (("jax", "JAX", jax_peer), ("torch", "PyTorch", torch_peer)):
+        if only not in (None, key):
+            continue
         try:
             peers[label] = fn()
         except ImportError as e:
-            print(f"({label} not installed: {e}; scripts/bench ad installs JAX into build/peers-venv)")
+            print(f"({label} not installed: {e}; scripts/bench ad installs JAX from PyPI and Debian's python3-torch)")
     if not peers:
         return
     print(f"threads: {THREADS}")
