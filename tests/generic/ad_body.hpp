@@ -394,6 +394,11 @@ TEST_CASE("reverse mode through broadcasting, views, axis reductions and chained
       return sum(square(sum(tanh(t * c), 1)) + sum(tanh(t * c)));
     }
   }, W);
+  // a box of a matrix as the first write (assigned, the rest zeroed), then a strided view added
+  check("box and strided rows", [&](const auto& t) {
+    return sum(sin(t(range(1, 3), range(1, 3)))) + sum(square(t(range(0, 4, 2), all)));
+  }, W);
+  check("a corner box alone", [&](const auto& t) { return sum(exp(t(range(2, 4), range(0, 2)))); }, W);
   // views of one variable in one expression: Rosenbrock
   auto rosen = [](const auto& x) {
     const index_t n = x.size();

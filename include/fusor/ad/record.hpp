@@ -82,8 +82,46 @@ auto reduce_to(const X& x, const extents& target, const extents& out) {
   return r;
 }
 
+/// When `dst` is a box of the contiguous buffer `whole` (a slice with unit steps, of the same
+/// rank), zeroes the rest of `whole` (at most two slabs per axis) and returns true: the box's
+/// first write can then assign, with no zero-fill pass over the whole buffer and no re-read.
+template <class T, class B>
+bool zero_outside_box(const leaf<T, B>& whole, const leaf<T, B>& dst) {
+  const int r = whole.shape.size();
+  if (whole.shape.numel() == 0) return true;  // nothing to write
+  if (dst.shape.size() != r || dst.data < whole.data) return false;
+  index_t off = dst.data - whole.data, lo[max_rank] = {}, hi[max_rank] = {};
+  for (int k = 0; k < r; ++k) {
+    if (dst.shape[k] > 1 && dst.strides[k] != whole.strides[k]) return false;
+    lo[k] = off / whole.strides[k];
+    off -= lo[k] * whole.strides[k];
+    hi[k] = lo[k] + dst.shape[k];
+    if (hi[k] > whole.shape[k]) return false;
+  }
+  if (off != 0) return false;
+  for (int k = 0; k < r; ++k) {  // the slabs along axis k: axes before k inside the box, after k whole
+    leaf<T, B> slab = whole;
+    for (int j = 0; j < k; ++j) {
+      slab.data += lo[j] * whole.strides[j];
+      slab.shape[j] = hi[j] - lo[j];
+    }
+    T* const start = slab.data;
+    if (lo[k] > 0) {
+      slab.shape[k] = lo[k];
+      fusor::detail::assign_expr(slab, scalar_expr<T>{T{}}, false);
+    }
+    if (hi[k] < whole.shape[k]) {
+      slab.data = start + hi[k] * whole.strides[k];
+      slab.shape[k] = whole.shape[k] - hi[k];
+      fusor::detail::assign_expr(slab, scalar_expr<T>{T{}}, false);
+    }
+  }
+  return true;
+}
+
 /// adjoint(v) += total, where total has the node's shape `out` and v is a view of a variable.
-/// The first write of a whole buffer assigns; a partial first write zero-fills first.
+/// The first write assigns: to the whole buffer, or to a box of it with the rest zeroed; any other
+/// partial first write (a strided or flipped view) zero-fills first.
 template <class T, class B, class X>
 void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents& out) {
   auto& s = t.slot_at(v.id);
@@ -93,11 +131,13 @@ void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents&
   for (int k = 0; k < dst.shape.size(); ++k)
     if (dst.strides[k] == 0) dst.shape[k] = 1;
   const leaf<T, B> whole{adj, s.shape, contiguous_strides(s.shape)};
-  const bool full = dst.data == adj && dst.shape == s.shape && dst.strides == whole.strides;
+  // the whole buffer, in the slot's shape or another one (a reshape)
+  const bool full = dst.data == adj && dst.shape.numel() == s.shape.numel() &&
+                    (dst.strides == contiguous_strides(dst.shape) || (dst.shape == s.shape && dst.strides == whole.strides));
   auto add = [&](const auto& contribution) {
     if (!s.adjoint_written) {
       s.adjoint_written = true;
-      if (full) {
+      if (full || zero_outside_box(whole, dst)) {
         fusor::detail::assign_expr(dst, contribution, false);
         return;
       }

@@ -8,7 +8,7 @@
 // buffer. reset() rewinds the slot counter and the node list without freeing: the next recording
 // reuses slot k's buffers when they are large enough, so a second iteration with the same shapes
 // allocates nothing. Adjoints are allocated when first needed and the first write assigns (no
-// zero-fill pass) when it covers the whole buffer.
+// zero-fill pass) when it covers the whole buffer, or a box of it (a slice: the rest is zeroed).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
