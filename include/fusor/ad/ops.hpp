@@ -87,7 +87,7 @@ auto make_operand(tape& t, const X& x) {
       return operand<T, B>{l.value, l.id, l.generation, t.slot_at(l.id).requires_grad};
     }
   } else if constexpr (fusor::detail::is_array_v<X> || fusor::detail::is_view_v<X>) {
-    t.watch(x.as_leaf(), false);  // read where it lies, again in the backward pass
+    if (recording()) t.watch(x.as_leaf(), false);  // read where it lies, again in the backward pass
     return operand<T, B>{x.as_leaf(), 0, 0, false};
   } else {  // a constant expression: evaluated into a tape buffer (reused after reset, like any slot)
     const auto node = fusor::detail::to_node(x);

@@ -192,10 +192,18 @@ class tape {
     if (lo == nullptr) return;
     // the same array read again by the nodes just recorded (a constant used in every step)
     for (std::size_t k = watches_.size(), seen = 0; k-- > 0 && seen < 8; ++seen)
-      if (watches_[k].lo == lo && watches_[k].hi == hi) return;
+      if (watches_[k].lo == lo && watches_[k].hi == hi) {
+        watches_[k].parameter = watches_[k].parameter || parameter;
+        return;
+      }
+    watches_.reserve(watches_.size() + 1);  // (nothing below throws once the table has the range)
+    watch_handles_.reserve(watch_handles_.size() + 1);
     watch_handles_.push_back(fusor::detail::watched_memory().watch(lo, hi));
     watches_.push_back(watched{lo, hi, l.shape, parameter});
   }
+  /// Stops watching (and lets the table free the buffers it kept for this recording): for a
+  /// recording whose backward pass is done and will not run again (the transforms call it).
+  void stop_watching() { unwatch_all(); }
   /// Throws tape_error when the engine wrote into memory the recording reads since it was watched.
   void check_reads() const {
     if (watch_handles_.empty()) return;
@@ -204,11 +212,11 @@ class tape {
         fusor::detail::watched_memory().first_written(watch_handles_.data(), watch_handles_.size(), k);
     if (writes == 0) return;
     const watched& w = watches_[k];
+    (void)writes;
     throw tape_error(std::string("fusor: an array the recording reads in its backward pass (") +
                      (w.parameter ? "a parameter" : "a constant array") + " of shape " + to_string(w.shape) +
-                     ") was written " + std::to_string(writes) +
-                     " time(s) after it was recorded, so the gradient would be wrong; expected it unchanged until the "
-                     "backward pass (update parameters after it, then record again)");
+                     ") was written after it was recorded, so the gradient would be wrong; expected it unchanged until "
+                     "the backward pass (update parameters after it, then record again)");
   }
 
   /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.

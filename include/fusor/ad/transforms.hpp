@@ -71,6 +71,7 @@ class value_and_grad_fn {
     backward(y);
     const auto value = y.item();
     auto grads = std::make_tuple(gradient_copy(std::get<I>(wrapped))...);
+    t.stop_watching();  // the recording is done: writes into its arrays are no longer its concern
     auto g = [&] {
       if constexpr (sizeof...(I) == 1) return std::move(std::get<0>(grads));
       else return std::move(grads);

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -42,6 +43,7 @@ std::pair<const char*, const char*> byte_range(const leaf<T, B>& l) {
 /// the differentiated function) without a copy.
 struct adopted_buffer {
   void* data = nullptr;
+  std::size_t bytes = 0;
   index_t count = 0;                         // elements, as the deallocator wants them
   void (*release)(void*, index_t) = nullptr;  // the array's backend deallocator
   int watchers = 0;                          // live watched ranges inside it
@@ -56,6 +58,15 @@ class write_watches {
     while (h < ranges_.size() && ranges_[h].live) ++h;
     if (h == ranges_.size()) ranges_.emplace_back();
     ranges_[h] = range{lo, hi, 0, -1, true};
+    // inside a buffer the table already keeps (its array is gone, another watch still reads it):
+    // this watch keeps it too
+    for (std::size_t b = 0; b < buffers_.size(); ++b) {
+      const char* blo = static_cast<const char*>(buffers_[b].data);
+      if (buffers_[b].watchers > 0 && blo <= lo && hi <= blo + buffers_[b].bytes) {
+        ranges_[h].buffer = int(b);
+        ++buffers_[b].watchers;
+      }
+    }
     live_.fetch_add(1, std::memory_order_relaxed);
     return h;
   }
@@ -95,7 +106,7 @@ class write_watches {
     if (live_.load(std::memory_order_relaxed) == 0 || lo == nullptr) return;
     std::lock_guard<std::mutex> hold(lock_);
     for (auto& r : ranges_)
-      if (r.live && lo < r.hi && r.lo < hi) ++r.writes;
+      if (r.live && lo < r.hi && r.lo < hi && r.writes != std::numeric_limits<std::uint32_t>::max()) ++r.writes;
   }
   /// An array is releasing its buffer of `count` elements at `data`, `bytes` long: when a watched
   /// range lies in it, the table keeps the buffer (and releases it when the last such watch ends)
@@ -105,16 +116,24 @@ class write_watches {
     const char* lo = static_cast<const char*>(data);
     const char* hi = lo + bytes;
     std::lock_guard<std::mutex> hold(lock_);
+    auto inside = [&](const range& r) { return r.live && r.buffer < 0 && lo < r.hi && r.lo < hi; };
     int watchers = 0;
-    for (const auto& r : ranges_) watchers += r.live && lo < r.hi && r.lo < hi;
+    for (const auto& r : ranges_) watchers += inside(r);
     if (watchers == 0) return false;
     std::size_t b = 0;
     while (b < buffers_.size() && buffers_[b].watchers != 0) ++b;
     if (b == buffers_.size()) buffers_.emplace_back();
-    buffers_[b] = adopted_buffer{data, count, release, watchers};
+    buffers_[b] = adopted_buffer{data, bytes, count, release, watchers};
     for (auto& r : ranges_)
-      if (r.live && lo < r.hi && r.lo < hi) r.buffer = int(b);
+      if (inside(r)) r.buffer = int(b);
     return true;
+  }
+  /// How many released buffers the table keeps for live watches.
+  std::size_t adopted_buffers() {
+    std::lock_guard<std::mutex> hold(lock_);
+    std::size_t n = 0;
+    for (const auto& b : buffers_) n += b.watchers > 0;
+    return n;
   }
 
  private:
@@ -132,9 +151,10 @@ class write_watches {
 };
 
 /// The process's table (one for every thread: a tape may be recorded on one thread and its
-/// arrays written on another).
+/// arrays written on another). Never destroyed: a static tape or array may still use it while
+/// static objects are destroyed at exit.
 inline write_watches& watched_memory() {
-  static write_watches table;
+  static write_watches& table = *new write_watches;
   return table;
 }
 
@@ -149,9 +169,13 @@ void note_write(const leaf<T, B>& dst) {
 /// Called by an array releasing its n elements at p: true when a recording still reads them and the
 /// table took the buffer (released later through `release`).
 template <class T>
-bool adopted_on_release(T* p, index_t n, void (*release)(void*, index_t)) {
+bool adopted_on_release(T* p, index_t n, void (*release)(void*, index_t)) noexcept {
   if (p == nullptr || n <= 0) return false;
-  return watched_memory().adopt(p, n, std::size_t(n) * sizeof(T), release);
+  try {
+    return watched_memory().adopt(p, n, std::size_t(n) * sizeof(T), release);
+  } catch (...) {  // (no memory for the table's entry: released now, as without a watch)
+    return false;
+  }
 }
 
 }  // namespace fusor::detail
