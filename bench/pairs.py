@@ -16,7 +16,7 @@ PAIRS = [  # (fusor benchmark, baseline benchmark); the rest of the name (argume
 ]
 for t in ("float", "double"):  # autodiff (bench_ad): beside the hand-written derivative and the primal
     PAIRS += [(f"fusor_jvp_sinexp<{t}>", f"hand_jvp_sinexp<{t}>"), (f"fusor_jvp_sinexp<{t}>", f"fusor_primal_sinexp<{t}>"),
-              (f"fusor_jacfwd_tanh<{t}>", f"hand_jacobian_tanh<{t}>")]
+              (f"fusor_jacfwd_tanh<{t}>", f"hand_jacobian_tanh<{t}>"), (f"fusor_jacrev_tanh<{t}>", f"hand_jacobian_tanh<{t}>")]
     PAIRS += [(f"fusor_vg_{f}<{t}>", f"hand_vg_{f}<{t}>") for f in ("square", "sinexp", "rosen", "dense", "conv")]
     PAIRS += [(f"fusor_vg_dense<{t}>", f"gemm_floor_dense<{t}>")]
 

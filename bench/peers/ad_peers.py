@@ -11,7 +11,10 @@ value and gradient from a plain input (jax.value_and_grad under jit; torch: requ
 forward, backward), and the JVP of sinexp at 1e6 (jax.jvp under jit; torch.func.jvp).
   dense:  sum(tanh(X @ W)^2) for n x n matrices X (data) and W (the variable), n = 64 and 256.
   conv:   sum(fftconvolve(I, k, "same")^2) for a 256 x 256 image I (data) and a 16 x 16 kernel k
-          (the variable); JAX only (jax.scipy.signal.fftconvolve; PyTorch has no FFT convolution)."""
+          (the variable); JAX only (jax.scipy.signal.fftconvolve; PyTorch has no FFT convolution).
+  jacfwd_tanh, jacrev_tanh: the 100 x 100 Jacobian of y = sum(A * tanh(x), 1) in forward and reverse
+          mode (jax.jacfwd / jax.jacrev under jit; torch.autograd.functional.jacobian, vectorised
+          reverse mode, and forward mode where this PyTorch has it)."""
 import json
 import os
 import sys
@@ -73,6 +76,13 @@ def jax_peer():
         image, k = jnp.asarray(inputs(256 * 256, t, 4).reshape(256, 256)), jnp.asarray(inputs(16 * 16, t, 5).reshape(16, 16))
         vg = jax.jit(jax.value_and_grad(lambda w, image=image: jnp.sum(jnp.square(fftconvolve(image, w, mode="same")))))
         out[("vg_conv", dtype, 256)] = median_seconds(lambda: jax.block_until_ready(vg(k)))
+    for dtype in ("float", "double"):
+        t = np.float32 if dtype == "float" else np.float64
+        A, x = jnp.asarray(inputs(100 * 100, t, 6).reshape(100, 100)), jnp.asarray(inputs(100, t, 7))
+        tanh_map = lambda x, A=A: jnp.sum(A * jnp.tanh(x), 1)  # noqa: E731
+        for mode, jac in (("jacfwd", jax.jacfwd), ("jacrev", jax.jacrev)):
+            J = jax.jit(jac(tanh_map))
+            out[(f"{mode}_tanh", dtype, 100)] = median_seconds(lambda: jax.block_until_ready(J(x)))
     jv = jax.jit(lambda x, v: jax.jvp(fns["sinexp"], (x,), (v,)))
     for dtype in ("float", "double"):
         t = np.float32 if dtype == "float" else np.float64
@@ -115,6 +125,18 @@ def torch_peer():
                 return y.item(), w.grad
 
             out[("vg_dense", dtype, n)] = median_seconds(dense_step)
+    from torch.autograd.functional import jacobian
+    for dtype in ("float", "double"):
+        t = np.float32 if dtype == "float" else np.float64
+        A, x = torch.from_numpy(inputs(100 * 100, t, 6).reshape(100, 100)), torch.from_numpy(inputs(100, t, 7))
+        tanh_map = lambda x, A=A: torch.sum(A * torch.tanh(x), 1)  # noqa: E731
+        out[("jacrev_tanh", dtype, 100)] = median_seconds(lambda: jacobian(tanh_map, x, vectorize=True))
+        try:
+            jacobian(tanh_map, x, vectorize=True, strategy="forward-mode")
+            out[("jacfwd_tanh", dtype, 100)] = median_seconds(
+                lambda: jacobian(tanh_map, x, vectorize=True, strategy="forward-mode"))
+        except (RuntimeError, NotImplementedError, TypeError):
+            pass  # forward-mode jacobian needs a newer PyTorch (functorch)
     try:
         from torch.func import jvp
     except ImportError:  # PyTorch < 2.0

@@ -22,4 +22,5 @@
 #include "ad/einsum.hpp"
 #include "ad/convolve.hpp"
 #include "ad/fft.hpp"
+#include "ad/params.hpp"
 #include "ad/transforms.hpp"

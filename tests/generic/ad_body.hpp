@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -366,6 +368,102 @@ TEST_CASE("grad and value_and_grad: KlongPy's documented gradients") {
   CHECK(adbody::host_values(g2) == std::vector<double>{6});
 }
 
+TEST_CASE("parameter trees: tuples, pairs, std::array, std::vector and maps of arrays, nested") {
+  const auto ws = test::values<double>(3 * 2, -1, 1, 21), bs = test::values<double>(2, -1, 1, 22),
+             xs = test::values<double>(3, -1, 1, 23);
+  const array<double, B> w = adbody::dev(ws, {3, 2}), b = adbody::dev(bs), x = adbody::dev(xs, {3, 1});
+  // L = Σ_ij (x_i w_ij + b_j)²: dL/dw_ij = 2 r_ij x_i, dL/db_j = Σ_i 2 r_ij, written out by hand
+  std::vector<double> want_w(6), want_b(2, 0.0);
+  double want_l = 0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 2; ++j) {
+      const double r = xs[std::size_t(i)] * ws[std::size_t(2 * i + j)] + bs[std::size_t(j)];
+      want_l += r * r;
+      want_w[std::size_t(2 * i + j)] = 2 * r * xs[std::size_t(i)];
+      want_b[std::size_t(j)] += 2 * r;
+    }
+  auto close_all = [](const std::vector<double>& got, const std::vector<double>& want) {
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) CHECK(test::close(got[k], want[k], 1e-14));
+  };
+  const auto model = [&x](const auto& wv, const auto& bv) { return sum(square(x * wv + bv)); };
+  SUBCASE("a tuple, and std::tie of the caller's arrays (KlongPy's loss:>[w b])") {
+    auto f = [&](const auto& p) { return model(std::get<0>(p), std::get<1>(p)); };
+    // arrays are move-only: a tree owns copies (.copy()) or refers to the caller's (std::tie)
+    const auto [l, g] = ad::value_and_grad(f)(std::make_tuple(w.copy(), b.copy()));
+    CHECK(test::close(l, want_l, 1e-14));
+    close_all(adbody::host_values(std::get<0>(g)), want_w);
+    close_all(adbody::host_values(std::get<1>(g)), want_b);
+    CHECK(std::get<0>(g).shape() == extents{3, 2});
+    const auto g2 = ad::grad(f)(std::tie(w, b));  // references: no copy of the parameters
+    close_all(adbody::host_values(std::get<1>(g2)), want_b);
+  }
+  SUBCASE("a pair and a std::array") {
+    const auto gp = ad::grad([&](const auto& p) { return model(p.first, p.second); })(std::make_pair(w.copy(), b.copy()));
+    close_all(adbody::host_values(gp.first), want_w);
+    close_all(adbody::host_values(gp.second), want_b);
+    const std::array<array<double, B>, 2> bb{b.copy(), b.copy()};  // L(b0, b1) = model(w, b0) + model(w, b1)
+    const auto ga = ad::grad([&](const auto& p) { return model(w, p[0]) + model(w, p[1]); })(bb);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(ga)>, std::array<array<double, B>, 2>>);
+    close_all(adbody::host_values(ga[0]), want_b);
+    close_all(adbody::host_values(ga[1]), want_b);
+  }
+  SUBCASE("a std::vector of any length, and one with repeated entries") {
+    for (std::size_t n : {std::size_t(1), std::size_t(3)}) {
+      std::vector<array<double, B>> layers;
+      for (std::size_t k = 0; k < n; ++k) layers.push_back(b.copy());
+      auto f = [&](const auto& v) {
+        auto acc = model(w, v[0]);
+        for (std::size_t k = 1; k < v.size(); ++k) acc = acc + model(w, v[k]);
+        return acc;
+      };
+      const auto g = ad::grad(f)(layers);
+      REQUIRE(g.size() == n);
+      for (const auto& gk : g) close_all(adbody::host_values(gk), want_b);
+    }
+  }
+  SUBCASE("maps from names to arrays (Mithril's parameter dict), ordered and unordered") {
+    std::map<std::string, array<double, B>> params;
+    params.emplace("w", w.copy());
+    params.emplace("b", b.copy());
+    auto f = [&](const auto& p) { return model(p.at("w"), p.at("b")); };
+    const auto [l, g] = ad::value_and_grad(f)(params);
+    CHECK(test::close(l, want_l, 1e-14));
+    REQUIRE(g.size() == 2);
+    close_all(adbody::host_values(g.at("w")), want_w);
+    close_all(adbody::host_values(g.at("b")), want_b);
+    std::unordered_map<std::string, array<double, B>> up;
+    for (const auto& [key, a] : params) up.emplace(key, a.copy());
+    const auto gu = ad::grad(f)(up);
+    close_all(adbody::host_values(gu.at("w")), want_w);
+  }
+  SUBCASE("nested trees, argnums and has_aux together") {
+    using layer = std::pair<array<double, B>, array<double, B>>;
+    std::vector<layer> net;
+    net.emplace_back(w.copy(), b.copy());
+    auto f = [&](const auto& scale, const auto& p) {
+      return std::make_pair(scale * model(p[0].first, p[0].second), p.size());
+    };
+    const auto [l, aux, g] = ad::value_and_grad(f, ad::has_aux, ad::argnums<1>)(2.0, net);
+    CHECK(test::close(l, 2 * want_l, 1e-14));
+    CHECK(aux == 1);
+    std::vector<double> w2 = want_w;
+    for (auto& v : w2) v *= 2;
+    close_all(adbody::host_values(g[0].first), w2);
+  }
+  SUBCASE("an explicit tape: param_tree and gradient_tree") {
+    ad::tape t;
+    std::vector<array<double, B>> bv;
+    bv.push_back(b.copy());
+    const auto p = ad::param_tree(t, std::tie(w, bv));
+    auto y = model(std::get<0>(p), std::get<1>(p)[0]);
+    ad::backward(y);
+    const auto g = ad::gradient_tree(p);
+    close_all(adbody::host_values(std::get<0>(g)), want_w);
+    close_all(adbody::host_values(std::get<1>(g)[0]), want_b);
+  }
+}
+
 TEST_CASE("reverse mode through broadcasting, views, axis reductions and chained nodes (against central differences)") {
   const auto ws = test::values<double>(4 * 3, -1, 1, 31), bs = test::values<double>(3, -1, 1, 32),
              cs = test::values<double>(4 * 3, -1, 1, 33);
@@ -396,7 +494,7 @@ TEST_CASE("reverse mode through broadcasting, views, axis reductions and chained
   }, W);
   // a box of a matrix as the first write (assigned, the rest zeroed), then a strided view added
   check("box and strided rows", [&](const auto& t) {
-    return sum(sin(t(range(1, 3), range(1, 3)))) + sum(square(t(range(0, 4, 2), all)));
+    return sum(sin(t(range(1, 3), range(1, 3)))) + sum(square(t(range(0, 4, 2), fusor::all)));
   }, W);
   check("a corner box alone", [&](const auto& t) { return sum(exp(t(range(2, 4), range(0, 2)))); }, W);
   // views of one variable in one expression: Rosenbrock

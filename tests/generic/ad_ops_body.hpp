@@ -416,4 +416,24 @@ TEST_CASE("hessian and hvp: forward over reverse") {
   };
   adops::hvp_against_differences("matmul of a variable by itself", products, X, V);
   adops::hvp_against_differences("softmax, log_softmax and logsumexp along axes", softmaxes, X, V);
+
+  // the statistics on a tape of dual numbers: prod, max, min, var, std and the norms, whole and
+  // along axes (distinct entries and a distinct maximum: away from the non-smooth points)
+  auto stats = [](const auto& t) {
+    return square(prod(t)) + max(t) * min(t) + sum(square(max(t, 1))) + sum(min(t, 0, true)) + sum(var(t, 1)) +
+           ad::std(t) + sum(ad::std(t, 0, ddof(1))) + norm(t) + sum(norm(t, 3.0, 1)) + norm(t, 1.0) +
+           square(norm(t, std::numeric_limits<double>::infinity())) + sum(square(norm(t, 2.0, 0, true)));
+  };
+  adops::hvp_against_differences("prod, max, min, var, std and norms, whole and along axes", stats, X, V);
+  // closed forms: var (ddof 0) has H = (2/n)(I − 11ᵀ/n); prod has H_ij = Π_{k≠i,j} x_k off the diagonal
+  const auto Hv = host_values(ad::hessian([](const auto& t) { return var(t); }, x));
+  const auto Hp = host_values(ad::hessian([](const auto& t) { return prod(t); }, x));
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) {
+      CHECK(test::close(Hv[std::size_t(i * 5 + j)], (2.0 / 5) * ((i == j ? 1.0 : 0.0) - 1.0 / 5), 1e-13));
+      double others = 1;
+      for (int k = 0; k < 5; ++k)
+        if (k != i && k != j) others *= hx[std::size_t(k)];
+      CHECK(test::close(Hp[std::size_t(i * 5 + j)], i == j ? 0.0 : others, 1e-13));
+    }
 }

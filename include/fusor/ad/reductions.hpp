@@ -6,6 +6,8 @@
 // expression of the tree's values) through the tree's adjoint, one fused pass per input. The
 // auxiliary reductions a derivative needs (the mean of var, the count of tied maxima, the zeros
 // of prod) are computed in the backward pass, so a forward pass costs what the array function costs.
+// On a tape of dual numbers (forward over reverse: hessian, hvp) the same derivatives run on duals;
+// var, std and norm are then computed from their definitions (the engine reduces those in double).
 //
 // Derivatives at the non-smooth points follow JAX: tied maxima and minima share the adjoint
 // equally; prod's is the product of the other elements, exact with zeros; norm's and std's are 0
@@ -46,6 +48,10 @@ struct whole_reduced {
   R product(const X& x) const {
     return R(fusor::prod(x));
   }
+  template <class X>
+  R mean(const X& x, index_t count) const {
+    return total(x) / R(lane_t<R>(count));
+  }
   scalar_expr<R> spread(R v) const { return {v}; }
 };
 // Reductions along an axis: the reduced quantities are arrays with the axis kept (size 1), spread
@@ -63,6 +69,12 @@ struct axis_reduced {
   array<R, B> product(const X& x) const {
     return array<R, B>(fusor::prod(x, axis, true));
   }
+  template <class X>
+  array<R, B> mean(const X& x, index_t count) const {
+    array<R, B> m = total(x);
+    m = m / scalar_expr<R>{R(lane_t<R>(count))};
+    return m;
+  }
   leaf<R, B> spread(const R* data) const {
     extents st = contiguous_strides(fusor::detail::keep_axis(shape, axis));
     st[axis] = 0;
@@ -74,64 +86,55 @@ struct axis_reduced {
 /// The seed of statistic n.kind for tree x: its output y and adjoint g (reduced quantities), the
 /// count of reduced elements, propagated through the tree.
 template <class R, class E, class Reduced, class Y>
-void stat_propagate(tape& t, const stat_node<E>& n, const Reduced& red, const Y& y, const Y& g, R count) {
+void stat_propagate(tape& t, const stat_node<E>& n, const Reduced& red, const Y& y, const Y& g, index_t count) {
+  // R is float or double, or a dual number of them (forward over reverse: hessian, hvp); constants
+  // are scalar nodes of R, as the engine takes only plain numbers as bare scalars
+  const auto c = [](auto v) { return scalar_expr<R>{R(lane_t<R>(v))}; };
   const extents shape = expr_shape(n.tree);
   const auto x = strip(n.tree);
   const auto gy = red.spread(g);
   const auto yy = red.spread(y);
-  if constexpr (is_dual_v<R>) {  // forward over reverse: logsumexp only (stat_reduce checks)
-    propagate(t, n.tree, gy * exp(x - yy), shape);
-  } else {
-    switch (n.kind) {
-      case statistic::prod: {
-        // d/dx_i prod = the product of the others: q/x_i without zeros, q at the zero when exactly one
-        const auto zeros = red.total(cast<R>(x == R(0)));
-        const auto q = red.product(where(x == R(0), R(1), x));
-        const auto z = red.spread(zeros);
-        const auto qq = red.spread(q);
-        propagate(t, n.tree, gy * where(x == R(0), where(z == R(1), qq, R(0)), where(z == R(0), qq / x, R(0))), shape);
-        break;
-      }
-      case statistic::max:
-      case statistic::min: {
-        const auto ties = red.total(cast<R>(x == yy));
-        propagate(t, n.tree, where(x == yy, gy / red.spread(ties), R(0)), shape);
-        break;
-      }
-      case statistic::var:
-      case statistic::std: {
-        const auto mean = [&] {
-          if constexpr (std::is_same_v<Y, R>) return R(red.total(x) / count);
-          else {
-            auto m = red.total(x);
-            m /= count;
-            return m;
-          }
-        }();
-        const R dof = R(std::max<index_t>(index_t(count) - n.ddof, 0));
-        if (n.kind == statistic::var) propagate(t, n.tree, gy * (R(2) / dof) * (x - red.spread(mean)), shape);
-        else propagate(t, n.tree, where(yy == R(0), R(0), gy * (x - red.spread(mean)) / (dof * yy)), shape);
-        break;
-      }
-      case statistic::norm: {
-        const R ord = R(n.ord);
-        if (n.ord == 0) break;  // a count: no derivative
-        if (n.ord == 1) {
-          propagate(t, n.tree, gy * sign(x), shape);
-        } else if (std::isinf(n.ord)) {
-          const auto ties = red.total(cast<R>(abs(x) == yy));
-          propagate(t, n.tree, where(abs(x) == yy, gy * sign(x) / red.spread(ties), R(0)), shape);
-        } else if (n.ord == 2) {
-          propagate(t, n.tree, where(yy == R(0), R(0), gy * x / yy), shape);
-        } else {
-          propagate(t, n.tree, where(yy == R(0), R(0), gy * sign(x) * pow(abs(x) / yy, ord - R(1))), shape);
-        }
-        break;
-      }
-      case statistic::logsumexp:
-        propagate(t, n.tree, gy * exp(x - yy), shape);
-        break;
+  switch (n.kind) {
+    case statistic::prod: {
+      // d/dx_i prod = the product of the others: q/x_i without zeros, q at the zero when exactly one
+      const auto zeros = red.total(cast<R>(x == c(0)));
+      const auto q = red.product(where(x == c(0), c(1), x));
+      const auto z = red.spread(zeros);
+      const auto qq = red.spread(q);
+      propagate(t, n.tree, gy * where(x == c(0), where(z == c(1), qq, c(0)), where(z == c(0), qq / x, c(0))), shape);
+      break;
     }
+    case statistic::max:
+    case statistic::min: {
+      const auto ties = red.total(cast<R>(x == yy));
+      propagate(t, n.tree, where(x == yy, gy / red.spread(ties), c(0)), shape);
+      break;
+    }
+    case statistic::var:
+    case statistic::std: {
+      const auto mean = red.mean(x, count);
+      const lane_t<R> dof = lane_t<R>(std::max<index_t>(count - n.ddof, 0));
+      if (n.kind == statistic::var) propagate(t, n.tree, gy * c(2 / dof) * (x - red.spread(mean)), shape);
+      else propagate(t, n.tree, where(yy == c(0), c(0), gy * (x - red.spread(mean)) / (c(dof) * yy)), shape);
+      break;
+    }
+    case statistic::norm: {
+      if (n.ord == 0) break;  // a count: no derivative
+      if (n.ord == 1) {
+        propagate(t, n.tree, gy * sign(x), shape);
+      } else if (std::isinf(n.ord)) {
+        const auto ties = red.total(cast<R>(abs(x) == yy));
+        propagate(t, n.tree, where(abs(x) == yy, gy * sign(x) / red.spread(ties), c(0)), shape);
+      } else if (n.ord == 2) {
+        propagate(t, n.tree, where(yy == c(0), c(0), gy * x / yy), shape);
+      } else {
+        propagate(t, n.tree, where(yy == c(0), c(0), gy * sign(x) * pow(abs(x) / yy, c(n.ord - 1))), shape);
+      }
+      break;
+    }
+    case statistic::logsumexp:
+      propagate(t, n.tree, gy * exp(x - yy), shape);
+      break;
   }
 }
 
@@ -147,10 +150,10 @@ void stat_backward(tape& t, const void* p) {
     R y, g;
     backend_memory<B>::copy_to_host(&y, static_cast<const R*>(s.value), 1);
     backend_memory<B>::copy_to_host(&g, static_cast<const R*>(s.adjoint), 1);
-    stat_propagate<R>(t, n, whole_reduced<R>{}, y, g, R(shape.numel()));
+    stat_propagate<R>(t, n, whole_reduced<R>{}, y, g, shape.numel());
   } else {
     stat_propagate<R>(t, n, axis_reduced<R, B>{n.axis, shape}, static_cast<const R*>(s.value),
-                      static_cast<const R*>(s.adjoint), R(shape[n.axis]));
+                      static_cast<const R*>(s.adjoint), shape[n.axis]);
   }
 }
 
@@ -180,14 +183,74 @@ auto plain_logsumexp(const N& x, int ax) {
   return out;
 }
 
+// var and std of dual numbers (forward over reverse) by their definition, from sums the engine
+// reduces for any element type: the engine's one-pass var is written for plain numbers.
+template <class N>
+auto dual_moment(const N& x, index_t dd, bool root) {
+  using R = value_t<N>;
+  using std::sqrt;  // (ad's for dual numbers, by argument-dependent lookup)
+  const index_t count = expr_shape(x).numel();
+  const R m = R(fusor::sum(x)) / R(lane_t<R>(count));
+  R v = R(fusor::sum(square(x - scalar_expr<R>{m}))) / R(lane_t<R>(std::max<index_t>(count - dd, 0)));
+  return root ? sqrt(v) : v;
+}
+template <class N>
+auto dual_moment(const N& x, int ax, index_t dd, bool root) {
+  using R = value_t<N>;
+  using B = backend_of_t<N>;
+  const extents shape = expr_shape(x);
+  const axis_reduced<R, B> red{ax, shape};
+  const array<R, B> m = red.mean(x, shape[ax]);
+  array<R, B> v = fusor::sum(square(x - red.spread(m)), ax, true);
+  v = v / scalar_expr<R>{R(lane_t<R>(std::max<index_t>(shape[ax] - dd, 0)))};
+  if (root) v = sqrt(v);
+  return v;
+}
+
+// The vector norm of dual numbers by its definition (the engine's norm reduces in double).
+template <class N>
+auto dual_norm(const N& x, double ord) {
+  using R = value_t<N>;
+  using std::sqrt, std::pow;  // (ad's for dual numbers, by argument-dependent lookup)
+  const scalar_expr<R> zero{R(0)};
+  if (ord == 2) return sqrt(R(fusor::sum(square(x))));
+  if (ord == 1) return R(fusor::sum(abs(x)));
+  if (ord == 0) return R(fusor::sum(where(x != zero, scalar_expr<R>{R(1)}, zero)));
+  if (std::isinf(ord)) {
+    if (expr_shape(x).numel() == 0) return ord > 0 ? R(0) : R(std::numeric_limits<lane_t<R>>::infinity());
+    return ord > 0 ? R(fusor::max(abs(x))) : R(fusor::min(abs(x)));
+  }
+  return pow(R(fusor::sum(pow(abs(x), scalar_expr<R>{R(lane_t<R>(ord))}))), R(lane_t<R>(1 / ord)));
+}
+template <class N>
+auto dual_norm(const N& x, double ord, int ax) {
+  using R = value_t<N>;
+  using B = backend_of_t<N>;
+  const scalar_expr<R> zero{R(0)};
+  array<R, B> out = [&]() -> array<R, B> {
+    if (ord == 2) return fusor::sum(square(x), ax, true);
+    if (ord == 1) return fusor::sum(abs(x), ax, true);
+    if (ord == 0) return fusor::sum(where(x != zero, scalar_expr<R>{R(1)}, zero), ax, true);
+    if (std::isinf(ord)) {
+      if (expr_shape(x)[ax] == 0)
+        return full<R, B>(fusor::detail::keep_axis(expr_shape(x), ax),
+                          ord > 0 ? R(0) : R(std::numeric_limits<lane_t<R>>::infinity()));
+      return ord > 0 ? fusor::max(abs(x), ax, true) : fusor::min(abs(x), ax, true);
+    }
+    return fusor::sum(pow(abs(x), scalar_expr<R>{R(lane_t<R>(ord))}), ax, true);
+  }();
+  if (ord == 2) out = sqrt(out);
+  else if (ord != 1 && ord != 0 && !std::isinf(ord)) out = pow(out, scalar_expr<R>{R(lane_t<R>(1 / ord))});
+  return out;
+}
+
 template <statistic Kind, class N>
 auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord = 2) {
   using R = value_t<N>;
   using B = backend_of_t<N>;
-  static_assert(std::is_floating_point_v<R> || (real_differentiable_v<R> && Kind == statistic::logsumexp),
-                "fusor: reductions of variables need float or double values (cast the expression first); forward "
-                "over reverse (hessian, hvp: a tape of dual numbers) goes through sum, mean and logsumexp, not yet "
-                "through prod, max, min, var, std or norm");
+  static_assert(real_differentiable_v<R>,
+                "fusor: reductions of variables need float or double values (cast the expression first), or "
+                "their dual numbers (forward over reverse: hessian, hvp)");
   tape& t = tape_of(node, "reducing an expression");
   // max, min and the ±inf norms find their maxima again in the backward pass by comparing the
   // elements with the result: the elements must be the very numbers reduced, so a computed tree
@@ -205,8 +268,11 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
       if constexpr (Kind == statistic::prod) return R(fusor::prod(x));
       else if constexpr (Kind == statistic::max) return fusor::max(x);
       else if constexpr (Kind == statistic::min) return fusor::min(x);
+      else if constexpr ((Kind == statistic::var || Kind == statistic::std) && is_dual_v<R>)
+        return dual_moment(x, dd, Kind == statistic::std);
       else if constexpr (Kind == statistic::var) return R(fusor::var(x, ddof(dd)));
       else if constexpr (Kind == statistic::std) return R(fusor::std(x, ddof(dd)));
+      else if constexpr (Kind == statistic::norm && is_dual_v<R>) return dual_norm(x, ord);
       else if constexpr (Kind == statistic::norm) return R(fusor::norm(x, ord));
       else return plain_logsumexp(x);
     }();
@@ -223,8 +289,11 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
     if constexpr (Kind == statistic::prod) return fusor::prod(x, ax, true);
     else if constexpr (Kind == statistic::max) return fusor::max(x, ax, true);
     else if constexpr (Kind == statistic::min) return fusor::min(x, ax, true);
+    else if constexpr ((Kind == statistic::var || Kind == statistic::std) && is_dual_v<R>)
+      return dual_moment(x, ax, dd, Kind == statistic::std);
     else if constexpr (Kind == statistic::var) return fusor::var(x, ax, ddof(dd), true);
     else if constexpr (Kind == statistic::std) return fusor::std(x, ax, ddof(dd), true);
+    else if constexpr (Kind == statistic::norm && is_dual_v<R>) return dual_norm(x, ord, ax);
     else if constexpr (Kind == statistic::norm) return fusor::norm(x, ord, ax, true);
     else return plain_logsumexp(x, ax);
   }();

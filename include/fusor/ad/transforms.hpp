@@ -13,6 +13,7 @@
 #include "../core/create.hpp"
 #include "../core/slice.hpp"
 #include "forward.hpp"
+#include "params.hpp"
 #include "record.hpp"
 
 namespace fusor::ad {
@@ -91,12 +92,15 @@ class value_and_grad_fn {
                   "fusor: differentiating with respect to a variable (reverse over reverse, e.g. grad of grad) is "
                   "not supported; for second derivatives use ad::hessian or ad::hvp (forward over reverse), and "
                   "call a nested grad on arrays");
-    if constexpr (selected<K, I...>) return param(t, a);
+    static_assert(!selected<K, I...> || parameter_tree<A>,
+                  "fusor: a differentiated argument must be an array, or a tuple/pair/std::array/std::vector/"
+                  "std::map of arrays (a parameter tree); pass other arguments as constants (leave them out of argnums)");
+    if constexpr (selected<K, I...>) return param_tree(t, a);
     else return (a);  // passed through as a constant
   }
   template <class V>
   static auto gradient_copy(const V& v) {
-    return gradient(v).copy();
+    return gradient_tree(v);
   }
 
   F f_;
