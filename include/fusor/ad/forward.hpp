@@ -3,6 +3,7 @@
 // (JAX's names): jvp, derivative, jacfwd. Generic over the backend: the seed is a lazy node
 // (a generator reading the input and the direction), so f(seed) is the same single fused pass
 // as f(x), with value and tangent computed together; nothing is materialised but f's result.
+#include <array>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -82,17 +83,17 @@ struct basis_seed {
   Packet packet(index_t first) const {
     using Lane = decltype(Packet{}.value);
     constexpr index_t w = index_t(Lane::size);
+    // tangent k is 1 in the lane holding column c0 + k, if any: a compare with the lane numbers,
+    // no stack buffer (a distance rounded to T cannot land on a lane number unless it is one)
+    alignas(64) static constexpr auto lane_numbers = [] {
+      std::array<T, std::size_t(w)> a{};
+      for (index_t j = 0; j < w; ++j) a[std::size_t(j)] = T(j);
+      return a;
+    }();
+    const Lane lanes = Lane::load_aligned(lane_numbers.data());
     Packet p{Lane::load_unaligned(x + first), {}};
-    for (int k = 0; k < N; ++k) {
-      const index_t at = c0 + k - first;  // the lane holding this column's 1, if any
-      if (at >= 0 && at < w) {
-        alignas(64) T lanes[w] = {};
-        lanes[at] = T(1);
-        p.tangent[k] = Lane::load_aligned(lanes);
-      } else {
-        p.tangent[k] = Lane(T(0));
-      }
-    }
+    for (int k = 0; k < N; ++k)
+      p.tangent[k] = select(lanes == Lane(T(c0 + k - first)), Lane(T(1)), Lane(T(0)));  // xsimd's, by ADL
     return p;
   }
 };

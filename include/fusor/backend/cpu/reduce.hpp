@@ -58,25 +58,38 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
     constexpr index_t w = index_t(P::size);
     constexpr index_t block = 1024;  // terms per lane before widening: bounds float rounding growth
     const batch id = P::broadcast(Op::template identity<L>());
+    // one horizontal combine per block, and none extra for the whole packets after the last block:
+    // a short row (100 floats: 4 + 2 packets) pays one, where each costs a lane-by-lane pass
+    // (9 planes of lanes for a dual<float, 8>)
+    batch acc = id;
+    bool pending = false;
     while (i + 4 * w <= e) {
       const index_t stop = std::min(e, i + block);
-      batch a0 = id, a1 = id, a2 = id, a3 = id;
-      for (; i + 4 * w <= stop; i += 4 * w) {
-        a0 = packet_combine<Op>(a0, ev.template packet<Contiguous, L>(i));
-        a1 = packet_combine<Op>(a1, ev.template packet<Contiguous, L>(i + w));
-        a2 = packet_combine<Op>(a2, ev.template packet<Contiguous, L>(i + 2 * w));
-        a3 = packet_combine<Op>(a3, ev.template packet<Contiguous, L>(i + 3 * w));
+      if (pending) total = Op::combine(total, horizontal<Op, W, L>(acc));
+      if constexpr (sizeof(batch) > 2 * xsimd::batch<float>::size * sizeof(float)) {
+        // a composite packet (a dual<batch, 8> is 9 registers): one accumulator, as four would
+        // spill to the stack on every step
+        acc = id;
+        for (; i + w <= stop; i += w) acc = packet_combine<Op>(acc, ev.template packet<Contiguous, L>(i));
+      } else {
+        batch a0 = id, a1 = id, a2 = id, a3 = id;
+        for (; i + 4 * w <= stop; i += 4 * w) {
+          a0 = packet_combine<Op>(a0, ev.template packet<Contiguous, L>(i));
+          a1 = packet_combine<Op>(a1, ev.template packet<Contiguous, L>(i + w));
+          a2 = packet_combine<Op>(a2, ev.template packet<Contiguous, L>(i + 2 * w));
+          a3 = packet_combine<Op>(a3, ev.template packet<Contiguous, L>(i + 3 * w));
+        }
+        acc = packet_combine<Op>(packet_combine<Op>(a0, a1), packet_combine<Op>(a2, a3));
       }
-      const batch s = packet_combine<Op>(packet_combine<Op>(a0, a1), packet_combine<Op>(a2, a3));
-      total = Op::combine(total, horizontal<Op, W, L>(s));
+      pending = true;
     }
     // whole packets left over (short rows: a row of 100 floats is 6 packets, not 6 scalar
-    // quarters); fewer than 4 of them, so no widening is needed in between
-    if (i + w <= e) {
-      batch a0 = ev.template packet<Contiguous, L>(i);
-      for (i += w; i + w <= e; i += w) a0 = packet_combine<Op>(a0, ev.template packet<Contiguous, L>(i));
-      total = Op::combine(total, horizontal<Op, W, L>(a0));
+    // quarters); fewer than 4 of them, so they join the last block's packet without widening
+    for (; i + w <= e; i += w) {
+      acc = pending ? packet_combine<Op>(acc, ev.template packet<Contiguous, L>(i)) : ev.template packet<Contiguous, L>(i);
+      pending = true;
     }
+    if (pending) total = Op::combine(total, horizontal<Op, W, L>(acc));
   }
   for (; i < e; ++i) total = Op::combine(total, convert_element<W>(ev.scalar(i)));
   return total;
