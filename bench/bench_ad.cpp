@@ -31,6 +31,12 @@ namespace {
 using fusor::array;
 using fusor::index_t;
 
+// the thread count of the run (its second argument) for fusor's loops, FFTW and OpenBLAS alike
+void use_threads(const benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(1)));
+  fusor::set_blas_num_threads(int(st.range(1)));
+}
+
 template <class T>
 array<T> inputs(index_t n, std::uint64_t seed) {
   fusor::random::generator g(seed);
@@ -42,7 +48,7 @@ auto sinexp = [](const auto& x) { return sum(sin(x) * exp(-x * x) + x * x / 2); 
 
 template <class T>
 void fusor_primal_sinexp(benchmark::State& st) {
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   const auto x = inputs<T>(st.range(0), 1);
   for (auto _ : st) benchmark::DoNotOptimize(sinexp(x));
   st.SetItemsProcessed(st.iterations() * st.range(0));
@@ -50,7 +56,7 @@ void fusor_primal_sinexp(benchmark::State& st) {
 
 template <class T>
 void fusor_jvp_sinexp(benchmark::State& st) {
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   const auto x = inputs<T>(st.range(0), 1), v = inputs<T>(st.range(0), 2);
   for (auto _ : st) benchmark::DoNotOptimize(fusor::ad::jvp(sinexp, x, v));
   st.SetItemsProcessed(st.iterations() * st.range(0));
@@ -78,7 +84,7 @@ void hand_jvp_sinexp(benchmark::State& st) {
 template <class T>
 void fusor_jacfwd_tanh(benchmark::State& st) {
   const index_t n = st.range(0);
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   fusor::random::generator g(3);
   const array<T> A = fusor::random::uniform<T>(g, {n, n}, T(-1), T(1));
   const auto x = inputs<T>(n, 4);
@@ -92,7 +98,7 @@ void fusor_jacfwd_tanh(benchmark::State& st) {
 template <class T>
 void fusor_jacrev_tanh(benchmark::State& st) {
   const index_t n = st.range(0);
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   fusor::random::generator g(3);
   const array<T> A = fusor::random::uniform<T>(g, {n, n}, T(-1), T(1));
   const auto x = inputs<T>(n, 4);
@@ -132,7 +138,7 @@ auto rosen_loss = [](const auto& x) {
 
 template <class T, class F>
 void fusor_vg(benchmark::State& st, F f) {
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   const auto x = inputs<T>(st.range(0), 1);
   auto vg = fusor::ad::value_and_grad(f);
   for (auto _ : st) {
@@ -205,7 +211,7 @@ void hand_vg_rosen(benchmark::State& st) {
 // ---- a dense layer: matmul adjoints are GEMMs -----------------------------------------------------
 template <class T>
 void fusor_vg_dense(benchmark::State& st) {
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   const index_t n = st.range(0);
   const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
   auto vg = fusor::ad::value_and_grad([&](const auto& w) { return sum(square(tanh(matmul(X, w)))); });
@@ -225,7 +231,7 @@ void gemm(CBLAS_TRANSPOSE ta, index_t n, const T* a, const T* b, T* c) {
 }
 template <class T>
 void hand_vg_dense(benchmark::State& st) {
-  fusor::set_num_threads(int(st.range(1)));  // OpenBLAS's threads; the loop is one thread
+  use_threads(st);  // OpenBLAS's threads; the loop is one thread
   const index_t n = st.range(0);
   const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
   for (auto _ : st) {
@@ -247,7 +253,7 @@ void hand_vg_dense(benchmark::State& st) {
 
 template <class T>
 void gemm_floor_dense(benchmark::State& st) {
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   const index_t n = st.range(0);
   const array<T> X = inputs<T>(n * n, 2).reshape({n, n}), W = inputs<T>(n * n, 3).reshape({n, n});
   for (auto _ : st) {
@@ -263,7 +269,7 @@ void gemm_floor_dense(benchmark::State& st) {
 constexpr index_t conv_kernel = 16;
 template <class T>
 void fusor_vg_conv(benchmark::State& st) {
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   const index_t n = st.range(0), m = conv_kernel;
   const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m});
   auto vg = fusor::ad::value_and_grad([&](const auto& w) {
@@ -281,7 +287,7 @@ template <class T>
 void hand_vg_conv(benchmark::State& st) {
   namespace fft = fusor::fft;
   using fusor::extents;
-  fusor::set_num_threads(int(st.range(1)));
+  use_threads(st);
   const index_t n = st.range(0), m = conv_kernel, full = n + m - 1, f = fft::next_fast_len(full);
   const index_t start = (full - n) / 2;  // where "same" starts in the full convolution
   const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m});
