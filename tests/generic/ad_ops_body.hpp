@@ -425,6 +425,16 @@ TEST_CASE("hessian and hvp: forward over reverse") {
            square(norm(t, std::numeric_limits<double>::infinity())) + sum(square(norm(t, 2.0, 0, true)));
   };
   adops::hvp_against_differences("prod, max, min, var, std and norms, whole and along axes", stats, X, V);
+  // joins, rolls, gathers, pads and flips on a tape of dual numbers
+  const arr<double> C6 = adops::random({6, 3}, 128);
+  const arr<std::int64_t> picks = test::on<adops::B>(std::vector<std::int64_t>{0, 4, 4, 8}, {4});
+  auto quartic = [](const auto& e) { return sum(square(square(e))); };
+  auto moves = [&](const auto& t) {
+    return sum(square(ad::concatenate({t, ad::eval(t * t)}, 0) * C6)) + quartic(ad::stack({t, t}, 1)) +
+           sum(square(sin(ad::roll(t, 1, 0)))) + quartic(ad::take(t, picks)) + sum(square(ad::pad(t, 1))) +
+           quartic(ad::flip(t, 1));
+  };
+  adops::hvp_against_differences("concatenate, stack, roll, take, pad and flip", moves, X, V);
   // closed forms: var (ddof 0) has H = (2/n)(I − 11ᵀ/n); prod has H_ij = Π_{k≠i,j} x_k off the diagonal
   const auto Hv = host_values(ad::hessian([](const auto& t) { return var(t); }, x));
   const auto Hp = host_values(ad::hessian([](const auto& t) { return prod(t); }, x));

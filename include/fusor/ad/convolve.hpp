@@ -129,7 +129,7 @@ template <class X, class Y>
 auto fftconvolve(const X& in1, const Y& in2, fft::conv_mode mode = fft::conv_mode::full, const extents& axes = {}) {
   using T = detail::conv_value_t<X, Y>;
   static_assert(std::is_floating_point_v<T>,
-                "fusor: fftconvolve of variables needs float or double values (complex variables are not supported)");
+                "fusor: fftconvolve of variables needs float or double values (complex variables, and forward over reverse, i.e. hessian or hvp, are not supported)");
   tape& t = *detail::common_tape("fftconvolve", in1, in2);
   return detail::convolve_op(t, "fftconvolve", detail::make_operand<T>(t, in1), detail::make_operand<T>(t, in2), mode,
                              axes);
@@ -142,7 +142,7 @@ template <class X, class Y>
 auto correlate(const X& in1, const Y& in2, fft::conv_mode mode = fft::conv_mode::full, const extents& axes = {}) {
   using T = detail::conv_value_t<X, Y>;
   static_assert(std::is_floating_point_v<T>,
-                "fusor: correlate of variables needs float or double values (complex variables are not supported)");
+                "fusor: correlate of variables needs float or double values (complex variables, and forward over reverse, i.e. hessian or hvp, are not supported)");
   tape& t = *detail::common_tape("correlate", in1, in2);
   const auto o2 = detail::make_operand<T>(t, in2);
   if (o2.shape().size() != expr_shape(fusor::detail::to_node(in1)).size())  // the plan names the ranks

@@ -144,7 +144,7 @@ auto fft_op(const char* fn, const X& x, const extents& s, const extents& axes, f
   using T = fft_operand_t<X>;
   using B = backend_of_t<node_t<X>>;
   static_assert(differentiable_v<T> && !is_dual_v<T>,
-                "fusor: Fourier transforms of variables need float, double or complex values");
+                "fusor: Fourier transforms of variables need float, double or complex values (forward over reverse, i.e. hessian or hvp, does not go through FFTs yet)");
   tape& t = *common_tape(fn, x);
   const operand<T, B> o = make_operand<T>(t, x);
   constexpr bool real_kind = Kind == fft_kind::r2c || Kind == fft_kind::c2r;
