@@ -81,8 +81,9 @@ void hand_jvp_sinexp(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * st.range(0));
 }
 
-template <class T>
-void fusor_jacfwd_tanh(benchmark::State& st) {
+// the Jacobian of y = Σ_j A_ij tanh(x_j) by jac (ad::jacfwd or ad::jacrev)
+template <class T, class Jac>
+void jacobian_tanh(benchmark::State& st, Jac jac) {
   const index_t n = st.range(0);
   use_threads(st);
   fusor::random::generator g(3);
@@ -90,23 +91,17 @@ void fusor_jacfwd_tanh(benchmark::State& st) {
   const auto x = inputs<T>(n, 4);
   auto f = [&](const auto& t) { return sum(A * tanh(t), 1); };  // unqualified: ad::sum on variables
   for (auto _ : st) {
-    auto J = fusor::ad::jacfwd(f, x);
+    auto J = jac(f, x);
     benchmark::DoNotOptimize(J.data());
   }
 }
-
+template <class T>
+void fusor_jacfwd_tanh(benchmark::State& st) {
+  jacobian_tanh<T>(st, [](const auto& f, const auto& x) { return fusor::ad::jacfwd(f, x); });
+}
 template <class T>
 void fusor_jacrev_tanh(benchmark::State& st) {
-  const index_t n = st.range(0);
-  use_threads(st);
-  fusor::random::generator g(3);
-  const array<T> A = fusor::random::uniform<T>(g, {n, n}, T(-1), T(1));
-  const auto x = inputs<T>(n, 4);
-  auto f = [&](const auto& t) { return sum(A * tanh(t), 1); };
-  for (auto _ : st) {
-    auto J = fusor::ad::jacrev(f, x);
-    benchmark::DoNotOptimize(J.data());
-  }
+  jacobian_tanh<T>(st, [](const auto& f, const auto& x) { return fusor::ad::jacrev(f, x); });
 }
 
 template <class T>

@@ -77,34 +77,42 @@ constexpr bool is_parameter_tree() {
 template <class A>
 concept parameter_tree = detail::is_parameter_tree<A>();
 
+namespace detail {
+/// The same structure as tree a, with fn applied to each leaf (anything that is not a tuple, pair,
+/// std::array, std::vector or map: an array, a variable). One walk for param_tree and gradient_tree.
+template <class A, class F>
+auto map_tree(const A& a, const F& fn) {
+  using X = std::remove_cvref_t<A>;
+  constexpr int k = tree_kind_v<X>;
+  if constexpr (k <= 1) {
+    return fn(a);
+  } else if constexpr (k == 2) {
+    return std::apply([&](const auto&... e) { return std::make_tuple(map_tree(e, fn)...); }, a);
+  } else if constexpr (k == 3) {
+    return std::make_pair(map_tree(a.first, fn), map_tree(a.second, fn));
+  } else if constexpr (k == 4) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::array<decltype(map_tree(a[0], fn)), sizeof...(I)>{map_tree(a[I], fn)...};
+    }(std::make_index_sequence<std::tuple_size_v<X>>{});
+  } else if constexpr (k == 5) {
+    std::vector<decltype(map_tree(*a.begin(), fn))> out;
+    out.reserve(a.size());
+    for (const auto& e : a) out.push_back(map_tree(e, fn));
+    return out;
+  } else {
+    using V = decltype(map_tree(a.begin()->second, fn));
+    std::conditional_t<k == 6, std::map<typename X::key_type, V>, std::unordered_map<typename X::key_type, V>> out;
+    for (const auto& [key, e] : a) out.emplace(key, map_tree(e, fn));
+    return out;
+  }
+}
+}  // namespace detail
+
 /// The tree with every array made a parameter on t (the arrays are borrowed, not copied: keep them
 /// unchanged until the backward pass). Keys and order are kept.
 template <parameter_tree A>
 auto param_tree(tape& t, const A& a) {
-  using X = std::remove_cvref_t<A>;
-  constexpr int k = detail::tree_kind_v<X>;
-  if constexpr (k == 1) {
-    return param(t, a);
-  } else if constexpr (k == 2) {
-    return std::apply([&](const auto&... e) { return std::make_tuple(param_tree(t, e)...); }, a);
-  } else if constexpr (k == 3) {
-    return std::make_pair(param_tree(t, a.first), param_tree(t, a.second));
-  } else if constexpr (k == 4) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      using V = decltype(param_tree(t, a[0]));
-      return std::array<V, sizeof...(I)>{param_tree(t, a[I])...};
-    }(std::make_index_sequence<std::tuple_size_v<X>>{});
-  } else if constexpr (k == 5) {
-    std::vector<decltype(param_tree(t, *a.begin()))> out;
-    out.reserve(a.size());
-    for (const auto& e : a) out.push_back(param_tree(t, e));
-    return out;
-  } else {
-    using V = decltype(param_tree(t, a.begin()->second));
-    std::conditional_t<k == 6, std::map<typename X::key_type, V>, std::unordered_map<typename X::key_type, V>> out;
-    for (const auto& [key, e] : a) out.emplace(key, param_tree(t, e));
-    return out;
-  }
+  return detail::map_tree(a, [&t](const auto& x) { return param(t, x); });
 }
 
 /// The same on this thread's active tape (ad::use_tape, or the transform calling the function).
@@ -117,32 +125,11 @@ auto param_tree(const A& a) {
 /// the tree's structure (they outlive the tape's next reset).
 template <class V>
 auto gradient_tree(const V& v) {
-  if constexpr (is_var_v<V>) {
-    return gradient(v).copy();
-  } else if constexpr (detail::tree_kind_v<V> == 2) {
-    return std::apply([](const auto&... e) { return std::make_tuple(gradient_tree(e)...); }, v);
-  } else if constexpr (detail::tree_kind_v<V> == 3) {
-    return std::make_pair(gradient_tree(v.first), gradient_tree(v.second));
-  } else if constexpr (detail::tree_kind_v<V> == 4) {
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      using G = decltype(gradient_tree(v[0]));
-      return std::array<G, sizeof...(I)>{gradient_tree(v[I])...};
-    }(std::make_index_sequence<std::tuple_size_v<V>>{});
-  } else if constexpr (detail::tree_kind_v<V> == 5) {
-    std::vector<decltype(gradient_tree(*v.begin()))> out;
-    out.reserve(v.size());
-    for (const auto& e : v) out.push_back(gradient_tree(e));
-    return out;
-  } else {
-    static_assert(detail::tree_kind_v<V> == 6 || detail::tree_kind_v<V> == 7,
+  return detail::map_tree(v, [](const auto& x) {
+    static_assert(is_var_v<std::remove_cvref_t<decltype(x)>>,
                   "fusor: gradient_tree takes a variable or a tuple/pair/std::array/std::vector/map of variables");
-    using G = decltype(gradient_tree(v.begin()->second));
-    std::conditional_t<detail::tree_kind_v<V> == 6, std::map<typename V::key_type, G>,
-                       std::unordered_map<typename V::key_type, G>>
-        out;
-    for (const auto& [key, e] : v) out.emplace(key, gradient_tree(e));
-    return out;
-  }
+    return gradient(x).copy();
+  });
 }
 
 }  // namespace fusor::ad

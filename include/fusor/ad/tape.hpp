@@ -212,7 +212,6 @@ class tape {
         fusor::detail::watched_memory().first_written(watch_handles_.data(), watch_handles_.size(), k);
     if (writes == 0) return;
     const watched& w = watches_[k];
-    (void)writes;
     throw tape_error(std::string("fusor: an array the recording reads in its backward pass (") +
                      (w.parameter ? "a parameter" : "a constant array") + " of shape " + to_string(w.shape) +
                      ") was written after it was recorded, so the gradient would be wrong; expected it unchanged until "

@@ -71,7 +71,7 @@ class value_and_grad_fn {
     }();
     backward(y);
     const auto value = y.item();
-    auto grads = std::make_tuple(gradient_copy(std::get<I>(wrapped))...);
+    auto grads = std::make_tuple(gradient_tree(std::get<I>(wrapped))...);
     t.stop_watching();  // the recording is done: writes into its arrays are no longer its concern
     auto g = [&] {
       if constexpr (sizeof...(I) == 1) return std::move(std::get<0>(grads));
@@ -97,10 +97,6 @@ class value_and_grad_fn {
                   "std::map of arrays (a parameter tree); pass other arguments as constants (leave them out of argnums)");
     if constexpr (selected<K, I...>) return param_tree(t, a);
     else return (a);  // passed through as a constant
-  }
-  template <class V>
-  static auto gradient_copy(const V& v) {
-    return gradient_tree(v);
   }
 
   F f_;

@@ -65,6 +65,7 @@ class write_watches {
       if (buffers_[b].watchers > 0 && blo <= lo && hi <= blo + buffers_[b].bytes) {
         ranges_[h].buffer = int(b);
         ++buffers_[b].watchers;
+        break;  // kept buffers never overlap
       }
     }
     live_.fetch_add(1, std::memory_order_relaxed);
