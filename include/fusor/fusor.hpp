@@ -1,7 +1,7 @@
 #pragma once
 // Umbrella header: the core, the cpu backend, the host-safe cuda tag, file IO (.npy, printing),
-// linear algebra (CBLAS), FFTs (FFTW) and autodiff (fusor::ad). (VSA and matching join here as
-// they land.)
+// linear algebra (CBLAS), FFTs (FFTW), autodiff (fusor::ad) and Vector Symbolic Architectures
+// (fusor::vsa). (Matching joins here when it lands.)
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/backend.hpp"
@@ -41,3 +41,4 @@
 #include "fft.hpp"
 #include "backend/cpu/fft.hpp"
 #include "ad.hpp"
+#include "vsa.hpp"

@@ -1,0 +1,13 @@
+#pragma once
+// Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
+// BSC, FHRR, HRR), batched operations on rows (random, bind, unbind, bundle, permute,
+// similarity, ...) and item memories, written once for every backend.
+#include "vsa/model.hpp"
+#include "vsa/kernels.hpp"
+#include "vsa/dense.hpp"
+#include "vsa/map.hpp"
+#include "vsa/bsc.hpp"
+#include "vsa/fhrr.hpp"
+#include "vsa/hrr.hpp"
+#include "vsa/operations.hpp"
+#include "vsa/memory.hpp"

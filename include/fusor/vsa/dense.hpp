@@ -1,0 +1,112 @@
+#pragma once
+// Pieces shared by the models whose vectors are plain real or complex rows (MAP, HRR, FHRR):
+// contiguous row access, and similarity of (Q, w) queries against (N, w) items as one GEMM.
+#include <complex>
+#include <string>
+
+#include "../core/indexing.hpp"
+#include "../core/reduce.hpp"
+#include "../core/shape_ops.hpp"
+#include "../linalg/matmul.hpp"
+#include "model.hpp"
+
+namespace fusor::vsa::detail {
+
+/// q (Q, w) or (w,) against x (N, w) or (w,): the rows as 2-d views plus the result's shape
+/// (Q, N), (N), (Q) or () as matmul(q, x^T) would give.
+inline extents similarity_shape(const extents& q, const extents& x, const char* what) {
+  if (q.size() > 2 || x.size() > 2)
+    throw shape_error(std::string("fusor::vsa::") + what +
+                      ": queries and items are (n, width) batches or single (width) vectors; got shapes " +
+                      to_string(q) + " and " + to_string(x));
+  extents out;
+  if (q.size() == 2) out = extents{q[0]};
+  if (x.size() == 2) out = q.size() == 2 ? extents{q[0], x[0]} : extents{x[0]};
+  return out;
+}
+template <class T, class B>
+array_view<T, B> as_matrix(const array_view<T, B>& v) {
+  const index_t w = v.shape()[v.ndim() - 1], n = v.ndim() == 2 ? v.shape()[0] : 1;
+  return array_view<T, B>(v.data(), extents{n, w}, extents{w, 1});
+}
+/// Complex rows read as interleaved real rows of twice the width: then Re <a, conj b> is the real
+/// dot product of the two rows, one real GEMM instead of a complex one (half the arithmetic).
+template <class R, class B>
+array_view<R, B> as_real_matrix(const array_view<std::complex<R>, B>& v) {
+  const index_t w = v.shape()[v.ndim() - 1], n = v.ndim() == 2 ? v.shape()[0] : 1;
+  return array_view<R, B>(reinterpret_cast<R*>(v.data()), extents{n, 2 * w}, extents{2 * w, 1});
+}
+
+/// Dot products (and cosines) of real rows: one GEMM, then one fused pass dividing by the norms
+/// (a zero vector has cosine 0 with everything).
+template <class R, class B>
+array<R, B> real_similarity(const array_view<R, B>& q, const array_view<R, B>& x, bool cosine) {
+  array<R, B> out = matmul(q, transpose(x));
+  if (cosine) {
+    const array<R, B> qn = sqrt(sum(q * q, 1)), xn = sqrt(sum(x * x, 1));
+    out = out / maximum(expand_dims(qn, 1) * xn, R(1e-30));
+  }
+  return out;
+}
+
+/// Similarity of rows of a dense model: T real (or complex, read as interleaved reals). R is the
+/// real type of the result.
+template <class X, class Y>
+auto dense_similarity(const X& q, const Y& x, metric s, std::string_view model, const char* what = "similarity") {
+  const auto qc = fusor::detail::contiguous_of(q);
+  const auto xc = fusor::detail::contiguous_of(x);
+  const extents out_shape = similarity_shape(qc.view().shape(), xc.view().shape(), what);
+  if (s != metric::cosine && s != metric::dot)
+    throw value_error("fusor::vsa::" + std::string(what) + ": " + std::string(model) + " has no " +
+                      std::string(to_string(s)) + " similarity; it supports cosine and dot");
+  using T = value_t<decltype(qc.view())>;
+  if constexpr (is_complex_v<T>) {
+    auto r = real_similarity(as_real_matrix(qc.view()), as_real_matrix(xc.view()), s == metric::cosine);
+    return std::move(r).reshape(out_shape);
+  } else {
+    auto r = real_similarity(as_matrix(qc.view()), as_matrix(xc.view()), s == metric::cosine);
+    return std::move(r).reshape(out_shape);
+  }
+}
+
+}  // namespace fusor::vsa::detail
+
+namespace fusor::vsa::detail {
+
+/// The shape of a bundle of x (..., n, w): (..., w). Fewer than two axes or n = 0 is an error (an
+/// empty bundle has no value in any model).
+inline extents bundle_shape(const extents& x, std::string_view model, const char* what = "bundle") {
+  if (x.size() < 2)
+    throw shape_error("fusor::vsa::" + std::string(what) + ": expects (..., n, width) vectors to bundle along axis -2, got shape " +
+                      to_string(x));
+  if (x[x.size() - 2] == 0)
+    throw value_error("fusor::vsa::" + std::string(what) + ": cannot bundle zero " + std::string(model) +
+                      " vectors (shape " + to_string(x) + "): an empty bundle has no value");
+  extents out;
+  for (int k = 0; k < x.size(); ++k)
+    if (k != x.size() - 2) out.push_back(x[k]);
+  return out;
+}
+
+/// Row 0 along axis -2 of a (..., n, w) view: (..., w).
+template <class T, class B>
+array_view<T, B> first_row(const array_view<T, B>& v) {
+  extents shape, strides;
+  for (int k = 0; k < v.ndim(); ++k)
+    if (k != v.ndim() - 2) {
+      shape.push_back(v.shape()[k]);
+      strides.push_back(v.strides()[k]);
+    }
+  return array_view<T, B>(v.data(), shape, strides);
+}
+
+}  // namespace fusor::vsa::detail
+
+namespace fusor::vsa::detail {
+/// Row i along axis -2 of a (..., n, w) view: (..., w).
+template <class T, class B>
+array_view<T, B> row_at(const array_view<T, B>& v, index_t i) {
+  const array_view<T, B> r = first_row(v);
+  return array_view<T, B>(v.data() + i * v.strides()[v.ndim() - 2], r.shape(), r.strides());
+}
+}  // namespace fusor::vsa::detail

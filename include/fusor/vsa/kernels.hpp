@@ -1,0 +1,232 @@
+#pragma once
+// The VSA kernels that are not elementwise expressions (random rows, bit-packed majority, XOR and
+// AND popcount products, bit rotations, bit counts), written once as generators: a generator_expr
+// computes each output element from its position, and the executor of the backend runs it (a
+// threaded SIMD-friendly loop on cpu, one kernel on cuda). They read their inputs through plain
+// pointers to contiguous rows, which the front ends (operations.hpp) guarantee.
+#include <array>
+#include <bit>
+#include <cstdint>
+
+#include "../core/create.hpp"
+#include "../core/random.hpp"
+
+namespace fusor::vsa::detail {
+
+using philox_words = std::array<std::uint32_t, 4>;
+
+FUSOR_HD inline int popcount64(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __popcll(x);
+#else
+  return std::popcount(x);
+#endif
+}
+
+/// The bits of word w (of `words`) that hold one of d dimensions: all ones but in the last word.
+FUSOR_HD inline std::uint64_t valid_bits(index_t w, index_t words, index_t d) {
+  const index_t rest = d - 64 * (words - 1);
+  return w + 1 < words || rest == 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << rest) - 1;
+}
+
+/// Random rows: element (row, col) of the output is m.element(words, col) where `words` is Philox
+/// block col / M::per_block of stream (first_row + row) under `seed`. So a row depends on (seed,
+/// its index) only: random(m, 5, s) is the first five rows of random(m, 10, s), on every backend.
+template <class M>
+struct row_draw {
+  using value_type = typename M::value_type;
+  M m;
+  std::uint64_t seed;
+  index_t first_row, width;
+  FUSOR_HD void fill(index_t first, value_type* out, index_t count) const {
+    index_t row = first / width, col = first % width;
+    index_t have = -1;  // the block in `w`
+    philox_words w{};
+    for (index_t i = 0; i < count; ++i) {
+      const index_t blk = col / M::per_block;
+      if (blk != have) {
+        w = fusor::random::block_words(seed, std::uint64_t(first_row + row), std::uint64_t(blk));
+        have = blk;
+      }
+      out[i] = m.element(w, col);
+      if (++col == width) {
+        col = 0;
+        ++row;
+        have = -1;
+      }
+    }
+  }
+};
+
+/// Majority of n bit-packed rows: x holds (batch, n, words) words; output (batch, words). A bit
+/// is set when more than half the rows set it; a tie (n even) takes the first row's bit, or a
+/// Philox bit keyed by (seed, batch, word) when `random_ties`.
+struct bit_majority {
+  using value_type = std::uint64_t;
+  const std::uint64_t* x;
+  index_t n, words, d;
+  bool random_ties;
+  std::uint64_t seed;
+  FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, b = p / words, w = p % words;
+      const std::uint64_t* col = x + b * n * words + w;
+      std::int32_t c[64] = {};
+      for (index_t r = 0; r < n; ++r) {
+        const std::uint64_t v = col[r * words];
+        for (int k = 0; k < 64; ++k) c[k] += std::int32_t((v >> k) & 1u);
+      }
+      std::uint64_t tie = col[0];
+      if (random_ties) {
+        const auto t = fusor::random::block_words(seed, std::uint64_t(b), std::uint64_t(w));
+        tie = (std::uint64_t(t[1]) << 32) | t[0];
+      }
+      std::uint64_t r = 0;
+      for (int k = 0; k < 64; ++k) {
+        const std::int64_t twice = 2 * std::int64_t(c[k]);
+        const std::uint64_t bit = twice > n ? 1u : twice == n ? (tie >> k) & 1u : 0u;
+        r |= bit << k;
+      }
+      out[i] = r & valid_bits(w, words, d);
+    }
+  }
+};
+
+/// Per-bit counts of n bit-packed rows (the bundle accumulator): x (batch, n, words), output
+/// (batch, d) of int32.
+struct bit_counts {
+  using value_type = std::int32_t;
+  const std::uint64_t* x;
+  index_t n, words, d;
+  FUSOR_HD void fill(index_t first, std::int32_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, b = p / d, j = p % d;
+      const std::uint64_t* col = x + b * n * words + j / 64;
+      std::int32_t c = 0;
+      for (index_t r = 0; r < n; ++r) c += std::int32_t((col[r * words] >> (j % 64)) & 1u);
+      out[i] = c;
+    }
+  }
+};
+
+/// popcount(a_q OP b_j) summed over the words of a row, for every pair: a (Q, words), b (N,
+/// words), output (Q, N) of int32; OP is XOR (Hamming distance) or AND (overlap). Four pairs of
+/// one row share each load of the query word.
+struct popcount_product {
+  using value_type = std::int32_t;
+  const std::uint64_t *a, *b;
+  index_t nb, words;
+  bool use_and;
+  FUSOR_HD static std::uint64_t op(std::uint64_t x, std::uint64_t y, bool land) { return land ? x & y : x ^ y; }
+  FUSOR_HD void fill(index_t first, std::int32_t* out, index_t count) const {
+    index_t i = 0;
+    while (i < count) {
+      const index_t p = first + i, q = p / nb, j = p % nb;
+      const std::uint64_t* aq = a + q * words;
+      if (j + 4 <= nb && i + 4 <= count) {
+        const std::uint64_t *b0 = b + j * words, *b1 = b0 + words, *b2 = b1 + words, *b3 = b2 + words;
+        std::int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+        if (use_and) {
+          for (index_t w = 0; w < words; ++w) {
+            const std::uint64_t v = aq[w];
+            c0 += popcount64(v & b0[w]);
+            c1 += popcount64(v & b1[w]);
+            c2 += popcount64(v & b2[w]);
+            c3 += popcount64(v & b3[w]);
+          }
+        } else {
+          for (index_t w = 0; w < words; ++w) {
+            const std::uint64_t v = aq[w];
+            c0 += popcount64(v ^ b0[w]);
+            c1 += popcount64(v ^ b1[w]);
+            c2 += popcount64(v ^ b2[w]);
+            c3 += popcount64(v ^ b3[w]);
+          }
+        }
+        out[i] = c0;
+        out[i + 1] = c1;
+        out[i + 2] = c2;
+        out[i + 3] = c3;
+        i += 4;
+      } else {
+        const std::uint64_t* bj = b + j * words;
+        std::int32_t c = 0;
+        for (index_t w = 0; w < words; ++w) c += popcount64(op(aq[w], bj[w], use_and));
+        out[i] = c;
+        ++i;
+      }
+    }
+  }
+};
+
+/// Rotation of d-bit rows by `shift` positions toward higher indices (np.roll on the unpacked
+/// bits): output bit j is input bit (j - shift) mod d. A word whose 64 source bits do not wrap
+/// around d is two shifted input words; the rest go bit by bit.
+struct bit_roll {
+  using value_type = std::uint64_t;
+  const std::uint64_t* x;
+  index_t words, d, shift;  // 0 <= shift < d
+  FUSOR_HD std::uint64_t bit(const std::uint64_t* row, index_t j) const { return (row[j / 64] >> (j % 64)) & 1u; }
+  FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, r = p / words, w = p % words;
+      const std::uint64_t* row = x + r * words;
+      const index_t j0 = 64 * w, nbits = d - j0 < 64 ? d - j0 : 64;
+      index_t src = j0 - shift;
+      if (src < 0) src += d;
+      std::uint64_t v = 0;
+      if (src + nbits <= d) {
+        const index_t sw = src / 64, sb = src % 64;
+        v = row[sw] >> sb;
+        if (sb != 0 && sw + 1 < words) v |= row[sw + 1] << (64 - sb);
+      } else {
+        for (index_t k = 0; k < nbits; ++k) {
+          index_t s = src + k;
+          if (s >= d) s -= d;
+          v |= bit(row, s) << k;
+        }
+      }
+      out[i] = v & valid_bits(w, words, d);
+    }
+  }
+};
+
+/// Unpacked bits: output (rows, d) of uint8 (0 or 1) from (rows, words).
+struct bit_unpack {
+  using value_type = std::uint8_t;
+  const std::uint64_t* x;
+  index_t words, d;
+  FUSOR_HD void fill(index_t first, std::uint8_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, r = p / d, j = p % d;
+      out[i] = std::uint8_t((x[r * words + j / 64] >> (j % 64)) & 1u);
+    }
+  }
+};
+
+/// Packed bits: output (rows, words) from (rows, d) elements, a bit set where the element is
+/// non-zero.
+template <class T>
+struct bit_pack {
+  using value_type = std::uint64_t;
+  const T* x;
+  index_t words, d;
+  FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, r = p / words, w = p % words;
+      const T* row = x + r * d + 64 * w;
+      const index_t nbits = d - 64 * w < 64 ? d - 64 * w : 64;
+      std::uint64_t v = 0;
+      for (index_t k = 0; k < nbits; ++k) v |= std::uint64_t(row[k] != T(0)) << k;
+      out[i] = v;
+    }
+  }
+};
+
+/// The generator as an array of `shape` on backend B.
+template <class B, class G>
+array<typename G::value_type, B> generate(const G& g, const extents& shape) {
+  return array<typename G::value_type, B>(generator_expr<G, B>{g, shape, contiguous_strides(shape)});
+}
+
+}  // namespace fusor::vsa::detail

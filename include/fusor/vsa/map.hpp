@@ -1,0 +1,129 @@
+#pragma once
+// MAP, Gayler's Multiply-Add-Permute, in the three variants of Schlegel et al. (2022):
+//   MAP-B  bipolar {-1, +1} floats; bundle is the sign of the sum (ties broken, see tie_break);
+//   MAP-I  bipolar integers (int32) that bundle into integer sums (no normalisation);
+//   MAP-C  real values uniform in [-1, 1); bundle clips the sum to [-1, 1].
+// bind is the elementwise product (self-inverse and exact for bipolar vectors; for MAP-C
+// bind(bind(a, b), b) = a * b^2, so unbinding only approximates), permute is np.roll.
+// Similarity is the cosine (or dot) of the rows, one GEMM for a batch.
+#include <cstdint>
+#include <string_view>
+
+#include "dense.hpp"
+#include "kernels.hpp"
+
+namespace fusor::vsa {
+
+namespace detail {
+enum class map_kind { bipolar, integer, continuous };
+}
+
+template <class T, detail::map_kind Kind>
+struct map_model {
+  using value_type = T;
+  static constexpr std::string_view name =
+      Kind == detail::map_kind::bipolar ? "MAP-B" : Kind == detail::map_kind::integer ? "MAP-I" : "MAP-C";
+  static constexpr bool self_inverse = true;
+  static constexpr bool commutative = true;
+  static constexpr bool exact_inverse = Kind != detail::map_kind::continuous;
+  static constexpr metric default_metric = metric::cosine;
+  static constexpr double similarity_lo = -1.0, similarity_hi = 1.0;
+  /// Elements per Philox block: one bit each for bipolar vectors (bit 1 is -1, so a MAP-B vector
+  /// and a BSC vector from the same seed are the same random bits), 24 bits for MAP-C.
+  static constexpr index_t per_block = Kind == detail::map_kind::continuous ? 4 : 128;
+
+  index_t d = 1;
+
+  map_model() = default;
+  explicit map_model(index_t dim) : d(detail::checked_dim(dim, name)) {}
+  index_t dim() const { return d; }
+  index_t width() const { return d; }
+
+  FUSOR_HD T element(const detail::philox_words& w, index_t col) const {
+    if constexpr (Kind == detail::map_kind::continuous) {
+      return T(2.0f * fusor::random::detail::unit_float(w[col % 4]) - 1.0f);
+    } else {
+      const index_t j = col % 128;
+      return ((w[j / 32] >> (j % 32)) & 1u) ? T(-1) : T(1);
+    }
+  }
+
+  template <class B>
+  array<T, B> identity(const extents& shape) const {
+    return ones<T, B>(shape);
+  }
+  template <class X, class Y>
+  auto bind(const X& a, const Y& b) const {
+    return eval(a * b);
+  }
+  template <class X>
+  auto inverse(const X& a, inverse_kind) const {
+    return eval(+a);
+  }
+  template <class X, class Y>
+  auto unbind(const X& c, const Y& a, inverse_kind) const {
+    return eval(c * a);
+  }
+  template <class X>
+  auto negative(const X& a) const {
+    return eval(-a);
+  }
+  template <class X>
+  auto permute(const X& a, index_t shift) const {
+    return roll(a, shift, -1);
+  }
+  /// Along axis -2: the product of the rows.
+  template <class X>
+  auto multibind(const X& x) const {
+    return eval(cast<T>(prod(x, -2)));
+  }
+  /// The sum along axis -2 (MAP-I sums in int64, returned as int32 like its vectors).
+  template <class X>
+  auto bundle_counts(const X& x) const {
+    return eval(cast<T>(sum(x, -2)));
+  }
+  template <class X>
+  auto bundle(const X& x, const bundle_options& o) const {
+    const auto xc = fusor::detail::contiguous_of(x);
+    using B = backend_of_t<decltype(xc.view())>;
+    const extents out_shape = detail::bundle_shape(xc.view().shape(), name);
+    array<T, B> s = bundle_counts(xc.view());
+    normalization n = o.norm;
+    if (n == normalization::model_default)
+      n = Kind == detail::map_kind::integer ? normalization::none : normalization::project;
+    if (n == normalization::none) return s;
+    if constexpr (Kind == detail::map_kind::continuous) {
+      s = clip(s, T(-1), T(1));
+    } else if (o.ties == tie_break::random) {
+      const map_model<T, detail::map_kind::bipolar> coin(d);
+      const array<T, B> t = detail::generate<B>(detail::row_draw<decltype(coin)>{coin, o.seed, 0, d}, out_shape);
+      s = where(s > T(0), T(1), where(s < T(0), T(-1), t));
+    } else {
+      s = where(s > T(0), T(1), where(s < T(0), T(-1), detail::first_row(xc.view())));
+    }
+    return s;
+  }
+  /// Back onto the model's domain: sign (0 stays 0: no tie to break without the operands) for
+  /// MAP-B and MAP-I, clip to [-1, 1] for MAP-C.
+  template <class X>
+  auto normalize(const X& x) const {
+    if constexpr (Kind == detail::map_kind::continuous) return eval(clip(x, T(-1), T(1)));
+    else return eval(cast<T>(sign(x)));
+  }
+  template <class X, class Y>
+  auto similarity(const X& q, const Y& x, metric s) const {
+    if constexpr (std::is_integral_v<T>)
+      return detail::dense_similarity(cast<float>(q), cast<float>(x), s, name);
+    else
+      return detail::dense_similarity(q, x, s, name);
+  }
+};
+
+/// MAP with bipolar float vectors (bundle: sign of the sum).
+using map_b = map_model<float, detail::map_kind::bipolar>;
+/// MAP with bipolar int32 vectors that bundle into integer sums.
+using map_i = map_model<std::int32_t, detail::map_kind::integer>;
+/// MAP with real vectors uniform in [-1, 1) (bundle: sum clipped to [-1, 1]).
+using map_c = map_model<float, detail::map_kind::continuous>;
+
+}  // namespace fusor::vsa

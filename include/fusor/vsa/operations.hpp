@@ -1,0 +1,189 @@
+#pragma once
+// The operations every model has, as free functions over (model, rows): they check what the
+// model can check (element type at compile time, the row width at run time) and call the
+// model's own implementation. Batch-first: a vector is a row, an operand is (..., width), and
+// operands broadcast as NumPy's arrays do (a (1, w) or (w) row binds with every row of a batch).
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "dense.hpp"
+#include "kernels.hpp"
+#include "model.hpp"
+
+namespace fusor::vsa {
+
+namespace detail {
+template <class M, class X>
+extents checked_rows(const M& m, const X& x, const char* what, const char* which = "operand") {
+  static_assert(expression<X>, "fusor::vsa: operands are fusor arrays, views or expressions of the model's rows");
+  static_assert(std::is_same_v<value_t<X>, typename M::value_type>,
+                "fusor::vsa: the vectors' element type must be the model's value_type (float for MAP-B, MAP-C and "
+                "HRR, std::int32_t for MAP-I, std::complex<float> for FHRR, std::uint64_t words for BSC)");
+  const extents s = expr_shape(fusor::detail::to_node(x));
+  check_rows(m, s, what, which);
+  return s;
+}
+}  // namespace detail
+
+/// n random vectors of model m, (n, m.width()). Row i comes from Philox keyed by (seed,
+/// first + i) alone: the same vectors on every backend and thread count, and random(m, 5, s) is
+/// the first five rows of random(m, 10, s) (first shifts the window: a codebook can grow).
+template <backend B = default_backend, model M>
+array<typename M::value_type, B> random(const M& m, index_t n, std::uint64_t seed, index_t first = 0) {
+  if (n < 0) throw value_error("fusor::vsa::random: needs n >= 0 vectors, got n = " + std::to_string(n));
+  if (first < 0) throw value_error("fusor::vsa::random: needs first >= 0, got first = " + std::to_string(first));
+  return detail::generate<B>(detail::row_draw<M>{m, seed, first, m.width()}, extents{n, m.width()});
+}
+
+/// n copies of the identity of bind: bind(identity, x) == x.
+template <backend B = default_backend, model M>
+array<typename M::value_type, B> identity(const M& m, index_t n = 1) {
+  if (n < 0) throw value_error("fusor::vsa::identity: needs n >= 0 vectors, got n = " + std::to_string(n));
+  return m.template identity<B>(extents{n, m.width()});
+}
+
+/// n zero vectors (the empty bundle's accumulator; BSC: all bits clear).
+template <backend B = default_backend, model M>
+array<typename M::value_type, B> empty(const M& m, index_t n = 1) {
+  if (n < 0) throw value_error("fusor::vsa::empty: needs n >= 0 vectors, got n = " + std::to_string(n));
+  return zeros<typename M::value_type, B>(extents{n, m.width()});
+}
+
+/// Binds a and b row by row (broadcasting): MAP multiplies, BSC XORs, FHRR multiplies phasors,
+/// HRR convolves circularly.
+template <model M, class X, class Y>
+auto bind(const M& m, const X& a, const Y& b) {
+  detail::checked_rows(m, a, "bind", "first operand");
+  detail::checked_rows(m, b, "bind", "second operand");
+  return m.bind(a, b);
+}
+
+/// The inverse of a under bind (a itself for self-inverse models; FHRR: the conjugate; HRR: the
+/// involution, or the exact inverse with inverse_kind::exact).
+template <model M, class X>
+auto inverse(const M& m, const X& a, inverse_kind k = inverse_kind::model_default) {
+  detail::checked_rows(m, a, "inverse");
+  return m.inverse(a, k);
+}
+
+/// Recovers b from c = bind(a, b) given a: bind(c, inverse(a)), in one pass where the model
+/// allows (HRR: one correlation, or with inverse_kind::exact a division of spectra).
+template <model M, class X, class Y>
+auto unbind(const M& m, const X& c, const Y& a, inverse_kind k = inverse_kind::model_default) {
+  detail::checked_rows(m, c, "unbind", "bound vector");
+  detail::checked_rows(m, a, "unbind", "key");
+  return m.unbind(c, a, k);
+}
+
+/// The additive inverse: similarity(negative(a), a) is the model's minimum (BSC: every bit
+/// flipped).
+template <model M, class X>
+auto negative(const M& m, const X& a) {
+  detail::checked_rows(m, a, "negative");
+  return m.negative(a);
+}
+
+/// Cyclic shift of every row by `shift` positions toward higher indices (np.roll along the
+/// dimensions; BSC rotates its d bits, not its words). Any integer shift; negative undoes.
+template <model M, class X>
+auto permute(const M& m, const X& a, index_t shift = 1) {
+  detail::checked_rows(m, a, "permute");
+  return m.permute(a, shift);
+}
+/// permute(m, a, -shift).
+template <model M, class X>
+auto unpermute(const M& m, const X& a, index_t shift = 1) {
+  detail::checked_rows(m, a, "unpermute");
+  return m.permute(a, -shift);
+}
+
+/// Superposes the n rows along axis -2 of x (..., n, width) into (..., width), then normalises
+/// as `o.norm` says (model_default: see normalization), breaking ties as `o.ties` says.
+template <model M, class X>
+auto bundle(const M& m, const X& x, const bundle_options& o = {}) {
+  detail::checked_rows(m, x, "bundle");
+  return m.bundle(x, o);
+}
+
+/// The bundle's accumulator along axis -2, before any normalisation: the sum (MAP-I: in int64,
+/// returned as int32), or for BSC the number of set bits at each of the d positions (int32).
+template <model M, class X>
+auto bundle_counts(const M& m, const X& x) {
+  detail::checked_rows(m, x, "bundle_counts");
+  return m.bundle_counts(x);
+}
+
+/// Back onto the model's domain: sign (MAP-B, MAP-I), clip (MAP-C), unit phasors (FHRR), unit
+/// L2 norm (HRR), nothing for BSC (its vectors are always bits).
+template <model M, class X>
+auto normalize(const M& m, const X& x) {
+  detail::checked_rows(m, x, "normalize");
+  return m.normalize(x);
+}
+
+/// Binds the n rows along axis -2 into one: (..., n, width) -> (..., width).
+template <model M, class X>
+auto multibind(const M& m, const X& x) {
+  const extents s = detail::checked_rows(m, x, "multibind");
+  detail::bundle_shape(s, M::name, "multibind");
+  return m.multibind(x);
+}
+
+namespace detail {
+/// Row i of x (..., n, w) permuted by n - 1 - i: the positions of a sequence.
+template <class M, class X>
+auto positioned(const M& m, const X& x) {
+  const auto xc = fusor::detail::contiguous_of(x);
+  const auto v = xc.view();
+  using T = value_t<decltype(v)>;
+  using B = backend_of_t<decltype(v)>;
+  array<T, B> r(v.shape());
+  const index_t n = v.shape()[v.ndim() - 2];
+  for (index_t i = 0; i < n; ++i) {
+    auto dst = row_at(r.view(), i);
+    dst = m.permute(row_at(v, i), n - 1 - i);
+  }
+  return r;
+}
+}  // namespace detail
+
+/// A sequence as one vector by binding: the rows x_0 ... x_{n-1} along axis -2 bound as
+/// permute(x_0, n-1) * permute(x_1, n-2) * ... * x_{n-1} (torchhd's bind_sequence).
+template <model M, class X>
+auto bind_sequence(const M& m, const X& x) {
+  const extents s = detail::checked_rows(m, x, "bind_sequence");
+  detail::bundle_shape(s, M::name, "bind_sequence");
+  return m.multibind(detail::positioned(m, x));
+}
+
+/// A sequence as one vector by bundling: permute(x_0, n-1) + ... + x_{n-1}, normalised as bundle
+/// (torchhd's bundle_sequence).
+template <model M, class X>
+auto bundle_sequence(const M& m, const X& x, const bundle_options& o = {}) {
+  const extents s = detail::checked_rows(m, x, "bundle_sequence");
+  detail::bundle_shape(s, M::name, "bundle_sequence");
+  return m.bundle(detail::positioned(m, x), o);
+}
+
+/// x to the real power p (fractional power encoding): FHRR raises each phasor, HRR each
+/// spectrum coefficient. bind of powers adds exponents: fractional_power(x, a) bound with
+/// fractional_power(x, b) is fractional_power(x, a + b).
+template <model M, class X>
+  requires requires(const M& m, const X& x) { m.fractional_power(x, 1.0); }
+auto fractional_power(const M& m, const X& x, double p) {
+  detail::checked_rows(m, x, "fractional_power");
+  return m.fractional_power(x, p);
+}
+
+/// Similarities of queries q (Q, width) or (width) against items x (N, width) or (width): (Q, N)
+/// (or (N), (Q), ()) in one pass, a GEMM for real and complex models and one XOR + popcount
+/// sweep for BSC. The result is float.
+template <model M, class X, class Y>
+auto similarity(const M& m, const X& q, const Y& x, metric s = M::default_metric) {
+  detail::checked_rows(m, q, "similarity", "queries");
+  detail::checked_rows(m, x, "similarity", "items");
+  return m.similarity(q, x, s);
+}
+
+}  // namespace fusor::vsa

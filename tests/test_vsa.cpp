@@ -1,0 +1,3 @@
+// The backend-generic VSA bodies (tests/generic/vsa_body.hpp) on the cpu backend.
+#define TEST_BACKEND fusor::cpu
+#include "generic/vsa_body.hpp"

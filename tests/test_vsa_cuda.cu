@@ -1,0 +1,5 @@
+// The backend-generic VSA bodies (tests/generic/vsa_body.hpp) on the cuda backend: the same
+// checks, and every random vector compared with the cpu backend's.
+#include <fusor/cuda.cuh>
+#define TEST_BACKEND fusor::cuda
+#include "generic/vsa_body.hpp"
