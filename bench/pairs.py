@@ -19,6 +19,9 @@ for t in ("float", "double"):  # autodiff (bench_ad): beside the hand-written de
               (f"fusor_jacfwd_tanh<{t}>", f"hand_jacobian_tanh<{t}>"), (f"fusor_jacrev_tanh<{t}>", f"hand_jacobian_tanh<{t}>")]
     PAIRS += [(f"fusor_vg_{f}<{t}>", f"hand_vg_{f}<{t}>") for f in ("square", "sinexp", "rosen", "dense", "conv")]
     PAIRS += [(f"fusor_vg_dense<{t}>", f"gemm_floor_dense<{t}>")]
+for op in ("random", "bind", "bundle100", "sim1000", "search1", "search1000"):  # VSA (bench_vsa): beside its floor
+    PAIRS += [(f"fusor_vsa_{op}", f"floor_vsa_{op}")]
+PAIRS += [("fusor_vsa_search1000", "hand_vsa_search1000")]
 
 med = {}
 for b in json.load(open(sys.argv[1]))["benchmarks"]:

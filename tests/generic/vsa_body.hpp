@@ -132,11 +132,16 @@ TEST_CASE("vsa random: MAP-B and BSC from one seed are the same bits; thread cou
   fusor::set_parallel_threshold(1);
   fusor::set_num_threads(1);
   const auto one = host_values(vsa::random<B>(vsa::hrr(d), 40, 9));
+  const auto one_f = host_values(vsa::random<B>(vsa::fhrr(d), 40, 9));
   fusor::set_num_threads(2);
   const auto two = host_values(vsa::random<B>(vsa::hrr(d), 40, 9));
+  const auto two_f = host_values(vsa::random<B>(vsa::fhrr(d), 40, 9));
+  const auto some = host_values(vsa::random<B>(vsa::hrr(d), 3, 9, 37));  // rows 37..39 alone
   fusor::set_num_threads(before);
   fusor::set_parallel_threshold(thr);
   CHECK(one == two);
+  CHECK(one_f == two_f);
+  CHECK(std::equal(some.begin(), some.end(), one.begin() + 37 * d));
 }
 
 // ---- bind, inverse, unbind ----------------------------------------------------------------------

@@ -1,6 +1,7 @@
 #pragma once
 // Pieces shared by the models whose vectors are plain real or complex rows (MAP, HRR, FHRR):
 // contiguous row access, and similarity of (Q, w) queries against (N, w) items as one GEMM.
+#include <algorithm>
 #include <complex>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "../core/reduce.hpp"
 #include "../core/shape_ops.hpp"
 #include "../linalg/matmul.hpp"
+#include "kernels.hpp"
 #include "model.hpp"
 
 namespace fusor::vsa::detail {
@@ -35,6 +37,33 @@ template <class R, class B>
 array_view<R, B> as_real_matrix(const array_view<std::complex<R>, B>& v) {
   const index_t w = v.shape()[v.ndim() - 1], n = v.ndim() == 2 ? v.shape()[0] : 1;
   return array_view<R, B>(reinterpret_cast<R*>(v.data()), extents{n, 2 * w}, extents{2 * w, 1});
+}
+
+/// A contiguous complex view as reals: the same shape with the last axis doubled (re, im, ...).
+template <class R, class B>
+array_view<R, B> interleaved(const array_view<std::complex<R>, B>& v) {
+  extents shape = v.shape(), strides = v.strides();
+  for (int k = 0; k < shape.size(); ++k) strides[k] *= 2;
+  if (shape.size() > 0) {
+    shape[shape.size() - 1] *= 2;
+    strides[shape.size() - 1] = 1;
+  }
+  return array_view<R, B>(reinterpret_cast<R*>(v.data()), shape, strides);
+}
+/// The sum along axis -2 of complex rows, summed as interleaved reals (the real reduction is the
+/// SIMD one; complex sums along an outer axis are not).
+template <class X>
+auto complex_row_sum(const X& x) {
+  const auto xc = fusor::detail::contiguous_of(x);
+  using T = value_t<decltype(xc.view())>;
+  using B = backend_of_t<decltype(xc.view())>;
+  extents out;
+  for (int k = 0; k < xc.view().ndim(); ++k)
+    if (k != xc.view().ndim() - 2) out.push_back(xc.view().shape()[k]);
+  array<T, B> r(out);
+  auto rv = interleaved(r.view());
+  rv = sum(interleaved(xc.view()), -2);
+  return r;
 }
 
 /// Dot products (and cosines) of real rows: one GEMM, then one fused pass dividing by the norms

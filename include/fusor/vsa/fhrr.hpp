@@ -21,7 +21,6 @@ struct fhrr {
   static constexpr bool exact_inverse = true;
   static constexpr metric default_metric = metric::cosine;
   static constexpr double similarity_lo = -1.0, similarity_hi = 1.0;
-  static constexpr index_t per_block = 4;  // 24 random bits per angle
 
   index_t d = 1;
 
@@ -30,10 +29,14 @@ struct fhrr {
   index_t dim() const { return d; }
   index_t width() const { return d; }
 
-  FUSOR_HD std::complex<float> element(const detail::philox_words& w, index_t col) const {
-    // the angle and its cosine and sine in double, rounded once: every backend agrees to an ulp
-    const double t = std::numbers::pi * (2.0 * double(fusor::random::detail::unit_float(w[col % 4])) - 1.0);
-    return {float(std::cos(t)), float(std::sin(t))};
+  /// Rows first .. first + n - 1 of the random vectors of `seed`: cis of Philox angles.
+  template <class B>
+  array<value_type, B> draw(index_t n, std::uint64_t seed, index_t first) const {
+    const index_t dp = detail::padded_width(d);
+    const auto angles = detail::lazy_generate<B>(detail::row_draw<detail::phase_elements>{{}, seed, first, dp}, extents{n, dp});
+    // cos and sin as two SIMD passes over the angles, then interleaved (the engine's cis is scalar)
+    const array<float, B> t(angles), re(cos(t)), im(sin(t));
+    return detail::generate<B>(detail::interleave_rows<float>{re.data(), im.data(), d, dp}, extents{n, d});
   }
 
   template <class B>
@@ -66,7 +69,7 @@ struct fhrr {
   }
   template <class X>
   auto bundle_counts(const X& x) const {
-    return sum(x, -2);
+    return detail::complex_row_sum(x);
   }
   template <class X>
   auto bundle(const X& x, const bundle_options& o) const {

@@ -22,7 +22,6 @@ struct hrr {
   static constexpr bool exact_inverse = false;  // the default inverse is the approximate one
   static constexpr metric default_metric = metric::cosine;
   static constexpr double similarity_lo = -1.0, similarity_hi = 1.0;
-  static constexpr index_t per_block = 2;  // one Box-Muller pair per Philox block
 
   index_t d = 1;
 
@@ -31,13 +30,17 @@ struct hrr {
   index_t dim() const { return d; }
   index_t width() const { return d; }
 
-  FUSOR_HD float element(const detail::philox_words& w, index_t col) const {
-    using fusor::random::detail::open_unit;
-    using fusor::random::detail::unit_double;
-    const double r = std::sqrt(-2.0 * std::log(open_unit(w[0], w[1])));
-    const double t = 2.0 * std::numbers::pi * unit_double(w[2], w[3]);
-    const double z = col % 2 == 0 ? r * std::cos(t) : r * std::sin(t);
-    return float(z / std::sqrt(double(d)));
+  /// Rows first .. first + n - 1 of the random vectors of `seed`: N(0, 1/d) by Box-Muller on
+  /// Philox uniforms, one fused pass.
+  template <class B>
+  array<float, B> draw(index_t n, std::uint64_t seed, index_t first) const {
+    const index_t dp = detail::padded_width(d);
+    const extents shape{n, dp};
+    const auto u1 = detail::lazy_generate<B>(detail::row_draw<detail::radius_elements>{{}, seed, first, dp}, shape);
+    const auto t = detail::lazy_generate<B>(detail::row_draw<detail::angle_elements>{{}, seed, first, dp}, shape);
+    const float scale = float(std::sqrt(2.0 / double(d)));  // sqrt(-2 log u1) / sqrt(d)
+    const array<float, B> padded(sqrt(-log(u1)) * cos(t) * scale);
+    return array<float, B>(padded(all, range(0, d)));
   }
 
   /// The identity of circular convolution: (1, 0, ..., 0).

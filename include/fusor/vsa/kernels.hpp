@@ -6,6 +6,8 @@
 // pointers to contiguous rows, which the front ends (operations.hpp) guarantee.
 #include <array>
 #include <bit>
+#include <complex>
+#include <cmath>
 #include <cstdint>
 
 #include "../core/create.hpp"
@@ -39,20 +41,21 @@ struct row_draw {
   std::uint64_t seed;
   index_t first_row, width;
   FUSOR_HD void fill(index_t first, value_type* out, index_t count) const {
-    index_t row = first / width, col = first % width;
-    index_t have = -1;  // the block in `w`
-    philox_words w{};
-    for (index_t i = 0; i < count; ++i) {
-      const index_t blk = col / M::per_block;
-      if (blk != have) {
-        w = fusor::random::block_words(seed, std::uint64_t(first_row + row), std::uint64_t(blk));
-        have = blk;
-      }
-      out[i] = m.element(w, col);
-      if (++col == width) {
+    constexpr index_t per = M::per_block;
+    index_t row = first / width, col = first % width;  // divisions once per run, not per block
+    index_t i = 0;
+    while (i < count) {
+      const std::uint64_t stream = std::uint64_t(first_row + row);
+      index_t n = per - col % per;  // the part of one block this run covers
+      if (n > width - col) n = width - col;
+      if (n > count - i) n = count - i;
+      const philox_words w = fusor::random::block_words(seed, stream, std::uint64_t(col / per));
+      for (index_t k = 0; k < n; ++k) out[i + k] = m.element(w, col + k);
+      i += n;
+      col += n;
+      if (col == width) {
         col = 0;
         ++row;
-        have = -1;
       }
     }
   }
@@ -60,34 +63,70 @@ struct row_draw {
 
 /// Majority of n bit-packed rows: x holds (batch, n, words) words; output (batch, words). A bit
 /// is set when more than half the rows set it; a tie (n even) takes the first row's bit, or a
-/// Philox bit keyed by (seed, batch, word) when `random_ties`.
+/// Philox bit keyed by (seed, batch, word) when `random_ties`. The counts are bit-sliced: plane k
+/// of a word holds bit k of the 64 counts, a row is added with a ripple of ANDs and XORs, and the
+/// comparison with n / 2 runs over the planes, so 64 positions cost a handful of word operations
+/// per row (four words at a time, which the compiler turns into SIMD).
 struct bit_majority {
   using value_type = std::uint64_t;
+  static constexpr int lanes = 4;
   const std::uint64_t* x;
   index_t n, words, d;
   bool random_ties;
   std::uint64_t seed;
+
+  template <int L>
+  FUSOR_HD void majority(index_t b, index_t w, std::uint64_t* out) const {
+    int planes = 1;
+    while (planes < 63 && (index_t(1) << planes) <= n) ++planes;
+    std::uint64_t c[63][L];
+    for (int k = 0; k < planes; ++k)
+      for (int l = 0; l < L; ++l) c[k][l] = 0;
+    const std::uint64_t* col = x + b * n * words + w;
+    for (index_t r = 0; r < n; ++r) {
+      std::uint64_t carry[L];
+      for (int l = 0; l < L; ++l) carry[l] = col[r * words + l];
+      for (int k = 0; k < planes; ++k)
+        for (int l = 0; l < L; ++l) {
+          const std::uint64_t t = c[k][l] & carry[l];
+          c[k][l] ^= carry[l];
+          carry[l] = t;
+        }
+    }
+    const index_t half = n / 2;  // count > half is a majority; count == half (n even) a tie
+    for (int l = 0; l < L; ++l) {
+      std::uint64_t gt = 0, eq = ~std::uint64_t(0);
+      for (int k = planes - 1; k >= 0; --k) {
+        if ((half >> k) & 1) {
+          eq &= c[k][l];
+        } else {
+          gt |= eq & c[k][l];
+          eq &= ~c[k][l];
+        }
+      }
+      std::uint64_t r = gt;
+      if (n % 2 == 0) {
+        std::uint64_t tie = col[l];
+        if (random_ties) {
+          const auto t = fusor::random::block_words(seed, std::uint64_t(b), std::uint64_t(w + l));
+          tie = (std::uint64_t(t[1]) << 32) | t[0];
+        }
+        r |= eq & tie;
+      }
+      out[l] = r & valid_bits(w + l, words, d);
+    }
+  }
   FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
-    for (index_t i = 0; i < count; ++i) {
+    index_t i = 0;
+    while (i < count) {
       const index_t p = first + i, b = p / words, w = p % words;
-      const std::uint64_t* col = x + b * n * words + w;
-      std::int32_t c[64] = {};
-      for (index_t r = 0; r < n; ++r) {
-        const std::uint64_t v = col[r * words];
-        for (int k = 0; k < 64; ++k) c[k] += std::int32_t((v >> k) & 1u);
+      if (i + lanes <= count && w + lanes <= words) {
+        majority<lanes>(b, w, out + i);
+        i += lanes;
+      } else {
+        majority<1>(b, w, out + i);
+        ++i;
       }
-      std::uint64_t tie = col[0];
-      if (random_ties) {
-        const auto t = fusor::random::block_words(seed, std::uint64_t(b), std::uint64_t(w));
-        tie = (std::uint64_t(t[1]) << 32) | t[0];
-      }
-      std::uint64_t r = 0;
-      for (int k = 0; k < 64; ++k) {
-        const std::int64_t twice = 2 * std::int64_t(c[k]);
-        const std::uint64_t bit = twice > n ? 1u : twice == n ? (tie >> k) & 1u : 0u;
-        r |= bit << k;
-      }
-      out[i] = r & valid_bits(w, words, d);
     }
   }
 };
@@ -223,6 +262,64 @@ struct bit_pack {
   }
 };
 
+/// Elements drawn for FHRR: angles pi (2u - 1) in [-pi, pi), u with 24 random bits, four per
+/// Philox block. The phasors are cis() of these in a fused SIMD pass (a scalar cos and sin per
+/// element cost twenty times the draw).
+struct phase_elements {
+  using value_type = float;
+  static constexpr index_t per_block = 4;
+  FUSOR_HD float element(const philox_words& w, index_t col) const {
+    return 3.14159265358979323846f * (2.0f * fusor::random::detail::unit_float(w[col % 4]) - 1.0f);
+  }
+};
+/// Elements drawn for HRR, two per Philox block: element j takes words 2 (j % 2) and 2 (j % 2) + 1,
+/// the first as u1 in (0, 1] (radius_elements), the second as the angle 2 pi u2 (angle_elements),
+/// and is sqrt(-2 log u1) cos(2 pi u2), a normal variate (the cosine half of Box-Muller, so every
+/// element is computed alone, in a fused SIMD pass).
+struct radius_elements {
+  using value_type = float;
+  static constexpr index_t per_block = 2;
+  FUSOR_HD float element(const philox_words& w, index_t col) const {
+    return (float(w[2 * (col % 2)] >> 8) + 1.0f) * 0x1.0p-24f;
+  }
+};
+struct angle_elements {
+  using value_type = float;
+  static constexpr index_t per_block = 2;
+  FUSOR_HD float element(const philox_words& w, index_t col) const {
+    return 6.28318530717958647692f * fusor::random::detail::unit_float(w[2 * (col % 2) + 1]);
+  }
+};
+
+/// Complex rows (rows, d) from real and imaginary parts held in padded rows (rows, dp).
+template <class R>
+struct interleave_rows {
+  using value_type = std::complex<R>;
+  const R *re, *im;
+  index_t d, dp;
+  FUSOR_HD void fill(index_t first, std::complex<R>* out, index_t count) const {
+    index_t row = first / d, col = first % d;
+    for (index_t i = 0; i < count; ++i) {
+      out[i] = std::complex<R>(re[row * dp + col], im[row * dp + col]);
+      if (++col == d) {
+        col = 0;
+        ++row;
+      }
+    }
+  }
+};
+
+/// Rows padded to a multiple of 16 elements (every SIMD width) for the draws whose values go
+/// through transcendental functions: then a fused pass computes every element in its vector body
+/// (the scalar tail's std:: functions round differently, and where the tail falls depends on how
+/// many rows are drawn), so a row's values do not depend on n or the thread count.
+inline index_t padded_width(index_t d) { return (d + 15) / 16 * 16; }
+
+/// The generator as a node of `shape` on backend B (fuses into the statement that uses it).
+template <class B, class G>
+generator_expr<G, B> lazy_generate(const G& g, const extents& shape) {
+  return generator_expr<G, B>{g, shape, contiguous_strides(shape)};
+}
 /// The generator as an array of `shape` on backend B.
 template <class B, class G>
 array<typename G::value_type, B> generate(const G& g, const extents& shape) {

@@ -43,8 +43,8 @@ struct map_model {
     if constexpr (Kind == detail::map_kind::continuous) {
       return T(2.0f * fusor::random::detail::unit_float(w[col % 4]) - 1.0f);
     } else {
-      const index_t j = col % 128;
-      return ((w[j / 32] >> (j % 32)) & 1u) ? T(-1) : T(1);
+      const index_t j = col % 128;  // arithmetic, not a branch: the bit is random, a branch mispredicts
+      return T(1 - 2 * std::int32_t((w[j / 32] >> (j % 32)) & 1u));
     }
   }
 

@@ -33,7 +33,10 @@ template <backend B = default_backend, model M>
 array<typename M::value_type, B> random(const M& m, index_t n, std::uint64_t seed, index_t first = 0) {
   if (n < 0) throw value_error("fusor::vsa::random: needs n >= 0 vectors, got n = " + std::to_string(n));
   if (first < 0) throw value_error("fusor::vsa::random: needs first >= 0, got first = " + std::to_string(first));
-  return detail::generate<B>(detail::row_draw<M>{m, seed, first, m.width()}, extents{n, m.width()});
+  if constexpr (requires { m.template draw<B>(n, seed, first); })  // a model with its own fused draw
+    return m.template draw<B>(n, seed, first);
+  else
+    return detail::generate<B>(detail::row_draw<M>{m, seed, first, m.width()}, extents{n, m.width()});
 }
 
 /// n copies of the identity of bind: bind(identity, x) == x.
@@ -102,7 +105,7 @@ auto unpermute(const M& m, const X& a, index_t shift = 1) {
 /// as `o.norm` says (model_default: see normalization), breaking ties as `o.ties` says.
 template <model M, class X>
 auto bundle(const M& m, const X& x, const bundle_options& o = {}) {
-  detail::checked_rows(m, x, "bundle");
+  detail::bundle_shape(detail::checked_rows(m, x, "bundle"), M::name);
   return m.bundle(x, o);
 }
 
@@ -110,7 +113,7 @@ auto bundle(const M& m, const X& x, const bundle_options& o = {}) {
 /// returned as int32), or for BSC the number of set bits at each of the d positions (int32).
 template <model M, class X>
 auto bundle_counts(const M& m, const X& x) {
-  detail::checked_rows(m, x, "bundle_counts");
+  detail::bundle_shape(detail::checked_rows(m, x, "bundle_counts"), M::name, "bundle_counts");
   return m.bundle_counts(x);
 }
 

@@ -1,0 +1,310 @@
+// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC and HRR, each beside
+// its floor in the same run (scripts/bench vsa prints the ratios, then HoloVec's and torchhd's
+// times for the same work from bench/peers/vsa_peers.py). One thread throughout.
+//   fusor_vsa_random/<m>:     one random vector (vsa::random, Philox keyed by (seed, row))
+//   floor_vsa_random/<m>:     writing the vector's bytes (std::fill): the memory floor
+//   fusor_vsa_bind/<m>:       bind of two vectors (a new array)
+//   floor_vsa_bind/<m>:       a hand loop (product / XOR) into a preallocated row; HRR: the three
+//                             FFTW transforms (two r2c, one c2r) with cached plans and the product
+//   fusor_vsa_bundle100/<m>:  bundle of a (100, d) batch with the model's normalisation
+//   floor_vsa_bundle100/<m>:  a hand loop summing the 100 rows (BSC: counting the bits of the
+//                             words, then the majority)
+//   fusor_vsa_sim1000/<m>:    similarity of a (1000, d) batch against one vector: (1000)
+//   fusor_vsa_search1/<m>:    one query against a 1000-item codebook: (1000)
+//   floor_vsa_search1/<m>:    cblas_sgemv over the same rows (FHRR: the interleaved reals); BSC: a
+//                             hand XOR+popcount loop
+//   fusor_vsa_search1000/<m>: 1000 queries against a 1000-item codebook: (1000, 1000)
+//   floor_vsa_search1000/<m>: cblas_sgemm of the same shapes (FHRR: k = 2d); BSC: popcount
+//                             throughput, Q·N·words popcounts of L1-resident words
+//   hand_vsa_search1000/bsc:  the plain XOR+popcount triple loop a user would write
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <fftw3.h>
+
+#include <algorithm>
+#include <bit>
+#include <complex>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fusor/fusor.hpp>
+
+namespace {
+
+using fusor::array;
+using fusor::index_t;
+namespace vsa = fusor::vsa;
+
+constexpr index_t dim = 10'000;
+
+void one_thread() {
+  fusor::set_num_threads(1);
+  fusor::set_blas_num_threads(1);
+}
+
+template <class M>
+void fusor_random(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  std::uint64_t seed = 0;
+  for (auto _ : st) benchmark::DoNotOptimize(vsa::random(m, 1, ++seed));
+}
+template <class M>
+void floor_random(benchmark::State& st) {
+  const M m(dim);
+  std::vector<typename M::value_type> out(static_cast<std::size_t>(m.width()));
+  for (auto _ : st) {
+    std::fill(out.begin(), out.end(), typename M::value_type(1));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+
+template <class M>
+void fusor_bind(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  const auto a = vsa::random(m, 1, 1), b = vsa::random(m, 1, 2);
+  for (auto _ : st) benchmark::DoNotOptimize(vsa::bind(m, a, b));
+}
+
+/// FFTW's r2c of both operands, the product of spectra, one c2r (plans made once): HRR's floor.
+struct hrr_fftw {
+  float *a, *b, *out;
+  fftwf_complex *fa, *fb;
+  fftwf_plan pa, pb, pi;
+  explicit hrr_fftw(index_t d) {
+    a = fftwf_alloc_real(std::size_t(d));
+    b = fftwf_alloc_real(std::size_t(d));
+    out = fftwf_alloc_real(std::size_t(d));
+    fa = fftwf_alloc_complex(std::size_t(d / 2 + 1));
+    fb = fftwf_alloc_complex(std::size_t(d / 2 + 1));
+    pa = fftwf_plan_dft_r2c_1d(int(d), a, fa, FFTW_ESTIMATE);
+    pb = fftwf_plan_dft_r2c_1d(int(d), b, fb, FFTW_ESTIMATE);
+    pi = fftwf_plan_dft_c2r_1d(int(d), fa, out, FFTW_ESTIMATE);
+    for (index_t i = 0; i < d; ++i) a[i] = b[i] = float(i % 7) - 3.0f;
+  }
+  ~hrr_fftw() {
+    fftwf_destroy_plan(pa);
+    fftwf_destroy_plan(pb);
+    fftwf_destroy_plan(pi);
+    fftwf_free(a);
+    fftwf_free(b);
+    fftwf_free(out);
+    fftwf_free(fa);
+    fftwf_free(fb);
+  }
+};
+
+template <class M>
+void floor_bind(benchmark::State& st) {
+  const M m(dim);
+  using T = typename M::value_type;
+  if constexpr (std::is_same_v<M, vsa::hrr>) {
+    hrr_fftw f(dim);
+    const index_t h = dim / 2 + 1;
+    for (auto _ : st) {
+      fftwf_execute(f.pa);
+      fftwf_execute(f.pb);
+      for (index_t k = 0; k < h; ++k) {
+        const float re = f.fa[k][0] * f.fb[k][0] - f.fa[k][1] * f.fb[k][1];
+        const float im = f.fa[k][0] * f.fb[k][1] + f.fa[k][1] * f.fb[k][0];
+        f.fa[k][0] = re / float(dim);
+        f.fa[k][1] = im / float(dim);
+      }
+      fftwf_execute(f.pi);
+      benchmark::DoNotOptimize(f.out);
+      benchmark::ClobberMemory();
+    }
+  } else {
+    const auto a = vsa::random(m, 1, 1), b = vsa::random(m, 1, 2);
+    std::vector<T> out(static_cast<std::size_t>(m.width()));
+    const T *pa = a.data(), *pb = b.data();
+    for (auto _ : st) {
+      T* o = out.data();
+      for (index_t i = 0; i < m.width(); ++i) {
+        if constexpr (std::is_same_v<M, vsa::bsc>) o[i] = pa[i] ^ pb[i];
+        else o[i] = pa[i] * pb[i];
+      }
+      benchmark::DoNotOptimize(o);
+      benchmark::ClobberMemory();
+    }
+  }
+}
+
+template <class M>
+void fusor_bundle100(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  const auto x = vsa::random(m, 100, 3);
+  for (auto _ : st) benchmark::DoNotOptimize(vsa::bundle(m, x));
+}
+template <class M>
+void floor_bundle100(benchmark::State& st) {
+  const M m(dim);
+  using T = typename M::value_type;
+  const auto x = vsa::random(m, 100, 3);
+  const T* p = x.data();
+  const index_t w = m.width();
+  if constexpr (std::is_same_v<M, vsa::bsc>) {
+    std::vector<std::int32_t> counts(static_cast<std::size_t>(64 * w));
+    std::vector<std::uint64_t> out(static_cast<std::size_t>(w));
+    for (auto _ : st) {
+      std::fill(counts.begin(), counts.end(), 0);
+      for (index_t r = 0; r < 100; ++r)
+        for (index_t i = 0; i < w; ++i) {
+          const std::uint64_t v = p[r * w + i];
+          for (int k = 0; k < 64; ++k) counts[std::size_t(64 * i + k)] += std::int32_t((v >> k) & 1u);
+        }
+      for (index_t i = 0; i < w; ++i) {
+        std::uint64_t o = 0;
+        for (int k = 0; k < 64; ++k) o |= std::uint64_t(counts[std::size_t(64 * i + k)] > 50) << k;
+        out[std::size_t(i)] = o;
+      }
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  } else {
+    std::vector<T> out(static_cast<std::size_t>(w));
+    for (auto _ : st) {
+      std::copy(p, p + w, out.begin());
+      for (index_t r = 1; r < 100; ++r)
+        for (index_t i = 0; i < w; ++i) out[std::size_t(i)] += p[r * w + i];
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  }
+}
+
+template <class M>
+void fusor_sim1000(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1, 5);
+  for (auto _ : st) benchmark::DoNotOptimize(vsa::similarity(m, x, q));
+}
+template <class M>
+void fusor_search1(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1, 5);
+  for (auto _ : st) benchmark::DoNotOptimize(vsa::similarity(m, q, x));
+}
+template <class M>
+void floor_search1(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1, 5);
+  std::vector<float> out(1000);
+  if constexpr (std::is_same_v<M, vsa::bsc>) {
+    const index_t w = m.width();
+    for (auto _ : st) {
+      for (index_t j = 0; j < 1000; ++j) {
+        int c = 0;
+        for (index_t i = 0; i < w; ++i) c += std::popcount(q.data()[i] ^ x.data()[j * w + i]);
+        out[std::size_t(j)] = float(c);
+      }
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  } else {
+    const index_t k = fusor::is_complex_v<typename M::value_type> ? 2 * dim : dim;
+    const float* px = reinterpret_cast<const float*>(x.data());
+    const float* pq = reinterpret_cast<const float*>(q.data());
+    for (auto _ : st) {
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, 1000, int(k), 1.0f, px, int(k), pq, 1, 0.0f, out.data(), 1);
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  }
+}
+
+template <class M>
+void fusor_search1000(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1000, 6);
+  for (auto _ : st) benchmark::DoNotOptimize(vsa::similarity(m, q, x));
+}
+template <class M>
+void floor_search1000(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  if constexpr (std::is_same_v<M, vsa::bsc>) {
+    // popcount throughput: as many XOR+popcounts as the search, on words that stay in L1
+    const auto x = vsa::random(m, 2, 4);
+    const index_t w = m.width();
+    const std::uint64_t *a = x.data(), *b = x.data() + w;
+    for (auto _ : st) {
+      std::int64_t total = 0;
+      for (index_t pair = 0; pair < 1000 * 1000; ++pair) {
+        int c = 0;
+        for (index_t i = 0; i < w; ++i) c += std::popcount(a[i] ^ b[i]);
+        total += c;
+        benchmark::DoNotOptimize(total);
+      }
+    }
+  } else {
+    const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1000, 6);
+    std::vector<float> out(1000 * 1000);
+    const index_t k = fusor::is_complex_v<typename M::value_type> ? 2 * dim : dim;
+    const float* px = reinterpret_cast<const float*>(x.data());
+    const float* pq = reinterpret_cast<const float*>(q.data());
+    for (auto _ : st) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 1000, 1000, int(k), 1.0f, pq, int(k), px, int(k), 0.0f,
+                  out.data(), 1000);
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  }
+}
+void hand_search1000_bsc(benchmark::State& st) {
+  const vsa::bsc m(dim);
+  const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1000, 6);
+  const index_t w = m.width();
+  std::vector<std::int32_t> out(1000 * 1000);
+  for (auto _ : st) {
+    for (index_t i = 0; i < 1000; ++i)
+      for (index_t j = 0; j < 1000; ++j) {
+        int c = 0;
+        for (index_t t = 0; t < w; ++t) c += std::popcount(q.data()[i * w + t] ^ x.data()[j * w + t]);
+        out[std::size_t(i * 1000 + j)] = c;
+      }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+
+template <class M>
+void register_model(const std::string& name) {
+  using benchmark::RegisterBenchmark;
+  const auto us = benchmark::kMicrosecond, ms = benchmark::kMillisecond;
+  RegisterBenchmark(("fusor_vsa_random/" + name).c_str(), fusor_random<M>)->Unit(us);
+  RegisterBenchmark(("floor_vsa_random/" + name).c_str(), floor_random<M>)->Unit(us);
+  RegisterBenchmark(("fusor_vsa_bind/" + name).c_str(), fusor_bind<M>)->Unit(us);
+  RegisterBenchmark(("floor_vsa_bind/" + name).c_str(), floor_bind<M>)->Unit(us);
+  RegisterBenchmark(("fusor_vsa_bundle100/" + name).c_str(), fusor_bundle100<M>)->Unit(us);
+  RegisterBenchmark(("floor_vsa_bundle100/" + name).c_str(), floor_bundle100<M>)->Unit(us);
+  RegisterBenchmark(("fusor_vsa_sim1000/" + name).c_str(), fusor_sim1000<M>)->Unit(ms);
+  RegisterBenchmark(("floor_vsa_sim1000/" + name).c_str(), floor_search1<M>)->Unit(ms);
+  RegisterBenchmark(("fusor_vsa_search1/" + name).c_str(), fusor_search1<M>)->Unit(ms);
+  RegisterBenchmark(("floor_vsa_search1/" + name).c_str(), floor_search1<M>)->Unit(ms);
+  RegisterBenchmark(("fusor_vsa_search1000/" + name).c_str(), fusor_search1000<M>)->Unit(ms);
+  RegisterBenchmark(("floor_vsa_search1000/" + name).c_str(), floor_search1000<M>)->Unit(ms);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_model<vsa::fhrr>("fhrr");
+  register_model<vsa::map_b>("map");
+  register_model<vsa::bsc>("bsc");
+  register_model<vsa::hrr>("hrr");
+  benchmark::RegisterBenchmark("hand_vsa_search1000/bsc", hand_search1000_bsc)->Unit(benchmark::kMillisecond);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

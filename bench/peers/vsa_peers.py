@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""bench_vsa's rows in HoloVec (NumPy backend) and torchhd (PyTorch, CPU), one thread, d = 10000,
+beside fusor's medians from bench_vsa's JSON: prints each peer's median time, the ratio fusor/peer
+(< 1: fusor is faster) and peer/fusor (fusor's speed-up). Peers that do not import are skipped with a
+note. Usage: vsa_peers.py BENCH_VSA_JSON [holovec|torchhd]   (default: every peer that imports)
+
+The rows, fusor_vsa_<op>/<model> for the models fhrr, map (bipolar), bsc and hrr:
+  random:     one random hypervector            bind:      bind two hypervectors
+  bundle100:  bundle 100 hypervectors (a (100, d) batch) into one, with the peer's own bundle
+  sim1000:    the 1000 similarities of a (1000, d) batch against one vector (the peer's similarity)
+  search1:    1 query against a 1000-item codebook -> 1000 similarities
+  search1000: 1000 queries against a 1000-item codebook -> (1000, 1000) similarities
+Each row times the peer's idiomatic call on inputs made outside the timed region; where a peer offers
+no batched call, the Python loop it offers is timed and the row says so."""
+import json
+import os
+import sys
+import time
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")  # one thread, as fusor's rows
+
+from timing import median_seconds as timed  # noqa: E402
+
+D, BUNDLE, ROWS = 10000, 100, 1000
+MODELS = ("fhrr", "map", "bsc", "hrr")
+OPS = ("random", "bind", "bundle100", "sim1000", "search1", "search1000")
+
+
+def median_seconds(fn):
+    t0 = time.perf_counter()
+    fn()  # the warm-up call, timed to size the repetitions
+    if time.perf_counter() - t0 > 1.0:  # the Python loops over 1000 x 1000 pairs: seconds a call
+        return timed(fn, reps=3, warmup=0)
+    return timed(fn, reps=15, warmup=1)
+
+
+def fusor_times(path):
+    med = {}
+    for b in json.load(open(path))["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            head, _, rest = b["run_name"].partition("/")
+            med[(head, rest.split("/")[0])] = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}.get(
+                b.get("time_unit", "ns"), 1e-9)
+    return med
+
+
+def holovec_peer():
+    import numpy as np
+    import holovec
+    from holovec import VSA
+    from holovec.retrieval import ItemStore
+
+    out = {}
+    for m in MODELS:
+        # the default spaces: FHRR complex64 phasors, MAP bipolar float32 (+-1), BSC int32 {0, 1}, HRR float32
+        model = VSA.create(m.upper(), dim=D, backend="numpy", seed=1)
+        a, b = model.random(), model.random()
+        batch = [model.random() for _ in range(BUNDLE)]
+        rows = [model.random() for _ in range(ROWS)]
+        queries = [model.random() for _ in range(ROWS)]
+        store = ItemStore(model).fit({str(i): v for i, v in enumerate(rows)})
+        out[("random", m)] = (median_seconds(model.random), "model.random()")
+        out[("bind", m)] = (median_seconds(lambda: model.bind(a, b)),
+                            "model.bind" + (" (re-normalises to |z| = 1)" if m == "fhrr" else ""))
+        out[("bundle100", m)] = (median_seconds(lambda: model.bundle(batch)),
+                                 f"model.bundle(list of {BUNDLE}) " + {
+                                     "fhrr": "(sum, to |z| = 1)", "map": "(sign of the sum)",
+                                     "bsc": "(sum >= n/2)", "hrr": "(plain sum)"}[m])
+        out[("sim1000", m)] = (median_seconds(lambda: [model.similarity(a, r) for r in rows]),
+                               "Python loop of model.similarity (HoloVec has no batched similarity)")
+        how = "ItemStore.query(q, k=1000) (matrix-vector; restacks the codebook each query"
+        how += "; cosine, not the model's Hamming similarity)" if m in ("map", "bsc") else ")"
+        out[("search1", m)] = (median_seconds(lambda: store.query(a, k=ROWS)), how)
+        # 1000 queries take seconds to minutes in this loop: time the first n, scaled to 1000
+        n = max([10] + [k for k in (20, 50, 100, 200, 500, ROWS) if k * out[("search1", m)][0] < 2.0])
+        how = "Python loop of ItemStore.query (no multi-query call)"
+        how += f"; {n} of the {ROWS} queries timed, x {ROWS // n}" if n < ROWS else ""
+        out[("search1000", m)] = (median_seconds(lambda: [store.query(q, k=ROWS) for q in queries[:n]]) * ROWS / n,
+                                  how)
+    return f"HoloVec {holovec.__version__} (NumPy {np.__version__} backend)", out
+
+
+def torchhd_peer():
+    import torch
+    import torchhd
+    torch.set_num_threads(1)
+    torch.manual_seed(1)
+    out = {}
+    for m in MODELS:
+        vsa = m.upper()
+        a, b = torchhd.random(2, D, vsa)
+        batch = torchhd.random(BUNDLE, D, vsa)
+        rows = torchhd.random(ROWS, D, vsa)
+        queries = torchhd.random(ROWS, D, vsa)
+        out[("random", m)] = (median_seconds(lambda: torchhd.random(1, D, vsa)), f"torchhd.random(1, d, '{vsa}')")
+        out[("bind", m)] = (median_seconds(lambda: torchhd.bind(a, b)), "torchhd.bind")
+        out[("bundle100", m)] = (median_seconds(lambda: torchhd.multiset(batch)), "torchhd.multiset " + {
+            "fhrr": "(complex sum)", "map": "(sum, not signed)",
+            "bsc": "(majority, random tie-break)", "hrr": "(sum)"}[m])
+        sim = "torchhd.cosine_similarity" + (" (bipolar dot / d = 1 - 2h/d)" if m == "bsc" else "")
+        out[("sim1000", m)] = (median_seconds(lambda: torchhd.cosine_similarity(a, rows)), sim)
+        out[("search1", m)] = (median_seconds(lambda: torchhd.cosine_similarity(a, rows)), sim)
+        out[("search1000", m)] = (median_seconds(lambda: torchhd.cosine_similarity(queries, rows)), sim)
+    for op in ("sim1000", "search1"):  # BSC's count of equal bits, torchhd.hamming_similarity
+        a, rows = torchhd.random(1, D, "BSC")[0], torchhd.random(ROWS, D, "BSC")
+        out[(op, "bsc:hamming")] = (median_seconds(lambda: torchhd.hamming_similarity(a, rows)),
+                                    "torchhd.hamming_similarity (d - h)")
+    out[("search1000", "bsc:hamming")] = (None, "torchhd.hamming_similarity broadcasts a (1000, 1000, d) "
+                                                "bool tensor (10 GB)")
+    return f"torchhd {torchhd.__version__} (PyTorch {torch.__version__}, CPU)", out
+
+
+def fmt(t):
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+        if t >= scale:
+            return f"{t / scale:8.3f}{unit:>2}"
+    return f"{t / 1e-9:8.1f}ns"
+
+
+def main():
+    only = sys.argv[2] if len(sys.argv) > 2 else None
+    if len(sys.argv) < 2 or only not in (None, "holovec", "torchhd"):
+        sys.exit(__doc__)
+    fusor = fusor_times(sys.argv[1])
+    for key, fn in (("holovec", holovec_peer), ("torchhd", torchhd_peer)):
+        if only not in (None, key):
+            continue
+        try:
+            label, times = fn()
+        except ImportError as e:
+            print(f"({key} not installed: {e}; scripts/bench vsa installs HoloVec into build/peers-vsa-venv "
+                  f"and torchhd into build/peers-torch-venv)")
+            continue
+        peer = label.split()[0]
+        print(f"{label}, one thread, d = {D}: fusor/{peer} < 1 when fusor is faster; {peer}/fusor is fusor's speed-up")
+        print(f"{'row':24} {'fusor':>10} {peer:>10} {'fusor/' + peer:>14} {peer + '/fusor':>14}  call")
+        variants = [v for _, v in times]
+        for op in OPS:
+            for m in dict.fromkeys(variants):
+                if (op, m) not in times:
+                    continue
+                tp, how = times[(op, m)]
+                tf = fusor.get((f"fusor_vsa_{op}", m.split(":")[0]))
+                row = f"{op + '/' + m:24} {fmt(tf) if tf else '-':>10} "
+                if tp is None:
+                    row += f"{'n/a':>10} {'-':>14} {'-':>14}"
+                elif tf:
+                    row += f"{fmt(tp)} {tf / tp:14.3f} {tp / tf:14.2f}"
+                else:
+                    row += f"{fmt(tp)} {'-':>14} {'-':>14}"
+                print(f"{row}  {how}")
+        print()
+
+
+if __name__ == "__main__":
+    main()
