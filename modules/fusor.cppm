@@ -583,3 +583,39 @@ using fusor::ad::var;
 using fusor::ad::var_leaf;
 using fusor::ad::vjp;
 }  // namespace fusor::ad
+
+// Vector Symbolic Architectures
+export namespace fusor::vsa {
+using fusor::vsa::bind;
+using fusor::vsa::bind_sequence;
+using fusor::vsa::bsc;
+using fusor::vsa::bundle;
+using fusor::vsa::bundle_counts;
+using fusor::vsa::bundle_options;
+using fusor::vsa::bundle_sequence;
+using fusor::vsa::empty;
+using fusor::vsa::fhrr;
+using fusor::vsa::fractional_power;
+using fusor::vsa::hrr;
+using fusor::vsa::identity;
+using fusor::vsa::inverse;
+using fusor::vsa::inverse_kind;
+using fusor::vsa::item_memory;
+using fusor::vsa::map_b;
+using fusor::vsa::map_c;
+using fusor::vsa::map_i;
+using fusor::vsa::map_model;
+using fusor::vsa::metric;
+using fusor::vsa::model;
+using fusor::vsa::multibind;
+using fusor::vsa::negative;
+using fusor::vsa::normalization;
+using fusor::vsa::normalize;
+using fusor::vsa::permute;
+using fusor::vsa::random;
+using fusor::vsa::similarity;
+using fusor::vsa::tie_break;
+using fusor::vsa::to_string;
+using fusor::vsa::unbind;
+using fusor::vsa::unpermute;
+}  // namespace fusor::vsa

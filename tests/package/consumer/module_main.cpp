@@ -97,6 +97,20 @@ int main() {
   }
   check(fft_ok, "rfft against a naive DFT (n = 37)");
 
+  // VSA through the module: a bound pair unbinds exactly (MAP-B), and BSC's popcount search finds it
+  {
+    const fusor::vsa::map_b m(1000);
+    const auto keys = fusor::vsa::random(m, 2, 7);
+    const auto b = fusor::vsa::bind(m, keys(0, fusor::all), keys(1, fusor::all));
+    const auto back = fusor::vsa::unbind(m, b, keys(1, fusor::all));
+    bool exact = true;
+    for (index_t j = 0; j < 1000; ++j) exact = exact && back(j) == keys(0, j);
+    check(exact, "vsa::unbind(bind(a, b), b) == a for MAP-B");
+    const fusor::vsa::bsc h(1000);
+    const auto items = fusor::vsa::random(h, 10, 3);
+    const array<float> s = fusor::vsa::similarity(h, items(4, fusor::all), items);
+    check(fusor::argmax(s) == 4 && s(4) == 1.0f, "vsa::similarity of BSC item 4 against the items");
+  }
   // autodiff through the module: reverse (ad::sum found by argument-dependent lookup) and forward
   {
     array<double> x{1.0, 2.0, 3.0};
