@@ -586,6 +586,7 @@ using fusor::ad::vjp;
 
 // Vector Symbolic Architectures
 export namespace fusor::vsa {
+using fusor::vsa::associative_memory;
 using fusor::vsa::bind;
 using fusor::vsa::bind_sequence;
 using fusor::vsa::bsc;
@@ -613,7 +614,11 @@ using fusor::vsa::normalization;
 using fusor::vsa::normalize;
 using fusor::vsa::permute;
 using fusor::vsa::random;
+using fusor::vsa::resonate;
+using fusor::vsa::resonator_options;
+using fusor::vsa::resonator_result;
 using fusor::vsa::similarity;
+using fusor::vsa::superpose;
 using fusor::vsa::tie_break;
 using fusor::vsa::to_string;
 using fusor::vsa::unbind;

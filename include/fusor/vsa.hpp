@@ -11,3 +11,5 @@
 #include "vsa/hrr.hpp"
 #include "vsa/operations.hpp"
 #include "vsa/memory.hpp"
+#include "vsa/associative.hpp"
+#include "vsa/resonator.hpp"

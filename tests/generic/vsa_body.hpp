@@ -507,4 +507,114 @@ TEST_CASE_TEMPLATE("vsa item memory: add, top-k, cleanup, threshold, .npy round 
   std::filesystem::remove(path);
 }
 
+// ---- superposition, resonators, associative memory, attention -------------------------------------
+
+TEST_CASE_TEMPLATE("vsa superpose: the projected weighted sum, against a plain loop", M, vsa::map_b, vsa::bsc, vsa::fhrr,
+                   vsa::hrr) {
+  const index_t d = 67, n = 5, q = 3;
+  const M m(d);
+  const auto items = vsa::random<B>(m, n, 3);
+  std::vector<float> wv(static_cast<std::size_t>(q * n));
+  for (std::size_t k = 0; k < wv.size(); ++k) wv[k] = float(int(k * 7 % 11) - 5) / 4.0f;
+  const auto w = test::on<B>(wv, fusor::extents{q, n});
+  const auto r = vsa::superpose(m, w, items);
+  REQUIRE(r.shape() == (fusor::extents{q, m.width()}));
+  const auto ui = unpacked(m, host_values(items), n), ur = unpacked(m, host_values(r), q);
+  bool ok = true;
+  for (index_t i = 0; i < q; ++i) {
+    using V = std::decay_t<decltype(ui[0])>;
+    std::vector<V> acc(static_cast<std::size_t>(d));
+    for (index_t j = 0; j < n; ++j)
+      for (index_t t = 0; t < d; ++t) acc[std::size_t(t)] += double(wv[std::size_t(i * n + j)]) * ui[std::size_t(j * d + t)];
+    double norm = 0;
+    for (const auto& a : acc) norm += std::norm(a);
+    for (index_t t = 0; t < d; ++t) {
+      const V a = acc[std::size_t(t)];
+      V want = a;
+      if constexpr (std::is_same_v<M, vsa::map_b> || std::is_same_v<M, vsa::bsc>) want = a < 0 ? -1.0 : 1.0;
+      else if constexpr (std::is_same_v<M, vsa::fhrr>) want = a / std::abs(a);
+      else want = a / std::sqrt(norm);
+      ok = ok && std::abs(ur[std::size_t(i * d + t)] - want) < 1e-4;
+    }
+  }
+  CHECK(ok);
+  CHECK(vsa::superpose(m, w(0, fusor::all), items).shape() == fusor::extents{m.width()});
+  CHECK_THROWS_AS(vsa::superpose(m, w(fusor::all, fusor::range(0, 4)), items), fusor::shape_error);
+}
+
+TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d = 2000", M, vsa::map_b, vsa::bsc, vsa::fhrr) {
+  const M m(2000);
+  using memory = vsa::item_memory<M, B>;
+  std::vector<memory> books;
+  for (std::uint64_t f = 0; f < 3; ++f) books.push_back(memory::random(m, 20, 100 + f));
+  // 6 products of known factors, bound in one batched call per factor
+  const std::vector<std::int64_t> truth[3] = {{0, 5, 19, 7, 3, 11}, {1, 1, 18, 0, 9, 4}, {2, 13, 17, 6, 6, 15}};
+  auto product = fusor::take(books[0].items(), test::on<B>(truth[0]), 0);
+  for (int f = 1; f < 3; ++f) product = vsa::bind(m, product, fusor::take(books[std::size_t(f)].items(), test::on<B>(truth[f]), 0));
+  vsa::resonator_options o;
+  o.max_iterations = 50;
+  const auto r = vsa::resonate(m, product, books, o);
+  CHECK(r.converged);
+  CHECK(r.iterations <= 20);  // stated: a fixed point within 20 iterations
+  MESSAGE(M::name, " soft, 3 factors: ", r.iterations, " iterations");
+  for (int f = 0; f < 3; ++f) CHECK(host_values(r.indices[std::size_t(f)]) == truth[f]);
+  // hard (winner-take-all) on two factors, where its first greedy step is reliable
+  std::vector<memory> two;
+  two.emplace_back(m, books[0].items().copy());
+  two.emplace_back(m, books[1].items().copy());
+  const auto pair = vsa::bind(m, fusor::take(books[0].items(), test::on<B>(truth[0]), 0),
+                              fusor::take(books[1].items(), test::on<B>(truth[1]), 0));
+  o.hard = true;
+  const auto h = vsa::resonate(m, pair, two, o);
+  CHECK(h.converged);
+  CHECK(h.iterations <= 5);
+  MESSAGE(M::name, " hard, 2 factors: ", h.iterations, " iterations");
+  for (int f = 0; f < 2; ++f) CHECK(host_values(h.indices[std::size_t(f)]) == truth[f]);
+  for (int f = 0; f < 2; ++f)  // a hard fixed point is made of codebook items
+    CHECK(host_values(h.estimates[std::size_t(f)]) ==
+          host_values(fusor::take(books[std::size_t(f)].items(), test::on<B>(truth[f]), 0)));
+  // one product as a vector; bad input
+  const auto one = fusor::take(product, test::on<B>(std::vector<std::int64_t>{2}), 0);
+  const auto r1 = vsa::resonate(m, one(0, fusor::all), books);
+  CHECK(host_values(r1.indices[0]) == std::vector<std::int64_t>{19});
+  std::vector<memory> single;
+  single.emplace_back(m, books[0].items().copy());
+  CHECK_THROWS_AS(vsa::resonate(m, product, single), fusor::value_error);
+  CHECK_THROWS_AS(vsa::resonate(m, vsa::random<B>(M(100), 1, 1), books), fusor::shape_error);
+  vsa::resonator_options zero;
+  zero.max_iterations = 0;
+  CHECK_THROWS_AS(vsa::resonate(m, product, books, zero), fusor::value_error);
+}
+
+TEST_CASE_TEMPLATE("vsa associative memory and attention: noisy keys recall exact values", M, vsa::map_b, vsa::bsc,
+                   vsa::fhrr, vsa::hrr) {
+  const M m(2000);
+  vsa::associative_memory<M, B> am(m);
+  CHECK_THROWS_AS(am.recall(vsa::random<B>(m, 1, 1)), fusor::value_error);
+  const auto keys = vsa::random<B>(m, 30, 1), values = vsa::random<B>(m, 30, 2);
+  am.store(keys, values);
+  REQUIRE(am.size() == 30);
+  CHECK_THROWS_AS(am.store(keys, vsa::random<B>(m, 29, 2)), fusor::shape_error);
+  // keys 4 and 22, each bundled with two random vectors
+  fusor::array<typename M::value_type, B> noisy(fusor::extents{2, 3, m.width()});
+  const auto noise = vsa::random<B>(m, 4, 77);
+  noisy(0, fusor::range(0, 1), fusor::all) = keys(fusor::range(4, 5), fusor::all);
+  noisy(0, fusor::range(1, 3), fusor::all) = noise(fusor::range(0, 2), fusor::all);
+  noisy(1, fusor::range(0, 1), fusor::all) = keys(fusor::range(22, 23), fusor::all);
+  noisy(1, fusor::range(1, 3), fusor::all) = noise(fusor::range(2, 4), fusor::all);
+  const auto queries = vsa::bundle(m, noisy);
+  CHECK(host_values(am.lookup(queries)) == std::vector<std::int64_t>{4, 22});
+  const auto got = host_values(am.recall(queries));
+  const auto want = host_values(fusor::take(values, test::on<B>(std::vector<std::int64_t>{4, 22}), 0));
+  CHECK(got == want);
+  // attention: a sharp softmax is the cleanup; every beta keeps the nearest item the most similar
+  const auto& mem = am.keys();
+  const auto sharp = mem.attend(queries, 1000.0);
+  CHECK(host_values(mem.nearest(sharp)) == std::vector<std::int64_t>{4, 22});
+  CHECK(sim1(m, sharp, keys(fusor::range(4, 5), fusor::all)) > 0.99 * M::similarity_hi);
+  const auto soft = mem.attend(queries, 5.0);
+  CHECK(host_values(mem.nearest(soft)) == std::vector<std::int64_t>{4, 22});
+  CHECK_THROWS_AS(mem.attend(queries, 0.0), fusor::value_error);
+}
+
 }  // namespace vsabody

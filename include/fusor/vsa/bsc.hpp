@@ -115,6 +115,15 @@ struct bsc {
   auto normalize(const X& x) const {
     return eval(+x);
   }
+  /// The weighted superposition of items (N, words) for weights (Q, N): the sign of the weighted
+  /// sum of the bipolar vectors (a weighted majority), packed. One GEMM on the unpacked items.
+  template <class W, class X>
+  auto superpose(const W& weights, const X& items) const {
+    using B = backend_of_t<X>;
+    const array<float, B> bipolar = 1.0f - 2.0f * cast<float>(unpack(items));
+    const array<float, B> s = matmul(weights, bipolar);
+    return pack(eval(s < 0.0f));
+  }
   /// (Q, N) similarities from one XOR (AND for overlap) + popcount pass.
   template <class X, class Y>
   auto similarity(const X& q, const Y& x, metric s) const {

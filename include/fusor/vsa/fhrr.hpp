@@ -88,6 +88,12 @@ struct fhrr {
   auto fractional_power(const X& x, double p) const {
     return eval(cis(float(p) * arg(x)));
   }
+  /// The weighted superposition of items (N, d) for real weights (Q, N), projected onto unit
+  /// phasors: one complex GEMM.
+  template <class W, class X>
+  auto superpose(const W& weights, const X& items) const {
+    return normalize(matmul(cast<value_type>(weights), items));
+  }
   template <class X, class Y>
   auto similarity(const X& q, const Y& x, metric s) const {
     return detail::dense_similarity(q, x, s, name);

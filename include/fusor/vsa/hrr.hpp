@@ -98,6 +98,11 @@ struct hrr {
   auto fractional_power(const X& x, double p) const {
     return fft::irfft(pow(fft::rfft(x), float(p)), d);
   }
+  /// The weighted superposition of items (N, d) for weights (Q, N), scaled to unit norm.
+  template <class W, class X>
+  auto superpose(const W& weights, const X& items) const {
+    return normalize(matmul(weights, items));
+  }
   template <class X, class Y>
   auto similarity(const X& q, const Y& x, metric s) const {
     return detail::dense_similarity(q, x, s, name);

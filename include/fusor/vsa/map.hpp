@@ -110,6 +110,15 @@ struct map_model {
     if constexpr (Kind == detail::map_kind::continuous) return eval(clip(x, T(-1), T(1)));
     else return eval(cast<T>(sign(x)));
   }
+  /// The weighted superposition sum_j w_qj x_j of items x (N, d) for weights (Q, N), projected
+  /// onto the domain (sign, or clip for MAP-C): one GEMM. Resonators and attention use it.
+  template <class W, class X>
+  auto superpose(const W& weights, const X& items) const {
+    using B = backend_of_t<X>;
+    const array<float, B> s = matmul(weights, cast<float>(items));
+    if constexpr (Kind == detail::map_kind::continuous) return array<T, B>(clip(s, -1.0f, 1.0f));
+    else return array<T, B>(cast<T>(where(s < 0.0f, -1.0f, 1.0f)));
+  }
   template <class X, class Y>
   auto similarity(const X& q, const Y& x, metric s) const {
     if constexpr (std::is_integral_v<T>)

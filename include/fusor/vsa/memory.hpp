@@ -99,6 +99,22 @@ class item_memory {
     return eval(similarity(queries, s) >= float(threshold));
   }
 
+  /// Attention (modern Hopfield) cleanup: each query replaced by the superposition of the items
+  /// weighted by softmax(beta * similarity), projected onto the model's domain. A large beta
+  /// approaches cleanup(); a small one blends the neighbours.
+  template <class X>
+  auto attend(const X& queries, double beta, metric s = M::default_metric) const {
+    require_items("attend");
+    if (!(beta > 0.0)) throw value_error("fusor::vsa::item_memory::attend: needs beta > 0, got " + std::to_string(beta));
+    const array<float, B> sims = similarity(queries, s);
+    const int last = sims.ndim() - 1;
+    const array<float, B> peak = max(sims, last, true);
+    array<float, B> w = exp(float(beta) * (sims - peak));
+    const array<float, B> total = sum(w, last, true);
+    w = w / total;
+    return vsa::superpose(m_, w, items_);
+  }
+
   /// Writes the (N, width) rows as .npy.
   void save(const std::filesystem::path& path) const { save_npy(path, items_); }
 

@@ -179,6 +179,24 @@ auto fractional_power(const M& m, const X& x, double p) {
   return m.fractional_power(x, p);
 }
 
+/// The weighted superposition of items (N, width) for real weights (Q, N) or (N): sum_j w_qj x_j,
+/// projected onto the model's domain, as (Q, width) (or (width)). One GEMM (BSC: on the bipolar
+/// unpacked bits). A resonator's or an attention cleanup's update.
+template <model M, class W, class X>
+auto superpose(const M& m, const W& weights, const X& items) {
+  static_assert(expression<W> && std::is_same_v<value_t<W>, float>, "fusor::vsa::superpose: the weights are float");
+  const extents ws = expr_shape(fusor::detail::to_node(weights));
+  const extents xs = detail::checked_rows(m, items, "superpose", "items");
+  if (xs.size() != 2 || ws.size() < 1 || ws.size() > 2 || ws[ws.size() - 1] != xs[0])
+    throw shape_error("fusor::vsa::superpose: expects weights (Q, N) or (N) for items (N, " + std::to_string(m.width()) +
+                      "), got weights " + to_string(ws) + " and items " + to_string(xs));
+  if (ws.size() == 1) {
+    auto r = m.superpose(eval(+weights).reshape(extents{1, ws[0]}), items);
+    return std::move(r).reshape(extents{m.width()});
+  }
+  return m.superpose(weights, items);
+}
+
 /// Similarities of queries q (Q, width) or (width) against items x (N, width) or (width): (Q, N)
 /// (or (N), (Q), ()) in one pass, a GEMM for real and complex models and one XOR + popcount
 /// sweep for BSC. The result is float.

@@ -1,0 +1,113 @@
+#pragma once
+// A resonator network (Frady, Kent, Olshausen and Sommer, 2020): factorises bound products
+// s = x_1 * x_2 * ... * x_F, each x_f an item of codebook f, without trying the prod_f N_f
+// combinations. Each factor keeps an estimate, initially the superposition of its whole codebook;
+// an iteration updates each factor in turn from s unbound by the other estimates, cleaned up
+// through its codebook:
+//   soft (the original): x_f <- superpose(similarity(unbind(s, others), X_f), X_f)
+//   hard:                x_f <- the codebook item most similar to unbind(s, others)
+// Batched: s may hold Q products, which resonate together (every step is one GEMM per factor).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memory.hpp"
+#include "operations.hpp"
+
+namespace fusor::vsa {
+
+struct resonator_options {
+  index_t max_iterations = 100;
+  // winner-take-all: each estimate becomes its single best codebook item. Fewer iterations, but
+  // with three or more factors it settles in spurious fixed points far more often than the
+  // weighted superposition (the first unbinding is too noisy to pick the right item greedily).
+  bool hard = false;
+};
+
+template <class T, class B>
+struct resonator_result {
+  std::vector<array<std::int64_t, B>> indices;  // per factor: (Q) the decoded item of each product
+  std::vector<array<T, B>> estimates;           // per factor: (Q, width) the final estimates
+  index_t iterations = 0;                       // iterations run
+  bool converged = false;                       // a fixed point: indices and estimates unchanged
+};
+
+namespace detail {
+template <class T, class B>
+std::vector<T> host_copy(const array<T, B>& a) {
+  const array<T, cpu> h = to<cpu>(a);
+  return std::vector<T>(h.data(), h.data() + h.size());
+}
+/// Every row of `next` is (within 1e-6 of the similarity range) the same vector as in `prev`.
+template <class M, class T, class B>
+bool unchanged(const M& m, const array<T, B>& next, const array<T, B>& prev) {
+  const array<float, B> s = diagonal(vsa::similarity(m, next, prev));
+  return double(fusor::min(s)) >= M::similarity_hi - 1e-6 * (M::similarity_hi - M::similarity_lo);
+}
+}  // namespace detail
+
+/// Factorises the rows of `products` ((Q, width) or one (width) vector) over the codebooks (one
+/// item_memory per factor, in binding order). Convergence: every factor's decoded index (the most
+/// similar codebook item) of every product and every estimate are the same after an iteration
+/// as before it (a fixed point).
+template <model M, backend B, class X>
+resonator_result<typename M::value_type, B> resonate(const M& m, const X& products,
+                                                     const std::vector<item_memory<M, B>>& codebooks,
+                                                     const resonator_options& o = {}) {
+  using T = typename M::value_type;
+  const extents ps = detail::checked_rows(m, products, "resonate", "products");
+  if (ps.size() > 2)
+    throw shape_error("fusor::vsa::resonate: expects products of shape (Q, " + std::to_string(m.width()) + ") or (" +
+                      std::to_string(m.width()) + "), got " + to_string(ps));
+  if (codebooks.size() < 2)
+    throw value_error("fusor::vsa::resonate: needs at least two codebooks (factors), got " +
+                      std::to_string(codebooks.size()));
+  for (std::size_t f = 0; f < codebooks.size(); ++f)
+    if (codebooks[f].size() == 0)
+      throw value_error("fusor::vsa::resonate: codebook " + std::to_string(f) + " holds no items");
+  if (o.max_iterations < 1)
+    throw value_error("fusor::vsa::resonate: needs max_iterations >= 1, got " + std::to_string(o.max_iterations));
+  const index_t q = ps.size() == 2 ? ps[0] : 1;
+  const auto pc = fusor::detail::contiguous_of(products);
+  const array_view<T, B> s(pc.data(), extents{q, m.width()}, extents{m.width(), 1});
+  const std::size_t nf = codebooks.size();
+
+  resonator_result<T, B> r;
+  std::vector<array<T, B>>& est = r.estimates;
+  std::vector<std::vector<std::int64_t>> last(nf);
+  for (std::size_t f = 0; f < nf; ++f)  // every item at once: the superposition of the codebook
+    est.push_back(vsa::superpose(m, full<float, B>(extents{q, codebooks[f].size()}, 1.0f), codebooks[f].items()));
+
+  auto others = [&](std::size_t f) {  // the bound product of every estimate but f's
+    std::size_t g0 = f == 0 ? 1 : 0;
+    array<T, B> p = est[g0].copy();
+    for (std::size_t g = g0 + 1; g < nf; ++g)
+      if (g != f) p = vsa::bind(m, p, est[g]);
+    return p;
+  };
+  r.indices.resize(nf);
+  for (index_t it = 1; it <= o.max_iterations; ++it) {
+    bool same = true;
+    for (std::size_t f = 0; f < nf; ++f) {
+      const array<T, B> u = vsa::unbind(m, s, others(f));
+      // cosine weights for every model (BSC's hamming, in [0, 1], would weight unrelated items 1/2)
+      const array<float, B> sims = codebooks[f].similarity(u, metric::cosine);  // (Q, N_f)
+      r.indices[f] = argmax(sims, -1);
+      const auto now = detail::host_copy(r.indices[f]);
+      same = same && now == last[f];
+      last[f] = now;
+      array<T, B> next = o.hard ? take(codebooks[f].items(), r.indices[f], 0)
+                                : vsa::superpose(m, sims, codebooks[f].items());
+      same = same && detail::unchanged(m, next, est[f]);
+      est[f] = std::move(next);
+    }
+    r.iterations = it;
+    if (same) {
+      r.converged = true;
+      break;
+    }
+  }
+  return r;
+}
+
+}  // namespace fusor::vsa
