@@ -461,7 +461,14 @@ TEST_CASE("vsa BSC: pack and unpack are inverse; bits past d stay clear") {
     CHECK(host_values(m.unpack(x)) == host_values(bits));
     const auto neg = host_values(vsa::negative(m, x));
     CHECK((neg[std::size_t(m.width() - 1)] & ~vsa::detail::valid_bits(m.width() - 1, m.width(), d)) == 0);
+    CHECK_THROWS_AS(m.unpack(vsa::random<B>(vsa::bsc(d + 64), 1, 1)), fusor::shape_error);
   }
+  // rows from outside with bits set past d: a memory clears them, so similarities count d bits
+  const vsa::bsc m(100);
+  const auto ones = fusor::full<std::uint64_t, B>(fusor::extents{3, m.width()}, ~std::uint64_t(0));
+  const vsa::item_memory<vsa::bsc, B> mem(m, ones.copy());
+  CHECK(host_values(mem.items()) == host_values(vsa::negative(m, vsa::empty<B>(m, 3))));
+  CHECK(host_values(mem.similarity(mem.items(), vsa::metric::overlap))[0] == 100.0f);
 }
 
 TEST_CASE_TEMPLATE("vsa item memory: add, top-k, cleanup, threshold, .npy round trip", M, vsa::map_b, vsa::bsc,
@@ -471,6 +478,7 @@ TEST_CASE_TEMPLATE("vsa item memory: add, top-k, cleanup, threshold, .npy round 
   memory mem(m);
   CHECK(mem.size() == 0);
   CHECK_THROWS_AS(mem.similarity(vsa::random<B>(m, 1, 1)), fusor::value_error);
+  CHECK_THROWS_WITH_AS(mem.query(vsa::random<B>(m, 1, 1)), doctest::Contains("holds no items"), fusor::value_error);
   CHECK(mem.add(vsa::random<B>(m, 20, 9)) == 0);
   const auto one = vsa::random<B>(m, 1, 9, 20);
   CHECK(mem.add(one(0, fusor::all)) == 20);
@@ -584,6 +592,10 @@ TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d =
   vsa::resonator_options zero;
   zero.max_iterations = 0;
   CHECK_THROWS_AS(vsa::resonate(m, product, books, zero), fusor::value_error);
+  const auto none = vsa::resonate(m, vsa::random<B>(m, 0, 1), books);  // no products: nothing to do
+  CHECK(none.converged);
+  CHECK(none.iterations == 0);
+  CHECK(none.indices[0].shape() == fusor::extents{0});
 }
 
 TEST_CASE_TEMPLATE("vsa associative memory and attention: noisy keys recall exact values", M, vsa::map_b, vsa::bsc,
@@ -595,6 +607,9 @@ TEST_CASE_TEMPLATE("vsa associative memory and attention: noisy keys recall exac
   am.store(keys, values);
   REQUIRE(am.size() == 30);
   CHECK_THROWS_AS(am.store(keys, vsa::random<B>(m, 29, 2)), fusor::shape_error);
+  vsa::associative_memory<M, B> single(m);  // one pair: a (width) key with a (1, width) value
+  single.store(keys(0, fusor::all), values(fusor::range(0, 1), fusor::all));
+  CHECK(single.size() == 1);
   // keys 4 and 22, each bundled with two random vectors
   fusor::array<typename M::value_type, B> noisy(fusor::extents{2, 3, m.width()});
   const auto noise = vsa::random<B>(m, 4, 77);

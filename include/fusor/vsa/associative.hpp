@@ -30,9 +30,11 @@ class associative_memory {
   void store(const K& keys, const V& values) {
     const extents ks = detail::checked_rows(model(), keys, "associative_memory::store", "keys");
     const extents vs = detail::checked_rows(model(), values, "associative_memory::store", "values");
-    if (ks != vs)
-      throw shape_error("fusor::vsa::associative_memory::store: expects as many values as keys, got keys of shape " +
-                        to_string(ks) + " and values of shape " + to_string(vs));
+    auto rows = [](const extents& s) { return s.size() == 1 ? index_t(1) : s.size() == 2 ? s[0] : index_t(-1); };
+    if (rows(ks) < 0 || rows(vs) < 0 || rows(ks) != rows(vs))
+      throw shape_error("fusor::vsa::associative_memory::store: expects as many values as keys, as (n, width) rows or "
+                        "single (width) vectors; got keys of shape " + to_string(ks) + " and values of shape " +
+                        to_string(vs));
     keys_.add(keys);
     values_.add(values);
   }

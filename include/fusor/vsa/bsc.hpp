@@ -127,6 +127,8 @@ struct bsc {
   /// (Q, N) similarities from one XOR (AND for overlap) + popcount pass.
   template <class X, class Y>
   auto similarity(const X& q, const Y& x, metric s) const {
+    static_assert(std::is_same_v<backend_of_t<X>, backend_of_t<Y>>,
+                  "fusor::vsa::similarity: the queries and the items must live on the same backend");
     const auto qc = fusor::detail::contiguous_of(q);
     const auto xc = fusor::detail::contiguous_of(x);
     using B = backend_of_t<decltype(qc.view())>;
@@ -149,6 +151,7 @@ struct bsc {
   /// The bits as (..., d) uint8 zeros and ones.
   template <class X>
   auto unpack(const X& x) const {
+    detail::check_rows(*this, expr_shape(fusor::detail::to_node(x)), "unpack");
     const auto xc = fusor::detail::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     extents out = xc.view().shape();

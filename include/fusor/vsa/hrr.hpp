@@ -36,8 +36,8 @@ struct hrr {
   array<float, B> draw(index_t n, std::uint64_t seed, index_t first) const {
     const index_t dp = detail::padded_width(d);
     const extents shape{n, dp};
-    const auto u1 = detail::lazy_generate<B>(detail::row_draw<detail::radius_elements>{{}, seed, first, dp}, shape);
-    const auto t = detail::lazy_generate<B>(detail::row_draw<detail::angle_elements>{{}, seed, first, dp}, shape);
+    const auto u1 = detail::lazy_draw<B>(detail::row_draw<detail::radius_elements>{{}, seed, first, dp}, shape);
+    const auto t = detail::lazy_draw<B>(detail::row_draw<detail::angle_elements>{{}, seed, first, dp}, shape);
     const float scale = float(std::sqrt(2.0 / double(d)));  // sqrt(-2 log u1) / sqrt(d)
     const array<float, B> padded(sqrt(-log(u1)) * cos(t) * scale);
     return array<float, B>(padded(all, range(0, d)));

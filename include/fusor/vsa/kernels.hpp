@@ -315,10 +315,13 @@ struct interleave_rows {
 /// many rows are drawn), so a row's values do not depend on n or the thread count.
 inline index_t padded_width(index_t d) { return (d + 15) / 16 * 16; }
 
-/// The generator as a node of `shape` on backend B (fuses into the statement that uses it).
-template <class B, class G>
-generator_expr<G, B> lazy_generate(const G& g, const extents& shape) {
-  return generator_expr<G, B>{g, shape, contiguous_strides(shape)};
+/// A draw as a node of `shape` on backend B (fuses into the statement that uses it). Only draws:
+/// they read no memory, which is what the engine assumes of every generator node when it checks
+/// aliasing. The kernels above read arrays through pointers and are always evaluated into a new
+/// array (generate).
+template <class B, class M>
+generator_expr<row_draw<M>, B> lazy_draw(const row_draw<M>& g, const extents& shape) {
+  return generator_expr<row_draw<M>, B>{g, shape, contiguous_strides(shape)};
 }
 /// The generator as an array of `shape` on backend B.
 template <class B, class G>

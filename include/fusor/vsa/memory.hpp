@@ -29,6 +29,7 @@ class item_memory {
     if (items_.ndim() != 2)
       throw shape_error("fusor::vsa::item_memory: expects items of shape (N, " + std::to_string(m_.width()) +
                         "), got shape " + to_string(items_.shape()));
+    canonical();
   }
   /// n random items (vsa::random with this seed).
   static item_memory random(const M& m, index_t n, std::uint64_t seed) {
@@ -41,9 +42,11 @@ class item_memory {
 
   const M& model() const { return m_; }
   index_t size() const { return items_.shape()[0]; }
-  const array<value_type, B>& items() const { return items_; }
-  /// Item i as a (width) row view.
-  array_view<value_type, B> operator[](index_t i) const {
+  const array<value_type, B>& items() const& { return items_; }
+  const array<value_type, B>& items() const&& = delete;  // would dangle: the memory is a temporary
+  /// Item i as a (width) row view (valid until the next add).
+  array_view<value_type, B> operator[](index_t i) const&& = delete;
+  array_view<value_type, B> operator[](index_t i) const& {
     if (i < 0 || i >= size())
       throw index_error("fusor::vsa::item_memory: item " + std::to_string(i) + " is outside the memory's " +
                         std::to_string(size()) + " items");
@@ -62,6 +65,7 @@ class item_memory {
     const auto add = fusor::detail::contiguous_of(rows);
     const auto v = detail::as_matrix(add.view());
     items_ = concatenate(std::vector<array_view<value_type, B>>{items_.view(), v}, 0);
+    canonical();
     return first;
   }
 
@@ -74,6 +78,7 @@ class item_memory {
   /// The k most similar items of each query, most similar first ({values, indices}, (Q, k)).
   template <class X>
   auto query(const X& queries, index_t k = 1, metric s = M::default_metric) const {
+    require_items("query");
     if (k < 1 || k > size())
       throw value_error("fusor::vsa::item_memory::query: expects 1 <= k <= " + std::to_string(size()) +
                         " (the memory's size), got k = " + std::to_string(k));
@@ -119,6 +124,12 @@ class item_memory {
   void save(const std::filesystem::path& path) const { save_npy(path, items_); }
 
  private:
+  /// Rows from outside (a file, the caller's array) in the model's canonical form: BSC's bits
+  /// past d cleared, so popcounts count only the d dimensions.
+  void canonical() {
+    if constexpr (requires { m_.template valid_mask<B>(); })
+      if (items_.size() > 0) items_ = items_ & m_.template valid_mask<B>();
+  }
   void require_items(const char* what) const {
     if (size() == 0)
       throw value_error(std::string("fusor::vsa::item_memory::") + what + ": the memory holds no items");

@@ -38,11 +38,16 @@ std::vector<T> host_copy(const array<T, B>& a) {
   const array<T, cpu> h = to<cpu>(a);
   return std::vector<T>(h.data(), h.data() + h.size());
 }
-/// Every row of `next` is (within 1e-6 of the similarity range) the same vector as in `prev`.
-template <class M, class T, class B>
-bool unchanged(const M& m, const array<T, B>& next, const array<T, B>& prev) {
-  const array<float, B> s = diagonal(vsa::similarity(m, next, prev));
-  return double(fusor::min(s)) >= M::similarity_hi - 1e-6 * (M::similarity_hi - M::similarity_lo);
+/// `next` equals `prev`: exactly for integer and bit vectors, within 1e-4 of the largest magnitude
+/// for real and complex ones (an elementwise pass, O(Q d), not a (Q, Q) similarity).
+template <class T, class B>
+bool unchanged(const array<T, B>& next, const array<T, B>& prev) {
+  if constexpr (std::is_integral_v<T>) {
+    return bool(fusor::all(next == prev));
+  } else {
+    const double scale = double(fusor::max(abs(prev)));
+    return double(fusor::max(abs(next - prev))) <= 1e-4 * scale;
+  }
 }
 }  // namespace detail
 
@@ -55,6 +60,8 @@ resonator_result<typename M::value_type, B> resonate(const M& m, const X& produc
                                                      const std::vector<item_memory<M, B>>& codebooks,
                                                      const resonator_options& o = {}) {
   using T = typename M::value_type;
+  static_assert(std::is_same_v<backend_of_t<X>, B>,
+                "fusor::vsa::resonate: the products and the codebooks must live on the same backend");
   const extents ps = detail::checked_rows(m, products, "resonate", "products");
   if (ps.size() > 2)
     throw shape_error("fusor::vsa::resonate: expects products of shape (Q, " + std::to_string(m.width()) + ") or (" +
@@ -74,6 +81,14 @@ resonator_result<typename M::value_type, B> resonate(const M& m, const X& produc
 
   resonator_result<T, B> r;
   std::vector<array<T, B>>& est = r.estimates;
+  if (q == 0) {  // nothing to factorise: a fixed point at once
+    for (std::size_t f = 0; f < nf; ++f) {
+      r.indices.push_back(zeros<std::int64_t, B>(extents{0}));
+      est.push_back(zeros<T, B>(extents{0, m.width()}));
+    }
+    r.converged = true;
+    return r;
+  }
   std::vector<std::vector<std::int64_t>> last(nf);
   for (std::size_t f = 0; f < nf; ++f)  // every item at once: the superposition of the codebook
     est.push_back(vsa::superpose(m, full<float, B>(extents{q, codebooks[f].size()}, 1.0f), codebooks[f].items()));
@@ -98,7 +113,7 @@ resonator_result<typename M::value_type, B> resonate(const M& m, const X& produc
       last[f] = now;
       array<T, B> next = o.hard ? take(codebooks[f].items(), r.indices[f], 0)
                                 : vsa::superpose(m, sims, codebooks[f].items());
-      same = same && detail::unchanged(m, next, est[f]);
+      same = same && detail::unchanged(next, est[f]);
       est[f] = std::move(next);
     }
     r.iterations = it;
