@@ -81,7 +81,10 @@ struct fhrr {
   /// Each element divided by its magnitude; a zero element becomes 1 (the identity's).
   template <class X>
   auto normalize(const X& x) const {
-    return eval(where(abs(x) > 0.0f, x / abs(x), value_type(1.0f)));
+    const auto xc = fusor::detail::contiguous_of(x);
+    using B = backend_of_t<decltype(xc.view())>;
+    return detail::generate<B>(detail::unit_phasors<float>{reinterpret_cast<const float*>(xc.data())},
+                               xc.view().shape());
   }
   /// x^p elementwise on the angles: e^{i p theta}, theta in (-pi, pi] (fractional power encoding).
   template <class X>

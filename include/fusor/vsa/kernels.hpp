@@ -309,6 +309,26 @@ struct interleave_rows {
   }
 };
 
+/// Each complex element divided by its magnitude, 0 to 1 (the identity's element): one pass in
+/// real arithmetic (the engine's complex abs and division run element by element through
+/// std::complex, several times slower).
+template <class R>
+struct unit_phasors {
+  using value_type = std::complex<R>;
+  const R* x;  // interleaved (re, im)
+  FUSOR_HD void fill(index_t first, std::complex<R>* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const R re = x[2 * (first + i)], im = x[2 * (first + i) + 1], n2 = re * re + im * im;
+      if (n2 > R(0)) {
+        const R inv = R(1) / std::sqrt(n2);
+        out[i] = std::complex<R>(re * inv, im * inv);
+      } else {
+        out[i] = std::complex<R>(R(1), R(0));
+      }
+    }
+  }
+};
+
 /// Rows padded to a multiple of 16 elements (every SIMD width) for the draws whose values go
 /// through transcendental functions: then a fused pass computes every element in its vector body
 /// (the scalar tail's std:: functions round differently, and where the tail falls depends on how
