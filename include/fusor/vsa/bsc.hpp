@@ -80,13 +80,8 @@ struct bsc {
     using B = backend_of_t<decltype(xc.view())>;
     detail::bundle_shape(xc.view().shape(), name, "multibind");
     const auto v = xc.view();
-    array<std::uint64_t, B> r(detail::first_row(v));
-    const index_t n = v.shape()[v.ndim() - 2];
-    for (index_t k = 1; k < n; ++k) {
-      const array_view<std::uint64_t, B> row(v.data() + k * v.strides()[v.ndim() - 2], r.shape(),
-                                             detail::first_row(v).strides());
-      r = r ^ row;
-    }
+    array<std::uint64_t, B> r(detail::row_at(v, 0));
+    for (index_t k = 1; k < v.shape()[v.ndim() - 2]; ++k) r = r ^ detail::row_at(v, k);
     return r;
   }
   /// The number of set bits at each of the d positions, summed along axis -2: (..., d) of int32.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../core/indexing.hpp"
+#include "../core/pad.hpp"
 #include "../core/reduce.hpp"
 #include "../core/shape_ops.hpp"
 #include "../linalg/matmul.hpp"
@@ -13,6 +14,26 @@
 #include "model.hpp"
 
 namespace fusor::vsa::detail {
+
+/// What the models over plain rows (MAP, FHRR, HRR) share: the dimension (one element per
+/// dimension, so width() == dim()), negation and the cyclic shift along the rows. M names itself
+/// in errors.
+template <class M>
+struct dense_model {
+  index_t d = 1;
+  dense_model() = default;
+  explicit dense_model(index_t dim) : d(checked_dim(dim, M::name)) {}
+  index_t dim() const { return d; }
+  index_t width() const { return d; }
+  template <class X>
+  auto negative(const X& a) const {
+    return eval(-a);
+  }
+  template <class X>
+  auto permute(const X& a, index_t shift) const {
+    return roll(a, shift, -1);
+  }
+};
 
 /// q (Q, w) or (w,) against x (N, w) or (w,): the rows as 2-d views plus the result's shape
 /// (Q, N), (N), (Q) or () as matmul(q, x^T) would give.

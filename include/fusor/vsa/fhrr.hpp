@@ -13,7 +13,7 @@
 
 namespace fusor::vsa {
 
-struct fhrr {
+struct fhrr : detail::dense_model<fhrr> {
   using value_type = std::complex<float>;
   static constexpr std::string_view name = "FHRR";
   static constexpr bool self_inverse = false;
@@ -22,12 +22,7 @@ struct fhrr {
   static constexpr metric default_metric = metric::cosine;
   static constexpr double similarity_lo = -1.0, similarity_hi = 1.0;
 
-  index_t d = 1;
-
-  fhrr() = default;
-  explicit fhrr(index_t dim) : d(detail::checked_dim(dim, name)) {}
-  index_t dim() const { return d; }
-  index_t width() const { return d; }
+  using dense_model::dense_model;
 
   /// Rows first .. first + n - 1 of the random vectors of `seed`: cis of Philox angles.
   template <class B>
@@ -56,14 +51,6 @@ struct fhrr {
     return eval(c * conj(a));
   }
   template <class X>
-  auto negative(const X& a) const {
-    return eval(-a);
-  }
-  template <class X>
-  auto permute(const X& a, index_t shift) const {
-    return roll(a, shift, -1);
-  }
-  template <class X>
   auto multibind(const X& x) const {
     return prod(x, -2);
   }
@@ -73,7 +60,6 @@ struct fhrr {
   }
   template <class X>
   auto bundle(const X& x, const bundle_options& o) const {
-    detail::bundle_shape(expr_shape(fusor::detail::to_node(x)), name);
     auto s = bundle_counts(x);
     if (o.norm != normalization::none) s = normalize(s);
     return s;

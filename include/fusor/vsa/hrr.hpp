@@ -14,7 +14,7 @@
 
 namespace fusor::vsa {
 
-struct hrr {
+struct hrr : detail::dense_model<hrr> {
   using value_type = float;
   static constexpr std::string_view name = "HRR";
   static constexpr bool self_inverse = false;
@@ -23,12 +23,7 @@ struct hrr {
   static constexpr metric default_metric = metric::cosine;
   static constexpr double similarity_lo = -1.0, similarity_hi = 1.0;
 
-  index_t d = 1;
-
-  hrr() = default;
-  explicit hrr(index_t dim) : d(detail::checked_dim(dim, name)) {}
-  index_t dim() const { return d; }
-  index_t width() const { return d; }
+  using dense_model::dense_model;
 
   /// Rows first .. first + n - 1 of the random vectors of `seed`: N(0, 1/d) by Box-Muller on
   /// Philox uniforms, one fused pass.
@@ -55,20 +50,13 @@ struct hrr {
   template <class X>
   auto inverse(const X& a, inverse_kind k) const {
     if (k == inverse_kind::exact) return fft::irfft(1.0f / fft::rfft(a), d);
-    return roll(flip(eval(+a), -1), 1, -1);  // a[-i mod d]
+    const auto ac = fusor::detail::contiguous_of(a);  // an array is read where it lies
+    return roll(flip(ac.view(), -1), 1, -1);          // a[-i mod d]
   }
   template <class X, class Y>
   auto unbind(const X& c, const Y& a, inverse_kind k) const {
     if (k == inverse_kind::exact) return fft::irfft(fft::rfft(c) / fft::rfft(a), d);
     return fft::irfft(fft::rfft(c) * conj(fft::rfft(a)), d);  // circular correlation
-  }
-  template <class X>
-  auto negative(const X& a) const {
-    return eval(-a);
-  }
-  template <class X>
-  auto permute(const X& a, index_t shift) const {
-    return roll(a, shift, -1);
   }
   /// Circular convolution of the rows along axis -2: the product of their spectra.
   template <class X>
@@ -81,7 +69,6 @@ struct hrr {
   }
   template <class X>
   auto bundle(const X& x, const bundle_options& o) const {
-    detail::bundle_shape(expr_shape(fusor::detail::to_node(x)), name);
     auto s = bundle_counts(x);
     if (o.norm == normalization::project) s = normalize(s);
     return s;
@@ -89,7 +76,8 @@ struct hrr {
   /// Rows scaled to unit L2 norm (a zero row stays zero).
   template <class X>
   auto normalize(const X& x) const {
-    const auto v = eval(+x);
+    const auto xc = fusor::detail::contiguous_of(x);  // no copy of an array
+    const auto v = xc.view();
     const array<float, backend_of_t<X>> n = sqrt(sum(v * v, -1, true));
     return eval(v / maximum(n, 1e-30f));
   }

@@ -19,7 +19,7 @@ enum class map_kind { bipolar, integer, continuous };
 }
 
 template <class T, detail::map_kind Kind>
-struct map_model {
+struct map_model : detail::dense_model<map_model<T, Kind>> {
   using value_type = T;
   static constexpr std::string_view name =
       Kind == detail::map_kind::bipolar ? "MAP-B" : Kind == detail::map_kind::integer ? "MAP-I" : "MAP-C";
@@ -32,12 +32,7 @@ struct map_model {
   /// and a BSC vector from the same seed are the same random bits), 24 bits for MAP-C.
   static constexpr index_t per_block = Kind == detail::map_kind::continuous ? 4 : 128;
 
-  index_t d = 1;
-
-  map_model() = default;
-  explicit map_model(index_t dim) : d(detail::checked_dim(dim, name)) {}
-  index_t dim() const { return d; }
-  index_t width() const { return d; }
+  using detail::dense_model<map_model>::dense_model;
 
   FUSOR_HD T element(const detail::philox_words& w, index_t col) const {
     if constexpr (Kind == detail::map_kind::continuous) {
@@ -64,14 +59,6 @@ struct map_model {
   auto unbind(const X& c, const Y& a, inverse_kind) const {
     return eval(c * a);
   }
-  template <class X>
-  auto negative(const X& a) const {
-    return eval(-a);
-  }
-  template <class X>
-  auto permute(const X& a, index_t shift) const {
-    return roll(a, shift, -1);
-  }
   /// Along axis -2: the product of the rows.
   template <class X>
   auto multibind(const X& x) const {
@@ -95,8 +82,8 @@ struct map_model {
     if constexpr (Kind == detail::map_kind::continuous) {
       s = clip(s, T(-1), T(1));
     } else if (o.ties == tie_break::random) {
-      const map_model<T, detail::map_kind::bipolar> coin(d);
-      const array<T, B> t = detail::generate<B>(detail::row_draw<decltype(coin)>{coin, o.seed, 0, d}, out_shape);
+      const map_model<T, detail::map_kind::bipolar> coin(this->d);
+      const array<T, B> t = detail::generate<B>(detail::row_draw<decltype(coin)>{coin, o.seed, 0, this->d}, out_shape);
       s = where(s > T(0), T(1), where(s < T(0), T(-1), t));
     } else {
       s = where(s > T(0), T(1), where(s < T(0), T(-1), detail::first_row(xc.view())));

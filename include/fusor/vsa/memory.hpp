@@ -20,6 +20,9 @@ template <model M, backend B = default_backend>
 class item_memory {
  public:
   using value_type = typename M::value_type;
+  /// Rows from outside (a file, the caller's array) are put in the model's canonical form: BSC's
+  /// bits past d cleared, so popcounts count only the d dimensions.
+  static constexpr bool masked = requires(const M& m) { m.template valid_mask<B>(); };
 
   /// An empty memory of model m.
   explicit item_memory(const M& m) : m_(m), items_(extents{0, m.width()}) {}
@@ -29,7 +32,7 @@ class item_memory {
     if (items_.ndim() != 2)
       throw shape_error("fusor::vsa::item_memory: expects items of shape (N, " + std::to_string(m_.width()) +
                         "), got shape " + to_string(items_.shape()));
-    canonical();
+    if constexpr (masked) items_ = items_ & m_.template valid_mask<B>();
   }
   /// n random items (vsa::random with this seed).
   static item_memory random(const M& m, index_t n, std::uint64_t seed) {
@@ -64,8 +67,15 @@ class item_memory {
     const index_t first = size();
     const auto add = fusor::detail::contiguous_of(rows);
     const auto v = detail::as_matrix(add.view());
-    items_ = concatenate(std::vector<array_view<value_type, B>>{items_.view(), v}, 0);
-    canonical();
+    auto append = [&](const array_view<value_type, B>& r) {
+      items_ = concatenate(std::vector<array_view<value_type, B>>{items_.view(), r}, 0);
+    };
+    if constexpr (masked) {  // the new rows in canonical form, not the whole memory again
+      const array<value_type, B> c = v & m_.template valid_mask<B>();
+      append(c.view());
+    } else {
+      append(v);
+    }
     return first;
   }
 
@@ -124,12 +134,6 @@ class item_memory {
   void save(const std::filesystem::path& path) const { save_npy(path, items_); }
 
  private:
-  /// Rows from outside (a file, the caller's array) in the model's canonical form: BSC's bits
-  /// past d cleared, so popcounts count only the d dimensions.
-  void canonical() {
-    if constexpr (requires { m_.template valid_mask<B>(); })
-      if (items_.size() > 0) items_ = items_ & m_.template valid_mask<B>();
-  }
   void require_items(const char* what) const {
     if (size() == 0)
       throw value_error(std::string("fusor::vsa::item_memory::") + what + ": the memory holds no items");
