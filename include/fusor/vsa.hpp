@@ -1,6 +1,6 @@
 #pragma once
 // Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
-// BSC, FHRR, HRR), batched operations on rows (random, bind, unbind, bundle, permute,
+// BSC, FHRR, HRR, VTB, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
 // similarity, ...) and item memories, written once for every backend.
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
@@ -9,6 +9,9 @@
 #include "vsa/bsc.hpp"
 #include "vsa/fhrr.hpp"
 #include "vsa/hrr.hpp"
+#include "vsa/vtb.hpp"
+#include "vsa/modular_kernels.hpp"
+#include "vsa/modular.hpp"
 #include "vsa/operations.hpp"
 #include "vsa/memory.hpp"
 #include "vsa/associative.hpp"

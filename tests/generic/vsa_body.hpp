@@ -314,7 +314,7 @@ TEST_CASE("vsa bundle: seeded random ties are reproducible and differ from first
 }
 
 TEST_CASE_TEMPLATE("vsa capacity: 100 bundled items of 1000 are the top 100 at d = 10 000", M, vsa::map_b, vsa::map_i,
-                   vsa::map_c, vsa::bsc, vsa::fhrr, vsa::hrr) {
+                   vsa::map_c, vsa::bsc, vsa::fhrr, vsa::hrr, vsa::vtb, vsa::mcr, vsa::cgr, vsa::bsbc) {
   const M m(10'000);
   const vsa::item_memory<M, B> mem = vsa::item_memory<M, B>::random(m, 1000, 2024);
   const index_t k = 100;
@@ -475,7 +475,7 @@ TEST_CASE("vsa BSC: pack and unpack are inverse; bits past d stay clear") {
 }
 
 TEST_CASE_TEMPLATE("vsa item memory: add, top-k, cleanup, threshold, .npy round trip", M, vsa::map_b, vsa::bsc,
-                   vsa::fhrr, vsa::hrr) {
+                   vsa::fhrr, vsa::hrr, vsa::mcr, vsa::cgr, vsa::bsbc) {
   using memory = vsa::item_memory<M, B>;
   const M m(2000);
   memory mem(m);
@@ -553,7 +553,8 @@ TEST_CASE_TEMPLATE("vsa superpose: the projected weighted sum, against a plain l
   CHECK_THROWS_AS(vsa::superpose(m, w(fusor::all, fusor::range(0, 4)), items), fusor::shape_error);
 }
 
-TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d = 2000", M, vsa::map_b, vsa::bsc, vsa::fhrr) {
+TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d = 2000", M, vsa::map_b, vsa::bsc, vsa::fhrr,
+                   vsa::mcr, vsa::cgr, vsa::bsbc) {
   const M m(2000);
   using memory = vsa::item_memory<M, B>;
   std::vector<memory> books;
@@ -602,8 +603,8 @@ TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d =
 }
 
 TEST_CASE_TEMPLATE("vsa associative memory and attention: noisy keys recall exact values", M, vsa::map_b, vsa::bsc,
-                   vsa::fhrr, vsa::hrr) {
-  const M m(2000);
+                   vsa::fhrr, vsa::hrr, vsa::vtb, vsa::mcr, vsa::cgr, vsa::bsbc) {
+  const M m(2025);  // 45 * 45, a square for VTB
   vsa::associative_memory<M, B> am(m);
   CHECK_THROWS_AS(am.recall(vsa::random<B>(m, 1, 1)), fusor::value_error);
   const auto keys = vsa::random<B>(m, 30, 1), values = vsa::random<B>(m, 30, 2);

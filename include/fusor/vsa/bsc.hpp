@@ -73,6 +73,13 @@ struct bsc {
     const index_t s = ((shift % d) + d) % d;
     return detail::generate<B>(detail::bit_roll{ac.data(), width(), d, s}, ac.view().shape());
   }
+  /// Bit j of every output row is bit order[j] of the input row (a permutation of the d bits).
+  template <class X, class I>
+  auto permute_by(const X& a, const I& order) const {
+    const auto ac = fusor::detail::contiguous_of(a);
+    using B = backend_of_t<decltype(ac.view())>;
+    return detail::generate<B>(detail::bit_gather{ac.data(), order.data(), width(), d}, ac.view().shape());
+  }
   /// XOR of the rows along axis -2.
   template <class X>
   auto multibind(const X& x) const {

@@ -35,6 +35,15 @@ struct dense_model {
   }
 };
 
+/// Real rows scaled to unit L2 norm (a zero row stays zero), reading an array where it lies.
+template <class X>
+auto unit_rows(const X& x) {
+  const auto xc = fusor::detail::contiguous_of(x);
+  const auto v = xc.view();
+  const array<value_t<decltype(v)>, backend_of_t<decltype(v)>> n = sqrt(sum(v * v, -1, true));
+  return eval(v / maximum(n, 1e-30f));
+}
+
 /// q (Q, w) or (w,) against x (N, w) or (w,): the rows as 2-d views plus the result's shape
 /// (Q, N), (N), (Q) or () as matmul(q, x^T) would give.
 inline extents similarity_shape(const extents& q, const extents& x, const char* what) {

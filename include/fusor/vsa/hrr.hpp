@@ -76,10 +76,7 @@ struct hrr : detail::dense_model<hrr> {
   /// Rows scaled to unit L2 norm (a zero row stays zero).
   template <class X>
   auto normalize(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);  // no copy of an array
-    const auto v = xc.view();
-    const array<float, backend_of_t<X>> n = sqrt(sum(v * v, -1, true));
-    return eval(v / maximum(n, 1e-30f));
+    return detail::unit_rows(x);
   }
   /// Fractional power of the spectrum: irfft(rfft(x)^p) (fractional power encoding).
   template <class X>

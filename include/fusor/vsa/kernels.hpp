@@ -230,6 +230,27 @@ struct bit_roll {
   }
 };
 
+/// Bits rearranged: output bit j of a row is input bit order[j] of the same row (rows, words).
+struct bit_gather {
+  using value_type = std::uint64_t;
+  const std::uint64_t* x;
+  const std::int64_t* order;
+  index_t words, d;
+  FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, r = p / words, w = p % words;
+      const std::uint64_t* row = x + r * words;
+      const index_t j0 = 64 * w, nbits = d - j0 < 64 ? d - j0 : 64;
+      std::uint64_t v = 0;
+      for (index_t k = 0; k < nbits; ++k) {
+        const index_t s = order[j0 + k];
+        v |= ((row[s / 64] >> (s % 64)) & 1u) << k;
+      }
+      out[i] = v;
+    }
+  }
+};
+
 /// Unpacked bits: output (rows, d) of uint8 (0 or 1) from (rows, words).
 struct bit_unpack {
   using value_type = std::uint8_t;

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "../core/sort.hpp"
 #include "dense.hpp"
 #include "kernels.hpp"
 #include "model.hpp"
@@ -39,7 +40,8 @@ array<typename M::value_type, B> random(const M& m, index_t n, std::uint64_t see
     return detail::generate<B>(detail::row_draw<M>{m, seed, first, m.width()}, extents{n, m.width()});
 }
 
-/// n copies of the identity of bind: bind(identity, x) == x.
+/// n copies of the identity of bind: bind(x, identity) == x (and bind(identity, x) == x for the
+/// commutative models; VTB's identity acts from the right only).
 template <backend B = default_backend, model M>
 array<typename M::value_type, B> identity(const M& m, index_t n = 1) {
   if (n < 0) throw value_error("fusor::vsa::identity: needs n >= 0 vectors, got n = " + std::to_string(n));
@@ -70,13 +72,15 @@ auto inverse(const M& m, const X& a, inverse_kind k = inverse_kind::model_defaul
   return m.inverse(a, k);
 }
 
-/// Recovers b from c = bind(a, b) given a: bind(c, inverse(a)), in one pass where the model
-/// allows (HRR: one correlation, or with inverse_kind::exact a division of spectra).
+/// Removes the key bound on the right: recovers a from c = bind(a, key) as bind(c, inverse(key))
+/// (torchhd's and HoloVec's order; for commutative models either operand is a key), in one pass
+/// where the model allows (HRR: one correlation, or with inverse_kind::exact a division of
+/// spectra; VTB: one GEMM).
 template <model M, class X, class Y>
-auto unbind(const M& m, const X& c, const Y& a, inverse_kind k = inverse_kind::model_default) {
+auto unbind(const M& m, const X& c, const Y& key, inverse_kind k = inverse_kind::model_default) {
   detail::checked_rows(m, c, "unbind", "bound vector");
-  detail::checked_rows(m, a, "unbind", "key");
-  return m.unbind(c, a, k);
+  detail::checked_rows(m, key, "unbind", "key");
+  return m.unbind(c, key, k);
 }
 
 /// The additive inverse: similarity(negative(a), a) is the model's minimum (BSC: every bit
@@ -99,6 +103,94 @@ template <model M, class X>
 auto unpermute(const M& m, const X& a, index_t shift = 1) {
   detail::checked_rows(m, a, "unpermute");
   return m.permute(a, -shift);
+}
+
+/// A permutation of the d positions of a model's vectors, with its inverse: permute(m, x, p) moves
+/// position p.order()[j] to position j (np.take(x, order, axis=-1)), unpermute undoes it. Built
+/// from any (d) integer array holding each of 0 .. d-1 once (checked), or drawn by
+/// random_permutation.
+template <backend B = default_backend>
+class permutation {
+ public:
+  template <class I>
+  explicit permutation(const I& order) {
+    static_assert(expression<I> && std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+                  "fusor::vsa::permutation: the order is an integer array");
+    static_assert(std::is_same_v<backend_of_t<I>, B>, "fusor::vsa::permutation: the order lives on the permutation's backend");
+    const extents s = expr_shape(fusor::detail::to_node(order));
+    if (s.size() != 1)
+      throw shape_error("fusor::vsa::permutation: expects a 1-d order of the d positions, got shape " + to_string(s));
+    order_ = array<std::int64_t, B>(cast<std::int64_t>(order));
+    const index_t d = s[0];
+    bool ok = d == 0 || (fusor::min(order_) >= 0 && fusor::max(order_) < d);
+    if (ok) {
+      inverse_ = argsort(order_);
+      ok = bool(fusor::all(take(order_, inverse_) == lazy::arange<std::int64_t, B>(0, d)));
+    }
+    if (!ok)
+      throw value_error("fusor::vsa::permutation: the order must hold each of 0 .. " + std::to_string(d - 1) +
+                        " exactly once (a permutation of the " + std::to_string(d) + " positions); it does not");
+  }
+  index_t size() const { return order_.size(); }
+  /// order()[j]: the position that permute moves to j.
+  const array<std::int64_t, B>& order() const { return order_; }
+  const array<std::int64_t, B>& inverse_order() const { return inverse_; }
+
+ private:
+  array<std::int64_t, B> order_, inverse_;
+};
+
+namespace detail {
+/// 64 random bits per position j of stream 2^64 - 1 (no row uses it) under `seed`.
+struct permutation_keys {
+  using value_type = std::uint64_t;
+  std::uint64_t seed;
+  FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const auto w = fusor::random::block_words(seed, ~std::uint64_t(0), std::uint64_t(first + i));
+      out[i] = (std::uint64_t(w[1]) << 32) | w[0];
+    }
+  }
+};
+
+template <model M, class X, class I>
+auto permute_positions(const M& m, const X& a, const I& order) {
+  if constexpr (requires { m.permute_by(a, order); })
+    return m.permute_by(a, order);
+  else
+    return take(a, order, -1);
+}
+template <model M, backend B>
+void check_permutation(const M& m, const permutation<B>& p, const char* what) {
+  if (p.size() != m.dim())
+    throw shape_error("fusor::vsa::" + std::string(what) + ": the permutation orders " + std::to_string(p.size()) +
+                      " positions; " + std::string(M::name) + " vectors of this model have " +
+                      std::to_string(m.dim()));
+}
+}  // namespace detail
+
+/// A random permutation of m's d positions for `seed`: the stable argsort of Philox keys, the same
+/// on every backend.
+template <backend B = default_backend, model M>
+permutation<B> random_permutation(const M& m, std::uint64_t seed) {
+  const array<std::uint64_t, B> keys = detail::generate<B>(detail::permutation_keys{seed}, extents{m.dim()});
+  return permutation<B>(argsort(keys));
+}
+
+/// The positions of every row rearranged by p: out[..., j] = a[..., p.order()[j]] (BSC: its d
+/// bits).
+template <model M, class X, backend B>
+auto permute(const M& m, const X& a, const permutation<B>& p) {
+  detail::checked_rows(m, a, "permute");
+  detail::check_permutation(m, p, "permute");
+  return detail::permute_positions(m, a, p.order());
+}
+/// Undoes permute(m, a, p).
+template <model M, class X, backend B>
+auto unpermute(const M& m, const X& a, const permutation<B>& p) {
+  detail::checked_rows(m, a, "unpermute");
+  detail::check_permutation(m, p, "unpermute");
+  return detail::permute_positions(m, a, p.inverse_order());
 }
 
 /// Superposes the n rows along axis -2 of x (..., n, width) into (..., width), then normalises

@@ -60,6 +60,9 @@ resonator_result<typename M::value_type, B> resonate(const M& m, const X& produc
                                                      const std::vector<item_memory<M, B>>& codebooks,
                                                      const resonator_options& o = {}) {
   using T = typename M::value_type;
+  static_assert(M::commutative,
+                "fusor::vsa::resonate: the resonator unbinds each factor by the product of the others, which needs "
+                "a commutative bind (VTB's order of factors is not handled)");
   static_assert(std::is_same_v<backend_of_t<X>, B>,
                 "fusor::vsa::resonate: the products and the codebooks must live on the same backend");
   const extents ps = detail::checked_rows(m, products, "resonate", "products");

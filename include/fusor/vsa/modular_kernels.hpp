@@ -1,0 +1,233 @@
+#pragma once
+// Kernels of the models over integers modulo q (MCR, CGR, block codes), written as generators
+// like vsa/kernels.hpp: the (Q, N) similarity sweep, the vote that bundles (a phasor vote for MCR,
+// a mode for CGR and block codes) and the per-value counts. Every result depends only on integer
+// arithmetic, float sums of whole numbers in row order, and double arithmetic spelt out with
+// explicit fma on one host-computed table, so the cpu and cuda backends give the same integers.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels.hpp"
+
+namespace fusor::vsa::detail {
+
+/// Uniform integer in [0, q) from 32 random bits (Lemire's multiply-shift: bias below q / 2^32).
+FUSOR_HD inline std::uint32_t below(std::uint32_t bits, std::uint32_t q) {
+  return std::uint32_t((std::uint64_t(bits) * q) >> 32);
+}
+
+/// a * b + c rounded once, on every backend (an fma the compiler did not choose).
+FUSOR_HD inline double fused(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return ::fma(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+/// The metric a modular sweep computes, per pair of rows a, b of d elements modulo q:
+///   cosine:  1 - 4 D / (q d), D the sum of the modular distances min(a - b, b - a) mod q (the
+///            Manhattan distance of Snaider and Franklin, scaled so random pairs score 0);
+///   dot:     d - 4 D / q;
+///   hamming: the fraction of equal elements;
+///   overlap: the number of equal elements.
+enum class modular_measure { cosine, dot, hamming, overlap };
+
+/// Similarities of every pair: a (Q, d), b (N, d), output (Q, N) of float. Partial sums are exact
+/// int32 over chunks of 4096 elements, added into int64; four items share each query load.
+template <class T>
+struct modular_similarity {
+  using value_type = float;
+  const T *a, *b;
+  index_t nb, d;
+  std::int32_t q;
+  modular_measure measure;
+
+  FUSOR_HD bool counts_equal() const {
+    return measure == modular_measure::hamming || measure == modular_measure::overlap;
+  }
+  FUSOR_HD std::int32_t term(std::int32_t x, std::int32_t y, bool eq) const {
+    if (eq) return std::int32_t(x == y);
+    std::int32_t t = x - y;
+    t += t < 0 ? q : 0;
+    const std::int32_t u = q - t;
+    return t < u ? t : u;
+  }
+  FUSOR_HD float finish(std::int64_t s) const {
+    switch (measure) {
+      case modular_measure::cosine: return float(1.0 - 4.0 * double(s) / (double(q) * double(d)));
+      case modular_measure::dot: return float(double(d) - 4.0 * double(s) / double(q));
+      case modular_measure::hamming: return float(double(s) / double(d));
+      default: return float(s);
+    }
+  }
+  FUSOR_HD void fill(index_t first, float* out, index_t count) const {
+    const bool eq = counts_equal();
+    constexpr index_t chunk = 4096;
+    index_t i = 0;
+    while (i < count) {
+      const index_t p = first + i, qi = p / nb, j = p % nb;
+      const T* aq = a + qi * d;
+      if (j + 4 <= nb && i + 4 <= count) {
+        const T *b0 = b + j * d, *b1 = b0 + d, *b2 = b1 + d, *b3 = b2 + d;
+        std::int64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (index_t k0 = 0; k0 < d; k0 += chunk) {
+          const index_t k1 = k0 + chunk < d ? k0 + chunk : d;
+          std::int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+          for (index_t k = k0; k < k1; ++k) {
+            const std::int32_t v = aq[k];
+            c0 += term(v, b0[k], eq);
+            c1 += term(v, b1[k], eq);
+            c2 += term(v, b2[k], eq);
+            c3 += term(v, b3[k], eq);
+          }
+          s0 += c0;
+          s1 += c1;
+          s2 += c2;
+          s3 += c3;
+        }
+        out[i] = finish(s0);
+        out[i + 1] = finish(s1);
+        out[i + 2] = finish(s2);
+        out[i + 3] = finish(s3);
+        i += 4;
+      } else {
+        const T* bj = b + j * d;
+        std::int64_t s = 0;
+        for (index_t k0 = 0; k0 < d; k0 += chunk) {
+          const index_t k1 = k0 + chunk < d ? k0 + chunk : d;
+          std::int32_t c = 0;
+          for (index_t k = k0; k < k1; ++k) c += term(aq[k], bj[k], eq);
+          s += c;
+        }
+        out[i] = finish(s);
+        ++i;
+      }
+    }
+  }
+};
+
+/// The vote that bundles rows of integers modulo q, per output element (g, j) of (G, d):
+///   rows r = 0 .. n-1 at x + g * group_stride + r * d (bundle: each group its own rows; superpose:
+///   group_stride 0, every group the same items), weighted by w[g * n + r] (or 1 when w is null).
+///   phasor (MCR): the value k whose phasor e^{2 pi i k / q} is nearest the weighted sum of the
+///     rows' phasors: argmax_k Re(S e^{-2 pi i k / q}), lowest k on equal scores. A sum within
+///     1e-9 n of zero has no direction: a tie.
+///   mode (CGR, block codes): the value of largest total weight; equal weights go to the value
+///     that occurs first in row order.
+/// Ties: the first row's value, or with random_ties a Philox draw keyed by (seed, g, j) (a value
+/// in [0, q) for the phasor vote, one of the tied values for the mode).
+template <class T>
+struct modular_vote {
+  using value_type = T;
+  const T* x;
+  const float* w;        // (G, n) weights or null
+  const double* table;   // phasor: cos(2 pi k / q) then sin(2 pi k / q), 2 q doubles
+  index_t n, d, group_stride;
+  std::int32_t q;
+  bool phasor, random_ties;
+  std::uint64_t seed;
+
+  FUSOR_HD std::uint32_t tie_bits(index_t g, index_t j) const {
+    return fusor::random::block_words(seed, std::uint64_t(g), std::uint64_t(j))[0];
+  }
+  FUSOR_HD T phasor_vote(const T* rows, const float* wg, index_t g, index_t j) const {
+    const double *ct = table, *st = table + q;
+    double sc = 0, ss = 0, mass = 0;
+    for (index_t r = 0; r < n; ++r) {
+      const std::int32_t v = rows[r * d];
+      if (wg) {
+        const double wr = wg[r];
+        sc = fused(wr, ct[v], sc);
+        ss = fused(wr, st[v], ss);
+        mass += wr < 0 ? -wr : wr;
+      } else {
+        sc += ct[v];
+        ss += st[v];
+        mass += 1.0;
+      }
+    }
+    if (!(fused(sc, sc, ss * ss) > 1e-18 * mass * mass))
+      return random_ties ? T(below(tie_bits(g, j), std::uint32_t(q))) : rows[0];
+    std::int32_t best = 0;
+    double top = fused(sc, ct[0], ss * st[0]);
+    for (std::int32_t k = 1; k < q; ++k) {
+      const double s = fused(sc, ct[k], ss * st[k]);
+      if (s > top) {
+        top = s;
+        best = k;
+      }
+    }
+    return T(best);
+  }
+  FUSOR_HD float weight(const float* wg, index_t r) const { return wg ? wg[r] : 1.0f; }
+  /// The total weight of row r's value, summed in row order (so equal totals are equal floats).
+  FUSOR_HD float total(const T* rows, const float* wg, index_t r) const {
+    const T v = rows[r * d];
+    float t = 0;
+    for (index_t s = 0; s < n; ++s)
+      if (rows[s * d] == v) t += weight(wg, s);
+    return t;
+  }
+  FUSOR_HD T mode_vote(const T* rows, const float* wg, index_t g, index_t j) const {
+    constexpr std::int32_t small = 256;  // a table of totals per value when q fits, else O(n^2)
+    float totals[small];
+    const bool tabled = q <= small;
+    if (tabled) {
+      for (index_t r = 0; r < n; ++r) totals[rows[r * d]] = 0;
+      for (index_t r = 0; r < n; ++r) totals[rows[r * d]] += weight(wg, r);
+    }
+    float top = 0;
+    T val = rows[0];
+    index_t tied = 0;
+    for (index_t r = 0; r < n; ++r) {
+      const float t = tabled ? totals[rows[r * d]] : total(rows, wg, r);
+      if (r == 0 || t > top) {
+        top = t;
+        val = rows[r * d];
+      }
+    }
+    if (!random_ties) return val;
+    // the distinct values whose total is `top`, in order of first occurrence; pick one at random
+    auto first_of = [&](index_t r) {
+      for (index_t s = 0; s < r; ++s)
+        if (rows[s * d] == rows[r * d]) return false;
+      return true;
+    };
+    for (index_t r = 0; r < n; ++r)
+      if ((tabled ? totals[rows[r * d]] : total(rows, wg, r)) == top && first_of(r)) ++tied;
+    if (tied < 2) return val;
+    index_t pick = index_t(below(tie_bits(g, j), std::uint32_t(tied)));
+    for (index_t r = 0; r < n; ++r)
+      if ((tabled ? totals[rows[r * d]] : total(rows, wg, r)) == top && first_of(r) && pick-- == 0) return rows[r * d];
+    return val;
+  }
+  FUSOR_HD void fill(index_t first, T* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, g = p / d, j = p % d;
+      const T* rows = x + g * group_stride + j;
+      const float* wg = w ? w + g * n : nullptr;
+      out[i] = phasor ? phasor_vote(rows, wg, g, j) : mode_vote(rows, wg, g, j);
+    }
+  }
+};
+
+/// How many of the n rows hold each value at each position: x (G, n, d), output (G, d, q) int32.
+template <class T>
+struct value_counts {
+  using value_type = std::int32_t;
+  const T* x;
+  index_t n, d;
+  std::int32_t q;
+  FUSOR_HD void fill(index_t first, std::int32_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, v = p % q, j = (p / q) % d, g = p / (q * d);
+      const T* rows = x + g * n * d + j;
+      std::int32_t c = 0;
+      for (index_t r = 0; r < n; ++r) c += std::int32_t(rows[r * d] == T(v));
+      out[i] = c;
+    }
+  }
+};
+
+}  // namespace fusor::vsa::detail
