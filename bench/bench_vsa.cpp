@@ -1,5 +1,5 @@
-// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC and HRR, each beside
-// its floor in the same run (scripts/bench vsa prints the ratios, then HoloVec's and torchhd's
+// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC, HRR, VTB, MCR, CGR and
+// block codes, each beside its floor in the same run (scripts/bench vsa prints the ratios, then HoloVec's and torchhd's
 // times for the same work from bench/peers/vsa_peers.py). One thread throughout.
 //   fusor_vsa_random/<m>:     one random vector (vsa::random, Philox keyed by (seed, row))
 //   floor_vsa_random/<m>:     writing the vector's bytes (std::fill): the memory floor
@@ -17,11 +17,17 @@
 //   floor_vsa_search1000/<m>: cblas_sgemm of the same shapes (FHRR: k = 2d); BSC: popcount
 //                             throughput, Q·N·words popcounts of L1-resident words
 //   hand_vsa_search1000/bsc:  the plain XOR+popcount triple loop a user would write
+// The models VTB (d = 100 x 100), MCR and CGR (q = 16) and block codes (BSBC: 10 000 blocks of 64)
+// have the same rows. Their floors: VTB's bind is cblas_sgemm of the two 100 x 100 matrices; the
+// modular models' bind, bundle and similarity floors are hand loops of the same arithmetic (a
+// modular distance is not bilinear: there is no BLAS call to compare with), bundle for MCR summing
+// table phasors and rounding atan2, for CGR and BSBC counting values for the mode.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <fftw3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <complex>
 #include <cstring>
@@ -41,6 +47,28 @@ constexpr index_t dim = 10'000;
 void one_thread() {
   fusor::set_num_threads(1);
   fusor::set_blas_num_threads(1);
+}
+
+template <class M>
+constexpr bool modular = std::is_same_v<M, vsa::mcr> || std::is_same_v<M, vsa::cgr> || std::is_same_v<M, vsa::bsbc>;
+
+/// The modular distance (or equality) sums of one row against `n` rows: the hand loop floors.
+template <class T>
+void modular_sweep(const T* q, const T* x, index_t n, index_t w, int mod, bool equal, float* out) {
+  for (index_t j = 0; j < n; ++j) {
+    std::int32_t s = 0;
+    const T* r = x + j * w;
+    for (index_t i = 0; i < w; ++i) {
+      if (equal) {
+        s += q[i] == r[i];
+      } else {
+        std::int32_t t = std::int32_t(q[i]) - std::int32_t(r[i]);
+        t += t < 0 ? mod : 0;
+        s += std::min(t, mod - t);
+      }
+    }
+    out[std::size_t(j)] = float(s);
+  }
 }
 
 template <class M>
@@ -117,6 +145,16 @@ void floor_bind(benchmark::State& st) {
       benchmark::DoNotOptimize(f.out);
       benchmark::ClobberMemory();
     }
+  } else if constexpr (std::is_same_v<M, vsa::vtb>) {  // sqrt(m) A B^T: one 100 x 100 x 100 GEMM
+    one_thread();
+    const auto a = vsa::random(m, 1, 1), b = vsa::random(m, 1, 2);
+    std::vector<float> out(static_cast<std::size_t>(dim));
+    const int s = int(m.side());
+    for (auto _ : st) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, s, 10.0f, a.data(), s, b.data(), s, 0.0f, out.data(), s);
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
   } else {
     const auto a = vsa::random(m, 1, 1), b = vsa::random(m, 1, 2);
     std::vector<T> out(static_cast<std::size_t>(m.width()));
@@ -124,8 +162,14 @@ void floor_bind(benchmark::State& st) {
     for (auto _ : st) {
       T* o = out.data();
       for (index_t i = 0; i < m.width(); ++i) {
-        if constexpr (std::is_same_v<M, vsa::bsc>) o[i] = pa[i] ^ pb[i];
-        else o[i] = pa[i] * pb[i];
+        if constexpr (std::is_same_v<M, vsa::bsc>) {
+          o[i] = pa[i] ^ pb[i];
+        } else if constexpr (modular<M>) {
+          const int q = int(m.modulus()), t = int(pa[i]) + int(pb[i]);
+          o[i] = T(t >= q ? t - q : t);
+        } else {
+          o[i] = pa[i] * pb[i];
+        }
       }
       benchmark::DoNotOptimize(o);
       benchmark::ClobberMemory();
@@ -161,6 +205,46 @@ void floor_bundle100(benchmark::State& st) {
         std::uint64_t o = 0;
         for (int k = 0; k < 64; ++k) o |= std::uint64_t(counts[std::size_t(64 * i + k)] > 50) << k;
         out[std::size_t(i)] = o;
+      }
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  } else if constexpr (std::is_same_v<M, vsa::mcr>) {  // table phasors summed, atan2 rounded
+    const int q = int(m.modulus());
+    std::vector<double> c(static_cast<std::size_t>(q)), sn(static_cast<std::size_t>(q));
+    for (int k = 0; k < q; ++k) {
+      c[std::size_t(k)] = std::cos(2 * 3.141592653589793 * k / q);
+      sn[std::size_t(k)] = std::sin(2 * 3.141592653589793 * k / q);
+    }
+    std::vector<double> sc(static_cast<std::size_t>(w)), ss(static_cast<std::size_t>(w));
+    std::vector<T> out(static_cast<std::size_t>(w));
+    for (auto _ : st) {
+      std::fill(sc.begin(), sc.end(), 0.0);
+      std::fill(ss.begin(), ss.end(), 0.0);
+      for (index_t r = 0; r < 100; ++r)
+        for (index_t i = 0; i < w; ++i) {
+          sc[std::size_t(i)] += c[p[r * w + i]];
+          ss[std::size_t(i)] += sn[p[r * w + i]];
+        }
+      for (index_t i = 0; i < w; ++i) {
+        const long k = std::lround(std::atan2(ss[std::size_t(i)], sc[std::size_t(i)]) * q / (2 * 3.141592653589793));
+        out[std::size_t(i)] = T(((k % q) + q) % q);
+      }
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  } else if constexpr (modular<M>) {  // the mode: counts of each value per position
+    const int q = int(m.modulus());
+    std::vector<std::int32_t> counts(static_cast<std::size_t>(q));
+    std::vector<T> out(static_cast<std::size_t>(w));
+    for (auto _ : st) {
+      for (index_t i = 0; i < w; ++i) {
+        std::fill(counts.begin(), counts.end(), 0);
+        T best = p[i];
+        for (index_t r = 0; r < 100; ++r) ++counts[p[r * w + i]];
+        for (index_t r = 0; r < 100; ++r)
+          if (counts[p[r * w + i]] > counts[best]) best = p[r * w + i];
+        out[std::size_t(i)] = best;
       }
       benchmark::DoNotOptimize(out.data());
       benchmark::ClobberMemory();
@@ -211,6 +295,12 @@ void floor_search1(benchmark::State& st) {
       benchmark::DoNotOptimize(out.data());
       benchmark::ClobberMemory();
     }
+  } else if constexpr (modular<M>) {
+    for (auto _ : st) {
+      modular_sweep(q.data(), x.data(), 1000, dim, int(m.modulus()), M::block_code, out.data());
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
   } else {
     const index_t k = float_width<M>();
     const float* px = reinterpret_cast<const float*>(x.data());
@@ -247,6 +337,15 @@ void floor_search1000(benchmark::State& st) {
         total += c;
         benchmark::DoNotOptimize(total);
       }
+    }
+  } else if constexpr (modular<M>) {  // the hand loop over every pair
+    const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1000, 6);
+    std::vector<float> out(1000 * 1000);
+    for (auto _ : st) {
+      for (index_t i = 0; i < 1000; ++i)
+        modular_sweep(q.data() + i * dim, x.data(), 1000, dim, int(m.modulus()), M::block_code, out.data() + i * 1000);
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
     }
   } else {
     const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1000, 6);
@@ -304,6 +403,10 @@ int main(int argc, char** argv) {
   register_model<vsa::map_b>("map");
   register_model<vsa::bsc>("bsc");
   register_model<vsa::hrr>("hrr");
+  register_model<vsa::vtb>("vtb");
+  register_model<vsa::mcr>("mcr");
+  register_model<vsa::cgr>("cgr");
+  register_model<vsa::bsbc>("bsbc");
   benchmark::RegisterBenchmark("hand_vsa_search1000/bsc", hand_search1000_bsc)->Unit(benchmark::kMillisecond);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -4,7 +4,9 @@ beside fusor's medians from bench_vsa's JSON: prints each peer's median time, th
 (< 1: fusor is faster) and peer/fusor (fusor's speed-up). Peers that do not import are skipped with a
 note. Usage: vsa_peers.py BENCH_VSA_JSON [holovec|torchhd]   (default: every peer that imports)
 
-The rows, fusor_vsa_<op>/<model> for the models fhrr, map (bipolar), bsc and hrr:
+The rows, fusor_vsa_<op>/<model> for the models fhrr, map (bipolar), bsc and hrr (both peers) and vtb
+(d = 100 x 100), mcr and cgr (q = 16) and bsbc (10000 blocks of 64) (torchhd; HoloVec has none of
+them: its "VTB" is another binding):
   random:     one random hypervector            bind:      bind two hypervectors
   bundle100:  bundle 100 hypervectors (a (100, d) batch) into one, with the peer's own bundle
   sim1000:    the 1000 similarities of a (1000, d) batch against one vector (the peer's similarity)
@@ -24,6 +26,9 @@ from timing import median_seconds as timed  # noqa: E402
 
 D, BUNDLE, ROWS = 10000, 100, 1000
 MODELS = ("fhrr", "map", "bsc", "hrr")
+TORCHHD_ONLY = {"vtb": ("VTB", {}), "mcr": ("MCR", {"block_size": 16}), "cgr": ("CGR", {"block_size": 16}),
+                "bsbc": ("BSBC", {"block_size": 64})}
+CHUNK = 4  # queries per call where torchhd's modular similarity broadcasts (Q, N, d) int64 tensors
 OPS = ("random", "bind", "bundle100", "sim1000", "search1", "search1000")
 
 
@@ -102,6 +107,27 @@ def torchhd_peer():
         out[("sim1000", m)] = (median_seconds(lambda: torchhd.cosine_similarity(a, rows)), sim)
         out[("search1", m)] = (median_seconds(lambda: torchhd.cosine_similarity(a, rows)), sim)
         out[("search1000", m)] = (median_seconds(lambda: torchhd.cosine_similarity(queries, rows)), sim)
+    for m, (vsa, kw) in TORCHHD_ONLY.items():
+        a, b = torchhd.random(2, D, vsa, **kw)
+        batch = torchhd.random(BUNDLE, D, vsa, **kw)
+        rows = torchhd.random(ROWS, D, vsa, **kw)
+        queries = torchhd.random(ROWS, D, vsa, **kw)
+        args = ", ".join(f"{k}={v}" for k, v in kw.items())
+        out[("random", m)] = (median_seconds(lambda: torchhd.random(1, D, vsa, **kw)),
+                              f"torchhd.random(1, d, '{vsa}'{', ' + args if args else ''}) (int64)" if kw else
+                              f"torchhd.random(1, d, '{vsa}')")
+        out[("bind", m)] = (median_seconds(lambda: torchhd.bind(a, b)), "torchhd.bind")
+        out[("bundle100", m)] = (median_seconds(lambda: torchhd.multiset(batch)), "torchhd.multiset " + {
+            "vtb": "(sum)", "mcr": "(phasor sum, rounded angle)", "cgr": "(torch.mode)", "bsbc": "(torch.mode)"}[m])
+        sim = "torchhd.cosine_similarity"
+        out[("sim1000", m)] = (median_seconds(lambda: torchhd.cosine_similarity(a, rows)), sim)
+        out[("search1", m)] = (median_seconds(lambda: torchhd.cosine_similarity(a, rows)), sim)
+        if m == "vtb":
+            out[("search1000", m)] = (median_seconds(lambda: torchhd.cosine_similarity(queries, rows)), sim)
+        else:  # (1000, 1000, d) int64 temporaries would take 80 GB: CHUNK queries a call, scaled
+            out[("search1000", m)] = (
+                median_seconds(lambda: torchhd.cosine_similarity(queries[:CHUNK], rows)) * ROWS / CHUNK,
+                f"{sim} of {CHUNK} queries at a time (it broadcasts (Q, N, d) int64), x {ROWS // CHUNK}")
     for op in ("sim1000", "search1"):  # BSC's count of equal bits, torchhd.hamming_similarity
         a, rows = torchhd.random(1, D, "BSC")[0], torchhd.random(ROWS, D, "BSC")
         out[(op, "bsc:hamming")] = (median_seconds(lambda: torchhd.hamming_similarity(a, rows)),

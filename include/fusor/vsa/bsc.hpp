@@ -31,7 +31,7 @@ struct bsc {
   index_t width() const { return (d + 63) / 64; }
 
   FUSOR_HD std::uint64_t element(const detail::philox_words& w, index_t col) const {
-    const index_t q = col % 2;
+    const index_t q = col & 1;
     const std::uint64_t v = std::uint64_t(w[2 * q]) | (std::uint64_t(w[2 * q + 1]) << 32);
     return v & detail::valid_bits(col, (d + 63) / 64, d);
   }

@@ -28,9 +28,10 @@ struct fhrr : detail::dense_model<fhrr> {
   template <class B>
   array<value_type, B> draw(index_t n, std::uint64_t seed, index_t first) const {
     const index_t dp = detail::padded_width(d);
-    const auto angles = detail::lazy_draw<B>(detail::row_draw<detail::phase_elements>{{}, seed, first, dp}, extents{n, dp});
-    // cos and sin as two SIMD passes over the angles, then interleaved (the engine's cis is scalar)
-    const array<float, B> t(angles), re(cos(t)), im(sin(t));
+    // the angles written whole (a generator filling long runs), then cos and sin as two SIMD
+    // passes, then interleaved (the engine's cis is scalar)
+    const array<float, B> t = detail::generate<B>(detail::row_draw<detail::phase_elements>{{}, seed, first, dp}, extents{n, dp});
+    const array<float, B> re(cos(t)), im(sin(t));
     return detail::generate<B>(detail::interleave_rows<float>{re.data(), im.data(), d, dp}, extents{n, d});
   }
 

@@ -26,13 +26,15 @@ struct hrr : detail::dense_model<hrr> {
   using dense_model::dense_model;
 
   /// Rows first .. first + n - 1 of the random vectors of `seed`: N(0, 1/d) by Box-Muller on
-  /// Philox uniforms, one fused pass.
+  /// Philox uniforms.
   template <class B>
   array<float, B> draw(index_t n, std::uint64_t seed, index_t first) const {
     const index_t dp = detail::padded_width(d);
     const extents shape{n, dp};
-    const auto u1 = detail::lazy_draw<B>(detail::row_draw<detail::radius_elements>{{}, seed, first, dp}, shape);
-    const auto t = detail::lazy_draw<B>(detail::row_draw<detail::angle_elements>{{}, seed, first, dp}, shape);
+    // the uniforms written whole first (a generator filling long runs, not a packet at a time),
+    // then one fused SIMD pass of the transcendental functions
+    const array<float, B> u1 = detail::generate<B>(detail::row_draw<detail::radius_elements>{{}, seed, first, dp}, shape);
+    const array<float, B> t = detail::generate<B>(detail::row_draw<detail::angle_elements>{{}, seed, first, dp}, shape);
     const float scale = float(std::sqrt(2.0 / double(d)));  // sqrt(-2 log u1) / sqrt(d)
     const array<float, B> padded(sqrt(-log(u1)) * cos(t) * scale);
     return array<float, B>(padded(all, range(0, d)));

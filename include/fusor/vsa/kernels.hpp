@@ -9,6 +9,7 @@
 #include <complex>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "../core/create.hpp"
 #include "../core/random.hpp"
@@ -32,11 +33,13 @@ FUSOR_HD inline std::uint64_t valid_bits(index_t w, index_t words, index_t d) {
 }
 
 /// Random rows: element (row, col) of the output is m.element(words, col) where `words` is Philox
-/// block col / M::per_block of stream (first_row + row) under `seed`. So a row depends on (seed,
+/// block col / M::per_block of stream (first_row + row) under `seed` (per_block a power of two; an
+/// element finds its place in the block as col & (per_block - 1)). So a row depends on (seed,
 /// its index) only: random(m, 5, s) is the first five rows of random(m, 10, s), on every backend.
 template <class M>
 struct row_draw {
   using value_type = typename M::value_type;
+  static constexpr index_t block = M::per_block;  // the cpu scalar loop keeps one block of values
   M m;
   std::uint64_t seed;
   index_t first_row, width;
@@ -46,6 +49,29 @@ struct row_draw {
     index_t i = 0;
     while (i < count) {
       const std::uint64_t stream = std::uint64_t(first_row + row);
+      if (col % per == 0 && count - i >= per) {
+        // whole blocks of this row: a plain loop of independent blocks, which the core overlaps
+        index_t blocks = (width - col < count - i ? width - col : count - i) / per;
+        const std::uint64_t b0 = std::uint64_t(col / per);
+        value_type* o = out + i;
+        for (index_t b = 0; b < blocks; ++b) {
+          const philox_words w = fusor::random::block_words(seed, stream, b0 + std::uint64_t(b));
+          // compile-time positions in the block: an element's `col & (per - 1)` folds to a constant,
+          // so the words stay in registers (a run-time index sends them through the stack)
+          const index_t c = index_t(b0 + std::uint64_t(b)) * per;  // == col + b * per, visibly aligned
+          [&]<index_t... K>(std::integer_sequence<index_t, K...>) {
+            ((o[b * per + K] = m.element(w, c + K)), ...);
+          }(std::make_integer_sequence<index_t, per>{});
+        }
+        i += blocks * per;
+        col += blocks * per;
+        if (col == width) {
+          col = 0;
+          ++row;
+          continue;
+        }
+        if (i == count) break;
+      }
       index_t n = per - col % per;  // the part of one block this run covers
       if (n > width - col) n = width - col;
       if (n > count - i) n = count - i;
@@ -290,25 +316,27 @@ struct phase_elements {
   using value_type = float;
   static constexpr index_t per_block = 4;
   FUSOR_HD float element(const philox_words& w, index_t col) const {
-    return 3.14159265358979323846f * (2.0f * fusor::random::detail::unit_float(w[col % 4]) - 1.0f);
+    return 3.14159265358979323846f * (2.0f * fusor::random::detail::unit_float(w[col & 3]) - 1.0f);
   }
 };
-/// Elements drawn for HRR, two per Philox block: element j takes words 2 (j % 2) and 2 (j % 2) + 1,
-/// the first as u1 in (0, 1] (radius_elements), the second as the angle 2 pi u2 (angle_elements),
-/// and is sqrt(-2 log u1) cos(2 pi u2), a normal variate (the cosine half of Box-Muller, so every
-/// element is computed alone, in a fused SIMD pass).
+/// Elements drawn for HRR, four per Philox block: elements 2p and 2p + 1 share the words 2 (p % 2)
+/// and 2 (p % 2) + 1, the first as u1 in (0, 1] (radius_elements), the second as the angle
+/// 2 pi u2 (angle_elements), and are Box-Muller's two normal variates sqrt(-2 log u1) cos(2 pi u2)
+/// and sqrt(-2 log u1) sin(2 pi u2). The sine is the cosine of the angle less pi / 2, so every
+/// element is the same function of its two inputs, computed in one fused SIMD pass.
 struct radius_elements {
   using value_type = float;
-  static constexpr index_t per_block = 2;
+  static constexpr index_t per_block = 4;
   FUSOR_HD float element(const philox_words& w, index_t col) const {
-    return (float(w[2 * (col % 2)] >> 8) + 1.0f) * 0x1.0p-24f;
+    return (float(w[2 * ((col >> 1) & 1)] >> 8) + 1.0f) * 0x1.0p-24f;
   }
 };
 struct angle_elements {
   using value_type = float;
-  static constexpr index_t per_block = 2;
+  static constexpr index_t per_block = 4;
   FUSOR_HD float element(const philox_words& w, index_t col) const {
-    return 6.28318530717958647692f * fusor::random::detail::unit_float(w[2 * (col % 2) + 1]);
+    return 6.28318530717958647692f * fusor::random::detail::unit_float(w[2 * ((col >> 1) & 1) + 1]) -
+           1.57079632679489661923f * float(col & 1);
   }
 };
 

@@ -36,9 +36,9 @@ struct map_model : detail::dense_model<map_model<T, Kind>> {
 
   FUSOR_HD T element(const detail::philox_words& w, index_t col) const {
     if constexpr (Kind == detail::map_kind::continuous) {
-      return T(2.0f * fusor::random::detail::unit_float(w[col % 4]) - 1.0f);
+      return T(2.0f * fusor::random::detail::unit_float(w[col & 3]) - 1.0f);
     } else {
-      const index_t j = col % 128;  // arithmetic, not a branch: the bit is random, a branch mispredicts
+      const index_t j = col & 127;  // arithmetic, not a branch: the bit is random, a branch mispredicts
       return T(1 - 2 * std::int32_t((w[j / 32] >> (j % 32)) & 1u));
     }
   }

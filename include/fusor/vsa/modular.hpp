@@ -68,7 +68,7 @@ struct modular_model {
   }
 
   FUSOR_HD T element(const detail::philox_words& w, index_t col) const {
-    return T(detail::below(w[col % 4], std::uint32_t(q)));
+    return T(detail::below(w[col & 3], std::uint32_t(q)));
   }
 
   template <class B>

@@ -33,8 +33,8 @@ FUSOR_HD inline double fused(double a, double b, double c) {
 ///   overlap: the number of equal elements.
 enum class modular_measure { cosine, dot, hamming, overlap };
 
-/// Similarities of every pair: a (Q, d), b (N, d), output (Q, N) of float. Partial sums are exact
-/// int32 over chunks of 4096 elements, added into int64; four items share each query load.
+/// Similarities of every pair: a (Q, d), b (N, d), output (Q, N) of float. Each pair is one loop
+/// the compiler vectorises (partial sums exact in int32 over chunks of 4096 elements, then int64).
 template <class T>
 struct modular_similarity {
   using value_type = float;
@@ -43,16 +43,6 @@ struct modular_similarity {
   std::int32_t q;
   modular_measure measure;
 
-  FUSOR_HD bool counts_equal() const {
-    return measure == modular_measure::hamming || measure == modular_measure::overlap;
-  }
-  FUSOR_HD std::int32_t term(std::int32_t x, std::int32_t y, bool eq) const {
-    if (eq) return std::int32_t(x == y);
-    std::int32_t t = x - y;
-    t += t < 0 ? q : 0;
-    const std::int32_t u = q - t;
-    return t < u ? t : u;
-  }
   FUSOR_HD float finish(std::int64_t s) const {
     switch (measure) {
       case modular_measure::cosine: return float(1.0 - 4.0 * double(s) / (double(q) * double(d)));
@@ -61,48 +51,34 @@ struct modular_similarity {
       default: return float(s);
     }
   }
+  /// The sum of min((x - y) mod q, (y - x) mod q), or the number of x == y, over [k0, k1).
+  FUSOR_HD static std::int32_t distances(const T* x, const T* y, index_t k0, index_t k1, std::int32_t q) {
+    std::int32_t c = 0;
+    for (index_t k = k0; k < k1; ++k) {
+      std::int32_t t = std::int32_t(x[k]) - std::int32_t(y[k]);
+      t += t < 0 ? q : 0;
+      const std::int32_t u = q - t;
+      c += t < u ? t : u;
+    }
+    return c;
+  }
+  FUSOR_HD static std::int32_t equals(const T* x, const T* y, index_t k0, index_t k1) {
+    std::int32_t c = 0;
+    for (index_t k = k0; k < k1; ++k) c += std::int32_t(x[k] == y[k]);
+    return c;
+  }
   FUSOR_HD void fill(index_t first, float* out, index_t count) const {
-    const bool eq = counts_equal();
+    const bool eq = measure == modular_measure::hamming || measure == modular_measure::overlap;
     constexpr index_t chunk = 4096;
-    index_t i = 0;
-    while (i < count) {
-      const index_t p = first + i, qi = p / nb, j = p % nb;
-      const T* aq = a + qi * d;
-      if (j + 4 <= nb && i + 4 <= count) {
-        const T *b0 = b + j * d, *b1 = b0 + d, *b2 = b1 + d, *b3 = b2 + d;
-        std::int64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (index_t k0 = 0; k0 < d; k0 += chunk) {
-          const index_t k1 = k0 + chunk < d ? k0 + chunk : d;
-          std::int32_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
-          for (index_t k = k0; k < k1; ++k) {
-            const std::int32_t v = aq[k];
-            c0 += term(v, b0[k], eq);
-            c1 += term(v, b1[k], eq);
-            c2 += term(v, b2[k], eq);
-            c3 += term(v, b3[k], eq);
-          }
-          s0 += c0;
-          s1 += c1;
-          s2 += c2;
-          s3 += c3;
-        }
-        out[i] = finish(s0);
-        out[i + 1] = finish(s1);
-        out[i + 2] = finish(s2);
-        out[i + 3] = finish(s3);
-        i += 4;
-      } else {
-        const T* bj = b + j * d;
-        std::int64_t s = 0;
-        for (index_t k0 = 0; k0 < d; k0 += chunk) {
-          const index_t k1 = k0 + chunk < d ? k0 + chunk : d;
-          std::int32_t c = 0;
-          for (index_t k = k0; k < k1; ++k) c += term(aq[k], bj[k], eq);
-          s += c;
-        }
-        out[i] = finish(s);
-        ++i;
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i;
+      const T *x = a + (p / nb) * d, *y = b + (p % nb) * d;
+      std::int64_t s = 0;
+      for (index_t k0 = 0; k0 < d; k0 += chunk) {
+        const index_t k1 = k0 + chunk < d ? k0 + chunk : d;
+        s += eq ? equals(x, y, k0, k1) : distances(x, y, k0, k1, q);
       }
+      out[i] = finish(s);
     }
   }
 };
