@@ -44,6 +44,12 @@ struct bsc {
     return array<std::uint64_t, B>(std::span<const std::uint64_t>(m), extents{width()});
   }
 
+  /// Rows with the bits past d cleared (item memories apply it to rows from outside).
+  template <class X>
+  auto canonical(const X& x) const {
+    return eval(x & valid_mask<backend_of_t<X>>());
+  }
+
   template <class B>
   array<std::uint64_t, B> identity(const extents& shape) const {
     return zeros<std::uint64_t, B>(shape);

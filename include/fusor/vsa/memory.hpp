@@ -20,9 +20,10 @@ template <model M, backend B = default_backend>
 class item_memory {
  public:
   using value_type = typename M::value_type;
-  /// Rows from outside (a file, the caller's array) are put in the model's canonical form: BSC's
-  /// bits past d cleared, so popcounts count only the d dimensions.
-  static constexpr bool masked = requires(const M& m) { m.template valid_mask<B>(); };
+  /// Rows from outside (a file, the caller's array) are put in the model's canonical form where it
+  /// has one (m.canonical): BSC's bits past d cleared, so popcounts count only the d dimensions;
+  /// MCR, CGR and block codes' elements reduced modulo q.
+  static constexpr bool canonicalised = requires(const M& m, const array<value_type, B>& x) { m.canonical(x); };
 
   /// An empty memory of model m.
   explicit item_memory(const M& m) : m_(m), items_(extents{0, m.width()}) {}
@@ -32,7 +33,7 @@ class item_memory {
     if (items_.ndim() != 2)
       throw shape_error("fusor::vsa::item_memory: expects items of shape (N, " + std::to_string(m_.width()) +
                         "), got shape " + to_string(items_.shape()));
-    if constexpr (masked) items_ = items_ & m_.template valid_mask<B>();
+    if constexpr (canonicalised) items_ = m_.canonical(items_);
   }
   /// n random items (vsa::random with this seed).
   static item_memory random(const M& m, index_t n, std::uint64_t seed) {
@@ -70,8 +71,8 @@ class item_memory {
     auto append = [&](const array_view<value_type, B>& r) {
       items_ = concatenate(std::vector<array_view<value_type, B>>{items_.view(), r}, 0);
     };
-    if constexpr (masked) {  // the new rows in canonical form, not the whole memory again
-      const array<value_type, B> c = v & m_.template valid_mask<B>();
+    if constexpr (canonicalised) {  // the new rows in canonical form, not the whole memory again
+      const array<value_type, B> c = m_.canonical(v);
       append(c.view());
     } else {
       append(v);

@@ -13,7 +13,7 @@
 //         The one-hot vector has d * L dimensions; dim() is d, the number of blocks.
 // All three bind by addition modulo q (commutative, exact, the inverse is -a mod q), permute by
 // np.roll, and draw elements uniformly from [0, q). The (Q, N) similarity is one sweep over the
-// pairs (a modular distance is not bilinear, so no GEMM), four items per query load.
+// pairs, one vectorised loop per pair (a modular distance is not bilinear, so there is no GEMM).
 #include <cstdint>
 #include <limits>
 #include <numbers>
@@ -65,6 +65,14 @@ struct modular_model {
                         std::string(block_code ? "a block size" : "a modulus") + " q in [2, " +
                         std::to_string(max_modulus) + "], got q = " + std::to_string(q));
     return std::int32_t(q);
+  }
+
+  /// Elements reduced modulo q (item memories apply it to rows from outside: a file saved under
+  /// another q, the caller's array). Every operation keeps elements in [0, q); on elements outside
+  /// it the results are unspecified (but no kernel reads out of bounds: the votes reduce them).
+  template <class X>
+  auto canonical(const X& x) const {
+    return eval(cast<T>(cast<std::int32_t>(x) % q));
   }
 
   FUSOR_HD T element(const detail::philox_words& w, index_t col) const {

@@ -86,13 +86,15 @@ struct modular_similarity {
 /// The vote that bundles rows of integers modulo q, per output element (g, j) of (G, d):
 ///   rows r = 0 .. n-1 at x + g * group_stride + r * d (bundle: each group its own rows; superpose:
 ///   group_stride 0, every group the same items), weighted by w[g * n + r] (or 1 when w is null).
-///   phasor (MCR): the value k whose phasor e^{2 pi i k / q} is nearest the weighted sum of the
-///     rows' phasors: argmax_k Re(S e^{-2 pi i k / q}), lowest k on equal scores. A sum within
-///     1e-9 n of zero has no direction: a tie.
-///   mode (CGR, block codes): the value of largest total weight; equal weights go to the value
-///     that occurs first in row order.
-/// Ties: the first row's value, or with random_ties a Philox draw keyed by (seed, g, j) (a value
-/// in [0, q) for the phasor vote, one of the tied values for the mode).
+///   phasor (MCR): the value k whose phasor e^{2 pi i k / q} is nearest the weighted sum S of the
+///     rows' phasors: argmax_k Re(S e^{-2 pi i k / q}). Scores within 1e-9 |S| of the best tie (S
+///     midway between two values: two rows whose values differ by an odd number, say). A sum within
+///     1e-9 n of zero has no direction: every value ties.
+///   mode (CGR, block codes): the value of largest total weight.
+/// Ties: tie_break::first takes, among the tied values, the first row's value if it is one, else
+/// (phasor) the one nearest it, lower on equal distance, or (mode) the one that occurs first in row
+/// order; tie_break::random draws one of the tied values from Philox keyed by (seed, g, j).
+/// Elements at or above q (rows the caller made) are read modulo q, so no table is read past q.
 template <class T>
 struct modular_vote {
   using value_type = T;
@@ -104,14 +106,22 @@ struct modular_vote {
   bool phasor, random_ties;
   std::uint64_t seed;
 
+  FUSOR_HD std::int32_t at(const T* rows, index_t r) const {
+    const std::int32_t v = rows[r * d];
+    return v < q ? v : v % q;
+  }
   FUSOR_HD std::uint32_t tie_bits(index_t g, index_t j) const {
     return fusor::random::block_words(seed, std::uint64_t(g), std::uint64_t(j))[0];
+  }
+  FUSOR_HD std::int32_t distance(std::int32_t a, std::int32_t b) const {
+    const std::int32_t t = a >= b ? a - b : b - a;
+    return t < q - t ? t : q - t;
   }
   FUSOR_HD T phasor_vote(const T* rows, const float* wg, index_t g, index_t j) const {
     const double *ct = table, *st = table + q;
     double sc = 0, ss = 0, mass = 0;
     for (index_t r = 0; r < n; ++r) {
-      const std::int32_t v = rows[r * d];
+      const std::int32_t v = at(rows, r);
       if (wg) {
         const double wr = wg[r];
         sc = fused(wr, ct[v], sc);
@@ -123,26 +133,38 @@ struct modular_vote {
         mass += 1.0;
       }
     }
-    if (!(fused(sc, sc, ss * ss) > 1e-18 * mass * mass))
-      return random_ties ? T(below(tie_bits(g, j), std::uint32_t(q))) : rows[0];
-    std::int32_t best = 0;
+    const std::int32_t lead = at(rows, 0);
+    const double norm2 = fused(sc, sc, ss * ss);
+    if (!(norm2 > 1e-18 * mass * mass)) return random_ties ? T(below(tie_bits(g, j), std::uint32_t(q))) : T(lead);
     double top = fused(sc, ct[0], ss * st[0]);
     for (std::int32_t k = 1; k < q; ++k) {
       const double s = fused(sc, ct[k], ss * st[k]);
-      if (s > top) {
-        top = s;
-        best = k;
-      }
+      top = s > top ? s : top;
     }
+#if defined(__CUDA_ARCH__)
+    const double cutoff = top - 1e-9 * ::sqrt(norm2);
+#else
+    const double cutoff = top - 1e-9 * std::sqrt(norm2);
+#endif
+    std::int32_t best = -1, tied = 0;
+    for (std::int32_t k = 0; k < q; ++k)
+      if (fused(sc, ct[k], ss * st[k]) >= cutoff) {
+        ++tied;
+        if (best < 0 || distance(k, lead) < distance(best, lead)) best = k;
+      }
+    if (tied < 2 || !random_ties) return T(best);
+    std::uint32_t pick = below(tie_bits(g, j), std::uint32_t(tied));
+    for (std::int32_t k = 0; k < q; ++k)
+      if (fused(sc, ct[k], ss * st[k]) >= cutoff && pick-- == 0) return T(k);
     return T(best);
   }
   FUSOR_HD float weight(const float* wg, index_t r) const { return wg ? wg[r] : 1.0f; }
   /// The total weight of row r's value, summed in row order (so equal totals are equal floats).
   FUSOR_HD float total(const T* rows, const float* wg, index_t r) const {
-    const T v = rows[r * d];
+    const std::int32_t v = at(rows, r);
     float t = 0;
     for (index_t s = 0; s < n; ++s)
-      if (rows[s * d] == v) t += weight(wg, s);
+      if (at(rows, s) == v) t += weight(wg, s);
     return t;
   }
   FUSOR_HD T mode_vote(const T* rows, const float* wg, index_t g, index_t j) const {
@@ -150,33 +172,34 @@ struct modular_vote {
     float totals[small];
     const bool tabled = q <= small;
     if (tabled) {
-      for (index_t r = 0; r < n; ++r) totals[rows[r * d]] = 0;
-      for (index_t r = 0; r < n; ++r) totals[rows[r * d]] += weight(wg, r);
+      for (index_t r = 0; r < n; ++r) totals[at(rows, r)] = 0;
+      for (index_t r = 0; r < n; ++r) totals[at(rows, r)] += weight(wg, r);
     }
+    auto total_of = [&](index_t r) { return tabled ? totals[at(rows, r)] : total(rows, wg, r); };
     float top = 0;
-    T val = rows[0];
-    index_t tied = 0;
+    std::int32_t val = at(rows, 0);
     for (index_t r = 0; r < n; ++r) {
-      const float t = tabled ? totals[rows[r * d]] : total(rows, wg, r);
+      const float t = total_of(r);
       if (r == 0 || t > top) {
         top = t;
-        val = rows[r * d];
+        val = at(rows, r);
       }
     }
-    if (!random_ties) return val;
+    if (!random_ties) return T(val);
     // the distinct values whose total is `top`, in order of first occurrence; pick one at random
     auto first_of = [&](index_t r) {
       for (index_t s = 0; s < r; ++s)
-        if (rows[s * d] == rows[r * d]) return false;
+        if (at(rows, s) == at(rows, r)) return false;
       return true;
     };
+    index_t tied = 0;
     for (index_t r = 0; r < n; ++r)
-      if ((tabled ? totals[rows[r * d]] : total(rows, wg, r)) == top && first_of(r)) ++tied;
-    if (tied < 2) return val;
+      if (total_of(r) == top && first_of(r)) ++tied;
+    if (tied < 2) return T(val);
     index_t pick = index_t(below(tie_bits(g, j), std::uint32_t(tied)));
     for (index_t r = 0; r < n; ++r)
-      if ((tabled ? totals[rows[r * d]] : total(rows, wg, r)) == top && first_of(r) && pick-- == 0) return rows[r * d];
-    return val;
+      if (total_of(r) == top && first_of(r) && pick-- == 0) return T(at(rows, r));
+    return T(val);
   }
   FUSOR_HD void fill(index_t first, T* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "../core/sort.hpp"
 #include "dense.hpp"
@@ -19,8 +20,9 @@ template <class M, class X>
 extents checked_rows(const M& m, const X& x, const char* what, const char* which = "operand") {
   static_assert(expression<X>, "fusor::vsa: operands are fusor arrays, views or expressions of the model's rows");
   static_assert(std::is_same_v<value_t<X>, typename M::value_type>,
-                "fusor::vsa: the vectors' element type must be the model's value_type (float for MAP-B, MAP-C and "
-                "HRR, std::int32_t for MAP-I, std::complex<float> for FHRR, std::uint64_t words for BSC)");
+                "fusor::vsa: the vectors' element type must be the model's value_type (float for MAP-B, MAP-C, "
+                "HRR and VTB, std::int32_t for MAP-I, std::complex<float> for FHRR, std::uint64_t words for BSC, "
+                "std::uint8_t for MCR and CGR, std::uint16_t for BSBC)");
   const extents s = expr_shape(fusor::detail::to_node(x));
   check_rows(m, s, what, which);
   return s;
@@ -121,15 +123,21 @@ class permutation {
     if (s.size() != 1)
       throw shape_error("fusor::vsa::permutation: expects a 1-d order of the d positions, got shape " + to_string(s));
     order_ = array<std::int64_t, B>(cast<std::int64_t>(order));
+    // checked and inverted on the host, once: the message names the first bad position
+    const array<std::int64_t, cpu> h = to<cpu>(order_);
     const index_t d = s[0];
-    bool ok = d == 0 || (fusor::min(order_) >= 0 && fusor::max(order_) < d);
-    if (ok) {
-      inverse_ = argsort(order_);
-      ok = bool(fusor::all(take(order_, inverse_) == lazy::arange<std::int64_t, B>(0, d)));
+    std::vector<std::int64_t> inv(static_cast<std::size_t>(d), -1);
+    for (index_t j = 0; j < d; ++j) {
+      const std::int64_t p = h.data()[j];
+      const bool in_range = p >= 0 && p < d;
+      if (!in_range || inv[std::size_t(p)] >= 0)
+        throw value_error("fusor::vsa::permutation: the order must hold each of 0 .. " + std::to_string(d - 1) +
+                          " exactly once (a permutation of the " + std::to_string(d) + " positions); order[" +
+                          std::to_string(j) + "] = " + std::to_string(p) +
+                          (in_range ? " repeats order[" + std::to_string(inv[std::size_t(p)]) + "]" : " is outside it"));
+      inv[std::size_t(p)] = j;
     }
-    if (!ok)
-      throw value_error("fusor::vsa::permutation: the order must hold each of 0 .. " + std::to_string(d - 1) +
-                        " exactly once (a permutation of the " + std::to_string(d) + " positions); it does not");
+    inverse_ = array<std::int64_t, B>(std::span<const std::int64_t>(inv), extents{d});
   }
   index_t size() const { return order_.size(); }
   /// order()[j]: the position that permute moves to j.
@@ -181,6 +189,7 @@ permutation<B> random_permutation(const M& m, std::uint64_t seed) {
 /// bits).
 template <model M, class X, backend B>
 auto permute(const M& m, const X& a, const permutation<B>& p) {
+  static_assert(std::is_same_v<backend_of_t<X>, B>, "fusor::vsa::permute: the rows and the permutation must live on the same backend");
   detail::checked_rows(m, a, "permute");
   detail::check_permutation(m, p, "permute");
   return detail::permute_positions(m, a, p.order());
@@ -188,6 +197,7 @@ auto permute(const M& m, const X& a, const permutation<B>& p) {
 /// Undoes permute(m, a, p).
 template <model M, class X, backend B>
 auto unpermute(const M& m, const X& a, const permutation<B>& p) {
+  static_assert(std::is_same_v<backend_of_t<X>, B>, "fusor::vsa::unpermute: the rows and the permutation must live on the same backend");
   detail::checked_rows(m, a, "unpermute");
   detail::check_permutation(m, p, "unpermute");
   return detail::permute_positions(m, a, p.inverse_order());
@@ -282,6 +292,9 @@ auto superpose(const M& m, const W& weights, const X& items) {
   if (xs.size() != 2 || ws.size() < 1 || ws.size() > 2 || ws[ws.size() - 1] != xs[0])
     throw shape_error("fusor::vsa::superpose: expects weights (Q, N) or (N) for items (N, " + std::to_string(m.width()) +
                       "), got weights " + to_string(ws) + " and items " + to_string(xs));
+  if (xs[0] == 0)
+    throw value_error("fusor::vsa::superpose: needs at least one item, got items of shape " + to_string(xs) +
+                      ": an empty superposition has no value");
   if (ws.size() == 1) {
     auto r = m.superpose(eval(+weights).reshape(extents{1, ws[0]}), items);
     return std::move(r).reshape(extents{m.width()});

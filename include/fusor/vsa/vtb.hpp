@@ -5,7 +5,8 @@
 // not commutative, and bind(x, identity) == x for the identity I / sqrt(m). The inverse is the
 // transpose, an approximate inverse (B^T B is about I / m for random B): unbind(bind(a, b), b) =
 // m A B^T B is a plus noise. Vectors are drawn N(0, 1/d) and scaled to unit norm; bundle sums,
-// similarity is the cosine. A batch of binds is one GEMM of stacked matrices.
+// similarity is the cosine. A batch bound with one key is one GEMM of stacked matrices (a batch
+// bound with a batch is one GEMM per pair).
 //
 // HoloVec's "VTB" is another binding (a softmax-weighted mix of cyclic shifts); fusor follows the
 // published VTB.
@@ -55,7 +56,7 @@ struct vtb : detail::dense_model<vtb> {
     const auto col = lazy::coordinates<std::int64_t, B>(shape, -1);
     return array<float, B>(where(col % (m + 1) == 0, float(1.0 / std::sqrt(double(m))), 0.0f));
   }
-  /// sqrt(m) A B^T per pair of rows (broadcast over the leading axes): one batched GEMM.
+  /// sqrt(m) A B^T per pair of rows (broadcast over the leading axes), through matmul.
   template <class X, class Y>
   auto bind(const X& a, const Y& b) const {
     return product(a, b, true);
