@@ -96,10 +96,60 @@ auto complex_row_sum(const X& x) {
   return r;
 }
 
+/// Cosines of one real row v (w) against every row of x (N, w), reading x once: each row's dot
+/// product with v and its squared norm accumulate together in 64 independent lanes (which the
+/// compiler vectorises without reassociating a sum), then the lanes are added in a fixed order. A
+/// GEMV followed by a pass of row norms would read the batch twice. `vn` is |v|.
+template <class R>
+struct cosines_against_one {
+  using value_type = R;
+  static constexpr index_t lanes = 64;
+  const R *v, *x;
+  index_t w;
+  R vn;
+  FUSOR_HD void fill(index_t first, R* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const R* row = x + (first + i) * w;
+      R dp[lanes] = {}, sp[lanes] = {};
+      index_t k = 0;
+      for (; k + lanes <= w; k += lanes)
+        for (index_t l = 0; l < lanes; ++l) {
+          dp[l] += v[k + l] * row[k + l];
+          sp[l] += row[k + l] * row[k + l];
+        }
+      for (index_t l = 0; k + l < w; ++l) {
+        dp[l] += v[k + l] * row[k + l];
+        sp[l] += row[k + l] * row[k + l];
+      }
+      for (index_t h = lanes / 2; h > 0; h /= 2)  // a fixed tree: the same sums on every call
+        for (index_t l = 0; l < h; ++l) {
+          dp[l] += dp[l + h];
+          sp[l] += sp[l + h];
+        }
+      const R den = std::sqrt(sp[0]) * vn;
+      out[i] = dp[0] / (den > R(1e-30) ? den : R(1e-30));
+    }
+  }
+};
+
 /// Dot products (and cosines) of real rows: one GEMM, then one fused pass dividing by the norms
-/// (a zero vector has cosine 0 with everything).
+/// (a zero vector has cosine 0 with everything). On cpu, the cosines of one row against a batch
+/// (a GEMV's shape) are one pass over the batch instead.
 template <class R, class B>
 array<R, B> real_similarity(const array_view<R, B>& q, const array_view<R, B>& x, bool cosine) {
+  if constexpr (std::is_same_v<B, cpu>) {
+    const index_t nq = q.shape()[0], nx = x.shape()[0], w = q.shape()[1];
+    if (cosine && (nq == 1 || nx == 1) && w > 0) {
+      const bool one_query = nq == 1;
+      const array_view<R, B>& one = one_query ? q : x;
+      const array_view<R, B>& batch = one_query ? x : q;
+      double n2 = 0;
+      for (index_t k = 0; k < w; ++k) n2 += double(one.data()[k]) * double(one.data()[k]);
+      array<R, B> r = generate<B>(cosines_against_one<R>{one.data(), batch.data(), w, R(std::sqrt(n2))},
+                                  extents{batch.shape()[0]});
+      return std::move(r).reshape(one_query ? extents{1, nx} : extents{nq, 1});
+    }
+  }
   array<R, B> out = matmul(q, transpose(x));
   if (cosine) {
     const array<R, B> qn = sqrt(sum(q * q, 1)), xn = sqrt(sum(x * x, 1));
