@@ -432,6 +432,28 @@ TEST_CASE("vsa VTB: bind is sqrt(m) A B^T against a loop; right identity; transp
   CHECK_THROWS_AS(vsa::bind(m, a, vsa::random<B>(vsa::vtb(1089), 1, 1)), fusor::shape_error);
 }
 
+// ---- quantisation ---------------------------------------------------------------------------------
+
+TEST_CASE("vsa hard and soft quantize: torchhd's sign (0 to -1) and tanh, elementwise") {
+  const std::vector<float> v{-2.5f, -0.0f, 0.0f, 1e-30f, 3.0f, -1e-30f, 0.5f};
+  const auto x = test::on<B>(v);
+  const auto h = host_values(fusor::array<float, B>(vsa::hard_quantize(x)));
+  const auto t = host_values(fusor::array<float, B>(vsa::soft_quantize(x)));
+  REQUIRE(h.size() == v.size());
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    CHECK(h[k] == (v[k] > 0 ? 1.0f : -1.0f));
+    CHECK(t[k] == doctest::Approx(std::tanh(double(v[k]))).epsilon(1e-6));
+  }
+  // a MAP accumulator back to bipolar: the bundle's sign, ties to -1
+  const vsa::map_b m(200);
+  const auto acc = vsa::bundle_counts(m, vsa::random<B>(m, 4, 2));
+  const auto q = host_values(fusor::array<float, B>(vsa::hard_quantize(acc)));
+  const auto a = host_values(acc);
+  bool ok = true;
+  for (std::size_t k = 0; k < a.size(); ++k) ok = ok && q[k] == (a[k] > 0 ? 1.0f : -1.0f);
+  CHECK(ok);
+}
+
 // ---- random permutations ---------------------------------------------------------------------------
 
 TEST_CASE_TEMPLATE("vsa random permutations: a permutation per seed, applied as a gather, undone by unpermute", M,

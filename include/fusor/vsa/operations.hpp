@@ -227,6 +227,23 @@ auto normalize(const M& m, const X& x) {
   return m.normalize(x);
 }
 
+/// torchhd's hard_quantize: +1 where x > 0, else -1 (0 goes to -1), in x's real element type; the
+/// bipolar vector nearest a MAP accumulator. Elementwise and lazy: it fuses into the statement.
+template <class X>
+auto hard_quantize(const X& x) {
+  static_assert(expression<X> && std::is_floating_point_v<value_t<X>>,
+                "fusor::vsa::hard_quantize: expects real (float or double) elements");
+  using T = value_t<X>;
+  return where(x > T(0), T(1), T(-1));
+}
+/// torchhd's soft_quantize: tanh(x), a differentiable stand-in for hard_quantize.
+template <class X>
+auto soft_quantize(const X& x) {
+  static_assert(expression<X> && std::is_floating_point_v<value_t<X>>,
+                "fusor::vsa::soft_quantize: expects real (float or double) elements");
+  return tanh(x);
+}
+
 /// Binds the n rows along axis -2 into one: (..., n, width) -> (..., width).
 template <model M, class X>
 auto multibind(const M& m, const X& x) {
