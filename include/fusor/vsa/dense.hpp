@@ -1,5 +1,5 @@
 #pragma once
-// Pieces shared by the models whose vectors are plain real or complex rows (MAP, HRR, FHRR):
+// Pieces shared by the models whose vectors are plain real or complex rows (MAP, HRR, FHRR, VTB):
 // contiguous row access, and similarity of (Q, w) queries against (N, w) items as one GEMM.
 #include <algorithm>
 #include <complex>
@@ -14,26 +14,6 @@
 #include "model.hpp"
 
 namespace fusor::vsa::detail {
-
-/// What the models over plain rows (MAP, FHRR, HRR) share: the dimension (one element per
-/// dimension, so width() == dim()), negation and the cyclic shift along the rows. M names itself
-/// in errors.
-template <class M>
-struct dense_model {
-  index_t d = 1;
-  dense_model() = default;
-  explicit dense_model(index_t dim) : d(checked_dim(dim, M::name)) {}
-  index_t dim() const { return d; }
-  index_t width() const { return d; }
-  template <class X>
-  auto negative(const X& a) const {
-    return eval(-a);
-  }
-  template <class X>
-  auto permute(const X& a, index_t shift) const {
-    return roll(a, shift, -1);
-  }
-};
 
 /// Real rows scaled to unit L2 norm (a zero row stays zero), reading an array where it lies.
 template <class X>
@@ -177,6 +157,57 @@ auto dense_similarity(const X& q, const Y& x, metric s, std::string_view model, 
     return std::move(r).reshape(out_shape);
   }
 }
+
+/// What the models over plain rows (MAP, FHRR, HRR, VTB) share: the dimension (one element per
+/// dimension, so width() == dim()), negation, the cyclic shift along the rows and the similarity
+/// by one GEMM (MAP replaces it to compare its integers as floats). M names itself in errors.
+template <class M>
+struct dense_model {
+  index_t d = 1;
+  dense_model() = default;
+  explicit dense_model(index_t dim) : d(checked_dim(dim, M::name)) {}
+  index_t dim() const { return d; }
+  index_t width() const { return d; }
+  template <class X>
+  auto negative(const X& a) const {
+    return eval(-a);
+  }
+  template <class X>
+  auto permute(const X& a, index_t shift) const {
+    return roll(a, shift, -1);
+  }
+  template <class X, class Y>
+  auto similarity(const X& q, const Y& x, metric s) const {
+    return dense_similarity(q, x, s, M::name);
+  }
+};
+
+/// What HRR and VTB share: real rows that bundle into the plain sum (scaled to unit norm on
+/// request), normalise to unit L2 norm and superpose by one GEMM.
+template <class M>
+struct unit_rows_model : dense_model<M> {
+  using dense_model<M>::dense_model;
+  template <class X>
+  auto bundle_counts(const X& x) const {
+    return sum(x, -2);
+  }
+  template <class X>
+  auto bundle(const X& x, const bundle_options& o) const {
+    auto s = bundle_counts(x);
+    if (o.norm == normalization::project) s = normalize(s);
+    return s;
+  }
+  /// Rows scaled to unit L2 norm (a zero row stays zero).
+  template <class X>
+  auto normalize(const X& x) const {
+    return unit_rows(x);
+  }
+  /// The weighted superposition of items (N, d) for weights (Q, N), scaled to unit norm.
+  template <class W, class X>
+  auto superpose(const W& weights, const X& items) const {
+    return unit_rows(matmul(weights, items));
+  }
+};
 
 }  // namespace fusor::vsa::detail
 

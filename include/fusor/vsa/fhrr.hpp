@@ -84,10 +84,6 @@ struct fhrr : detail::dense_model<fhrr> {
   auto superpose(const W& weights, const X& items) const {
     return normalize(matmul(cast<value_type>(weights), items));
   }
-  template <class X, class Y>
-  auto similarity(const X& q, const Y& x, metric s) const {
-    return detail::dense_similarity(q, x, s, name);
-  }
 };
 
 }  // namespace fusor::vsa

@@ -14,7 +14,7 @@
 
 namespace fusor::vsa {
 
-struct hrr : detail::dense_model<hrr> {
+struct hrr : detail::unit_rows_model<hrr> {
   using value_type = float;
   static constexpr std::string_view name = "HRR";
   static constexpr bool self_inverse = false;
@@ -23,7 +23,7 @@ struct hrr : detail::dense_model<hrr> {
   static constexpr metric default_metric = metric::cosine;
   static constexpr double similarity_lo = -1.0, similarity_hi = 1.0;
 
-  using dense_model::dense_model;
+  using unit_rows_model::unit_rows_model;
 
   /// Rows first .. first + n - 1 of the random vectors of `seed`: N(0, 1/d) by Box-Muller on
   /// Philox uniforms.
@@ -65,34 +65,10 @@ struct hrr : detail::dense_model<hrr> {
   auto multibind(const X& x) const {
     return fft::irfft(prod(fft::rfft(x), -2), d);
   }
-  template <class X>
-  auto bundle_counts(const X& x) const {
-    return sum(x, -2);
-  }
-  template <class X>
-  auto bundle(const X& x, const bundle_options& o) const {
-    auto s = bundle_counts(x);
-    if (o.norm == normalization::project) s = normalize(s);
-    return s;
-  }
-  /// Rows scaled to unit L2 norm (a zero row stays zero).
-  template <class X>
-  auto normalize(const X& x) const {
-    return detail::unit_rows(x);
-  }
   /// Fractional power of the spectrum: irfft(rfft(x)^p) (fractional power encoding).
   template <class X>
   auto fractional_power(const X& x, double p) const {
     return fft::irfft(pow(fft::rfft(x), float(p)), d);
-  }
-  /// The weighted superposition of items (N, d) for weights (Q, N), scaled to unit norm.
-  template <class W, class X>
-  auto superpose(const W& weights, const X& items) const {
-    return normalize(matmul(weights, items));
-  }
-  template <class X, class Y>
-  auto similarity(const X& q, const Y& x, metric s) const {
-    return detail::dense_similarity(q, x, s, name);
   }
 };
 

@@ -384,15 +384,9 @@ struct unit_phasors {
 /// many rows are drawn), so a row's values do not depend on n or the thread count.
 inline index_t padded_width(index_t d) { return (d + 15) / 16 * 16; }
 
-/// A draw as a node of `shape` on backend B (fuses into the statement that uses it). Only draws:
-/// they read no memory, which is what the engine assumes of every generator node when it checks
-/// aliasing. The kernels above read arrays through pointers and are always evaluated into a new
-/// array (generate).
-template <class B, class M>
-generator_expr<row_draw<M>, B> lazy_draw(const row_draw<M>& g, const extents& shape) {
-  return generator_expr<row_draw<M>, B>{g, shape, contiguous_strides(shape)};
-}
-/// The generator as an array of `shape` on backend B.
+/// The generator as an array of `shape` on backend B. Always a new array: the kernels above read
+/// arrays through pointers, which the engine's aliasing checks of generator nodes do not see (and
+/// the draws fill long runs far faster than a packet at a time inside a fused statement).
 template <class B, class G>
 array<typename G::value_type, B> generate(const G& g, const extents& shape) {
   return array<typename G::value_type, B>(generator_expr<G, B>{g, shape, contiguous_strides(shape)});

@@ -142,11 +142,7 @@ struct modular_model {
     using B = backend_of_t<decltype(xc.view())>;
     const extents out = detail::bundle_shape(xc.view().shape(), name);
     const index_t n = xc.view().shape()[xc.view().ndim() - 2];
-    const array<double, B> table = phasor_table<B>();
-    return detail::generate<B>(detail::modular_vote<T>{xc.data(), nullptr, table.data(), n, d, n * d, q,
-                                                       Kind == detail::modular_kind::mcr,
-                                                       o.ties == tie_break::random, o.seed},
-                               out);
+    return vote<B>(xc.data(), nullptr, n, n * d, out, o.ties == tie_break::random, o.seed);
   }
   /// Vectors are always on the domain: a copy.
   template <class X>
@@ -162,10 +158,7 @@ struct modular_model {
     const auto wc = fusor::detail::contiguous_of(weights);
     const auto xc = fusor::detail::contiguous_of(items);
     const index_t nq = wc.view().shape()[0], n = xc.view().shape()[0];
-    const array<double, B> table = phasor_table<B>();
-    return detail::generate<B>(detail::modular_vote<T>{xc.data(), wc.data(), table.data(), n, d, 0, q,
-                                                       Kind == detail::modular_kind::mcr, false, 0},
-                               extents{nq, d});
+    return vote<B>(xc.data(), wc.data(), n, 0, extents{nq, d}, false, 0);
   }
   /// (Q, N) in one sweep: cosine and dot from the modular distances, hamming and overlap from the
   /// equal elements (block codes: cosine is hamming and dot is overlap, the one-hot measures).
@@ -197,6 +190,16 @@ struct modular_model {
   }
 
  private:
+  /// The vote of bundle (group_stride n * d: each group its own rows) and superpose (weights,
+  /// group_stride 0: every group the same items) into `out`.
+  template <class B>
+  array<T, B> vote(const T* rows, const float* weights, index_t n, index_t group_stride, const extents& out,
+                   bool random_ties, std::uint64_t seed) const {
+    constexpr bool phasor = Kind == detail::modular_kind::mcr;
+    const array<double, B> table = phasor ? phasor_table<B>() : array<double, B>(extents{0});
+    return detail::generate<B>(
+        detail::modular_vote<T>{rows, weights, table.data(), n, d, group_stride, q, phasor, random_ties, seed}, out);
+  }
   /// cos(2 pi k / q) then sin(2 pi k / q) for k < q, computed once on the host in double so every
   /// backend votes with the same numbers.
   template <class B>

@@ -100,7 +100,7 @@ struct modular_vote {
   using value_type = T;
   const T* x;
   const float* w;        // (G, n) weights or null
-  const double* table;   // phasor: cos(2 pi k / q) then sin(2 pi k / q), 2 q doubles
+  const double* table;   // phasor: cos(2 pi k / q) then sin(2 pi k / q), 2 q doubles (else unused)
   index_t n, d, group_stride;
   std::int32_t q;
   bool phasor, random_ties;
@@ -136,10 +136,11 @@ struct modular_vote {
     const std::int32_t lead = at(rows, 0);
     const double norm2 = fused(sc, sc, ss * ss);
     if (!(norm2 > 1e-18 * mass * mass)) return random_ties ? T(below(tie_bits(g, j), std::uint32_t(q))) : T(lead);
-    double top = fused(sc, ct[0], ss * st[0]);
-    for (std::int32_t k = 1; k < q; ++k) {
-      const double s = fused(sc, ct[k], ss * st[k]);
-      top = s > top ? s : top;
+    double score[256];  // MCR's q <= 256 (uint8 elements): each score computed once
+    double top = 0;
+    for (std::int32_t k = 0; k < q; ++k) {
+      score[k] = fused(sc, ct[k], ss * st[k]);
+      top = k == 0 || score[k] > top ? score[k] : top;
     }
 #if defined(__CUDA_ARCH__)
     const double cutoff = top - 1e-9 * ::sqrt(norm2);
@@ -148,14 +149,14 @@ struct modular_vote {
 #endif
     std::int32_t best = -1, tied = 0;
     for (std::int32_t k = 0; k < q; ++k)
-      if (fused(sc, ct[k], ss * st[k]) >= cutoff) {
+      if (score[k] >= cutoff) {
         ++tied;
         if (best < 0 || distance(k, lead) < distance(best, lead)) best = k;
       }
     if (tied < 2 || !random_ties) return T(best);
     std::uint32_t pick = below(tie_bits(g, j), std::uint32_t(tied));
     for (std::int32_t k = 0; k < q; ++k)
-      if (fused(sc, ct[k], ss * st[k]) >= cutoff && pick-- == 0) return T(k);
+      if (score[k] >= cutoff && pick-- == 0) return T(k);
     return T(best);
   }
   FUSOR_HD float weight(const float* wg, index_t r) const { return wg ? wg[r] : 1.0f; }
@@ -206,7 +207,10 @@ struct modular_vote {
       const index_t p = first + i, g = p / d, j = p % d;
       const T* rows = x + g * group_stride + j;
       const float* wg = w ? w + g * n : nullptr;
-      out[i] = phasor ? phasor_vote(rows, wg, g, j) : mode_vote(rows, wg, g, j);
+      if constexpr (sizeof(T) == 1)  // the phasor vote is MCR's, whose uint8 values keep q <= 256
+        out[i] = phasor ? phasor_vote(rows, wg, g, j) : mode_vote(rows, wg, g, j);
+      else
+        out[i] = mode_vote(rows, wg, g, j);
     }
   }
 };

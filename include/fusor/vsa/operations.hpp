@@ -168,12 +168,17 @@ auto permute_positions(const M& m, const X& a, const I& order) {
   else
     return take(a, order, -1);
 }
-template <model M, backend B>
-void check_permutation(const M& m, const permutation<B>& p, const char* what) {
+/// permute (order) or unpermute (the inverse order) after the checks both share.
+template <model M, class X, backend B>
+auto apply_permutation(const M& m, const X& a, const permutation<B>& p, bool inverse, const char* what) {
+  static_assert(std::is_same_v<backend_of_t<X>, B>,
+                "fusor::vsa::permute: the rows and the permutation must live on the same backend");
+  checked_rows(m, a, what);
   if (p.size() != m.dim())
     throw shape_error("fusor::vsa::" + std::string(what) + ": the permutation orders " + std::to_string(p.size()) +
                       " positions; " + std::string(M::name) + " vectors of this model have " +
                       std::to_string(m.dim()));
+  return permute_positions(m, a, inverse ? p.inverse_order() : p.order());
 }
 }  // namespace detail
 
@@ -189,18 +194,12 @@ permutation<B> random_permutation(const M& m, std::uint64_t seed) {
 /// bits).
 template <model M, class X, backend B>
 auto permute(const M& m, const X& a, const permutation<B>& p) {
-  static_assert(std::is_same_v<backend_of_t<X>, B>, "fusor::vsa::permute: the rows and the permutation must live on the same backend");
-  detail::checked_rows(m, a, "permute");
-  detail::check_permutation(m, p, "permute");
-  return detail::permute_positions(m, a, p.order());
+  return detail::apply_permutation(m, a, p, false, "permute");
 }
 /// Undoes permute(m, a, p).
 template <model M, class X, backend B>
 auto unpermute(const M& m, const X& a, const permutation<B>& p) {
-  static_assert(std::is_same_v<backend_of_t<X>, B>, "fusor::vsa::unpermute: the rows and the permutation must live on the same backend");
-  detail::checked_rows(m, a, "unpermute");
-  detail::check_permutation(m, p, "unpermute");
-  return detail::permute_positions(m, a, p.inverse_order());
+  return detail::apply_permutation(m, a, p, true, "unpermute");
 }
 
 /// Superposes the n rows along axis -2 of x (..., n, width) into (..., width), then normalises

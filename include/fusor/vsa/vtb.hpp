@@ -19,7 +19,7 @@
 
 namespace fusor::vsa {
 
-struct vtb : detail::dense_model<vtb> {
+struct vtb : detail::unit_rows_model<vtb> {
   using value_type = float;
   static constexpr std::string_view name = "VTB";
   static constexpr bool self_inverse = false;
@@ -31,7 +31,7 @@ struct vtb : detail::dense_model<vtb> {
   index_t m = 1;  // the side of the matrices: d = m * m
 
   vtb() = default;
-  explicit vtb(index_t dim) : dense_model(dim), m(checked_side(dim)) {}
+  explicit vtb(index_t dim) : unit_rows_model(dim), m(checked_side(dim)) {}
   index_t side() const { return m; }
 
   static index_t checked_side(index_t d) {
@@ -86,30 +86,6 @@ struct vtb : detail::dense_model<vtb> {
     for (index_t k = 1; k < v.shape()[v.ndim() - 2]; ++k) r = bind(r, detail::row_at(v, k));
     return r;
   }
-  template <class X>
-  auto bundle_counts(const X& x) const {
-    return sum(x, -2);
-  }
-  template <class X>
-  auto bundle(const X& x, const bundle_options& o) const {
-    auto s = bundle_counts(x);
-    if (o.norm == normalization::project) s = normalize(s);
-    return s;
-  }
-  /// Rows scaled to unit L2 norm.
-  template <class X>
-  auto normalize(const X& x) const {
-    return detail::unit_rows(x);
-  }
-  template <class W, class X>
-  auto superpose(const W& weights, const X& items) const {
-    return normalize(matmul(weights, items));
-  }
-  template <class X, class Y>
-  auto similarity(const X& q, const Y& x, metric s) const {
-    return detail::dense_similarity(q, x, s, name);
-  }
-
  private:
   /// (..., d) as (..., m, m).
   extents matrices(const extents& rows) const {
