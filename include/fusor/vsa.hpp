@@ -1,6 +1,6 @@
 #pragma once
 // Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
-// BSC, FHRR, HRR, VTB, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
+// BSC, FHRR, HRR, VTB, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
 // similarity, ...) and item memories, written once for every backend.
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
@@ -10,6 +10,8 @@
 #include "vsa/fhrr.hpp"
 #include "vsa/hrr.hpp"
 #include "vsa/vtb.hpp"
+#include "vsa/ghrr_kernels.hpp"
+#include "vsa/ghrr.hpp"
 #include "vsa/modular_kernels.hpp"
 #include "vsa/modular.hpp"
 #include "vsa/operations.hpp"

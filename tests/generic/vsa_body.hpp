@@ -62,6 +62,19 @@ std::pair<double, double> cos_dot(const V* a, const V* b, index_t n) {
   return {den > 0 ? dot / den : 0.0, dot};
 }
 
+/// A model of about d dimensions: VTB needs a square, GHRR d / 4 blocks of 2 x 2.
+template <class M>
+M about(index_t d) {
+  if constexpr (std::is_same_v<M, vsa::vtb>) {
+    const auto s = index_t(std::lround(std::sqrt(double(d))));
+    return M(s * s);
+  } else if constexpr (std::is_same_v<M, vsa::ghrr>) {
+    return M(d / 4, 2);
+  } else {
+    return M(d);
+  }
+}
+
 template <class M>
 double sim1(const M& m, const fusor::array<typename M::value_type, B>& a, const fusor::array<typename M::value_type, B>& b) {
   return double(host_values(vsa::similarity(m, a, b))[0]);
@@ -554,8 +567,9 @@ TEST_CASE_TEMPLATE("vsa superpose: the projected weighted sum, against a plain l
 }
 
 TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d = 2000", M, vsa::map_b, vsa::bsc, vsa::fhrr,
-                   vsa::mcr, vsa::cgr, vsa::bsbc) {
-  const M m(2000);
+                   vsa::mcr, vsa::cgr, vsa::bsbc, vsa::vtb, vsa::ghrr) {
+  const M m = about<M>(2000);  // VTB 45 x 45, GHRR 500 blocks of 2 x 2 (their bind is not commutative:
+                               // the products are left folds, factorised in order)
   using memory = vsa::item_memory<M, B>;
   std::vector<memory> books;
   for (std::uint64_t f = 0; f < 3; ++f) books.push_back(memory::random(m, 20, 100 + f));
@@ -592,7 +606,7 @@ TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d =
   std::vector<memory> single;
   single.emplace_back(m, books[0].items().copy());
   CHECK_THROWS_AS(vsa::resonate(m, product, single), fusor::value_error);
-  CHECK_THROWS_AS(vsa::resonate(m, vsa::random<B>(M(100), 1, 1), books), fusor::shape_error);
+  CHECK_THROWS_AS(vsa::resonate(m, vsa::random<B>(about<M>(100), 1, 1), books), fusor::shape_error);
   vsa::resonator_options zero;
   zero.max_iterations = 0;
   CHECK_THROWS_AS(vsa::resonate(m, product, books, zero), fusor::value_error);

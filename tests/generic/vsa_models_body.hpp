@@ -393,6 +393,18 @@ TEST_CASE("vsa VTB: bind is sqrt(m) A B^T against a loop; right identity; transp
     CHECK(ok);
     CHECK(inv_ok);
     CHECK(unbind_ok);
+    // the left unbind is sqrt(m) C^T A
+    const auto hl = host_values(vsa::unbind_left(m, vsa::bind(m, a, b), a));
+    bool left_ok = true;
+    for (index_t i = 0; i < n; ++i)
+      for (index_t r = 0; r < side; ++r)
+        for (index_t c = 0; c < side; ++c) {
+          double u = 0;
+          for (index_t t = 0; t < side; ++t)
+            u += double(hc[std::size_t(i * d + t * side + r)]) * ha[std::size_t(i * d + t * side + c)];
+          left_ok = left_ok && std::abs(hl[std::size_t(i * d + r * side + c)] - root * u) < 1e-5;
+        }
+    CHECK(left_ok);
     const auto id = vsa::identity<B>(m);
     const auto hx = host_values(vsa::bind(m, a, id));
     bool ident = true;
@@ -426,12 +438,243 @@ TEST_CASE("vsa VTB: bind is sqrt(m) A B^T against a loop; right identity; transp
   const auto s = host_values(vsa::similarity(m, vsa::unbind(m, vsa::bind(m, a, b), b), a));
   for (index_t i = 0; i < 8; ++i) CHECK(s[std::size_t(i * 8 + i)] > 0.6);
   CHECK(s[1] < 0.2);
+  const auto sl = host_values(vsa::similarity(m, vsa::unbind_left(m, vsa::bind(m, a, b), a), b));
+  for (index_t i = 0; i < 8; ++i) CHECK(sl[std::size_t(i * 8 + i)] > 0.6);
+  // a commutative model's left unbind is its unbind
+  const vsa::fhrr f(100);
+  const auto fa = vsa::random<B>(f, 2, 1), fb = vsa::random<B>(f, 2, 2);
+  CHECK(host_values(vsa::unbind_left(f, vsa::bind(f, fa, fb), fa)) == host_values(vsa::unbind(f, vsa::bind(f, fa, fb), fa)));
   // the same rows on the cpu backend
   const auto h = host_values(vsa::random<fusor::cpu>(m, 8, 3)), ha = host_values(a);
   bool same = true;
   for (std::size_t k = 0; k < h.size(); ++k) same = same && test::close(h[k], ha[k], 1e-6);
   CHECK(same);
   CHECK_THROWS_AS(vsa::bind(m, a, vsa::random<B>(vsa::vtb(1089), 1, 1)), fusor::shape_error);
+}
+
+// ---- GHRR ------------------------------------------------------------------------------------------
+
+using cdouble = std::complex<double>;
+/// Block j of row i of GHRR rows h (m x m, row-major) as complex doubles.
+inline std::vector<cdouble> ghrr_block(const std::vector<std::complex<float>>& h, const vsa::ghrr& m, index_t i, index_t j) {
+  const index_t mm = m.side() * m.side();
+  std::vector<cdouble> r(static_cast<std::size_t>(mm));
+  for (index_t k = 0; k < mm; ++k) r[std::size_t(k)] = cdouble(h[std::size_t(i * m.width() + j * mm + k)]);
+  return r;
+}
+/// op(x) op(y) for m x m matrices, op the identity or the adjoint.
+inline std::vector<cdouble> matprod(const std::vector<cdouble>& x, const std::vector<cdouble>& y, index_t m, bool adj_x = false,
+                                    bool adj_y = false) {
+  std::vector<cdouble> r(static_cast<std::size_t>(m * m));
+  for (index_t a = 0; a < m; ++a)
+    for (index_t b = 0; b < m; ++b)
+      for (index_t k = 0; k < m; ++k) {
+        const cdouble u = adj_x ? std::conj(x[std::size_t(k * m + a)]) : x[std::size_t(a * m + k)];
+        const cdouble v = adj_y ? std::conj(y[std::size_t(b * m + k)]) : y[std::size_t(k * m + b)];
+        r[std::size_t(a * m + b)] += u * v;
+      }
+  return r;
+}
+inline double maxdiff(const std::vector<cdouble>& x, const std::vector<cdouble>& y) {
+  double e = 0;
+  for (std::size_t k = 0; k < x.size(); ++k) e = std::max(e, std::abs(x[k] - y[k]));
+  return e;
+}
+inline std::vector<cdouble> eye(index_t m) {
+  std::vector<cdouble> r(static_cast<std::size_t>(m * m));
+  for (index_t k = 0; k < m; ++k) r[std::size_t(k * m + k)] = 1;
+  return r;
+}
+/// Cholesky of a Hermitian matrix succeeds: it is positive definite.
+inline bool positive_definite(const std::vector<cdouble>& h, index_t m) {
+  std::vector<cdouble> l(static_cast<std::size_t>(m * m));
+  for (index_t j = 0; j < m; ++j) {
+    double dj = h[std::size_t(j * m + j)].real();
+    for (index_t k = 0; k < j; ++k) dj -= std::norm(l[std::size_t(j * m + k)]);
+    if (!(dj > 1e-12)) return false;
+    l[std::size_t(j * m + j)] = std::sqrt(dj);
+    for (index_t i = j + 1; i < m; ++i) {
+      cdouble s = h[std::size_t(i * m + j)];
+      for (index_t k = 0; k < j; ++k) s -= l[std::size_t(i * m + k)] * std::conj(l[std::size_t(j * m + k)]);
+      l[std::size_t(i * m + j)] = s / l[std::size_t(j * m + j)];
+    }
+  }
+  return true;
+}
+
+TEST_CASE("vsa GHRR: unitary blocks; bind, unbind, unbind_left and inverse against matrix loops; tunable commutativity") {
+  CHECK_THROWS_AS(vsa::ghrr(0), fusor::value_error);
+  CHECK_THROWS_WITH_AS(vsa::ghrr(10, 9), doctest::Contains("[1, 8]"), fusor::value_error);
+  CHECK_THROWS_AS(vsa::ghrr(10, 0), fusor::value_error);
+  CHECK_THROWS_WITH_AS(vsa::ghrr(10, 3, 1.5), doctest::Contains("diagonality in [0, 1]"), fusor::value_error);
+  CHECK_THROWS_AS(vsa::ghrr(10, 3, std::nan("")), fusor::value_error);
+  for (index_t side : {index_t(1), index_t(2), index_t(3), index_t(8)})
+    for (index_t blocks : {index_t(1), index_t(7)}) {
+      CAPTURE(side);
+      CAPTURE(blocks);
+      const vsa::ghrr m(blocks, side);
+      CHECK(m.dim() == blocks);
+      CHECK(m.width() == blocks * side * side);
+      const index_t n = 3;
+      const auto a = vsa::random<B>(m, n, 1), b = vsa::random<B>(m, n, 2);
+      const auto ha = host_values(a), hb = host_values(b);
+      const auto hc = host_values(vsa::bind(m, a, b)), hu = host_values(vsa::unbind(m, vsa::bind(m, a, b), b));
+      const auto hl = host_values(vsa::unbind_left(m, vsa::bind(m, a, b), a)), hi = host_values(vsa::inverse(m, a));
+      double unitary = 0, bind_err = 0, unbind_err = 0, left_err = 0, inv_err = 0;
+      for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < blocks; ++j) {
+          const auto A = ghrr_block(ha, m, i, j), Bm = ghrr_block(hb, m, i, j);
+          unitary = std::max({unitary, maxdiff(matprod(A, A, side, false, true), eye(side)),
+                              maxdiff(matprod(A, A, side, true, false), eye(side))});
+          bind_err = std::max(bind_err, maxdiff(ghrr_block(hc, m, i, j), matprod(A, Bm, side)));
+          unbind_err = std::max(unbind_err, maxdiff(ghrr_block(hu, m, i, j), A));
+          left_err = std::max(left_err, maxdiff(ghrr_block(hl, m, i, j), Bm));
+          std::vector<cdouble> adj(static_cast<std::size_t>(side * side));
+          for (index_t r = 0; r < side; ++r)
+            for (index_t c = 0; c < side; ++c) adj[std::size_t(r * side + c)] = std::conj(A[std::size_t(c * side + r)]);
+          inv_err = std::max(inv_err, maxdiff(ghrr_block(hi, m, i, j), adj));
+        }
+      CHECK(unitary < 1e-5);
+      CHECK(bind_err < 1e-5);
+      CHECK(unbind_err < 1e-5);
+      CHECK(left_err < 1e-5);
+      CHECK(inv_err == 0);
+      // reproducible, keyed by row index, the same on the cpu backend
+      CHECK(host_values(vsa::random<B>(m, 2, 1, 1)) ==
+            std::vector<std::complex<float>>(ha.begin() + m.width(), ha.begin() + 3 * m.width()));
+      const auto hcpu = host_values(vsa::random<fusor::cpu>(m, n, 1));
+      bool same = true;
+      for (std::size_t k = 0; k < ha.size(); ++k) same = same && test::close(hcpu[k], ha[k], 1e-6);
+      CHECK(same);
+      // identity from both sides; bind with the inverse is the identity
+      const auto id = vsa::identity<B>(m);
+      const auto l = host_values(vsa::bind(m, id, a)), r = host_values(vsa::bind(m, a, id));
+      bool ident = true;
+      for (std::size_t k = 0; k < ha.size(); ++k) ident = ident && l[k] == ha[k] && r[k] == ha[k];
+      CHECK(ident);
+      const auto back = host_values(vsa::similarity(m, vsa::bind(m, a, vsa::inverse(m, a)), id));
+      CHECK(back[0] == doctest::Approx(1).epsilon(1e-5));
+      CHECK(host_values(vsa::similarity(m, vsa::negative(m, a), a))[0] == doctest::Approx(-1).epsilon(1e-5));
+      // a key broadcast against the batch, a vector on the left against a batch
+      const auto k1 = host_values(vsa::bind(m, a, b(1, fusor::all)));
+      const auto k2 = host_values(vsa::bind(m, a(0, fusor::all), b));
+      bool bok = true;
+      for (index_t i = 0; i < n; ++i) {
+        const auto w1 = host_values(vsa::bind(m, a(i, fusor::all), b(1, fusor::all)));
+        const auto w2 = host_values(vsa::bind(m, a(0, fusor::all), b(i, fusor::all)));
+        for (index_t t = 0; t < m.width(); ++t)
+          bok = bok && k1[std::size_t(i * m.width() + t)] == w1[std::size_t(t)] && k2[std::size_t(i * m.width() + t)] == w2[std::size_t(t)];
+      }
+      CHECK(bok);
+      // (2, 1, w) against (1, 3, w): every pair
+      const auto pa = fusor::reshape(a(fusor::range(0, 2), fusor::all), fusor::extents{2, 1, m.width()});
+      const auto pb = fusor::reshape(b.view(), fusor::extents{1, 3, m.width()});
+      const auto grid = vsa::bind(m, pa, pb);
+      REQUIRE(grid.shape() == (fusor::extents{2, 3, m.width()}));
+      const auto hg = host_values(grid);
+      const auto w12 = host_values(vsa::bind(m, a(1, fusor::all), b(2, fusor::all)));
+      CHECK(std::vector<std::complex<float>>(hg.end() - m.width(), hg.end()) == w12);
+      // multibind folds left
+      const auto mb = host_values(vsa::multibind(m, a));
+      const auto fold = host_values(vsa::bind(m, vsa::bind(m, a(0, fusor::all), a(1, fusor::all)), a(2, fusor::all)));
+      CHECK(mb == fold);
+      // similarity: Re tr(sum_j A_j B_j^H) / (m D) against a loop, (Q, N) in one call
+      const auto sim = host_values(vsa::similarity(m, a, b));
+      bool sok = true;
+      for (index_t i = 0; i < n; ++i)
+        for (index_t k = 0; k < n; ++k) {
+          double t = 0;
+          for (index_t j = 0; j < blocks; ++j) {
+            const auto p = matprod(ghrr_block(ha, m, i, j), ghrr_block(hb, m, k, j), side, false, true);
+            for (index_t r2 = 0; r2 < side; ++r2) t += p[std::size_t(r2 * side + r2)].real();
+          }
+          sok = sok && std::abs(sim[std::size_t(i * n + k)] - t / double(side * blocks)) < 1e-5;
+        }
+      CHECK(sok);
+      // permute moves whole blocks
+      const auto pr = host_values(vsa::permute(m, a, 2));
+      bool rolled = true;
+      for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < blocks; ++j)
+          rolled = rolled && maxdiff(ghrr_block(pr, m, i, (j + 2) % blocks), ghrr_block(ha, m, i, j)) == 0;
+      CHECK(rolled);
+      CHECK(host_values(vsa::unpermute(m, vsa::permute(m, a, 2), 2)) == ha);
+      const auto perm = vsa::random_permutation<B>(m, 4);
+      CHECK(perm.size() == blocks);
+      const auto ord = host_values(perm.order());
+      const auto pp = host_values(vsa::permute(m, a, perm));
+      bool gathered = true;
+      for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < blocks; ++j)
+          gathered = gathered && maxdiff(ghrr_block(pp, m, i, j), ghrr_block(ha, m, i, ord[std::size_t(j)])) == 0;
+      CHECK(gathered);
+      CHECK(host_values(vsa::unpermute(m, vsa::permute(m, a, perm), perm)) == ha);
+      // bundle: the sum, then every block's unitary polar factor U (U unitary, U^H X Hermitian
+      // positive definite); normalization::none keeps the sum
+      const auto x = vsa::random<B>(m, 5, 3);
+      const auto hx = host_values(x), hs = host_values(vsa::bundle_counts(m, x)), hn = host_values(vsa::bundle(m, x));
+      double sum_err = 0, polar_unitary = 0, hermitian = 0;
+      bool pd = true;
+      for (index_t j = 0; j < blocks; ++j) {
+        std::vector<cdouble> s(static_cast<std::size_t>(side * side));
+        for (index_t i = 0; i < 5; ++i) {
+          const auto xi = ghrr_block(hx, m, i, j);
+          for (std::size_t k = 0; k < s.size(); ++k) s[k] += xi[k];
+        }
+        sum_err = std::max(sum_err, maxdiff(ghrr_block(hs, m, 0, j), s));
+        const auto U = ghrr_block(hn, m, 0, j);
+        polar_unitary = std::max(polar_unitary, maxdiff(matprod(U, U, side, false, true), eye(side)));
+        const auto P = matprod(U, s, side, true, false);
+        std::vector<cdouble> ph(P.size());
+        for (index_t r2 = 0; r2 < side; ++r2)
+          for (index_t c = 0; c < side; ++c) ph[std::size_t(r2 * side + c)] = std::conj(P[std::size_t(c * side + r2)]);
+        hermitian = std::max(hermitian, maxdiff(P, ph));
+        pd = pd && positive_definite(P, side);
+      }
+      CHECK(sum_err < 1e-5);
+      CHECK(polar_unitary < 1e-5);
+      CHECK(hermitian < 1e-4);
+      CHECK(pd);
+      vsa::bundle_options none;
+      none.norm = vsa::normalization::none;
+      CHECK(host_values(vsa::bundle(m, x, none)) == hs);
+      // the zero block of a + negative(a) has no polar factor: it becomes the identity block
+      fusor::array<std::complex<float>, B> pair(fusor::extents{2, m.width()});
+      pair(fusor::range(0, 1), fusor::all) = a(fusor::range(0, 1), fusor::all);
+      pair(fusor::range(1, 2), fusor::all) = vsa::negative(m, a(fusor::range(0, 1), fusor::all));
+      CHECK(host_values(vsa::bundle(m, pair)) == host_values(vsa::identity<B>(m)));
+    }
+  // tunable commutativity at D = 500, m = 3: bind(a, b) and bind(b, a) are nearly orthogonal for
+  // Haar blocks, equal for diagonal blocks, in between for diagonality 1/2
+  double last = -1;
+  for (double diag : {0.0, 0.5, 1.0}) {
+    const vsa::ghrr m(500, 3, diag);
+    const auto a = vsa::random<B>(m, 1, 1), b = vsa::random<B>(m, 1, 2);
+    const double c = host_values(vsa::similarity(m, vsa::bind(m, a, b), vsa::bind(m, b, a)))[0];
+    MESSAGE("GHRR diagonality ", diag, ": similarity(ab, ba) = ", c);
+    CHECK(c > last);
+    last = c;
+    if (diag == 0.0) CHECK(std::abs(c) < 0.25);
+    if (diag == 1.0) {
+      CHECK(c == doctest::Approx(1).epsilon(1e-5));
+      const auto ha = host_values(a);  // diagonal blocks
+      bool diagonal = true;
+      for (index_t j = 0; j < 500; ++j)
+        for (index_t k = 0; k < 9; ++k) diagonal = diagonal && (k % 4 == 0 || ha[std::size_t(j * 9 + k)] == 0.0f);
+      CHECK(diagonal);
+    }
+  }
+  // bundling: 30 of 300 items are the top 30 at D = 1000, m = 2 (width 4000)
+  const vsa::ghrr m(1000, 2);
+  const auto mem = vsa::item_memory<vsa::ghrr, B>::random(m, 300, 7);
+  const auto top = mem.query(vsa::bundle(m, mem.items()(fusor::range(0, 30), fusor::all)), 30);
+  auto idx = host_values(top.indices);
+  std::sort(idx.begin(), idx.end());
+  bool members = true;
+  for (index_t i = 0; i < 30; ++i) members = members && idx[std::size_t(i)] == i;
+  CHECK(members);
+  CHECK_THROWS_WITH_AS(vsa::bind(m, mem.items(), vsa::random<B>(vsa::ghrr(1000, 3), 1, 1)), doctest::Contains("1000 blocks of 2 x 2"),
+                       fusor::shape_error);
 }
 
 // ---- quantisation ---------------------------------------------------------------------------------

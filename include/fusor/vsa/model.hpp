@@ -7,7 +7,9 @@
 //
 // Vectors are rows: a batch of n hypervectors of a model m is an array<M::value_type, B> of
 // shape (n, m.width()) (any number of leading batch axes). width() is d for every model except
-// the bit-packed BSC, which stores d bits in ceil(d / 64) 64-bit words.
+// the bit-packed BSC, which stores d bits in ceil(d / 64) 64-bit words, and GHRR, whose d = D
+// positions are m x m blocks (width D m^2). A model whose row is not d plain elements says how
+// it is laid out in row_layout(), which the shape errors quote.
 #include <concepts>
 #include <cstdint>
 #include <string>
@@ -95,7 +97,10 @@ template <class M>
 void check_rows(const M& m, const extents& shape, const char* what, const char* which = "operand") {
   if (shape.size() == 0 || shape[shape.size() - 1] != m.width()) {
     std::string expect = "(..., " + std::to_string(m.width()) + ")";
-    if (m.width() != m.dim()) expect += " (" + std::to_string(m.dim()) + " bits in 64-bit words)";
+    if constexpr (requires { m.row_layout(); })
+      expect += " (" + m.row_layout() + ")";
+    else if (m.width() != m.dim())
+      expect += " (" + std::to_string(m.dim()) + " bits in 64-bit words)";
     throw shape_error("fusor::vsa::" + std::string(what) + ": the " + which + " should hold " + std::string(M::name) +
                       " vectors of dimension " + std::to_string(m.dim()) + ", shape " + expect + "; got shape " +
                       to_string(shape));

@@ -22,7 +22,7 @@ extents checked_rows(const M& m, const X& x, const char* what, const char* which
   static_assert(std::is_same_v<value_t<X>, typename M::value_type>,
                 "fusor::vsa: the vectors' element type must be the model's value_type (float for MAP-B, MAP-C, "
                 "HRR and VTB, std::int32_t for MAP-I, std::complex<float> for FHRR, std::uint64_t words for BSC, "
-                "std::uint8_t for MCR and CGR, std::uint16_t for BSBC)");
+                "std::uint8_t for MCR and CGR, std::uint16_t for BSBC, std::complex<float> for GHRR)");
   const extents s = expr_shape(fusor::detail::to_node(x));
   check_rows(m, s, what, which);
   return s;
@@ -83,6 +83,20 @@ auto unbind(const M& m, const X& c, const Y& key, inverse_kind k = inverse_kind:
   detail::checked_rows(m, c, "unbind", "bound vector");
   detail::checked_rows(m, key, "unbind", "key");
   return m.unbind(c, key, k);
+}
+
+/// Removes the key bound on the left: recovers b from c = bind(key, b). For commutative models this
+/// is unbind(m, c, key); GHRR computes K_j^H C_j per block (exact), VTB sqrt(m) C^T K (approximate).
+template <model M, class X, class Y>
+auto unbind_left(const M& m, const X& c, const Y& key) {
+  detail::checked_rows(m, c, "unbind_left", "bound vector");
+  detail::checked_rows(m, key, "unbind_left", "key");
+  if constexpr (requires { m.unbind_left(c, key); })
+    return m.unbind_left(c, key);
+  else {
+    static_assert(M::commutative, "fusor::vsa::unbind_left: this non-commutative model has no left unbind");
+    return m.unbind(c, key, inverse_kind::model_default);
+  }
 }
 
 /// The additive inverse: similarity(negative(a), a) is the model's minimum (BSC: every bit

@@ -7,6 +7,8 @@
 //   soft (the original): x_f <- superpose(similarity(unbind(s, others), X_f), X_f)
 //   hard:                x_f <- the codebook item most similar to unbind(s, others)
 // Batched: s may hold Q products, which resonate together (every step is one GEMM per factor).
+// Non-commutative models (GHRR, VTB) factorise the left fold s = ((x_1 x_2) x_3) ... in order,
+// through unbind and unbind_left.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,9 +62,6 @@ resonator_result<typename M::value_type, B> resonate(const M& m, const X& produc
                                                      const std::vector<item_memory<M, B>>& codebooks,
                                                      const resonator_options& o = {}) {
   using T = typename M::value_type;
-  static_assert(M::commutative,
-                "fusor::vsa::resonate: the resonator unbinds each factor by the product of the others, which needs "
-                "a commutative bind (VTB's order of factors is not handled)");
   static_assert(std::is_same_v<backend_of_t<X>, B>,
                 "fusor::vsa::resonate: the products and the codebooks must live on the same backend");
   const extents ps = detail::checked_rows(m, products, "resonate", "products");
@@ -96,18 +95,31 @@ resonator_result<typename M::value_type, B> resonate(const M& m, const X& produc
   for (std::size_t f = 0; f < nf; ++f)  // every item at once: the superposition of the codebook
     est.push_back(vsa::superpose(m, full<float, B>(extents{q, codebooks[f].size()}, 1.0f), codebooks[f].items()));
 
-  auto others = [&](std::size_t f) {  // the bound product of every estimate but f's
-    std::size_t g0 = f == 0 ? 1 : 0;
-    array<T, B> p = est[g0].copy();
-    for (std::size_t g = g0 + 1; g < nf; ++g)
-      if (g != f) p = vsa::bind(m, p, est[g]);
-    return p;
+  // s unbound by every estimate but f's. Commutative models unbind the product of the others at
+  // once. The others peel the left fold s = ((x_0 x_1) x_2) ... from the right (unbind by x_{F-1},
+  // then x_{F-2}, ... down to x_{f+1}), then remove x_0 ... x_{f-1} bound together from the left
+  // (unbind_left): exact for GHRR, and it needs no associativity (VTB's bind is not associative).
+  auto isolated = [&](std::size_t f) {
+    if constexpr (M::commutative) {
+      std::size_t g0 = f == 0 ? 1 : 0;
+      array<T, B> p = est[g0].copy();
+      for (std::size_t g = g0 + 1; g < nf; ++g)
+        if (g != f) p = vsa::bind(m, p, est[g]);
+      return array<T, B>(vsa::unbind(m, s, p));
+    } else {
+      array<T, B> t(s);
+      for (std::size_t g = nf - 1; g > f; --g) t = array<T, B>(vsa::unbind(m, t, est[g]));
+      if (f == 0) return t;
+      array<T, B> left = est[0].copy();
+      for (std::size_t g = 1; g < f; ++g) left = vsa::bind(m, left, est[g]);
+      return array<T, B>(vsa::unbind_left(m, t, left));
+    }
   };
   r.indices.resize(nf);
   for (index_t it = 1; it <= o.max_iterations; ++it) {
     bool same = true;
     for (std::size_t f = 0; f < nf; ++f) {
-      const array<T, B> u = vsa::unbind(m, s, others(f));
+      const array<T, B> u = isolated(f);
       // cosine weights for every model (BSC's hamming, in [0, 1], would weight unrelated items 1/2)
       const array<float, B> sims = codebooks[f].similarity(u, metric::cosine);  // (Q, N_f)
       r.indices[f] = argmax(sims, -1);

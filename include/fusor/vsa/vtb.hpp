@@ -76,6 +76,18 @@ struct vtb : detail::unit_rows_model<vtb> {
   auto unbind(const X& c, const Y& b, inverse_kind) const {
     return product(c, b, false);
   }
+  /// sqrt(m) C^T A: recovers b from c = bind(a, b) given the left operand a, approximately (A^T A
+  /// is about I / m for random rows, so A^T C = sqrt(m) A^T A B^T is about B^T / sqrt(m)).
+  template <class X, class Y>
+  auto unbind_left(const X& c, const Y& a) const {
+    const auto cc = fusor::detail::contiguous_of(c);
+    const auto ac = fusor::detail::contiguous_of(a);
+    const auto cm = reshape(cc.view(), matrices(cc.view().shape()));
+    const auto am = reshape(ac.view(), matrices(ac.view().shape()));
+    auto r = matmul(swapaxes(cm, -1, -2), am);
+    r = r * float(std::sqrt(double(m)));
+    return std::move(r).reshape(rows_of(r.shape()));
+  }
   /// bind folded left along axis -2: bind(bind(x_0, x_1), x_2) ...
   template <class X>
   auto multibind(const X& x) const {
@@ -104,10 +116,14 @@ struct vtb : detail::unit_rows_model<vtb> {
     const auto bm = reshape(bc.view(), matrices(bc.view().shape()));
     auto r = transposed ? matmul(am, swapaxes(bm, -1, -2)) : matmul(am, bm);
     r = r * float(std::sqrt(double(m)));
+    return std::move(r).reshape(rows_of(r.shape()));
+  }
+  /// (..., m, m) as (..., d).
+  extents rows_of(const extents& mats) const {
     extents out;
-    for (int k = 0; k + 2 < r.ndim(); ++k) out.push_back(r.shape()[k]);
+    for (int k = 0; k + 2 < mats.size(); ++k) out.push_back(mats[k]);
     out.push_back(d);
-    return std::move(r).reshape(out);
+    return out;
   }
 };
 
