@@ -599,6 +599,7 @@ using fusor::vsa::cgr;
 using fusor::vsa::empty;
 using fusor::vsa::fhrr;
 using fusor::vsa::fractional_power;
+using fusor::vsa::ghrr;
 using fusor::vsa::hard_quantize;
 using fusor::vsa::hrr;
 using fusor::vsa::identity;
@@ -630,6 +631,7 @@ using fusor::vsa::superpose;
 using fusor::vsa::tie_break;
 using fusor::vsa::to_string;
 using fusor::vsa::unbind;
+using fusor::vsa::unbind_left;
 using fusor::vsa::unpermute;
 using fusor::vsa::vtb;
 }  // namespace fusor::vsa
