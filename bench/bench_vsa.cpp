@@ -1,5 +1,5 @@
-// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC, HRR, VTB, MCR, CGR and
-// block codes, each beside its floor in the same run (scripts/bench vsa prints the ratios, then HoloVec's and torchhd's
+// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC, HRR, VTB, GHRR, MCR, CGR
+// and block codes, each beside its floor in the same run (scripts/bench vsa prints the ratios, then HoloVec's and torchhd's
 // times for the same work from bench/peers/vsa_peers.py). One thread throughout.
 //   fusor_vsa_random/<m>:     one random vector (vsa::random, Philox keyed by (seed, row))
 //   floor_vsa_random/<m>:     writing the vector's bytes (std::fill): the memory floor
@@ -21,7 +21,10 @@
 // have the same rows. Their floors: VTB's bind is cblas_sgemm of the two 100 x 100 matrices; the
 // modular models' bind, bundle and similarity floors are hand loops of the same arithmetic (a
 // modular distance is not bilinear: there is no BLAS call to compare with), bundle for MCR summing
-// table phasors and rounding atan2, for CGR and BSBC counting values for the mode.
+// table phasors and rounding atan2, for CGR and BSBC counting values for the mode. GHRR is 1111
+// blocks of 3 x 3 (9999 complex numbers); its bind floor is a hand loop of the 3 x 3 complex
+// products, its bundle floor the plain sum (without the polar factor of each block, which fusor's
+// bundle adds), its similarity floors the BLAS calls on interleaved reals as FHRR's.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <fftw3.h>
@@ -49,6 +52,13 @@ void one_thread() {
   fusor::set_blas_num_threads(1);
 }
 
+/// The model at d = 10 000: GHRR as 1111 blocks of 3 x 3 (9999 complex numbers).
+template <class M>
+M model_at() {
+  if constexpr (std::is_same_v<M, vsa::ghrr>) return M(dim / 9, 3);
+  else return M(dim);
+}
+
 template <class M>
 constexpr bool modular = std::is_same_v<M, vsa::mcr> || std::is_same_v<M, vsa::cgr> || std::is_same_v<M, vsa::bsbc>;
 
@@ -74,13 +84,13 @@ void modular_sweep(const T* q, const T* x, index_t n, index_t w, int mod, bool e
 template <class M>
 void fusor_random(benchmark::State& st) {
   one_thread();
-  const M m(dim);
+  const M m = model_at<M>();
   std::uint64_t seed = 0;
   for (auto _ : st) benchmark::DoNotOptimize(vsa::random(m, 1, ++seed));
 }
 template <class M>
 void floor_random(benchmark::State& st) {
-  const M m(dim);
+  const M m = model_at<M>();
   std::vector<typename M::value_type> out(static_cast<std::size_t>(m.width()));
   for (auto _ : st) {
     std::fill(out.begin(), out.end(), typename M::value_type(1));
@@ -92,7 +102,7 @@ void floor_random(benchmark::State& st) {
 template <class M>
 void fusor_bind(benchmark::State& st) {
   one_thread();
-  const M m(dim);
+  const M m = model_at<M>();
   const auto a = vsa::random(m, 1, 1), b = vsa::random(m, 1, 2);
   for (auto _ : st) benchmark::DoNotOptimize(vsa::bind(m, a, b));
 }
@@ -127,7 +137,7 @@ struct hrr_fftw {
 
 template <class M>
 void floor_bind(benchmark::State& st) {
-  const M m(dim);
+  const M m = model_at<M>();
   using T = typename M::value_type;
   if constexpr (std::is_same_v<M, vsa::hrr>) {
     hrr_fftw f(dim);
@@ -152,6 +162,20 @@ void floor_bind(benchmark::State& st) {
     const int s = int(m.side());
     for (auto _ : st) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, s, 10.0f, a.data(), s, b.data(), s, 0.0f, out.data(), s);
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  } else if constexpr (std::is_same_v<M, vsa::ghrr>) {  // a 3 x 3 complex product per block
+    const auto a = vsa::random(m, 1, 1), b = vsa::random(m, 1, 2);
+    std::vector<T> out(static_cast<std::size_t>(m.width()));
+    const T *pa = a.data(), *pb = b.data();
+    for (auto _ : st) {
+      for (index_t j = 0; j < m.dim(); ++j) {
+        const T *x = pa + 9 * j, *y = pb + 9 * j;
+        T* o = out.data() + 9 * j;
+        for (int r = 0; r < 3; ++r)
+          for (int c = 0; c < 3; ++c) o[3 * r + c] = x[3 * r] * y[c] + x[3 * r + 1] * y[3 + c] + x[3 * r + 2] * y[6 + c];
+      }
       benchmark::DoNotOptimize(out.data());
       benchmark::ClobberMemory();
     }
@@ -180,13 +204,13 @@ void floor_bind(benchmark::State& st) {
 template <class M>
 void fusor_bundle100(benchmark::State& st) {
   one_thread();
-  const M m(dim);
+  const M m = model_at<M>();
   const auto x = vsa::random(m, 100, 3);
   for (auto _ : st) benchmark::DoNotOptimize(vsa::bundle(m, x));
 }
 template <class M>
 void floor_bundle100(benchmark::State& st) {
-  const M m(dim);
+  const M m = model_at<M>();
   using T = typename M::value_type;
   const auto x = vsa::random(m, 100, 3);
   const T* p = x.data();
@@ -266,22 +290,22 @@ void floor_bundle100(benchmark::State& st) {
 template <class M, bool BatchFirst>
 void fusor_one_vs_1000(benchmark::State& st) {
   one_thread();
-  const M m(dim);
+  const M m = model_at<M>();
   const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1, 5);
   for (auto _ : st) {
     if constexpr (BatchFirst) benchmark::DoNotOptimize(vsa::similarity(m, x, q));
     else benchmark::DoNotOptimize(vsa::similarity(m, q, x));
   }
 }
-/// The floats per row a BLAS call sees (FHRR: interleaved re, im).
+/// The floats per row a BLAS call sees (FHRR, GHRR: interleaved re, im).
 template <class M>
-constexpr index_t float_width() {
-  return fusor::is_complex_v<typename M::value_type> ? 2 * dim : dim;
+index_t float_width(const M& m) {
+  return fusor::is_complex_v<typename M::value_type> ? 2 * m.width() : m.width();
 }
 template <class M>
 void floor_search1(benchmark::State& st) {
   one_thread();
-  const M m(dim);
+  const M m = model_at<M>();
   const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1, 5);
   std::vector<float> out(1000);
   if constexpr (std::is_same_v<M, vsa::bsc>) {
@@ -302,7 +326,7 @@ void floor_search1(benchmark::State& st) {
       benchmark::ClobberMemory();
     }
   } else {
-    const index_t k = float_width<M>();
+    const index_t k = float_width(m);
     const float* px = reinterpret_cast<const float*>(x.data());
     const float* pq = reinterpret_cast<const float*>(q.data());
     for (auto _ : st) {
@@ -316,14 +340,14 @@ void floor_search1(benchmark::State& st) {
 template <class M>
 void fusor_search1000(benchmark::State& st) {
   one_thread();
-  const M m(dim);
+  const M m = model_at<M>();
   const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1000, 6);
   for (auto _ : st) benchmark::DoNotOptimize(vsa::similarity(m, q, x));
 }
 template <class M>
 void floor_search1000(benchmark::State& st) {
   one_thread();
-  const M m(dim);
+  const M m = model_at<M>();
   if constexpr (std::is_same_v<M, vsa::bsc>) {
     // popcount throughput: as many XOR+popcounts as the search, on words that stay in L1
     const auto x = vsa::random(m, 2, 4);
@@ -350,7 +374,7 @@ void floor_search1000(benchmark::State& st) {
   } else {
     const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1000, 6);
     std::vector<float> out(1000 * 1000);
-    const index_t k = float_width<M>();
+    const index_t k = float_width(m);
     const float* px = reinterpret_cast<const float*>(x.data());
     const float* pq = reinterpret_cast<const float*>(q.data());
     for (auto _ : st) {
@@ -404,6 +428,7 @@ int main(int argc, char** argv) {
   register_model<vsa::bsc>("bsc");
   register_model<vsa::hrr>("hrr");
   register_model<vsa::vtb>("vtb");
+  register_model<vsa::ghrr>("ghrr");
   register_model<vsa::mcr>("mcr");
   register_model<vsa::cgr>("cgr");
   register_model<vsa::bsbc>("bsbc");
