@@ -590,6 +590,8 @@ using fusor::vsa::associative_memory;
 using fusor::vsa::bind;
 using fusor::vsa::bind_sequence;
 using fusor::vsa::bsc;
+using fusor::vsa::bsdc;
+using fusor::vsa::bsdc_cdt;
 using fusor::vsa::bsbc;
 using fusor::vsa::bundle;
 using fusor::vsa::bundle_counts;

@@ -1,12 +1,15 @@
 #pragma once
 // Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
-// BSC, FHRR, HRR, VTB, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
+// BSC, BSDC, BSDC-CDT, FHRR, HRR, VTB, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
 // similarity, ...) and item memories, written once for every backend.
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
 #include "vsa/dense.hpp"
 #include "vsa/map.hpp"
+#include "vsa/packed.hpp"
 #include "vsa/bsc.hpp"
+#include "vsa/sparse_kernels.hpp"
+#include "vsa/bsdc.hpp"
 #include "vsa/fhrr.hpp"
 #include "vsa/hrr.hpp"
 #include "vsa/vtb.hpp"

@@ -34,6 +34,12 @@ auto unpacked(const M& m, const std::vector<typename M::value_type>& h, index_t 
       for (index_t j = 0; j < m.dim(); ++j)
         r[std::size_t(i * m.dim() + j)] = ((h[std::size_t(i * m.width() + j / 64)] >> (j % 64)) & 1u) ? -1.0 : 1.0;
     return r;
+  } else if constexpr (std::is_same_v<T, std::uint64_t>) {  // the sparse codes: bits as 0 and 1
+    std::vector<double> r(std::size_t(rows * m.dim()));
+    for (index_t i = 0; i < rows; ++i)
+      for (index_t j = 0; j < m.dim(); ++j)
+        r[std::size_t(i * m.dim() + j)] = double((h[std::size_t(i * m.width() + j / 64)] >> (j % 64)) & 1u);
+    return r;
   } else if constexpr (fusor::is_complex_v<T>) {
     std::vector<std::complex<double>> r(h.begin(), h.end());
     return r;
@@ -344,7 +350,7 @@ TEST_CASE_TEMPLATE("vsa capacity: 100 bundled items of 1000 are the top 100 at d
 // ---- permute -------------------------------------------------------------------------------------
 
 TEST_CASE_TEMPLATE("vsa permute: np.roll of the d dimensions, any shift, undone by unpermute", M, vsa::map_b, vsa::bsc,
-                   vsa::fhrr, vsa::hrr) {
+                   vsa::bsdc, vsa::fhrr, vsa::hrr) {
   for (index_t d : {index_t(1), index_t(63), index_t(64), index_t(65), index_t(130)}) {
     const M m(d);
     const auto x = vsa::random<B>(m, 3, 8);

@@ -677,6 +677,209 @@ TEST_CASE("vsa GHRR: unitary blocks; bind, unbind, unbind_left and inverse again
                        fusor::shape_error);
 }
 
+// ---- BSDC ------------------------------------------------------------------------------------------
+
+/// The bits of packed rows as 0/1 ints, (rows, d).
+template <class M>
+std::vector<int> bits_of(const M& m, const std::vector<std::uint64_t>& h, index_t rows) {
+  std::vector<int> r(static_cast<std::size_t>(rows * m.dim()));
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < m.dim(); ++j)
+      r[std::size_t(i * m.dim() + j)] = int((h[std::size_t(i * m.width() + j / 64)] >> (j % 64)) & 1u);
+  return r;
+}
+
+/// Context-dependent thinning of one row of bits by the published rule, on unpacked bits: K from
+/// the closed form (the smallest K with pz (1 - (1 - pz)^K) >= p), the shifts of the documented
+/// sequence, z AND (OR of the K rotations of z).
+inline std::vector<int> thinned(const std::vector<int>& z, double p, std::uint64_t seed) {
+  const auto d = index_t(z.size());
+  const double ones = double(std::count(z.begin(), z.end(), 1)), pz = ones / double(d);
+  if (!(pz > p) || d < 2) return z;
+  const auto k = index_t(std::ceil(std::log(1.0 - p / pz) / std::log(1.0 - pz) - 1e-12));
+  std::vector<int> acc(z.size());
+  for (index_t t = 0; t < k; ++t) {
+    const index_t r = vsa::detail::thinning_shift(seed, t, d);
+    for (index_t j = 0; j < d; ++j) acc[std::size_t(j)] |= z[std::size_t(((j - r) % d + d) % d)];
+  }
+  for (std::size_t j = 0; j < z.size(); ++j) acc[j] &= z[j];
+  return acc;
+}
+
+TEST_CASE_TEMPLATE("vsa BSDC: Bernoulli(p) bits, the density-keeping vote, similarity against loops", M, vsa::bsdc,
+                   vsa::bsdc_cdt) {
+  CHECK_THROWS_WITH_AS(M(100, 1.5), doctest::Contains("density p in (0, 1)"), fusor::value_error);
+  CHECK_THROWS_AS(M(100, -0.1), fusor::value_error);
+  CHECK_THROWS_AS(M(0), fusor::value_error);
+  CHECK(M(10'000).density() == doctest::Approx(0.01));
+  CHECK(M(10'000).active() == 100);
+  // density within 5 standard deviations over 20 rows; rows keyed by (seed, index); bits past d clear
+  for (index_t d : {index_t(65), index_t(130), index_t(10'000)}) {
+    CAPTURE(d);
+    const M m(d, d < 1000 ? 0.2 : 0.0);
+    const auto x = vsa::random<B>(m, 20, 3);
+    const auto hx = host_values(x);
+    const auto bits = bits_of(m, hx, 20);
+    const double n = double(bits.size()), ones = double(std::count(bits.begin(), bits.end(), 1));
+    CHECK(std::abs(ones - n * m.density()) < 5 * std::sqrt(n * m.density() * (1 - m.density())));
+    CHECK(host_values(vsa::random<B>(m, 5, 3, 15)) == std::vector<std::uint64_t>(hx.end() - 5 * m.width(), hx.end()));
+    CHECK(host_values(vsa::random<fusor::cpu>(m, 20, 3)) == hx);
+    bool clear = true;
+    for (index_t i = 0; i < 20; ++i) clear = clear && (hx[std::size_t(i * m.width() + m.width() - 1)] & ~vsa::detail::valid_bits(m.width() - 1, m.width(), d)) == 0;
+    CHECK(clear);
+  }
+  const index_t d = 300, n = 4;
+  const M m(d, 0.1);
+  const auto a = vsa::random<B>(m, n, 1), b = vsa::random<B>(m, n, 2);
+  const auto ba = bits_of(m, host_values(a), n), bb = bits_of(m, host_values(b), n);
+  const auto bc = bits_of(m, host_values(vsa::bind(m, a, b)), n);
+  if constexpr (std::is_same_v<M, vsa::bsdc>) {  // XOR: exact and self-inverse
+    bool ok = true;
+    for (std::size_t k = 0; k < bc.size(); ++k) ok = ok && bc[k] == (ba[k] ^ bb[k]);
+    CHECK(ok);
+    CHECK(host_values(vsa::unbind(m, vsa::bind(m, a, b), b)) == host_values(a));
+  } else {  // thinning of the superposition, as the published rule on unpacked bits
+    bool ok = true, subset = true;
+    for (index_t i = 0; i < n; ++i) {
+      std::vector<int> z(static_cast<std::size_t>(d));
+      for (index_t j = 0; j < d; ++j) z[std::size_t(j)] = ba[std::size_t(i * d + j)] | bb[std::size_t(i * d + j)];
+      const auto want = thinned(z, m.density(), 0);
+      for (index_t j = 0; j < d; ++j) {
+        ok = ok && bc[std::size_t(i * d + j)] == want[std::size_t(j)];
+        subset = subset && bc[std::size_t(i * d + j)] <= z[std::size_t(j)];
+      }
+    }
+    CHECK(ok);
+    CHECK(subset);
+    CHECK(host_values(vsa::bind(m, a, b)) == host_values(vsa::bind(m, b, a)));
+    // a different thinning seed thins differently; at d = 10 000 the bound vector has about the
+    // density p and is similar to both operands (and to neither of two unrelated vectors)
+    CHECK(host_values(vsa::bind(M(d, 0.1, 7), a, b)) != host_values(vsa::bind(m, a, b)));
+    const M big(10'000);
+    const auto x = vsa::random<B>(big, 4, 5);
+    const auto c = vsa::bind(big, x(0, fusor::all), x(1, fusor::all));
+    const auto cb = bits_of(big, host_values(c), 1);
+    CHECK(std::abs(double(std::count(cb.begin(), cb.end(), 1)) - 100.0) < 25.0);
+    const auto s = host_values(vsa::similarity(big, c, x));
+    CHECK(s[0] > 0.4);
+    CHECK(s[1] > 0.4);
+    CHECK(s[2] < 0.1);
+    CHECK(s[3] < 0.1);
+    // multibind thins the OR of all rows: similar to each of three
+    const auto t = vsa::multibind(big, x(fusor::range(0, 3), fusor::all));
+    const auto st = host_values(vsa::similarity(big, t, x));
+    CHECK(st[0] > 0.2);  // a third of the bits from each: about 1/3
+    CHECK(st[2] > 0.2);
+    CHECK(st[3] < 0.1);
+    // normalize thins a dense row to about the density and keeps a sparse one
+    const auto dense = vsa::random<B>(M(10'000, 0.05), 1, 9);
+    const auto nd = bits_of(big, host_values(vsa::normalize(big, dense)), 1);
+    CHECK(std::abs(double(std::count(nd.begin(), nd.end(), 1)) - 100.0) < 25.0);
+    const auto sparse = vsa::random<B>(M(10'000, 0.005), 1, 9);
+    CHECK(host_values(vsa::normalize(big, sparse)) == host_values(sparse));
+  }
+  // bundle: exactly min(k, positions with a vote) bits; every kept position has at least the votes
+  // of every dropped one; deterministic; seeded random ties
+  const auto x = vsa::random<B>(m, 6, 11);
+  const auto bx = bits_of(m, host_values(x), 6);
+  for (bool random_ties : {false, true}) {
+    vsa::bundle_options o;
+    if (random_ties) {
+      o.ties = vsa::tie_break::random;
+      o.seed = 5;
+    }
+    const auto r = vsa::bundle(m, x, o);
+    const auto br = bits_of(m, host_values(r), 1);
+    std::vector<int> votes(static_cast<std::size_t>(d));
+    for (index_t i = 0; i < 6; ++i)
+      for (index_t j = 0; j < d; ++j) votes[std::size_t(j)] += bx[std::size_t(i * d + j)];
+    int kept = 0, min_kept = 1 << 30, max_dropped = 0, voted = 0;
+    bool only_voted = true;
+    for (index_t j = 0; j < d; ++j) {
+      voted += votes[std::size_t(j)] > 0;
+      if (br[std::size_t(j)]) {
+        ++kept;
+        min_kept = std::min(min_kept, votes[std::size_t(j)]);
+        only_voted = only_voted && votes[std::size_t(j)] > 0;
+      } else {
+        max_dropped = std::max(max_dropped, votes[std::size_t(j)]);
+      }
+    }
+    CHECK(kept == std::min<int>(int(m.active()), voted));
+    CHECK(min_kept >= max_dropped);
+    CHECK(only_voted);
+    CHECK(host_values(vsa::bundle(m, x, o)) == host_values(r));
+    const auto counts = host_values(vsa::bundle_counts(m, x));
+    CHECK(counts == votes);
+  }
+  vsa::bundle_options s5, s6;
+  s5.ties = s6.ties = vsa::tie_break::random;
+  s5.seed = 5;
+  s6.seed = 6;
+  CHECK(host_values(vsa::bundle(m, x, s5)) != host_values(vsa::bundle(m, x, s6)));
+  vsa::bundle_options none;
+  none.norm = vsa::normalization::none;
+  CHECK_THROWS_AS(vsa::bundle(m, x, none), fusor::value_error);
+  // one vector bundles to itself when it has at most k bits
+  const M sparse_m(d, 0.02);
+  const auto one = vsa::random<B>(sparse_m, 1, 4);
+  const auto one_bits = bits_of(sparse_m, host_values(one), 1);
+  REQUIRE(std::count(one_bits.begin(), one_bits.end(), 1) <= sparse_m.active());
+  CHECK(host_values(vsa::bundle(sparse_m, fusor::reshape(one.view(), fusor::extents{1, 1, sparse_m.width()}))) == host_values(one));
+  // similarity: every metric against a loop over the bits, (Q, N) in one call
+  for (vsa::metric s : {vsa::metric::cosine, vsa::metric::dot, vsa::metric::overlap, vsa::metric::hamming}) {
+    const auto sim = host_values(vsa::similarity(m, a, b, s));
+    bool ok = true;
+    for (index_t i = 0; i < n; ++i)
+      for (index_t k = 0; k < n; ++k) {
+        double both = 0, na = 0, nb = 0, diff = 0;
+        for (index_t j = 0; j < d; ++j) {
+          const int u = ba[std::size_t(i * d + j)], v = bb[std::size_t(k * d + j)];
+          both += u & v;
+          na += u;
+          nb += v;
+          diff += u ^ v;
+        }
+        const double want = s == vsa::metric::cosine  ? (na * nb > 0 ? both / std::sqrt(na * nb) : 0.0)
+                            : s == vsa::metric::hamming ? 1.0 - diff / double(d)
+                                                        : both;
+        ok = ok && std::abs(sim[std::size_t(i * n + k)] - want) < 1e-5;
+      }
+    CHECK(ok);
+  }
+  CHECK(host_values(vsa::similarity(m, vsa::empty<B>(m), a))[0] == 0.0f);
+  // bundling 10 of 1000 items keeps each as the top 10 at d = 10 000, p = 1 / sqrt(d) (100 bits)
+  const M big(10'000);
+  const auto mem = vsa::item_memory<M, B>::random(big, 1000, 21);
+  const auto top = mem.query(vsa::bundle(big, mem.items()(fusor::range(0, 10), fusor::all)), 10);
+  auto idx = host_values(top.indices);
+  std::sort(idx.begin(), idx.end());
+  bool members = true;
+  for (index_t i = 0; i < 10; ++i) members = members && idx[std::size_t(i)] == i;
+  CHECK(members);
+  // superpose: the k positions of largest positive weighted vote
+  std::vector<float> wv{1.0f, -0.5f, 2.0f, 0.25f, 0.0f, 1.0f};
+  const auto r = vsa::superpose(m, test::on<B>(wv), x);
+  std::vector<double> score(static_cast<std::size_t>(d));
+  for (index_t i = 0; i < 6; ++i)
+    for (index_t j = 0; j < d; ++j) score[std::size_t(j)] += double(wv[std::size_t(i)]) * bx[std::size_t(i * d + j)];
+  const auto br = bits_of(m, host_values(r), 1);
+  double min_kept = 1e30, max_dropped = -1e30;
+  int kept = 0, positive = 0;
+  for (index_t j = 0; j < d; ++j) {
+    positive += score[std::size_t(j)] > 0;
+    if (br[std::size_t(j)]) {
+      ++kept;
+      min_kept = std::min(min_kept, score[std::size_t(j)]);
+    } else {
+      max_dropped = std::max(max_dropped, score[std::size_t(j)]);
+    }
+  }
+  CHECK(kept == std::min<int>(int(m.active()), positive));
+  CHECK(min_kept >= max_dropped - 1e-6);
+  CHECK(min_kept > 0);
+}
+
 // ---- quantisation ---------------------------------------------------------------------------------
 
 TEST_CASE("vsa hard and soft quantize: torchhd's sign (0 to -1) and tanh, elementwise") {
@@ -702,7 +905,7 @@ TEST_CASE("vsa hard and soft quantize: torchhd's sign (0 to -1) and tanh, elemen
 // ---- random permutations ---------------------------------------------------------------------------
 
 TEST_CASE_TEMPLATE("vsa random permutations: a permutation per seed, applied as a gather, undone by unpermute", M,
-                   vsa::map_b, vsa::bsc, vsa::fhrr, vsa::mcr, vsa::bsbc) {
+                   vsa::map_b, vsa::bsc, vsa::bsdc_cdt, vsa::fhrr, vsa::mcr, vsa::bsbc) {
   for (index_t d : {index_t(1), index_t(63), index_t(64), index_t(65), index_t(300)}) {
     CAPTURE(d);
     const M m(d);

@@ -10,10 +10,11 @@
 
 #include "dense.hpp"
 #include "kernels.hpp"
+#include "packed.hpp"
 
 namespace fusor::vsa {
 
-struct bsc {
+struct bsc : detail::packed_bits<bsc> {
   using value_type = std::uint64_t;
   static constexpr std::string_view name = "BSC";
   static constexpr bool self_inverse = true;
@@ -23,12 +24,7 @@ struct bsc {
   static constexpr double similarity_lo = 0.0, similarity_hi = 1.0;  // hamming: 1 - h / d
   static constexpr index_t per_block = 2;  // two 64-bit words per Philox block
 
-  index_t d = 64;
-
-  bsc() = default;
-  explicit bsc(index_t dim) : d(detail::checked_dim(dim, name)) {}
-  index_t dim() const { return d; }
-  index_t width() const { return (d + 63) / 64; }
+  using packed_bits::packed_bits;
 
   FUSOR_HD std::uint64_t element(const detail::philox_words& w, index_t col) const {
     const index_t q = col & 1;
@@ -36,24 +32,6 @@ struct bsc {
     return v & detail::valid_bits(col, (d + 63) / 64, d);
   }
 
-  /// The valid bits of each word, as a (width) row on backend B.
-  template <class B>
-  array<std::uint64_t, B> valid_mask() const {
-    std::vector<std::uint64_t> m(static_cast<std::size_t>(width()));
-    for (index_t w = 0; w < width(); ++w) m[std::size_t(w)] = detail::valid_bits(w, width(), d);
-    return array<std::uint64_t, B>(std::span<const std::uint64_t>(m), extents{width()});
-  }
-
-  /// Rows with the bits past d cleared (item memories apply it to rows from outside).
-  template <class X>
-  auto canonical(const X& x) const {
-    return eval(x & valid_mask<backend_of_t<X>>());
-  }
-
-  template <class B>
-  array<std::uint64_t, B> identity(const extents& shape) const {
-    return zeros<std::uint64_t, B>(shape);
-  }
   template <class X, class Y>
   auto bind(const X& a, const Y& b) const {
     return eval(a ^ b);
@@ -66,46 +44,10 @@ struct bsc {
   auto unbind(const X& c, const Y& a, inverse_kind) const {
     return eval(c ^ a);
   }
-  /// Every bit flipped (the bipolar negation): the vector least similar to a.
-  template <class X>
-  auto negative(const X& a) const {
-    using B = backend_of_t<X>;
-    return eval(a ^ valid_mask<B>());
-  }
-  template <class X>
-  auto permute(const X& a, index_t shift) const {
-    const auto ac = fusor::detail::contiguous_of(a);
-    using B = backend_of_t<decltype(ac.view())>;
-    const index_t s = ((shift % d) + d) % d;
-    return detail::generate<B>(detail::bit_roll{ac.data(), width(), d, s}, ac.view().shape());
-  }
-  /// Bit j of every output row is bit order[j] of the input row (a permutation of the d bits).
-  template <class X, class I>
-  auto permute_by(const X& a, const I& order) const {
-    const auto ac = fusor::detail::contiguous_of(a);
-    using B = backend_of_t<decltype(ac.view())>;
-    return detail::generate<B>(detail::bit_gather{ac.data(), order.data(), width(), d}, ac.view().shape());
-  }
   /// XOR of the rows along axis -2.
   template <class X>
   auto multibind(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
-    using B = backend_of_t<decltype(xc.view())>;
-    detail::bundle_shape(xc.view().shape(), name, "multibind");
-    const auto v = xc.view();
-    array<std::uint64_t, B> r(detail::row_at(v, 0));
-    for (index_t k = 1; k < v.shape()[v.ndim() - 2]; ++k) r = r ^ detail::row_at(v, k);
-    return r;
-  }
-  /// The number of set bits at each of the d positions, summed along axis -2: (..., d) of int32.
-  template <class X>
-  auto bundle_counts(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
-    using B = backend_of_t<decltype(xc.view())>;
-    extents out = detail::bundle_shape(xc.view().shape(), name, "bundle_counts");
-    const index_t n = xc.view().shape()[xc.view().ndim() - 2];
-    out[out.size() - 1] = d;
-    return detail::generate<B>(detail::bit_counts{xc.data(), n, width(), d}, out);
+    return fold_rows(x, false);
   }
   template <class X>
   auto bundle(const X& x, const bundle_options& o) const {
@@ -156,29 +98,6 @@ struct bsc {
     return std::move(r).reshape(out);
   }
 
-  /// The bits as (..., d) uint8 zeros and ones.
-  template <class X>
-  auto unpack(const X& x) const {
-    detail::check_rows(*this, expr_shape(fusor::detail::to_node(x)), "unpack");
-    const auto xc = fusor::detail::contiguous_of(x);
-    using B = backend_of_t<decltype(xc.view())>;
-    extents out = xc.view().shape();
-    out[out.size() - 1] = d;
-    return detail::generate<B>(detail::bit_unpack{xc.data(), width(), d}, out);
-  }
-  /// (..., d) elements (non-zero: bit set) packed into (..., width) words.
-  template <class X>
-  auto pack(const X& bits) const {
-    const auto bc = fusor::detail::contiguous_of(bits);
-    using B = backend_of_t<decltype(bc.view())>;
-    using T = value_t<decltype(bc.view())>;
-    extents out = bc.view().shape();
-    if (out.size() == 0 || out[out.size() - 1] != d)
-      throw shape_error("fusor::vsa::pack: expects (..., " + std::to_string(d) + ") elements for BSC of dimension " +
-                        std::to_string(d) + ", got shape " + to_string(out));
-    out[out.size() - 1] = width();
-    return detail::generate<B>(detail::bit_pack<T>{bc.data(), width(), d}, out);
-  }
 };
 
 }  // namespace fusor::vsa

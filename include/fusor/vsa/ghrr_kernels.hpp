@@ -140,27 +140,31 @@ struct block_product {
   const float *a, *b;  // interleaved (re, im)
   index_t m, width, na, nb;
   bool adjoint_a, adjoint_b;
-  FUSOR_HD void fill(index_t first, value_type* out, index_t count) const {
-    const index_t mm = m * m;
-    // positions advance by counters: a division per element would cost more than its m products
-    index_t row = first / width, base = first % width, r = (base % mm) / m, c = base % m;
+  /// S: the side known at compile time (the inner loop unrolls, the index arithmetic folds), or 0.
+  template <index_t S>
+  FUSOR_HD void run(index_t first, value_type* out, index_t count) const {
+    const index_t side = S > 0 ? S : m, mm = side * side;
+    // A[r, k] at ab[r * ar + k * ak], conjugated by sa; B[k, c] at bb[k * bk + c * bc], by sb
+    const index_t ar = adjoint_a ? 1 : side, ak = adjoint_a ? side : 1;
+    const index_t bk = adjoint_b ? 1 : side, bc = adjoint_b ? side : 1;
+    const float sa = adjoint_a ? -1.0f : 1.0f, sb = adjoint_b ? -1.0f : 1.0f;
+    // positions advance by counters: a division per element would cost more than its products
+    index_t row = first / width, base = first % width, r = (base % mm) / side, c = base % side;
     base -= base % mm;  // the block's first element
     const float *ab = a + 2 * ((row % na) * width + base), *bb = b + 2 * ((row % nb) * width + base);
     for (index_t i = 0; i < count; ++i) {
       float re = 0, im = 0;
-      for (index_t k = 0; k < m; ++k) {
-        const index_t ia = adjoint_a ? k * m + r : r * m + k;  // A[r, k] or conj(A[k, r])
-        const index_t ib = adjoint_b ? c * m + k : k * m + c;  // B[k, c] or conj(B[c, k])
-        const float xr = ab[2 * ia], xi = adjoint_a ? -ab[2 * ia + 1] : ab[2 * ia + 1];
-        const float yr = bb[2 * ib], yi = adjoint_b ? -bb[2 * ib + 1] : bb[2 * ib + 1];
+      for (index_t k = 0; k < side; ++k) {
+        const index_t ia = r * ar + k * ak, ib = k * bk + c * bc;
+        const float xr = ab[2 * ia], xi = sa * ab[2 * ia + 1], yr = bb[2 * ib], yi = sb * bb[2 * ib + 1];
         const float pr = xr * yr, pi = xr * yi, qr = xi * yi, qi = xi * yr;  // no fused multiply-add:
         re += pr - qr;                                                        // the same sums on every
         im += pi + qi;                                                        // backend
       }
       out[i] = std::complex<float>(re, im);
-      if (++c == m) {
+      if (++c == side) {
         c = 0;
-        if (++r == m) {  // the next block
+        if (++r == side) {  // the next block
           r = 0;
           ab += 2 * mm;
           bb += 2 * mm;
@@ -172,6 +176,14 @@ struct block_product {
           }
         }
       }
+    }
+  }
+  FUSOR_HD void fill(index_t first, value_type* out, index_t count) const {
+    switch (m) {
+      case 2: run<2>(first, out, count); break;
+      case 3: run<3>(first, out, count); break;
+      case 4: run<4>(first, out, count); break;
+      default: run<0>(first, out, count);
     }
   }
 };

@@ -224,34 +224,37 @@ struct popcount_product {
   }
 };
 
-/// Rotation of d-bit rows by `shift` positions toward higher indices (np.roll on the unpacked
-/// bits): output bit j is input bit (j - shift) mod d. A word whose 64 source bits do not wrap
-/// around d is two shifted input words; the rest go bit by bit.
+/// Word w of a d-bit row rotated by `shift` (0 <= shift < d) toward higher positions (np.roll on the
+/// unpacked bits): output bit j is input bit (j - shift) mod d. A word whose 64 source bits do not
+/// wrap around d is two shifted input words; the rest go bit by bit.
+FUSOR_HD inline std::uint64_t rolled_word(const std::uint64_t* row, index_t words, index_t d, index_t shift, index_t w) {
+  const index_t j0 = 64 * w, nbits = d - j0 < 64 ? d - j0 : 64;
+  index_t src = j0 - shift;
+  if (src < 0) src += d;
+  std::uint64_t v = 0;
+  if (src + nbits <= d) {
+    const index_t sw = src / 64, sb = src % 64;
+    v = row[sw] >> sb;
+    if (sb != 0 && sw + 1 < words) v |= row[sw + 1] << (64 - sb);
+  } else {
+    for (index_t k = 0; k < nbits; ++k) {
+      index_t s = src + k;
+      if (s >= d) s -= d;
+      v |= ((row[s / 64] >> (s % 64)) & 1u) << k;
+    }
+  }
+  return v & valid_bits(w, words, d);
+}
+
+/// Rotation of d-bit rows by `shift` positions toward higher indices.
 struct bit_roll {
   using value_type = std::uint64_t;
   const std::uint64_t* x;
   index_t words, d, shift;  // 0 <= shift < d
-  FUSOR_HD std::uint64_t bit(const std::uint64_t* row, index_t j) const { return (row[j / 64] >> (j % 64)) & 1u; }
   FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {
       const index_t p = first + i, r = p / words, w = p % words;
-      const std::uint64_t* row = x + r * words;
-      const index_t j0 = 64 * w, nbits = d - j0 < 64 ? d - j0 : 64;
-      index_t src = j0 - shift;
-      if (src < 0) src += d;
-      std::uint64_t v = 0;
-      if (src + nbits <= d) {
-        const index_t sw = src / 64, sb = src % 64;
-        v = row[sw] >> sb;
-        if (sb != 0 && sw + 1 < words) v |= row[sw + 1] << (64 - sb);
-      } else {
-        for (index_t k = 0; k < nbits; ++k) {
-          index_t s = src + k;
-          if (s >= d) s -= d;
-          v |= bit(row, s) << k;
-        }
-      }
-      out[i] = v & valid_bits(w, words, d);
+      out[i] = rolled_word(x + r * words, words, d, shift, w);
     }
   }
 };

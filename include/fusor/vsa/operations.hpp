@@ -22,7 +22,8 @@ extents checked_rows(const M& m, const X& x, const char* what, const char* which
   static_assert(std::is_same_v<value_t<X>, typename M::value_type>,
                 "fusor::vsa: the vectors' element type must be the model's value_type (float for MAP-B, MAP-C, "
                 "HRR and VTB, std::int32_t for MAP-I, std::complex<float> for FHRR, std::uint64_t words for BSC, "
-                "std::uint8_t for MCR and CGR, std::uint16_t for BSBC, std::complex<float> for GHRR)");
+                "std::uint8_t for MCR and CGR, std::uint16_t for BSBC, std::complex<float> for GHRR, std::uint64_t "
+                "words for BSDC)");
   const extents s = expr_shape(fusor::detail::to_node(x));
   check_rows(m, s, what, which);
   return s;
@@ -70,6 +71,8 @@ auto bind(const M& m, const X& a, const Y& b) {
 /// involution, or the exact inverse with inverse_kind::exact).
 template <model M, class X>
 auto inverse(const M& m, const X& a, inverse_kind k = inverse_kind::model_default) {
+  static_assert(requires { m.inverse(a, k); },
+                "fusor::vsa::inverse: this model's bind is not invertible (BSDC-CDT thins the superposition)");
   detail::checked_rows(m, a, "inverse");
   return m.inverse(a, k);
 }
@@ -80,6 +83,9 @@ auto inverse(const M& m, const X& a, inverse_kind k = inverse_kind::model_defaul
 /// spectra; VTB: one GEMM).
 template <model M, class X, class Y>
 auto unbind(const M& m, const X& c, const Y& key, inverse_kind k = inverse_kind::model_default) {
+  static_assert(requires { m.unbind(c, key, k); },
+                "fusor::vsa::unbind: this model's bind is not invertible (BSDC-CDT thins the superposition: "
+                "query the bound vector by similarity instead)");
   detail::checked_rows(m, c, "unbind", "bound vector");
   detail::checked_rows(m, key, "unbind", "key");
   return m.unbind(c, key, k);
@@ -95,7 +101,7 @@ auto unbind_left(const M& m, const X& c, const Y& key) {
     return m.unbind_left(c, key);
   else {
     static_assert(M::commutative, "fusor::vsa::unbind_left: this non-commutative model has no left unbind");
-    return m.unbind(c, key, inverse_kind::model_default);
+    return vsa::unbind(m, c, key);
   }
 }
 
