@@ -592,6 +592,7 @@ using fusor::vsa::bind_sequence;
 using fusor::vsa::bsc;
 using fusor::vsa::bsdc;
 using fusor::vsa::bsdc_cdt;
+using fusor::vsa::bsdc_seg;
 using fusor::vsa::bsbc;
 using fusor::vsa::bundle;
 using fusor::vsa::bundle_counts;

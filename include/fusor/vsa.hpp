@@ -1,6 +1,6 @@
 #pragma once
 // Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
-// BSC, BSDC, BSDC-CDT, FHRR, HRR, VTB, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
+// BSC, BSDC, BSDC-CDT, BSDC-SEG, FHRR, HRR, VTB, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
 // similarity, ...) and item memories, written once for every backend.
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
@@ -9,7 +9,6 @@
 #include "vsa/packed.hpp"
 #include "vsa/bsc.hpp"
 #include "vsa/sparse_kernels.hpp"
-#include "vsa/bsdc.hpp"
 #include "vsa/fhrr.hpp"
 #include "vsa/hrr.hpp"
 #include "vsa/vtb.hpp"
@@ -18,6 +17,7 @@
 #include "vsa/modular_kernels.hpp"
 #include "vsa/modular.hpp"
 #include "vsa/operations.hpp"
+#include "vsa/bsdc.hpp"
 #include "vsa/memory.hpp"
 #include "vsa/associative.hpp"
 #include "vsa/resonator.hpp"

@@ -573,7 +573,7 @@ TEST_CASE_TEMPLATE("vsa superpose: the projected weighted sum, against a plain l
 }
 
 TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d = 2000", M, vsa::map_b, vsa::bsc, vsa::fhrr,
-                   vsa::mcr, vsa::cgr, vsa::bsbc, vsa::vtb, vsa::ghrr) {
+                   vsa::mcr, vsa::cgr, vsa::bsbc, vsa::bsdc_seg, vsa::vtb, vsa::ghrr) {
   const M m = about<M>(2000);  // VTB 45 x 45, GHRR 500 blocks of 2 x 2 (their bind is not commutative:
                                // the products are left folds, factorised in order)
   using memory = vsa::item_memory<M, B>;

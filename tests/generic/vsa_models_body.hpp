@@ -682,10 +682,11 @@ TEST_CASE("vsa GHRR: unitary blocks; bind, unbind, unbind_left and inverse again
 /// The bits of packed rows as 0/1 ints, (rows, d).
 template <class M>
 std::vector<int> bits_of(const M& m, const std::vector<std::uint64_t>& h, index_t rows) {
-  std::vector<int> r(static_cast<std::size_t>(rows * m.dim()));
+  const index_t d = m.bits();  // BSDC-SEG's dim() counts segments
+  std::vector<int> r(static_cast<std::size_t>(rows * d));
   for (index_t i = 0; i < rows; ++i)
-    for (index_t j = 0; j < m.dim(); ++j)
-      r[std::size_t(i * m.dim() + j)] = int((h[std::size_t(i * m.width() + j / 64)] >> (j % 64)) & 1u);
+    for (index_t j = 0; j < d; ++j)
+      r[std::size_t(i * d + j)] = int((h[std::size_t(i * m.width() + j / 64)] >> (j % 64)) & 1u);
   return r;
 }
 
@@ -878,6 +879,75 @@ TEST_CASE_TEMPLATE("vsa BSDC: Bernoulli(p) bits, the density-keeping vote, simil
   CHECK(kept == std::min<int>(int(m.active()), positive));
   CHECK(min_kept >= max_dropped - 1e-6);
   CHECK(min_kept > 0);
+}
+
+TEST_CASE("vsa BSDC-SEG: one bit per segment, bsbc's algebra in bits, similarity by popcount") {
+  CHECK_THROWS_AS(vsa::bsdc_seg(0), fusor::value_error);
+  CHECK_THROWS_WITH_AS(vsa::bsdc_seg(10, 1), doctest::Contains("L in [2, 65536]"), fusor::value_error);
+  CHECK_THROWS_AS(vsa::bsdc_seg(10, 70'000), fusor::value_error);
+  for (index_t length : {index_t(5), index_t(64), index_t(100)})
+    for (index_t segments : {index_t(1), index_t(7)}) {
+      CAPTURE(length);
+      CAPTURE(segments);
+      const vsa::bsdc_seg m(segments, length);
+      const vsa::bsbc k(segments, length);
+      const index_t d = segments * length, n = 3;
+      CHECK(m.dim() == segments);
+      CHECK(m.width() == (d + 63) / 64);
+      const auto a = vsa::random<B>(m, n, 1), b = vsa::random<B>(m, n, 2);
+      const auto ia = ints(host_values(vsa::random<B>(k, n, 1))), ib = ints(host_values(vsa::random<B>(k, n, 2)));
+      // bsbc's vectors of the same seed, one bit per segment
+      const auto ba = bits_of(m, host_values(a), n);
+      bool one_hot = true;
+      for (index_t i = 0; i < n; ++i)
+        for (index_t sg = 0; sg < segments; ++sg)
+          for (index_t j = 0; j < length; ++j)
+            one_hot = one_hot && ba[std::size_t(i * d + sg * length + j)] == (j == ia[std::size_t(i * segments + sg)]);
+      CHECK(one_hot);
+      CHECK(ints(host_values(m.to_indices(a))) == ia);
+      // bind shifts each segment by b's position: index addition modulo L; exact unbind and inverse
+      const auto ic = ints(host_values(m.to_indices(vsa::bind(m, a, b))));
+      bool added = true;
+      for (std::size_t t = 0; t < ic.size(); ++t) added = added && ic[t] == mod_q(ia[t] + ib[t], int(length));
+      CHECK(added);
+      CHECK(host_values(vsa::unbind(m, vsa::bind(m, a, b), b)) == host_values(a));
+      CHECK(host_values(vsa::bind(m, a, vsa::inverse(m, a))) == host_values(vsa::identity<B>(m, n)));
+      CHECK(host_values(vsa::bind(m, a, b)) == host_values(vsa::bind(m, b, a)));
+      // similarity: agreeing segments over S (cosine), their number (overlap, dot), bitwise hamming
+      for (vsa::metric s : {vsa::metric::cosine, vsa::metric::overlap, vsa::metric::dot, vsa::metric::hamming}) {
+        const auto sim = host_values(vsa::similarity(m, a, b, s));
+        bool ok = true;
+        for (index_t i = 0; i < n; ++i)
+          for (index_t j = 0; j < n; ++j) {
+            int agree = 0;
+            for (index_t sg = 0; sg < segments; ++sg)
+              agree += ia[std::size_t(i * segments + sg)] == ib[std::size_t(j * segments + sg)];
+            const double want = s == vsa::metric::cosine    ? double(agree) / double(segments)
+                                : s == vsa::metric::hamming ? 1.0 - 2.0 * double(segments - agree) / double(d)
+                                                            : double(agree);
+            ok = ok && std::abs(sim[std::size_t(i * n + j)] - want) < 1e-5;
+          }
+        CHECK(ok);
+      }
+      CHECK(host_values(vsa::similarity(m, vsa::negative(m, a), a))[0] == 0.0f);
+      // permute moves whole segments; bundle is bsbc's mode; normalize makes one bit per segment
+      CHECK(ints(host_values(m.to_indices(vsa::permute(m, a, 2)))) == ints(host_values(vsa::permute(k, vsa::random<B>(k, n, 1), 2))));
+      CHECK(ints(host_values(m.to_indices(vsa::bundle(m, a)))) == ints(host_values(vsa::bundle(k, vsa::random<B>(k, n, 1)))));
+      const auto noisy = fusor::array<std::uint64_t, B>(a | b);
+      const auto nb = bits_of(m, host_values(vsa::normalize(m, noisy)), n);
+      bool lowest = true;
+      for (index_t i = 0; i < n; ++i)
+        for (index_t sg = 0; sg < segments; ++sg) {
+          const int lo = std::min(ia[std::size_t(i * segments + sg)], ib[std::size_t(i * segments + sg)]);
+          for (index_t j = 0; j < length; ++j) lowest = lowest && nb[std::size_t(i * d + sg * length + j)] == (j == lo);
+        }
+      CHECK(lowest);
+      const auto perm = vsa::random_permutation<B>(m, 3);
+      CHECK(perm.size() == segments);
+      CHECK(host_values(vsa::unpermute(m, vsa::permute(m, a, perm), perm)) == host_values(a));
+    }
+  CHECK_THROWS_WITH_AS(vsa::bind(vsa::bsdc_seg(10, 64), vsa::random<B>(vsa::bsdc_seg(10, 64), 1, 1), vsa::random<B>(vsa::bsdc_seg(5, 64), 1, 1)),
+                       doctest::Contains("10 segments of 64 bits"), fusor::shape_error);
 }
 
 // ---- quantisation ---------------------------------------------------------------------------------

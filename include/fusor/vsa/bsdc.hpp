@@ -17,12 +17,41 @@
 #include <string_view>
 
 #include "dense.hpp"
+#include "modular.hpp"
+#include "operations.hpp"
 #include "packed.hpp"
 #include "sparse_kernels.hpp"
 
 namespace fusor::vsa {
 
 namespace detail {
+
+/// (Q, N) similarities of bit rows from one AND (XOR for hamming) + popcount pass: cosine
+/// |a & b| / sqrt(|a| |b|) (0 where a row has no set bit), dot and overlap |a & b|, hamming 1 - h / d.
+template <class M, class X, class Y>
+auto sparse_similarity(const M& m, const X& q, const Y& x, metric s) {
+  static_assert(std::is_same_v<backend_of_t<X>, backend_of_t<Y>>,
+                "fusor::vsa::similarity: the queries and the items must live on the same backend");
+  const auto qc = fusor::detail::contiguous_of(q);
+  const auto xc = fusor::detail::contiguous_of(x);
+  using B = backend_of_t<decltype(qc.view())>;
+  const extents out = similarity_shape(qc.view().shape(), xc.view().shape(), "similarity");
+  const auto qm = as_matrix(qc.view()), xm = as_matrix(xc.view());
+  const index_t nq = qm.shape()[0], nx = xm.shape()[0], words = m.width();
+  const array<std::int32_t, B> c =
+      generate<B>(popcount_product{qm.data(), xm.data(), nx, words, s != metric::hamming}, extents{nq, nx});
+  array<float, B> r;
+  if (s == metric::hamming) {
+    r = eval(1.0f - cast<float>(c) / float(m.bits()));
+  } else if (s == metric::cosine) {
+    const array<float, B> a = cast<float>(generate<B>(row_popcounts{qm.data(), words}, extents{nq, 1}));
+    const array<float, B> b = cast<float>(generate<B>(row_popcounts{xm.data(), words}, extents{nx}));
+    r = eval(cast<float>(c) / maximum(sqrt(a * b), 1.0f));  // no set bit: cosine 0 (c is 0)
+  } else {
+    r = eval(cast<float>(c));
+  }
+  return std::move(r).reshape(out);
+}
 
 template <class M>
 struct sparse_bits_model : packed_bits<M> {
@@ -92,30 +121,9 @@ struct sparse_bits_model : packed_bits<M> {
     return strongest(s, false, 0);
   }
 
-  /// (Q, N) similarities from one AND (XOR for hamming) + popcount pass.
   template <class X, class Y>
   auto similarity(const X& q, const Y& x, metric s) const {
-    static_assert(std::is_same_v<backend_of_t<X>, backend_of_t<Y>>,
-                  "fusor::vsa::similarity: the queries and the items must live on the same backend");
-    const auto qc = fusor::detail::contiguous_of(q);
-    const auto xc = fusor::detail::contiguous_of(x);
-    using B = backend_of_t<decltype(qc.view())>;
-    const extents out = similarity_shape(qc.view().shape(), xc.view().shape(), "similarity");
-    const auto qm = as_matrix(qc.view()), xm = as_matrix(xc.view());
-    const index_t nq = qm.shape()[0], nx = xm.shape()[0];
-    const array<std::int32_t, B> c = generate<B>(
-        popcount_product{qm.data(), xm.data(), nx, width(), s != metric::hamming}, extents{nq, nx});
-    array<float, B> r;
-    if (s == metric::hamming) {
-      r = eval(1.0f - cast<float>(c) / float(d));
-    } else if (s == metric::cosine) {
-      const array<float, B> a = cast<float>(generate<B>(row_popcounts{qm.data(), width()}, extents{nq, 1}));
-      const array<float, B> b = cast<float>(generate<B>(row_popcounts{xm.data(), width()}, extents{nx}));
-      r = eval(cast<float>(c) / maximum(sqrt(a * b), 1.0f));  // no set bit: cosine 0 (c is 0)
-    } else {
-      r = eval(cast<float>(c));
-    }
-    return std::move(r).reshape(out);
+    return sparse_similarity(static_cast<const M&>(*this), q, x, s);
   }
 
  private:
@@ -187,6 +195,135 @@ struct bsdc_cdt : detail::sparse_bits_model<bsdc_cdt> {
   template <class X>
   auto multibind(const X& x) const {
     return thin(this->fold_rows(x, true));
+  }
+};
+
+/// BSDC-SEG, segmented sparse codes (Laiho et al., 2015) in bit form: S segments of L bits with one
+/// bit set in each (d = S L bits). Bound by shifting each segment of a by the position of b's bit
+/// in it (the block-wise circular convolution of one-hot blocks): the same algebra as bsbc, whose
+/// index form these are, so a bsdc_seg vector is bsbc's vector of the same seed in bits, and
+/// every operation but similarity runs on the indices. Similarity counts agreeing segments by
+/// AND + popcount. dim() is S, as bsbc's; permutations move whole segments.
+///
+/// HoloVec's BSDC-SEG binds by XOR, which leaves two bits (or none) in a segment; fusor keeps one.
+struct bsdc_seg : detail::packed_bits<bsdc_seg> {
+  using value_type = std::uint64_t;
+  static constexpr std::string_view name = "BSDC-SEG";
+  static constexpr bool self_inverse = false;
+  static constexpr bool commutative = true;
+  static constexpr bool exact_inverse = true;
+  static constexpr metric default_metric = metric::cosine;  // the fraction of agreeing segments
+  static constexpr double similarity_lo = 0.0, similarity_hi = 1.0;
+
+  bsbc blocks;  // the index form: S blocks of size L
+
+  bsdc_seg() = default;
+  /// S segments of L bits (2 <= L <= 65536).
+  explicit bsdc_seg(index_t segments, index_t length = bsbc::default_modulus)
+      : packed_bits(checked_bits(segments, length)), blocks(segments, length) {}
+
+  index_t dim() const { return blocks.dim(); }
+  index_t segments() const { return blocks.dim(); }
+  index_t length() const { return blocks.modulus(); }
+  std::string row_layout() const {
+    return std::to_string(segments()) + " segments of " + std::to_string(length()) + " bits in 64-bit words";
+  }
+
+  /// The active position of every segment, as bsbc's indices (..., S) (the lowest set bit; 0 for
+  /// an empty segment).
+  template <class X>
+  auto to_indices(const X& x) const {
+    const auto xc = fusor::detail::contiguous_of(x);
+    using B = backend_of_t<decltype(xc.view())>;
+    extents out = xc.view().shape();
+    out[out.size() - 1] = segments();
+    return detail::generate<B>(detail::segment_indices{xc.data(), width(), segments(), length()}, out);
+  }
+  /// One-hot segments from bsbc's indices (..., S).
+  template <class X>
+  auto from_indices(const X& idx) const {
+    const auto ic = fusor::detail::contiguous_of(idx);
+    using B = backend_of_t<decltype(ic.view())>;
+    static_assert(std::is_same_v<value_t<decltype(ic.view())>, std::uint16_t>, "fusor::vsa::bsdc_seg: indices are uint16");
+    extents out = ic.view().shape();
+    if (out.size() == 0 || out[out.size() - 1] != segments())
+      throw shape_error("fusor::vsa::bsdc_seg::from_indices: expects (..., " + std::to_string(segments()) +
+                        ") segment indices, got shape " + to_string(out));
+    out[out.size() - 1] = width();
+    return detail::generate<B>(detail::segment_bits{ic.data(), width(), segments(), length()}, out);
+  }
+
+  template <class B>
+  array<std::uint64_t, B> draw(index_t n, std::uint64_t seed, index_t first) const {
+    return from_indices(vsa::random<B>(blocks, n, seed, first));
+  }
+  template <class B>
+  array<std::uint64_t, B> identity(const extents& shape) const {
+    extents s = shape;
+    s[s.size() - 1] = segments();
+    return from_indices(zeros<std::uint16_t, B>(s));
+  }
+  /// Every row in canonical form: one bit per segment (its lowest set bit; an empty segment gets
+  /// its first bit).
+  template <class X>
+  auto canonical(const X& x) const {
+    return from_indices(to_indices(x));
+  }
+  template <class X>
+  auto normalize(const X& x) const {
+    return canonical(x);
+  }
+  template <class X, class Y>
+  auto bind(const X& a, const Y& b) const {
+    return from_indices(blocks.bind(to_indices(a), to_indices(b)));
+  }
+  template <class X>
+  auto inverse(const X& a, inverse_kind k) const {
+    return from_indices(blocks.inverse(to_indices(a), k));
+  }
+  template <class X, class Y>
+  auto unbind(const X& c, const Y& a, inverse_kind k) const {
+    return from_indices(blocks.unbind(to_indices(c), to_indices(a), k));
+  }
+  /// Every segment's bit moved by L / 2: no segment agrees with a.
+  template <class X>
+  auto negative(const X& a) const {
+    return from_indices(blocks.negative(to_indices(a)));
+  }
+  /// Whole segments rolled by `shift`.
+  template <class X>
+  auto permute(const X& a, index_t shift) const {
+    return from_indices(blocks.permute(to_indices(a), shift));
+  }
+  /// Segments rearranged: output segment j is input segment order[j].
+  template <class X, class I>
+  auto permute_by(const X& a, const I& order) const {
+    return from_indices(take(to_indices(a), order, -1));
+  }
+  template <class X>
+  auto multibind(const X& x) const {
+    return from_indices(blocks.multibind(to_indices(x)));
+  }
+  /// The most frequent position per segment (bsbc's mode, with its ties).
+  template <class X>
+  auto bundle(const X& x, const bundle_options& o) const {
+    return from_indices(blocks.bundle(to_indices(x), o));
+  }
+  template <class W, class X>
+  auto superpose(const W& weights, const X& items) const {
+    return from_indices(blocks.superpose(weights, to_indices(items)));
+  }
+  template <class X, class Y>
+  auto similarity(const X& q, const Y& x, metric s) const {
+    return detail::sparse_similarity(*this, q, x, s);
+  }
+
+  static index_t checked_bits(index_t segments, index_t length) {
+    if (segments < 1 || length < 2 || length > bsbc::max_modulus)
+      throw value_error("fusor::vsa: a BSDC-SEG model needs S >= 1 segments of L in [2, " +
+                        std::to_string(bsbc::max_modulus) + "] bits, got S = " + std::to_string(segments) +
+                        ", L = " + std::to_string(length));
+    return segments * length;
   }
 };
 

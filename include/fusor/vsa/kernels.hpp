@@ -26,6 +26,14 @@ FUSOR_HD inline int popcount64(std::uint64_t x) {
 #endif
 }
 
+FUSOR_HD inline int countr_zero64(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __ffsll(static_cast<long long>(x)) - 1;
+#else
+  return std::countr_zero(x);
+#endif
+}
+
 /// The bits of word w (of `words`) that hold one of d dimensions: all ones but in the last word.
 FUSOR_HD inline std::uint64_t valid_bits(index_t w, index_t words, index_t d) {
   const index_t rest = d - 64 * (words - 1);

@@ -19,6 +19,8 @@ struct packed_bits {
   packed_bits() = default;
   explicit packed_bits(index_t dim) : d(checked_dim(dim, M::name)) {}
   index_t dim() const { return d; }
+  /// The number of bits of a row (d, but for segmented codes, whose dim() counts segments).
+  index_t bits() const { return d; }
   index_t width() const { return (d + 63) / 64; }
 
   /// The valid bits of each word, as a (width) row on backend B.

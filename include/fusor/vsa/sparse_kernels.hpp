@@ -135,4 +135,52 @@ struct ranked_keys {
   }
 };
 
+/// The index of the active bit of each segment of L bits (the lowest set bit; 0 for an empty
+/// segment): x (rows, words) of S L bits, output (rows, S) of uint16.
+struct segment_indices {
+  using value_type = std::uint16_t;
+  const std::uint64_t* x;
+  index_t words, segments, length;
+  FUSOR_HD void fill(index_t first, std::uint16_t* out, index_t count) const {
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, row = p / segments, s = p % segments;
+      const std::uint64_t* r = x + row * words;
+      const index_t lo = s * length, hi = lo + length;
+      index_t found = 0;
+      for (index_t j = lo; j < hi;) {  // a word at a time: the first set bit of the segment's part
+        const index_t w = j / 64, b = j % 64, n = hi - j < 64 - b ? hi - j : 64 - b;
+        const std::uint64_t v = (r[w] >> b) & (n == 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << n) - 1);
+        if (v != 0) {
+          found = j - lo + index_t(countr_zero64(v));
+          break;
+        }
+        j += n;
+      }
+      out[i] = std::uint16_t(found);
+    }
+  }
+};
+
+/// One-hot segments from indices: idx (rows, S) of uint16, output (rows, words) of S L bits, bit
+/// s L + idx[s] set for every segment (an index past L sets nothing).
+struct segment_bits {
+  using value_type = std::uint64_t;
+  const std::uint16_t* idx;
+  index_t words, segments, length;
+  FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
+    const index_t d = segments * length;
+    for (index_t i = 0; i < count; ++i) {
+      const index_t p = first + i, row = p / words, w = p % words, j0 = 64 * w;
+      const index_t j1 = j0 + 64 < d ? j0 + 64 : d;
+      std::uint64_t v = 0;
+      for (index_t s = j0 / length; s * length < j1; ++s) {
+        const index_t k = idx[row * segments + s];
+        const index_t j = s * length + k;
+        if (k < length && j >= j0 && j < j1) v |= std::uint64_t(1) << (j - j0);
+      }
+      out[i] = v;
+    }
+  }
+};
+
 }  // namespace fusor::vsa::detail
