@@ -1,4 +1,4 @@
-// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC, HRR, VTB, GHRR, MCR, CGR
+// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC, BSDC, HRR, VTB, GHRR, MCR, CGR
 // and block codes, each beside its floor in the same run (scripts/bench vsa prints the ratios, then HoloVec's and torchhd's
 // times for the same work from bench/peers/vsa_peers.py). One thread throughout.
 //   fusor_vsa_random/<m>:     one random vector (vsa::random, Philox keyed by (seed, row))
@@ -21,7 +21,9 @@
 // have the same rows. Their floors: VTB's bind is cblas_sgemm of the two 100 x 100 matrices; the
 // modular models' bind, bundle and similarity floors are hand loops of the same arithmetic (a
 // modular distance is not bilinear: there is no BLAS call to compare with), bundle for MCR summing
-// table phasors and rounding atan2, for CGR and BSBC counting values for the mode. GHRR is 1111
+// table phasors and rounding atan2, for CGR and BSBC counting values for the mode. BSDC (XOR-bound,
+// density 1/sqrt(d) = 1%) has BSC's floors: an XOR loop, counting the bits of 100 rows, popcount
+// loops (its bundle also ranks the counts to keep 100 bits; its cosine counts AND, not XOR). GHRR is 1111
 // blocks of 3 x 3 (9999 complex numbers); its bind floor is a hand loop of the 3 x 3 complex
 // products, its bundle floor the plain sum (without the polar factor of each block, which fusor's
 // bundle adds), its similarity floors the BLAS calls on interleaved reals as FHRR's.
@@ -58,6 +60,10 @@ M model_at() {
   if constexpr (std::is_same_v<M, vsa::ghrr>) return M(dim / 9, 3);
   else return M(dim);
 }
+
+/// The bit-packed models: BSC and the sparse BSDC (XOR-bound), whose floors are the same bit loops.
+template <class M>
+constexpr bool packed = std::is_same_v<M, vsa::bsc> || std::is_same_v<M, vsa::bsdc>;
 
 template <class M>
 constexpr bool modular = std::is_same_v<M, vsa::mcr> || std::is_same_v<M, vsa::cgr> || std::is_same_v<M, vsa::bsbc>;
@@ -186,7 +192,7 @@ void floor_bind(benchmark::State& st) {
     for (auto _ : st) {
       T* o = out.data();
       for (index_t i = 0; i < m.width(); ++i) {
-        if constexpr (std::is_same_v<M, vsa::bsc>) {
+        if constexpr (packed<M>) {
           o[i] = pa[i] ^ pb[i];
         } else if constexpr (modular<M>) {
           const int q = int(m.modulus()), t = int(pa[i]) + int(pb[i]);
@@ -215,7 +221,7 @@ void floor_bundle100(benchmark::State& st) {
   const auto x = vsa::random(m, 100, 3);
   const T* p = x.data();
   const index_t w = m.width();
-  if constexpr (std::is_same_v<M, vsa::bsc>) {
+  if constexpr (packed<M>) {
     std::vector<std::int32_t> counts(static_cast<std::size_t>(64 * w));
     std::vector<std::uint64_t> out(static_cast<std::size_t>(w));
     for (auto _ : st) {
@@ -308,7 +314,7 @@ void floor_search1(benchmark::State& st) {
   const M m = model_at<M>();
   const auto x = vsa::random(m, 1000, 4), q = vsa::random(m, 1, 5);
   std::vector<float> out(1000);
-  if constexpr (std::is_same_v<M, vsa::bsc>) {
+  if constexpr (packed<M>) {
     const index_t w = m.width();
     for (auto _ : st) {
       for (index_t j = 0; j < 1000; ++j) {
@@ -348,7 +354,7 @@ template <class M>
 void floor_search1000(benchmark::State& st) {
   one_thread();
   const M m = model_at<M>();
-  if constexpr (std::is_same_v<M, vsa::bsc>) {
+  if constexpr (packed<M>) {
     // popcount throughput: as many XOR+popcounts as the search, on words that stay in L1
     const auto x = vsa::random(m, 2, 4);
     const index_t w = m.width();
@@ -426,6 +432,7 @@ int main(int argc, char** argv) {
   register_model<vsa::fhrr>("fhrr");
   register_model<vsa::map_b>("map");
   register_model<vsa::bsc>("bsc");
+  register_model<vsa::bsdc>("bsdc");
   register_model<vsa::hrr>("hrr");
   register_model<vsa::vtb>("vtb");
   register_model<vsa::ghrr>("ghrr");

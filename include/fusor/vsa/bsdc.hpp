@@ -86,7 +86,7 @@ struct sparse_bits_model : packed_bits<M> {
 
   template <class B>
   array<std::uint64_t, B> draw(index_t n, std::uint64_t seed, index_t first) const {
-    const double t = std::ldexp(p, 32);
+    const double t = std::ldexp(p, 32);  // p in steps of 2^-32
     const auto threshold = std::uint32_t(t >= 4294967295.0 ? 4294967295.0 : t);
     return generate<B>(sparse_bits_draw{seed, first, width(), d, threshold}, extents{n, width()});
   }

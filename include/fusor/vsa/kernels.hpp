@@ -166,19 +166,42 @@ struct bit_majority {
 };
 
 /// Per-bit counts of n bit-packed rows (the bundle accumulator): x (batch, n, words), output
-/// (batch, d) of int32.
+/// (batch, d) of int32. On cpu a run counts whole words, visiting only the set bits of each row's
+/// word (sparse rows cost their few bits); a cuda thread counts its position down the rows.
 struct bit_counts {
   using value_type = std::int32_t;
   const std::uint64_t* x;
   index_t n, words, d;
+  FUSOR_HD std::int32_t one(index_t p) const {
+    const index_t b = p / d, j = p % d;
+    const std::uint64_t* col = x + b * n * words + j / 64;
+    std::int32_t c = 0;
+    for (index_t r = 0; r < n; ++r) c += std::int32_t((col[r * words] >> (j % 64)) & 1u);
+    return c;
+  }
   FUSOR_HD void fill(index_t first, std::int32_t* out, index_t count) const {
-    for (index_t i = 0; i < count; ++i) {
-      const index_t p = first + i, b = p / d, j = p % d;
-      const std::uint64_t* col = x + b * n * words + j / 64;
-      std::int32_t c = 0;
-      for (index_t r = 0; r < n; ++r) c += std::int32_t((col[r * words] >> (j % 64)) & 1u);
-      out[i] = c;
+#if defined(__CUDA_ARCH__)
+    for (index_t i = 0; i < count; ++i) out[i] = one(first + i);
+#else
+    index_t i = 0;
+    while (i < count) {
+      const index_t p = first + i, b = p / d, j = p % d, w = j / 64, j0 = 64 * w;
+      const index_t nbits = d - j0 < 64 ? d - j0 : 64;
+      if (count - i < 8) {  // a short run: position by position
+        out[i] = one(p);
+        ++i;
+        continue;
+      }
+      std::int32_t c[64] = {};
+      const std::uint64_t* col = x + b * n * words + w;
+      for (index_t r = 0; r < n; ++r)
+        for (std::uint64_t v = col[r * words]; v != 0; v &= v - 1) ++c[std::countr_zero(v)];
+      index_t take = nbits - (j - j0);
+      if (take > count - i) take = count - i;
+      for (index_t k = 0; k < take; ++k) out[i + k] = c[j - j0 + k];
+      i += take;
     }
+#endif
   }
 };
 
