@@ -7,7 +7,7 @@ note. Usage: vsa_peers.py BENCH_VSA_JSON [holovec|torchhd]   (default: every pee
 The rows, fusor_vsa_<op>/<model> for the models fhrr, map (bipolar), bsc and hrr (both peers) and vtb
 (d = 100 x 100), mcr and cgr (q = 16) and bsbc (10000 blocks of 64) (torchhd; HoloVec has none of
 them: its "VTB" is another binding), and ghrr (1111 blocks of 3 x 3 complex, HoloVec's default
-matrix size; torchhd has no GHRR):
+matrix size; torchhd has no GHRR) and bsdc (density 1/sqrt(d), XOR-bound; HoloVec only):
   random:     one random hypervector            bind:      bind two hypervectors
   bundle100:  bundle 100 hypervectors (a (100, d) batch) into one, with the peer's own bundle
   sim1000:    the 1000 similarities of a (1000, d) batch against one vector (the peer's similarity)
@@ -84,6 +84,23 @@ def holovec_peer():
         how += f"; {n} of the {ROWS} queries timed, x {ROWS // n}" if n < ROWS else ""
         out[("search1000", m)] = (median_seconds(lambda: [store.query(q, k=ROWS) for q in queries[:n]]) * ROWS / n,
                                   how)
+    # BSDC: int32 {0, 1} of density 1/sqrt(d), XOR bind, top-k bundle, overlap-coefficient similarity
+    model = VSA.create("BSDC", dim=D, backend="numpy", seed=1)
+    a, b = model.random(), model.random()
+    batch = [model.random() for _ in range(BUNDLE)]
+    rows = [model.random() for _ in range(ROWS)]
+    store = ItemStore(model).fit({str(i): v for i, v in enumerate(rows)})
+    out[("random", "bsdc")] = (median_seconds(model.random), "model.random()")
+    out[("bind", "bsdc")] = (median_seconds(lambda: model.bind(a, b)), "model.bind (XOR)")
+    out[("bundle100", "bsdc")] = (median_seconds(lambda: model.bundle(batch)),
+                                  f"model.bundle(list of {BUNDLE}) (counts, the top p d kept by np.partition)")
+    out[("sim1000", "bsdc")] = (median_seconds(lambda: [model.similarity(a, r) for r in rows]),
+                                "Python loop of model.similarity (overlap coefficient)")
+    out[("search1", "bsdc")] = (median_seconds(lambda: store.query(a, k=ROWS)), "ItemStore.query(q, k=1000) (cosine)")
+    n = max([10] + [k for k in (20, 50, 100, 200, 500, ROWS) if k * out[("search1", "bsdc")][0] < 2.0])
+    out[("search1000", "bsdc")] = (median_seconds(lambda: [store.query(q, k=ROWS) for q in rows[:n]]) * ROWS / n,
+                                   "Python loop of ItemStore.query" + (f"; {n} of the {ROWS} queries timed, x {ROWS // n}"
+                                                                       if n < ROWS else ""))
     # GHRR: HoloVec's dimension is the number of m x m blocks (m = 3 by default): 1111 blocks of 9
     model = VSA.create("GHRR", dim=D // 9, backend="numpy", seed=1)
     a, b = model.random(), model.random()
