@@ -502,6 +502,63 @@ inline bool positive_definite(const std::vector<cdouble>& h, index_t m) {
   return true;
 }
 
+/// Block j of row `row` of vsa::random(ghrr(D, 2, alpha), ..., seed) computed another way: the
+/// documented Philox layout (ceil((2 m^2 + m) / 4) blocks per matrix, words in order: m^2 Box-Muller
+/// pairs, then m phases), Q from a Cholesky QR (A = Q R with R^H R = A^H A, R's diagonal positive:
+/// the same unique Q as Gram-Schmidt, by another algorithm), the diagonality blend, then Q Lambda.
+inline std::vector<cdouble> ghrr_reference_block(std::uint64_t seed, index_t row, index_t j, double alpha) {
+  const index_t m = 2, per = (2 * m * m + m + 3) / 4;
+  std::vector<std::uint32_t> words;
+  for (index_t t = 0; t < per; ++t) {
+    const auto w = fusor::random::block_words(seed, std::uint64_t(row), std::uint64_t(j * per + t));
+    words.insert(words.end(), w.begin(), w.end());
+  }
+  std::size_t next = 0;
+  std::vector<cdouble> a(4);
+  for (auto& x : a) {
+    const double u1 = (double(words[next]) + 1.0) * 0x1.0p-32, u2 = double(words[next + 1]) * 0x1.0p-32;
+    next += 2;
+    x = std::polar(std::sqrt(-2.0 * std::log(u1)), 2 * std::numbers::pi * u2);
+  }
+  const auto cholesky_q = [](const std::vector<cdouble>& x) {  // Q = X R^{-1}, R^H R = X^H X
+    const cdouble g00 = std::norm(x[0]) + std::norm(x[2]), g01 = std::conj(x[0]) * x[1] + std::conj(x[2]) * x[3];
+    const double g11 = std::norm(x[1]) + std::norm(x[3]);
+    const double r00 = std::sqrt(g00.real());
+    const cdouble r01 = g01 / r00;
+    const double r11 = std::sqrt(g11 - std::norm(r01));
+    // R^{-1} = [[1/r00, -r01/(r00 r11)], [0, 1/r11]]
+    const cdouble i00 = 1.0 / r00, i01 = -r01 / (r00 * r11), i11 = 1.0 / r11;
+    return std::vector<cdouble>{x[0] * i00, x[0] * i01 + x[1] * i11, x[2] * i00, x[2] * i01 + x[3] * i11};
+  };
+  auto q = cholesky_q(a);
+  if (alpha > 0) {
+    for (std::size_t k = 0; k < 4; ++k) q[k] = (1 - alpha) * q[k] + (k % 3 == 0 ? alpha : 0.0);
+    q = cholesky_q(q);
+  }
+  for (index_t c = 0; c < m; ++c) {
+    const cdouble ph = std::polar(1.0, 2 * std::numbers::pi * double(words[next++]) * 0x1.0p-32);
+    for (index_t r = 0; r < m; ++r) q[std::size_t(r * m + c)] *= ph;
+  }
+  return q;
+}
+
+/// On cpu: a generator filled in runs that start and end anywhere (mid-block, mid-word, across
+/// rows) gives the elements it gives one at a time (as a cuda thread computes them).
+template <class G>
+bool runs_agree(const G& g, index_t total) {
+  using T = typename G::value_type;
+  std::vector<T> one(static_cast<std::size_t>(total)), run(static_cast<std::size_t>(total));
+  for (index_t p = 0; p < total; ++p) g.fill(p, &one[std::size_t(p)], 1);
+  bool ok = true;
+  for (index_t step : {index_t(1), index_t(3), index_t(7), index_t(10), index_t(65), total})
+    for (index_t first = 0; first < total; first += step) {
+      const index_t n = std::min(step, total - first);
+      g.fill(first, &run[std::size_t(first)], n);
+      ok = ok && std::equal(run.begin() + first, run.begin() + first + n, one.begin() + first);
+    }
+  return ok;
+}
+
 TEST_CASE("vsa GHRR: unitary blocks; bind, unbind, unbind_left and inverse against matrix loops; tunable commutativity") {
   CHECK_THROWS_AS(vsa::ghrr(0), fusor::value_error);
   CHECK_THROWS_WITH_AS(vsa::ghrr(10, 9), doctest::Contains("[1, 8]"), fusor::value_error);
@@ -644,6 +701,34 @@ TEST_CASE("vsa GHRR: unitary blocks; bind, unbind, unbind_left and inverse again
       pair(fusor::range(1, 2), fusor::all) = vsa::negative(m, a(fusor::range(0, 1), fusor::all));
       CHECK(host_values(vsa::bundle(m, pair)) == host_values(vsa::identity<B>(m)));
     }
+  // the draw against a block computed another way, Haar and blended
+  for (double alpha : {0.0, 0.5}) {
+    const vsa::ghrr m(3, 2, alpha);
+    const auto h = host_values(vsa::random<B>(m, 2, 17));
+    double err = 0;
+    for (index_t i = 0; i < 2; ++i)
+      for (index_t j = 0; j < 3; ++j) err = std::max(err, maxdiff(ghrr_block(h, m, i, j), ghrr_reference_block(17, i, j, alpha)));
+    CAPTURE(alpha);
+    CHECK(err < 1e-6);
+  }
+  // runs starting and ending anywhere agree with element-by-element fills (cpu: the arrays are host memory)
+  if constexpr (std::is_same_v<B, fusor::cpu>) {
+    const vsa::ghrr m(5, 3);
+    const auto a = vsa::random<B>(m, 3, 1), b = vsa::random<B>(m, 2, 2);
+    const auto* pa = reinterpret_cast<const float*>(a.data());
+    const auto* pb = reinterpret_cast<const float*>(b.data());
+    const index_t w = m.width();
+    CHECK(runs_agree(vsa::detail::ghrr_draw{9, 4, 5, 3, 0.3}, 3 * w));
+    CHECK(runs_agree(vsa::detail::block_product{pa, pb, 3, w, 3, 1, false, true}, 3 * w));
+    CHECK(runs_agree(vsa::detail::block_product{pb, pa, 3, w, 1, 3, true, false}, 3 * w));
+    CHECK(runs_agree(vsa::detail::block_adjoint{pa, 3}, 3 * w));
+    CHECK(runs_agree(vsa::detail::block_polar{pa, 3}, 3 * w));
+    const vsa::ghrr m8(2, 8);
+    const auto c = vsa::random<B>(m8, 2, 3);
+    CHECK(runs_agree(vsa::detail::block_product{reinterpret_cast<const float*>(c.data()),
+                                                reinterpret_cast<const float*>(c.data()), 8, m8.width(), 2, 2, false, false},
+                     2 * m8.width()));
+  }
   // tunable commutativity at D = 500, m = 3: bind(a, b) and bind(b, a) are nearly orthogonal for
   // Haar blocks, equal for diagonal blocks, in between for diagonality 1/2
   double last = -1;
@@ -693,6 +778,15 @@ std::vector<int> bits_of(const M& m, const std::vector<std::uint64_t>& h, index_
 /// Context-dependent thinning of one row of bits by the published rule, on unpacked bits: K from
 /// the closed form (the smallest K with pz (1 - (1 - pz)^K) >= p), the shifts of the documented
 /// sequence, z AND (OR of the K rotations of z).
+/// The documented shift of thinning rotation k: 1 + SplitMix64(seed + golden (k + 1)) mod (d - 1).
+inline index_t documented_shift(std::uint64_t seed, index_t k, index_t d) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * std::uint64_t(k + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return 1 + index_t(z % std::uint64_t(d - 1));
+}
+
 inline std::vector<int> thinned(const std::vector<int>& z, double p, std::uint64_t seed) {
   const auto d = index_t(z.size());
   const double ones = double(std::count(z.begin(), z.end(), 1)), pz = ones / double(d);
@@ -700,7 +794,7 @@ inline std::vector<int> thinned(const std::vector<int>& z, double p, std::uint64
   const auto k = index_t(std::ceil(std::log(1.0 - p / pz) / std::log(1.0 - pz) - 1e-12));
   std::vector<int> acc(z.size());
   for (index_t t = 0; t < k; ++t) {
-    const index_t r = vsa::detail::thinning_shift(seed, t, d);
+    const index_t r = documented_shift(seed, t, d);
     for (index_t j = 0; j < d; ++j) acc[std::size_t(j)] |= z[std::size_t(((j - r) % d + d) % d)];
   }
   for (std::size_t j = 0; j < z.size(); ++j) acc[j] &= z[j];
@@ -729,6 +823,12 @@ TEST_CASE_TEMPLATE("vsa BSDC: Bernoulli(p) bits, the density-keeping vote, simil
     for (index_t i = 0; i < 20; ++i) clear = clear && (hx[std::size_t(i * m.width() + m.width() - 1)] & ~vsa::detail::valid_bits(m.width() - 1, m.width(), d)) == 0;
     CHECK(clear);
   }
+  // the thinning shifts are the documented sequence, in [1, d - 1]
+  bool shifts = true;
+  for (index_t k = 0; k < 64; ++k)
+    shifts = shifts && vsa::detail::thinning_shift(3, k, 300) == documented_shift(3, k, 300) &&
+             documented_shift(3, k, 300) >= 1 && documented_shift(3, k, 300) <= 299;
+  CHECK(shifts);
   const index_t d = 300, n = 4;
   const M m(d, 0.1);
   const auto a = vsa::random<B>(m, n, 1), b = vsa::random<B>(m, n, 2);
@@ -827,6 +927,14 @@ TEST_CASE_TEMPLATE("vsa BSDC: Bernoulli(p) bits, the density-keeping vote, simil
   const auto one_bits = bits_of(sparse_m, host_values(one), 1);
   REQUIRE(std::count(one_bits.begin(), one_bits.end(), 1) <= sparse_m.active());
   CHECK(host_values(vsa::bundle(sparse_m, fusor::reshape(one.view(), fusor::extents{1, 1, sparse_m.width()}))) == host_values(one));
+  // runs starting and ending anywhere agree with element-by-element fills (cpu)
+  if constexpr (std::is_same_v<B, fusor::cpu>) {
+    const auto ones = host_values(fusor::array<std::int32_t, B>(fusor::full<std::int32_t, B>(fusor::extents{6}, 90)));
+    CHECK(runs_agree(vsa::detail::bit_counts{x.data(), 3, m.width(), d}, 2 * d));
+    CHECK(runs_agree(vsa::detail::sparse_bits_draw{4, 2, m.width(), d, 1u << 29}, 6 * m.width()));
+    CHECK(runs_agree(vsa::detail::cdt_thin{x.data(), ones.data(), m.width(), d, 0.05, 1}, 6 * m.width()));
+    CHECK(runs_agree(vsa::detail::segment_indices{x.data(), m.width(), 60, 5}, 6 * 60));
+  }
   // similarity: every metric against a loop over the bits, (Q, N) in one call
   for (vsa::metric s : {vsa::metric::cosine, vsa::metric::dot, vsa::metric::overlap, vsa::metric::hamming}) {
     const auto sim = host_values(vsa::similarity(m, a, b, s));
@@ -942,6 +1050,11 @@ TEST_CASE("vsa BSDC-SEG: one bit per segment, bsbc's algebra in bits, similarity
           for (index_t j = 0; j < length; ++j) lowest = lowest && nb[std::size_t(i * d + sg * length + j)] == (j == lo);
         }
       CHECK(lowest);
+      if constexpr (std::is_same_v<B, fusor::cpu>) {
+        const auto idx = vsa::random<B>(k, n, 1);
+        CHECK(runs_agree(vsa::detail::segment_bits{idx.data(), m.width(), segments, length}, n * m.width()));
+        CHECK(runs_agree(vsa::detail::segment_indices{a.data(), m.width(), segments, length}, n * segments));
+      }
       const auto perm = vsa::random_permutation<B>(m, 3);
       CHECK(perm.size() == segments);
       CHECK(host_values(vsa::unpermute(m, vsa::permute(m, a, perm), perm)) == host_values(a));

@@ -8,7 +8,9 @@
 //             a | b of about density p. Similar to each operand (so it keeps the structure of
 //             similar inputs), commutative, and not invertible: there is no unbind.
 // Both bundle by a density-keeping vote: the k = round(p d) positions with the most votes (never a
-// position with none), ties to the lower position or to a seeded Philox draw. Similarity is the
+// position with none), ties broken by a fixed pseudo-random order of the positions (tie_break::first:
+// it favours no input, where BSC's "first vector decides" would favour one) or a seeded one
+// (tie_break::random). Similarity is the
 // cosine of the bit vectors, |a & b| / sqrt(|a| |b|), in [0, 1]; dot and overlap count |a & b|,
 // hamming is 1 - h / d. normalize thins a row to the density (Rachkovskij's normalisation).
 #include <cmath>
@@ -128,7 +130,7 @@ struct sparse_bits_model : packed_bits<M> {
 
  private:
   /// Packed rows with the active() positions of largest positive score s (..., d) set, ties broken
-  /// by position or by Philox: the k-th largest key is the threshold, every key unique.
+  /// as ranked_keys does: the k-th largest key is the threshold, and no two keys of a row are equal.
   template <class S>
   auto strongest(const S& s, bool random_ties, std::uint64_t seed) const {
     const auto sc = fusor::detail::contiguous_of(s);

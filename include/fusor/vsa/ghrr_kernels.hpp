@@ -25,6 +25,31 @@ FUSOR_HD inline cd cmul(cd a, cd b) { return {a.re * b.re - a.im * b.im, a.re * 
 FUSOR_HD inline cd cconj(cd a) { return {a.re, -a.im}; }
 FUSOR_HD inline double cnorm(cd a) { return a.re * a.re + a.im * a.im; }
 
+/// Float products and sums rounded one at a time on every backend: nvcc contracts a * b + c into a
+/// fused multiply-add in device code unless told not to, the host build does not (-ffp-contract=off),
+/// so the block products would differ in the last bit between cpu and cuda.
+FUSOR_HD inline float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+FUSOR_HD inline float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FUSOR_HD inline float sub_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
 /// Modified Gram-Schmidt, done twice ("twice is enough"), on the columns of the m x m matrix a
 /// (row-major, overwritten by Q). The R of this QR has a positive real diagonal, so Q is the unique
 /// such factor: for a Ginibre matrix it is Haar-distributed (NumPy's QR followed by the phase
@@ -134,7 +159,8 @@ struct ghrr_draw {
 /// Blockwise products of two batches of rows: output block j of row r is op(A_j) op(B_j), where A
 /// is row (r % na) of a and B row (r % nb) of b (na, nb: 1 or the output's row count), and op is
 /// the identity or the adjoint (conjugate transpose). bind is A B, unbind A B^H, the left unbind
-/// A^H B. Accumulated in float, in a fixed order.
+/// A^H B. Accumulated in float, in a fixed order, each operation rounded (the same bits on every
+/// backend).
 struct block_product {
   using value_type = std::complex<float>;
   const float *a, *b;  // interleaved (re, im)
@@ -157,9 +183,8 @@ struct block_product {
       for (index_t k = 0; k < side; ++k) {
         const index_t ia = r * ar + k * ak, ib = k * bk + c * bc;
         const float xr = ab[2 * ia], xi = sa * ab[2 * ia + 1], yr = bb[2 * ib], yi = sb * bb[2 * ib + 1];
-        const float pr = xr * yr, pi = xr * yi, qr = xi * yi, qi = xi * yr;  // no fused multiply-add:
-        re += pr - qr;                                                        // the same sums on every
-        im += pi + qi;                                                        // backend
+        re = add_rn(re, sub_rn(mul_rn(xr, yr), mul_rn(xi, yi)));
+        im = add_rn(im, add_rn(mul_rn(xr, yi), mul_rn(xi, yr)));
       }
       out[i] = std::complex<float>(re, im);
       if (++c == side) {

@@ -104,10 +104,22 @@ struct cdt_thin {
   }
 };
 
+/// MurmurHash3's 32-bit finaliser: a bijection of the 32-bit integers that mixes every bit.
+FUSOR_HD inline std::uint32_t fmix32(std::uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  return h ^ (h >> 16);
+}
+
 /// Ranking keys of a vote: (score, tie-break) as one uint64 whose order is the score's, then the
-/// tie-break's: a Philox word keyed by (seed, row, position) for random ties, else a fixed hash of
-/// the position (deterministic without a seed, and favouring no position and no input, as a lower-
-/// position rule would). T is int32 (counts) or float (weighted sums); s is (rows, d).
+/// tie-break's. The tie-break is fmix32(position ^ salt): a bijection of the position, so no two
+/// keys of a row are equal (for d < 2^32) and the k-th largest key keeps exactly k positions. The
+/// salt is 0 (tie_break::first: a fixed pseudo-random order of the positions, deterministic without
+/// a seed and favouring no position and no input, as a lower-position rule would not) or a Philox
+/// word keyed by (seed, row) (tie_break::random). T is int32 (counts) or float (weighted sums); s
+/// is (rows, d).
 template <class T>
 struct ranked_keys {
   using value_type = std::uint64_t;
@@ -128,9 +140,8 @@ struct ranked_keys {
   FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {
       const index_t p = first + i, row = p / d, j = p % d;
-      const std::uint32_t tie = random_ties ? fusor::random::block_words(seed, std::uint64_t(row), std::uint64_t(j))[0]
-                                            : std::uint32_t(mix64(std::uint64_t(j)));
-      out[i] = (std::uint64_t(ordered(s[p])) << 32) | tie;
+      const std::uint32_t salt = random_ties ? fusor::random::block_words(seed, std::uint64_t(row), 0)[0] : 0u;
+      out[i] = (std::uint64_t(ordered(s[p])) << 32) | fmix32(std::uint32_t(j) ^ salt);
     }
   }
 };
