@@ -31,6 +31,21 @@ TORCHHD_ONLY = {"vtb": ("VTB", {}), "mcr": ("MCR", {"block_size": 16}), "cgr": (
                 "bsbc": ("BSBC", {"block_size": 64})}
 CHUNK = 4  # queries per call where torchhd's modular similarity broadcasts (Q, N, d) int64 tensors
 OPS = ("random", "bind", "bundle100", "sim1000", "search1", "search1000")
+# HoloVec's models: key -> (VSA.create name, dimension, notes on the rows). The default spaces: FHRR
+# complex64 phasors, MAP bipolar float32 (+-1), BSC int32 {0, 1}, HRR float32, BSDC int32 {0, 1} of
+# density 1/sqrt(d), GHRR complex64 blocks of 3 x 3 (its dimension counts blocks: 1111 of 9).
+HAMMING = "; cosine, not the model's Hamming similarity"
+HOLOVEC = {
+    "fhrr": ("FHRR", D, {"bind": " (re-normalises to |z| = 1)", "bundle100": "(sum, to |z| = 1)"}),
+    "map": ("MAP", D, {"bundle100": "(sign of the sum)", "search": HAMMING}),
+    "bsc": ("BSC", D, {"bundle100": "(sum >= n/2)", "search": HAMMING}),
+    "hrr": ("HRR", D, {"bundle100": "(plain sum)"}),
+    "bsdc": ("BSDC", D, {"bind": " (XOR)", "bundle100": "(counts, the top p d kept by np.partition)",
+                         "search": "; cosine, not the model's overlap coefficient"}),
+    "ghrr": ("GHRR", D // 9, {"random": " (a Python loop of per-block QRs)",
+                              "bind": " (batched np.matmul of the blocks)",
+                              "bundle100": "(sum, polar factor by batched SVD)"}),
+}
 
 
 def median_seconds(fn):
@@ -58,66 +73,27 @@ def holovec_peer():
     from holovec.retrieval import ItemStore
 
     out = {}
-    for m in MODELS:
-        # the default spaces: FHRR complex64 phasors, MAP bipolar float32 (+-1), BSC int32 {0, 1}, HRR float32
-        model = VSA.create(m.upper(), dim=D, backend="numpy", seed=1)
+    for m, (name, dim, notes) in HOLOVEC.items():
+        model = VSA.create(name, dim=dim, backend="numpy", seed=1)
         a, b = model.random(), model.random()
         batch = [model.random() for _ in range(BUNDLE)]
         rows = [model.random() for _ in range(ROWS)]
         queries = [model.random() for _ in range(ROWS)]
         store = ItemStore(model).fit({str(i): v for i, v in enumerate(rows)})
-        out[("random", m)] = (median_seconds(model.random), "model.random()")
-        out[("bind", m)] = (median_seconds(lambda: model.bind(a, b)),
-                            "model.bind" + (" (re-normalises to |z| = 1)" if m == "fhrr" else ""))
+        out[("random", m)] = (median_seconds(model.random), "model.random()" + notes.get("random", ""))
+        out[("bind", m)] = (median_seconds(lambda: model.bind(a, b)), "model.bind" + notes.get("bind", ""))
         out[("bundle100", m)] = (median_seconds(lambda: model.bundle(batch)),
-                                 f"model.bundle(list of {BUNDLE}) " + {
-                                     "fhrr": "(sum, to |z| = 1)", "map": "(sign of the sum)",
-                                     "bsc": "(sum >= n/2)", "hrr": "(plain sum)"}[m])
+                                 f"model.bundle(list of {BUNDLE}) " + notes["bundle100"])
         out[("sim1000", m)] = (median_seconds(lambda: [model.similarity(a, r) for r in rows]),
                                "Python loop of model.similarity (HoloVec has no batched similarity)")
         how = "ItemStore.query(q, k=1000) (matrix-vector; restacks the codebook each query"
-        how += "; cosine, not the model's Hamming similarity)" if m in ("map", "bsc") else ")"
-        out[("search1", m)] = (median_seconds(lambda: store.query(a, k=ROWS)), how)
+        out[("search1", m)] = (median_seconds(lambda: store.query(a, k=ROWS)), how + notes.get("search", "") + ")")
         # 1000 queries take seconds to minutes in this loop: time the first n, scaled to 1000
         n = max([10] + [k for k in (20, 50, 100, 200, 500, ROWS) if k * out[("search1", m)][0] < 2.0])
         how = "Python loop of ItemStore.query (no multi-query call)"
         how += f"; {n} of the {ROWS} queries timed, x {ROWS // n}" if n < ROWS else ""
         out[("search1000", m)] = (median_seconds(lambda: [store.query(q, k=ROWS) for q in queries[:n]]) * ROWS / n,
                                   how)
-    # BSDC: int32 {0, 1} of density 1/sqrt(d), XOR bind, top-k bundle, overlap-coefficient similarity
-    model = VSA.create("BSDC", dim=D, backend="numpy", seed=1)
-    a, b = model.random(), model.random()
-    batch = [model.random() for _ in range(BUNDLE)]
-    rows = [model.random() for _ in range(ROWS)]
-    store = ItemStore(model).fit({str(i): v for i, v in enumerate(rows)})
-    out[("random", "bsdc")] = (median_seconds(model.random), "model.random()")
-    out[("bind", "bsdc")] = (median_seconds(lambda: model.bind(a, b)), "model.bind (XOR)")
-    out[("bundle100", "bsdc")] = (median_seconds(lambda: model.bundle(batch)),
-                                  f"model.bundle(list of {BUNDLE}) (counts, the top p d kept by np.partition)")
-    out[("sim1000", "bsdc")] = (median_seconds(lambda: [model.similarity(a, r) for r in rows]),
-                                "Python loop of model.similarity (overlap coefficient)")
-    out[("search1", "bsdc")] = (median_seconds(lambda: store.query(a, k=ROWS)), "ItemStore.query(q, k=1000) (cosine)")
-    n = max([10] + [k for k in (20, 50, 100, 200, 500, ROWS) if k * out[("search1", "bsdc")][0] < 2.0])
-    out[("search1000", "bsdc")] = (median_seconds(lambda: [store.query(q, k=ROWS) for q in rows[:n]]) * ROWS / n,
-                                   "Python loop of ItemStore.query" + (f"; {n} of the {ROWS} queries timed, x {ROWS // n}"
-                                                                       if n < ROWS else ""))
-    # GHRR: HoloVec's dimension is the number of m x m blocks (m = 3 by default): 1111 blocks of 9
-    model = VSA.create("GHRR", dim=D // 9, backend="numpy", seed=1)
-    a, b = model.random(), model.random()
-    batch = [model.random() for _ in range(BUNDLE)]
-    rows = [model.random() for _ in range(ROWS)]
-    store = ItemStore(model).fit({str(i): v for i, v in enumerate(rows)})
-    out[("random", "ghrr")] = (median_seconds(model.random), "model.random() (a Python loop of per-block QRs)")
-    out[("bind", "ghrr")] = (median_seconds(lambda: model.bind(a, b)), "model.bind (batched np.matmul of the blocks)")
-    out[("bundle100", "ghrr")] = (median_seconds(lambda: model.bundle(batch)),
-                                  f"model.bundle(list of {BUNDLE}) (sum, polar factor by batched SVD)")
-    out[("sim1000", "ghrr")] = (median_seconds(lambda: [model.similarity(a, r) for r in rows]),
-                                "Python loop of model.similarity (HoloVec has no batched similarity)")
-    out[("search1", "ghrr")] = (median_seconds(lambda: store.query(a, k=ROWS)), "ItemStore.query(q, k=1000)")
-    n = max([10] + [k for k in (20, 50, 100, 200, 500, ROWS) if k * out[("search1", "ghrr")][0] < 2.0])
-    out[("search1000", "ghrr")] = (median_seconds(lambda: [store.query(q, k=ROWS) for q in rows[:n]]) * ROWS / n,
-                                   "Python loop of ItemStore.query" + (f"; {n} of the {ROWS} queries timed, x {ROWS // n}"
-                                                                       if n < ROWS else ""))
     return f"HoloVec {holovec.__version__} (NumPy {np.__version__} backend)", out
 
 

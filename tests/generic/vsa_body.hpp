@@ -81,6 +81,17 @@ M about(index_t d) {
   }
 }
 
+/// Capacity: the bundle of a memory's first k items has exactly those k as its top k.
+template <class M>
+bool bundled_are_top(const M& m, const vsa::item_memory<M, B>& mem, index_t k) {
+  const auto top = mem.query(vsa::bundle(m, mem.items()(fusor::range(0, k), fusor::all)), k);
+  auto idx = host_values(top.indices);
+  std::sort(idx.begin(), idx.end());
+  bool members = true;
+  for (index_t i = 0; i < k; ++i) members = members && idx[std::size_t(i)] == i;
+  return members;
+}
+
 template <class M>
 double sim1(const M& m, const fusor::array<typename M::value_type, B>& a, const fusor::array<typename M::value_type, B>& b) {
   return double(host_values(vsa::similarity(m, a, b))[0]);
@@ -335,16 +346,7 @@ TEST_CASE("vsa bundle: seeded random ties are reproducible and differ from first
 TEST_CASE_TEMPLATE("vsa capacity: 100 bundled items of 1000 are the top 100 at d = 10 000", M, vsa::map_b, vsa::map_i,
                    vsa::map_c, vsa::bsc, vsa::fhrr, vsa::hrr, vsa::vtb, vsa::mcr, vsa::cgr, vsa::bsbc) {
   const M m(10'000);
-  const vsa::item_memory<M, B> mem = vsa::item_memory<M, B>::random(m, 1000, 2024);
-  const index_t k = 100;
-  const auto members = mem.items()(fusor::range(0, k), fusor::all);
-  const auto s = vsa::bundle(m, members);
-  const auto top = mem.query(s, k);
-  auto idx = host_values(top.indices);
-  std::sort(idx.begin(), idx.end());
-  bool all_members = true;
-  for (index_t i = 0; i < k; ++i) all_members = all_members && idx[std::size_t(i)] == i;
-  CHECK(all_members);
+  CHECK(bundled_are_top(m, vsa::item_memory<M, B>::random(m, 1000, 2024), 100));
 }
 
 // ---- permute -------------------------------------------------------------------------------------

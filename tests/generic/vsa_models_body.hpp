@@ -440,10 +440,13 @@ TEST_CASE("vsa VTB: bind is sqrt(m) A B^T against a loop; right identity; transp
   CHECK(s[1] < 0.2);
   const auto sl = host_values(vsa::similarity(m, vsa::unbind_left(m, vsa::bind(m, a, b), a), b));
   for (index_t i = 0; i < 8; ++i) CHECK(sl[std::size_t(i * 8 + i)] > 0.6);
-  // a commutative model's left unbind is its unbind
+  // a commutative model's left unbind recovers the right operand (FHRR: exactly, up to rounding)
   const vsa::fhrr f(100);
   const auto fa = vsa::random<B>(f, 2, 1), fb = vsa::random<B>(f, 2, 2);
-  CHECK(host_values(vsa::unbind_left(f, vsa::bind(f, fa, fb), fa)) == host_values(vsa::unbind(f, vsa::bind(f, fa, fb), fa)));
+  const auto fl = host_values(vsa::unbind_left(f, vsa::bind(f, fa, fb), fa)), hfb = host_values(fb);
+  bool left_exact = true;
+  for (std::size_t k = 0; k < hfb.size(); ++k) left_exact = left_exact && std::abs(fl[k] - hfb[k]) < 1e-5f;
+  CHECK(left_exact);
   // the same rows on the cpu backend
   const auto h = host_values(vsa::random<fusor::cpu>(m, 8, 3)), ha = host_values(a);
   bool same = true;
@@ -752,12 +755,7 @@ TEST_CASE("vsa GHRR: unitary blocks; bind, unbind, unbind_left and inverse again
   // bundling: 30 of 300 items are the top 30 at D = 1000, m = 2 (width 4000)
   const vsa::ghrr m(1000, 2);
   const auto mem = vsa::item_memory<vsa::ghrr, B>::random(m, 300, 7);
-  const auto top = mem.query(vsa::bundle(m, mem.items()(fusor::range(0, 30), fusor::all)), 30);
-  auto idx = host_values(top.indices);
-  std::sort(idx.begin(), idx.end());
-  bool members = true;
-  for (index_t i = 0; i < 30; ++i) members = members && idx[std::size_t(i)] == i;
-  CHECK(members);
+  CHECK(bundled_are_top(m, mem, 30));
   CHECK_THROWS_WITH_AS(vsa::bind(m, mem.items(), vsa::random<B>(vsa::ghrr(1000, 3), 1, 1)), doctest::Contains("1000 blocks of 2 x 2"),
                        fusor::shape_error);
 }
@@ -959,13 +957,7 @@ TEST_CASE_TEMPLATE("vsa BSDC: Bernoulli(p) bits, the density-keeping vote, simil
   CHECK(host_values(vsa::similarity(m, vsa::empty<B>(m), a))[0] == 0.0f);
   // bundling 10 of 1000 items keeps each as the top 10 at d = 10 000, p = 1 / sqrt(d) (100 bits)
   const M big(10'000);
-  const auto mem = vsa::item_memory<M, B>::random(big, 1000, 21);
-  const auto top = mem.query(vsa::bundle(big, mem.items()(fusor::range(0, 10), fusor::all)), 10);
-  auto idx = host_values(top.indices);
-  std::sort(idx.begin(), idx.end());
-  bool members = true;
-  for (index_t i = 0; i < 10; ++i) members = members && idx[std::size_t(i)] == i;
-  CHECK(members);
+  CHECK(bundled_are_top(big, vsa::item_memory<M, B>::random(big, 1000, 21), 10));
   // superpose: the k positions of largest positive weighted vote
   std::vector<float> wv{1.0f, -0.5f, 2.0f, 0.25f, 0.0f, 1.0f};
   const auto r = vsa::superpose(m, test::on<B>(wv), x);

@@ -14,7 +14,7 @@
 
 namespace fusor::vsa {
 
-struct bsc : detail::packed_bits<bsc> {
+struct bsc : detail::packed_bits<bsc>, detail::xor_binding<bsc> {
   using value_type = std::uint64_t;
   static constexpr std::string_view name = "BSC";
   static constexpr bool self_inverse = true;
@@ -32,23 +32,6 @@ struct bsc : detail::packed_bits<bsc> {
     return v & detail::valid_bits(col, (d + 63) / 64, d);
   }
 
-  template <class X, class Y>
-  auto bind(const X& a, const Y& b) const {
-    return eval(a ^ b);
-  }
-  template <class X>
-  auto inverse(const X& a, inverse_kind) const {
-    return eval(+a);
-  }
-  template <class X, class Y>
-  auto unbind(const X& c, const Y& a, inverse_kind) const {
-    return eval(c ^ a);
-  }
-  /// XOR of the rows along axis -2.
-  template <class X>
-  auto multibind(const X& x) const {
-    return fold_rows(x, false);
-  }
   template <class X>
   auto bundle(const X& x, const bundle_options& o) const {
     if (o.norm == normalization::none)

@@ -152,31 +152,13 @@ struct sparse_bits_model : packed_bits<M> {
 }  // namespace detail
 
 /// BSDC bound by XOR (HoloVec's BSDC).
-struct bsdc : detail::sparse_bits_model<bsdc> {
+struct bsdc : detail::sparse_bits_model<bsdc>, detail::xor_binding<bsdc> {
   static constexpr std::string_view name = "BSDC";
   static constexpr bool self_inverse = true;
   static constexpr bool commutative = true;
   static constexpr bool exact_inverse = true;
 
   using sparse_bits_model::sparse_bits_model;
-
-  template <class X, class Y>
-  auto bind(const X& a, const Y& b) const {
-    return eval(a ^ b);
-  }
-  template <class X>
-  auto inverse(const X& a, inverse_kind) const {
-    return eval(+a);
-  }
-  template <class X, class Y>
-  auto unbind(const X& c, const Y& a, inverse_kind) const {
-    return eval(c ^ a);
-  }
-  /// XOR of the rows along axis -2.
-  template <class X>
-  auto multibind(const X& x) const {
-    return this->fold_rows(x, false);
-  }
 };
 
 /// BSDC bound by context-dependent thinning (Rachkovskij and Kussul): not invertible.

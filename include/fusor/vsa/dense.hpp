@@ -209,6 +209,30 @@ struct unit_rows_model : dense_model<M> {
   }
 };
 
+/// What FHRR and GHRR share: complex rows bundled by their sum (interleaved-real reduction) and
+/// projected by the model's normalize unless normalization::none; the weighted superposition is
+/// one complex GEMM, projected the same way.
+template <class M>
+struct projected_complex_sum {
+  template <class X>
+  auto bundle_counts(const X& x) const {
+    return complex_row_sum(x);
+  }
+  template <class X>
+  auto bundle(const X& x, const bundle_options& o) const {
+    auto s = bundle_counts(x);
+    if (o.norm != normalization::none) s = self().normalize(s);
+    return s;
+  }
+  template <class W, class X>
+  auto superpose(const W& weights, const X& items) const {
+    return self().normalize(matmul(cast<typename M::value_type>(weights), items));
+  }
+
+ private:
+  const M& self() const { return static_cast<const M&>(*this); }
+};
+
 }  // namespace fusor::vsa::detail
 
 namespace fusor::vsa::detail {
@@ -248,5 +272,15 @@ template <class T, class B>
 array_view<T, B> row_at(const array_view<T, B>& v, index_t i) {
   const array_view<T, B> r = first_row(v);
   return array_view<T, B>(v.data() + i * v.strides()[v.ndim() - 2], r.shape(), r.strides());
+}
+/// m.bind folded left along axis -2: bind(bind(x_0, x_1), x_2) ... (the multibind of the models
+/// whose bind is not commutative, VTB and GHRR, where the order is the meaning).
+template <class M, class X>
+auto fold_left(const M& m, const X& x) {
+  const auto xc = fusor::detail::contiguous_of(x);
+  const auto v = xc.view();
+  array<value_t<decltype(v)>, backend_of_t<decltype(v)>> r(row_at(v, 0));
+  for (index_t k = 1; k < v.shape()[v.ndim() - 2]; ++k) r = m.bind(r, row_at(v, k));
+  return r;
 }
 }  // namespace fusor::vsa::detail

@@ -13,7 +13,7 @@
 
 namespace fusor::vsa {
 
-struct fhrr : detail::dense_model<fhrr> {
+struct fhrr : detail::dense_model<fhrr>, detail::projected_complex_sum<fhrr> {
   using value_type = std::complex<float>;
   static constexpr std::string_view name = "FHRR";
   static constexpr bool self_inverse = false;
@@ -55,16 +55,9 @@ struct fhrr : detail::dense_model<fhrr> {
   auto multibind(const X& x) const {
     return prod(x, -2);
   }
-  template <class X>
-  auto bundle_counts(const X& x) const {
-    return detail::complex_row_sum(x);
-  }
-  template <class X>
-  auto bundle(const X& x, const bundle_options& o) const {
-    auto s = bundle_counts(x);
-    if (o.norm != normalization::none) s = normalize(s);
-    return s;
-  }
+  // bundle_counts, bundle (the sum, projected unless normalization::none) and superpose (one
+  // complex GEMM, projected) come from projected_complex_sum.
+
   /// Each element divided by its magnitude; a zero element becomes 1 (the identity's).
   template <class X>
   auto normalize(const X& x) const {
@@ -77,12 +70,6 @@ struct fhrr : detail::dense_model<fhrr> {
   template <class X>
   auto fractional_power(const X& x, double p) const {
     return eval(cis(float(p) * arg(x)));
-  }
-  /// The weighted superposition of items (N, d) for real weights (Q, N), projected onto unit
-  /// phasors: one complex GEMM.
-  template <class W, class X>
-  auto superpose(const W& weights, const X& items) const {
-    return normalize(matmul(cast<value_type>(weights), items));
   }
 };
 

@@ -20,7 +20,7 @@
 
 namespace fusor::vsa {
 
-struct ghrr {
+struct ghrr : detail::projected_complex_sum<ghrr> {
   using value_type = std::complex<float>;
   static constexpr std::string_view name = "GHRR";
   static constexpr bool self_inverse = false;
@@ -113,24 +113,11 @@ struct ghrr {
   /// bind folded left along axis -2: bind(bind(x_0, x_1), x_2) ...
   template <class X>
   auto multibind(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
-    const auto v = xc.view();
-    using B = backend_of_t<decltype(v)>;
-    array<value_type, B> r(detail::row_at(v, 0));
-    for (index_t k = 1; k < v.shape()[v.ndim() - 2]; ++k) r = bind(r, detail::row_at(v, k));
-    return r;
+    return detail::fold_left(*this, x);
   }
-  template <class X>
-  auto bundle_counts(const X& x) const {
-    return detail::complex_row_sum(x);
-  }
-  /// The sum, projected onto unitary blocks unless o.norm is none (HoloVec always projects).
-  template <class X>
-  auto bundle(const X& x, const bundle_options& o) const {
-    auto s = bundle_counts(x);
-    if (o.norm != normalization::none) s = normalize(s);
-    return s;
-  }
+  // bundle_counts, bundle (the sum, projected unless normalization::none: HoloVec always projects)
+  // and superpose (one complex GEMM, projected) come from projected_complex_sum.
+
   /// Every block replaced by its unitary polar factor (a singular block by the identity block).
   template <class X>
   auto normalize(const X& x) const {
@@ -141,12 +128,6 @@ struct ghrr {
   template <class X, class Y>
   auto similarity(const X& q, const Y& x, metric s) const {
     return detail::dense_similarity(q, x, s, name);
-  }
-  /// The weighted superposition of items (N, width) for real weights (Q, N): one complex GEMM,
-  /// then the polar factor of every block.
-  template <class W, class X>
-  auto superpose(const W& weights, const X& items) const {
-    return normalize(matmul(cast<value_type>(weights), items));
   }
 
  private:

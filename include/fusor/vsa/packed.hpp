@@ -106,4 +106,26 @@ struct packed_bits {
   }
 };
 
+/// The XOR algebra of BSC and BSDC: bind and unbind XOR, every vector is its own inverse, multibind
+/// XORs the rows. M derives from packed_bits<M> too (for fold_rows).
+template <class M>
+struct xor_binding {
+  template <class X, class Y>
+  auto bind(const X& a, const Y& b) const {
+    return eval(a ^ b);
+  }
+  template <class X>
+  auto inverse(const X& a, inverse_kind) const {
+    return eval(+a);
+  }
+  template <class X, class Y>
+  auto unbind(const X& c, const Y& a, inverse_kind) const {
+    return eval(c ^ a);
+  }
+  template <class X>
+  auto multibind(const X& x) const {
+    return static_cast<const M&>(*this).fold_rows(x, false);
+  }
+};
+
 }  // namespace fusor::vsa::detail

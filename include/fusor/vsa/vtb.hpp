@@ -91,12 +91,7 @@ struct vtb : detail::unit_rows_model<vtb> {
   /// bind folded left along axis -2: bind(bind(x_0, x_1), x_2) ...
   template <class X>
   auto multibind(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
-    const auto v = xc.view();
-    using B = backend_of_t<decltype(v)>;
-    array<float, B> r(detail::row_at(v, 0));
-    for (index_t k = 1; k < v.shape()[v.ndim() - 2]; ++k) r = bind(r, detail::row_at(v, k));
-    return r;
+    return detail::fold_left(*this, x);
   }
  private:
   /// (..., d) as (..., m, m).
