@@ -613,6 +613,7 @@ using fusor::vsa::map_b;
 using fusor::vsa::map_c;
 using fusor::vsa::map_i;
 using fusor::vsa::map_model;
+using fusor::vsa::mbat;
 using fusor::vsa::mcr;
 using fusor::vsa::metric;
 using fusor::vsa::model;

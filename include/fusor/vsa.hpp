@@ -1,6 +1,6 @@
 #pragma once
 // Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
-// BSC, BSDC, BSDC-CDT, BSDC-SEG, FHRR, HRR, VTB, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
+// BSC, BSDC, BSDC-CDT, BSDC-SEG, FHRR, HRR, VTB, MBAT, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
 // similarity, ...) and item memories, written once for every backend.
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
@@ -12,6 +12,7 @@
 #include "vsa/fhrr.hpp"
 #include "vsa/hrr.hpp"
 #include "vsa/vtb.hpp"
+#include "vsa/mbat.hpp"
 #include "vsa/ghrr_kernels.hpp"
 #include "vsa/ghrr.hpp"
 #include "vsa/modular_kernels.hpp"

@@ -344,7 +344,7 @@ TEST_CASE("vsa bundle: seeded random ties are reproducible and differ from first
 }
 
 TEST_CASE_TEMPLATE("vsa capacity: 100 bundled items of 1000 are the top 100 at d = 10 000", M, vsa::map_b, vsa::map_i,
-                   vsa::map_c, vsa::bsc, vsa::fhrr, vsa::hrr, vsa::vtb, vsa::mcr, vsa::cgr, vsa::bsbc) {
+                   vsa::map_c, vsa::bsc, vsa::fhrr, vsa::hrr, vsa::vtb, vsa::mbat, vsa::mcr, vsa::cgr, vsa::bsbc) {
   const M m(10'000);
   CHECK(bundled_are_top(m, vsa::item_memory<M, B>::random(m, 1000, 2024), 100));
 }
@@ -436,7 +436,7 @@ TEST_CASE_TEMPLATE("vsa similarity: (Q, N) in one pass against a plain loop, eve
 // ---- sequences, powers, memories -----------------------------------------------------------------
 
 TEST_CASE_TEMPLATE("vsa multibind and sequences: folds of bind and bundle over permuted rows", M, vsa::map_b, vsa::bsc,
-                   vsa::fhrr, vsa::hrr) {
+                   vsa::fhrr, vsa::hrr, vsa::mbat) {
   const M m(129);
   const auto x = vsa::random<B>(m, 4, 6);
   auto fold = vsa::bind(m, x(fusor::range(0, 1), fusor::all), x(fusor::range(1, 2), fusor::all));
@@ -625,7 +625,7 @@ TEST_CASE_TEMPLATE("vsa resonator: 3 factors from 3 codebooks of 20 items at d =
 }
 
 TEST_CASE_TEMPLATE("vsa associative memory and attention: noisy keys recall exact values", M, vsa::map_b, vsa::bsc,
-                   vsa::fhrr, vsa::hrr, vsa::vtb, vsa::mcr, vsa::cgr, vsa::bsbc) {
+                   vsa::fhrr, vsa::hrr, vsa::vtb, vsa::mbat, vsa::mcr, vsa::cgr, vsa::bsbc) {
   const M m(2025);  // 45 * 45, a square for VTB
   vsa::associative_memory<M, B> am(m);
   CHECK_THROWS_AS(am.recall(vsa::random<B>(m, 1, 1)), fusor::value_error);

@@ -1,4 +1,4 @@
-// VSA test bodies for the models over integers modulo q (MCR, CGR, block codes), VTB and the
+// VSA test bodies for the models over integers modulo q (MCR, CGR, block codes), VTB, MBAT and the
 // random permutations, written once per backend like vsa_body.hpp (which the includer includes
 // first: TEST_BACKEND, the helpers). Every result is compared with a plain host loop (modular
 // arithmetic in int, matrices and phasors in double), a closed form or a stated retrieval property.
@@ -453,6 +453,159 @@ TEST_CASE("vsa VTB: bind is sqrt(m) A B^T against a loop; right identity; transp
   for (std::size_t k = 0; k < h.size(); ++k) same = same && test::close(h[k], ha[k], 1e-6);
   CHECK(same);
   CHECK_THROWS_AS(vsa::bind(m, a, vsa::random<B>(vsa::vtb(1089), 1, 1)), fusor::shape_error);
+}
+
+// ---- MBAT ----------------------------------------------------------------------------------------------
+
+/// MBAT's weights by hand, in double: the softmax of temperature * <a, U_k> over the host copy of
+/// the code vectors.
+inline std::vector<double> mbat_weights_reference(const vsa::mbat& m, const std::vector<float>& u, const float* a) {
+  const index_t d = m.dim(), K = m.bases();
+  std::vector<double> s(static_cast<std::size_t>(K)), w(static_cast<std::size_t>(K));
+  double top = -1e300, total = 0;
+  for (index_t k = 0; k < K; ++k) {
+    double dot = 0;
+    for (index_t t = 0; t < d; ++t) dot += double(a[t]) * u[std::size_t(k * d + t)];
+    s[std::size_t(k)] = m.temperature() * dot;
+    top = std::max(top, s[std::size_t(k)]);
+  }
+  for (index_t k = 0; k < K; ++k) total += w[std::size_t(k)] = std::exp(s[std::size_t(k)] - top);
+  for (double& v : w) v /= total;
+  return w;
+}
+/// The MBAT mix by hand: normalize(sum_k w_k(a) roll(x, +-shift_k)).
+inline std::vector<double> mbat_reference(const vsa::mbat& m, const std::vector<float>& u, const float* a, const float* x,
+                                          bool left) {
+  const index_t d = m.dim();
+  const auto w = mbat_weights_reference(m, u, a);
+  std::vector<double> out(std::size_t(d), 0.0);
+  for (index_t k = 0; k < m.bases(); ++k) {
+    const index_t sh = left ? -m.shifts()[std::size_t(k)] : m.shifts()[std::size_t(k)];
+    for (index_t t = 0; t < d; ++t) out[std::size_t(t)] += w[std::size_t(k)] * x[(((t - sh) % d) + d) % d];
+  }
+  double n2 = 0;
+  for (double v : out) n2 += v * v;
+  for (double& v : out) v /= std::sqrt(n2);
+  return out;
+}
+
+TEST_CASE("vsa MBAT: softmax-weighted shifts against a loop; left unbind; not commutative; HoloVec's parameters") {
+  // HoloVec's default shifts (k + 1) * floor(d / (K + 1)); given shifts are taken modulo d
+  const auto shifts_of = [](const vsa::mbat& m) { return std::vector<index_t>(m.shifts().begin(), m.shifts().end()); };
+  CHECK(shifts_of(vsa::mbat(10'000)) == std::vector<index_t>{2000, 4000, 6000, 8000});
+  CHECK(shifts_of(vsa::mbat(7, 4)) == std::vector<index_t>{1, 2, 3, 4});
+  const vsa::mbat given(10, {-1, 13, 0});
+  CHECK(shifts_of(given) == std::vector<index_t>{9, 3, 0});
+  CHECK(given.bases() == 3);
+  CHECK_THROWS_WITH_AS(vsa::mbat(4, 4), doctest::Contains("d > K"), fusor::value_error);
+  CHECK_THROWS_AS(vsa::mbat(100, 1), fusor::value_error);
+  CHECK_THROWS_WITH_AS(vsa::mbat(100, 17), doctest::Contains("between 2 and 16"), fusor::value_error);
+  CHECK_THROWS_AS(vsa::mbat(100, {5}), fusor::value_error);
+  CHECK_THROWS_AS(vsa::mbat(0), fusor::value_error);
+  for (double t : {0.0, -1.0, std::nan(""), HUGE_VAL}) CHECK_THROWS_AS(vsa::mbat(100, 4, t), fusor::value_error);
+
+  // code vectors: +-1/sqrt(d) from (code_seed, k) alone; K = 2's rows are K = 4's first two
+  for (index_t d : {index_t(5), index_t(127), index_t(128), index_t(129), index_t(1001)}) {
+    CAPTURE(d);
+    const auto u4 = host_values(vsa::mbat(d, 4, 100.0, 9).code_vectors<B>());
+    const auto u2 = host_values(vsa::mbat(d, 2, 100.0, 9).code_vectors<B>());
+    const float h = float(1.0 / std::sqrt(double(d)));
+    bool signs = true;
+    for (float v : u4) signs = signs && (v == h || v == -h);
+    CHECK(signs);
+    CHECK(std::vector<float>(u4.begin(), u4.begin() + 2 * d) == u2);
+    CHECK(host_values(vsa::mbat(d, 4, 100.0, 10).code_vectors<B>()) != u4);
+  }
+  const auto big = host_values(vsa::mbat(10'000).code_vectors<B>());
+  for (index_t k = 0; k < 4; ++k) {  // balanced, and nearly orthogonal to the next row
+    double sum = 0, cross = 0;
+    for (index_t t = 0; t < 10'000; ++t) {
+      sum += big[std::size_t(k * 10'000 + t)];
+      cross += double(big[std::size_t(k * 10'000 + t)]) * big[std::size_t(((k + 1) % 4) * 10'000 + t)];
+    }
+    CHECK(std::abs(sum) < 5.0);  // 5 standard deviations of a sum of 10 000 signs / 100
+    CHECK(std::abs(cross) < 0.05);
+  }
+
+  // bind and the left unbind against the loop, one key, batches, SIMD-width edges and odd sizes
+  for (auto [d, K] : {std::pair<index_t, int>{3, 2}, {7, 4}, {8, 4}, {9, 4}, {17, 16}, {64, 3}, {1001, 5}}) {
+    CAPTURE(d);
+    CAPTURE(K);
+    const vsa::mbat m(d, K, 30.0, 4);
+    const index_t n = 3;
+    const auto a = vsa::random<B>(m, n, 1), b = vsa::random<B>(m, n, 2);
+    const auto ha = host_values(a), hb = host_values(b), u = host_values(m.code_vectors<B>());
+    const auto c = vsa::bind(m, a, b);
+    const auto hc = host_values(c), hl = host_values(vsa::unbind_left(m, c, a));
+    const auto hw = host_values(m.weights(a));
+    REQUIRE(m.weights(a).shape() == (fusor::extents{n, index_t(K)}));
+    bool ok = true, left_ok = true, w_ok = true;
+    for (index_t i = 0; i < n; ++i) {
+      const auto want = mbat_reference(m, u, ha.data() + i * d, hb.data() + i * d, false);
+      const auto want_l = mbat_reference(m, u, ha.data() + i * d, hc.data() + i * d, true);
+      for (index_t t = 0; t < d; ++t) {
+        ok = ok && std::abs(hc[std::size_t(i * d + t)] - want[std::size_t(t)]) < 2e-5;
+        left_ok = left_ok && std::abs(hl[std::size_t(i * d + t)] - want_l[std::size_t(t)]) < 2e-5;
+      }
+      const auto want_w = mbat_weights_reference(m, u, ha.data() + i * d);
+      for (int k = 0; k < K; ++k) w_ok = w_ok && std::abs(hw[std::size_t(i * K + k)] - want_w[std::size_t(k)]) < 1e-5;
+    }
+    CHECK(ok);
+    CHECK(left_ok);
+    CHECK(w_ok);
+    // one key against the batch, on either side, and a (2, 1, d) x (1, 3, d) broadcast
+    const auto k1 = host_values(vsa::bind(m, a(fusor::range(1, 2), fusor::all), b));
+    const auto k2 = host_values(vsa::bind(m, a, b(1, fusor::all)));
+    bool bok = true;
+    for (index_t i = 0; i < n; ++i) {
+      const auto want1 = mbat_reference(m, u, ha.data() + 1 * d, hb.data() + i * d, false);
+      const auto want2 = mbat_reference(m, u, ha.data() + i * d, hb.data() + 1 * d, false);
+      for (index_t t = 0; t < d; ++t)
+        bok = bok && std::abs(k1[std::size_t(i * d + t)] - want1[std::size_t(t)]) < 2e-5 &&
+              std::abs(k2[std::size_t(i * d + t)] - want2[std::size_t(t)]) < 2e-5;
+    }
+    CHECK(bok);
+    const auto grid = vsa::bind(m, fusor::reshape(a(fusor::range(0, 2), fusor::all), fusor::extents{2, 1, d}),
+                                fusor::reshape(b, fusor::extents{1, n, d}));
+    REQUIRE(grid.shape() == (fusor::extents{2, n, d}));
+    const auto hg = host_values(grid);
+    bool gok = true;
+    for (index_t p = 0; p < 2; ++p)
+      for (index_t i = 0; i < n; ++i) {
+        const auto want = mbat_reference(m, u, ha.data() + p * d, hb.data() + i * d, false);
+        for (index_t t = 0; t < d; ++t) gok = gok && std::abs(hg[std::size_t((p * n + i) * d + t)] - want[std::size_t(t)]) < 2e-5;
+      }
+    CHECK(gok);
+    // multibind folds left
+    const auto mb = host_values(vsa::multibind(m, a));
+    const auto fold = host_values(vsa::bind(m, vsa::bind(m, a(0, fusor::all), a(1, fusor::all)), a(2, fusor::all)));
+    bool fok = true;
+    for (std::size_t k = 0; k < fold.size(); ++k) fok = fok && std::abs(mb[k] - fold[k]) < 1e-6;
+    CHECK(fok);
+    CHECK(vsa::bind(m, vsa::random<B>(m, 0, 1), b(0, fusor::all)).shape() == (fusor::extents{0, d}));
+  }
+  // at d = 10 000: the left unbind recovers b, the bind hides both operands, and the order matters
+  const vsa::mbat m(10'000);
+  const auto a = vsa::random<B>(m, 8, 3), b = vsa::random<B>(m, 8, 4);
+  const auto c = vsa::bind(m, a, b);
+  const auto rec = host_values(vsa::similarity(m, vsa::unbind_left(m, c, a), b));
+  const auto cb = host_values(vsa::similarity(m, c, b)), ca = host_values(vsa::similarity(m, c, a));
+  const auto comm = host_values(vsa::similarity(m, c, vsa::bind(m, b, a)));
+  double worst = 1, leak = 0, cross = 0;
+  for (index_t i = 0; i < 8; ++i) {
+    worst = std::min(worst, double(rec[std::size_t(i * 8 + i)]));
+    leak = std::max({leak, std::abs(double(cb[std::size_t(i * 8 + i)])), std::abs(double(ca[std::size_t(i * 8 + i)]))});
+    cross = std::max(cross, std::abs(double(comm[std::size_t(i * 8 + i)])));
+  }
+  MESSAGE("MBAT d = 10 000: worst recovery ", worst, ", largest |similarity| of c to its operands ", leak,
+          ", largest |similarity(ab, ba)| ", cross);
+  CHECK(worst > 0.45);  // with K = 4 equal weights the recovery is 0.60; sharper weights give more
+  CHECK(leak < 0.1);    // (the shifted copies of b are nearly orthogonal to b)
+  CHECK(cross < 0.1);
+  CHECK(std::abs(double(rec[1])) < 0.1);  // b_1 is not recovered from pair 0
+  // bad input
+  CHECK_THROWS_AS(vsa::bind(m, a, vsa::random<B>(vsa::mbat(100), 8, 4)), fusor::shape_error);
+  CHECK_THROWS_AS(m.weights(vsa::random<B>(vsa::mbat(100), 1, 4)), fusor::shape_error);
 }
 
 // ---- GHRR ------------------------------------------------------------------------------------------

@@ -42,6 +42,15 @@ struct map_model : detail::dense_model<map_model<T, Kind>> {
       return T(1 - 2 * std::int32_t((w[j / 32] >> (j % 32)) & 1u));
     }
   }
+  /// A whole block of bipolar elements, element(w, c) for c = 0 .. 127 (row_draw's fast path).
+  FUSOR_HD void fill_block(const detail::philox_words& w, T* out) const
+    requires(Kind != detail::map_kind::continuous)
+  {
+    for (int q = 0; q < 4; ++q) {
+      const std::uint32_t bits = w[std::size_t(q)];
+      for (int j = 0; j < 32; ++j) out[32 * q + j] = T(1 - 2 * std::int32_t((bits >> j) & 1u));
+    }
+  }
 
   template <class B>
   array<T, B> identity(const extents& shape) const {

@@ -21,7 +21,7 @@ extents checked_rows(const M& m, const X& x, const char* what, const char* which
   static_assert(expression<X>, "fusor::vsa: operands are fusor arrays, views or expressions of the model's rows");
   static_assert(std::is_same_v<value_t<X>, typename M::value_type>,
                 "fusor::vsa: the vectors' element type must be the model's value_type (float for MAP-B, MAP-C, "
-                "HRR and VTB, std::int32_t for MAP-I, std::complex<float> for FHRR, std::uint64_t words for BSC, "
+                "HRR, VTB and MBAT, std::int32_t for MAP-I, std::complex<float> for FHRR, std::uint64_t words for BSC, "
                 "std::uint8_t for MCR and CGR, std::uint16_t for BSBC, std::complex<float> for GHRR, std::uint64_t "
                 "words for BSDC)");
   const extents s = expr_shape(fusor::detail::to_node(x));
@@ -47,6 +47,8 @@ array<typename M::value_type, B> random(const M& m, index_t n, std::uint64_t see
 /// commutative models; VTB's identity acts from the right only).
 template <backend B = default_backend, model M>
 array<typename M::value_type, B> identity(const M& m, index_t n = 1) {
+  static_assert(requires { m.template identity<B>(extents{}); },
+                "fusor::vsa::identity: this model's bind has no identity (MBAT mixes non-zero cyclic shifts)");
   if (n < 0) throw value_error("fusor::vsa::identity: needs n >= 0 vectors, got n = " + std::to_string(n));
   return m.template identity<B>(extents{n, m.width()});
 }
@@ -72,7 +74,8 @@ auto bind(const M& m, const X& a, const Y& b) {
 template <model M, class X>
 auto inverse(const M& m, const X& a, inverse_kind k = inverse_kind::model_default) {
   static_assert(requires { m.inverse(a, k); },
-                "fusor::vsa::inverse: this model's bind is not invertible (BSDC-CDT thins the superposition)");
+                "fusor::vsa::inverse: this model's bind has no inverse (BSDC-CDT thins the superposition; MBAT reads "
+                "its first operand through K weights only: recover the second with unbind_left)");
   detail::checked_rows(m, a, "inverse");
   return m.inverse(a, k);
 }
@@ -84,15 +87,17 @@ auto inverse(const M& m, const X& a, inverse_kind k = inverse_kind::model_defaul
 template <model M, class X, class Y>
 auto unbind(const M& m, const X& c, const Y& key, inverse_kind k = inverse_kind::model_default) {
   static_assert(requires { m.unbind(c, key, k); },
-                "fusor::vsa::unbind: this model's bind is not invertible (BSDC-CDT thins the superposition: "
-                "query the bound vector by similarity instead)");
+                "fusor::vsa::unbind: this model cannot remove a key bound on the right (BSDC-CDT thins the "
+                "superposition: query the bound vector by similarity instead; MBAT reads its first operand "
+                "through K weights only: recover the second with unbind_left)");
   detail::checked_rows(m, c, "unbind", "bound vector");
   detail::checked_rows(m, key, "unbind", "key");
   return m.unbind(c, key, k);
 }
 
 /// Removes the key bound on the left: recovers b from c = bind(key, b). For commutative models this
-/// is unbind(m, c, key); GHRR computes K_j^H C_j per block (exact), VTB sqrt(m) C^T K (approximate).
+/// is unbind(m, c, key); GHRR computes K_j^H C_j per block (exact), VTB sqrt(m) C^T K (approximate), MBAT the
+/// transposed mix of shifts (approximate).
 template <model M, class X, class Y>
 auto unbind_left(const M& m, const X& c, const Y& key) {
   detail::checked_rows(m, c, "unbind_left", "bound vector");
