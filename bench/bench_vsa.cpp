@@ -1,4 +1,4 @@
-// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC, BSDC, HRR, VTB, GHRR, MCR, CGR
+// VSA operations at d = 10 000 (HoloVec's table) for FHRR, MAP (MAP-B), BSC, BSDC, HRR, VTB, MBAT, GHRR, MCR, CGR
 // and block codes, each beside its floor in the same run (scripts/bench vsa prints the ratios, then HoloVec's and torchhd's
 // times for the same work from bench/peers/vsa_peers.py). One thread throughout.
 //   fusor_vsa_random/<m>:     one random vector (vsa::random, Philox keyed by (seed, row))
@@ -26,7 +26,10 @@
 // loops (its bundle also ranks the counts to keep 100 bits; its cosine counts AND, not XOR). GHRR is 1111
 // blocks of 3 x 3 (9999 complex numbers); its bind floor is a hand loop of the 3 x 3 complex
 // products, its bundle floor the plain sum (without the polar factor of each block, which fusor's
-// bundle adds), its similarity floors the BLAS calls on interleaved reals as FHRR's.
+// bundle adds), its similarity floors the BLAS calls on interleaved reals as FHRR's. MBAT (K = 4
+// shifts, HoloVec's defaults) has HRR's rows; its bind floor is a hand loop given the code vectors
+// made once (as HoloVec keeps them): cblas_sgemv for the 4 projections, the softmax, the 4 shifted
+// copies added in two contiguous stretches each, cblas_sdot for the norm and the scaling.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <fftw3.h>
@@ -169,6 +172,31 @@ void floor_bind(benchmark::State& st) {
     for (auto _ : st) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, s, 10.0f, a.data(), s, b.data(), s, 0.0f, out.data(), s);
       benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  } else if constexpr (std::is_same_v<M, vsa::mbat>) {  // the weights from stored code vectors, then the mix
+    one_thread();
+    const auto a = vsa::random(m, 1, 1), b = vsa::random(m, 1, 2);
+    const auto u = m.code_vectors();
+    std::vector<float> out(static_cast<std::size_t>(dim));
+    const float *pa = a.data(), *pb = b.data();
+    for (auto _ : st) {
+      float s[4];
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, 4, int(dim), 1.0f, u.data(), int(dim), pa, 1, 0.0f, s, 1);
+      double w[4], top = m.temperature() * s[0], total = 0;
+      for (int k = 1; k < 4; ++k) top = std::max(top, m.temperature() * s[k]);
+      for (int k = 0; k < 4; ++k) total += w[k] = std::exp(m.temperature() * s[k] - top);
+      float* o = out.data();
+      std::fill(o, o + dim, 0.0f);
+      for (int k = 0; k < 4; ++k) {
+        const float wk = float(w[k] / total);
+        const index_t sh = m.shifts()[std::size_t(k)];
+        for (index_t t = 0; t < sh; ++t) o[t] += wk * pb[t - sh + dim];
+        for (index_t t = sh; t < dim; ++t) o[t] += wk * pb[t - sh];
+      }
+      const float scale = 1.0f / std::sqrt(cblas_sdot(int(dim), o, 1, o, 1));
+      for (index_t t = 0; t < dim; ++t) o[t] *= scale;
+      benchmark::DoNotOptimize(o);
       benchmark::ClobberMemory();
     }
   } else if constexpr (std::is_same_v<M, vsa::ghrr>) {  // a 3 x 3 complex product per block
@@ -435,6 +463,7 @@ int main(int argc, char** argv) {
   register_model<vsa::bsdc>("bsdc");
   register_model<vsa::hrr>("hrr");
   register_model<vsa::vtb>("vtb");
+  register_model<vsa::mbat>("mbat");
   register_model<vsa::ghrr>("ghrr");
   register_model<vsa::mcr>("mcr");
   register_model<vsa::cgr>("cgr");

@@ -7,7 +7,8 @@ note. Usage: vsa_peers.py BENCH_VSA_JSON [holovec|torchhd]   (default: every pee
 The rows, fusor_vsa_<op>/<model> for the models fhrr, map (bipolar), bsc and hrr (both peers) and vtb
 (d = 100 x 100), mcr and cgr (q = 16) and bsbc (10000 blocks of 64) (torchhd; HoloVec has none of
 them: its "VTB" is another binding), and ghrr (1111 blocks of 3 x 3 complex, HoloVec's default
-matrix size; torchhd has no GHRR) and bsdc (density 1/sqrt(d), XOR-bound; HoloVec only):
+matrix size; torchhd has no GHRR), bsdc (density 1/sqrt(d), XOR-bound; HoloVec only) and mbat (HoloVec's
+"VTB", softmax-weighted shifts with K = 4; HoloVec only):
   random:     one random hypervector            bind:      bind two hypervectors
   bundle100:  bundle 100 hypervectors (a (100, d) batch) into one, with the peer's own bundle
   sim1000:    the 1000 similarities of a (1000, d) batch against one vector (the peer's similarity)
@@ -45,6 +46,8 @@ HOLOVEC = {
     "ghrr": ("GHRR", D // 9, {"random": " (a Python loop of per-block QRs)",
                               "bind": " (batched np.matmul of the blocks)",
                               "bundle100": "(sum, polar factor by batched SVD)"}),
+    "mbat": ("VTB", D, {"bind": " (its 'VTB': 4 projections, softmax, 4 np.roll, normalise)",
+                        "bundle100": "(sum, to unit norm)"}),
 }
 
 
