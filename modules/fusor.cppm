@@ -639,3 +639,35 @@ using fusor::vsa::unbind_left;
 using fusor::vsa::unpermute;
 using fusor::vsa::vtb;
 }  // namespace fusor::vsa
+
+export namespace fusor::match {
+using fusor::match::align_vectors;
+using fusor::match::axis_angle;
+using fusor::match::canonical;
+using fusor::match::cone_rotations;
+using fusor::match::convert;
+using fusor::match::covering_radius;
+using fusor::match::distance;
+using fusor::match::dot;
+using fusor::match::euler_angles;
+using fusor::match::euler_convention;
+using fusor::match::from_euler;
+using fusor::match::group_elements;
+using fusor::match::inverse;
+using fusor::match::matrix3;
+using fusor::match::nearest_distances;
+using fusor::match::normalized;
+using fusor::match::operator*;
+using fusor::match::quaternion;
+using fusor::match::random_rotations;
+using fusor::match::rotate;
+using fusor::match::rotation_vector;
+using fusor::match::super_fibonacci;
+using fusor::match::symmetry;
+using fusor::match::to_euler;
+using fusor::match::to_matrix;
+using fusor::match::to_quaternion;
+using fusor::match::to_string;
+using fusor::match::uniform_rotations;
+using fusor::match::vec3;
+}  // namespace fusor::match

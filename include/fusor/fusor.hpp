@@ -1,7 +1,7 @@
 #pragma once
 // Umbrella header: the core, the cpu backend, the host-safe cuda tag, file IO (.npy, printing),
-// linear algebra (CBLAS), FFTs (FFTW), autodiff (fusor::ad) and Vector Symbolic Architectures
-// (fusor::vsa). (Matching joins here when it lands.)
+// linear algebra (CBLAS), FFTs (FFTW), autodiff (fusor::ad), Vector Symbolic Architectures
+// (fusor::vsa) and template matching (fusor::match).
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/backend.hpp"
@@ -42,3 +42,4 @@
 #include "backend/cpu/fft.hpp"
 #include "ad.hpp"
 #include "vsa.hpp"
+#include "match.hpp"

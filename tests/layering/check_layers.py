@@ -23,8 +23,10 @@ ALLOWED = {
     # VSA: generic code over core, FFTs (HRR), GEMMs (similarity), .npy (memories), and autodiff
     # (learned encoders); never a backend folder
     "vsa": {"core", "fft", "linalg", "io", "ad"},
+    # template matching: generic code over core, FFTs (every score), GEMMs, file IO; never a backend
+    "match": {"core", "fft", "linalg", "io"},
     "interop": {"core", "backend/cpu", "umbrella"},
-    "umbrella": {"core", "fft", "linalg", "backend/cpu", "backend/cuda", "io", "interop", "ad", "vsa"},
+    "umbrella": {"core", "fft", "linalg", "backend/cpu", "backend/cuda", "io", "interop", "ad", "vsa", "match"},
 }
 # system headers no core header may include: core sees only the tag types of the backends
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(xsimd/|thrust/|cub/|cuda_runtime|cufft|cublas|fftw3|cblas|omp\.h)")
@@ -35,9 +37,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 def layer_of(rel):
     parts = rel.split("/")
     if len(parts) == 1:
-        # fusor.hpp, cuda.cuh; fft.hpp, linalg.hpp, ad.hpp and vsa.hpp are their folders' front doors
+        # fusor.hpp, cuda.cuh; fft.hpp, linalg.hpp, ad.hpp, vsa.hpp and match.hpp are their folders' front doors
         stem = os.path.splitext(parts[0])[0]
-        return stem if stem in ("fft", "linalg", "ad", "vsa") else "umbrella"
+        return stem if stem in ("fft", "linalg", "ad", "vsa", "match") else "umbrella"
     if parts[0] == "backend":
         return "backend/" + parts[1]
     return parts[0]

@@ -1,0 +1,311 @@
+// fusor::match rotations: every conversion against matrices built here from the elementary
+// rotations, RELION's published matrix, the trace formula for distances, the Haar measure's angle
+// law; rotation sets checked for their covering radius, symmetry classes and cones.
+#include <doctest/doctest.h>
+
+#include <fusor/match.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+namespace match = fusor::match;
+using match::euler_convention;
+using match::matrix3;
+using match::quaternion;
+using match::vec3;
+
+namespace {
+
+constexpr double deg = std::numbers::pi / 180;
+
+matrix3 mul(const matrix3& a, const matrix3& b) {
+  matrix3 r{};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 3; ++k) r[i][j] += a[i][k] * b[k][j];
+  return r;
+}
+matrix3 transpose(const matrix3& a) {
+  matrix3 r{};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r[i][j] = a[j][i];
+  return r;
+}
+/// The elementary active rotation about axis 0 (x), 1 (y) or 2 (z), by t degrees.
+matrix3 elementary(int axis, double t) {
+  const double c = std::cos(t * deg), s = std::sin(t * deg);
+  if (axis == 0) return {{{1, 0, 0}, {0, c, -s}, {0, s, c}}};
+  if (axis == 1) return {{{c, 0, s}, {0, 1, 0}, {-s, 0, c}}};
+  return {{{c, -s, 0}, {s, c, 0}, {0, 0, 1}}};
+}
+/// The convention's matrix as the product of its elementary rotations.
+matrix3 reference_matrix(const match::euler_angles& e, euler_convention c) {
+  const int mid = c == euler_convention::zyz_intrinsic || c == euler_convention::zyz_extrinsic ? 1 : 0;
+  const bool intrinsic = c == euler_convention::zyz_intrinsic || c == euler_convention::zxz_intrinsic;
+  return intrinsic ? mul(mul(elementary(2, e[0]), elementary(mid, e[1])), elementary(2, e[2]))
+                   : mul(mul(elementary(2, e[2]), elementary(mid, e[1])), elementary(2, e[0]));
+}
+double max_diff(const matrix3& a, const matrix3& b) {
+  double m = 0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) m = std::max(m, std::abs(a[i][j] - b[i][j]));
+  return m;
+}
+/// The rotation angle of a^T b from its trace, in degrees.
+double trace_distance(const matrix3& a, const matrix3& b) {
+  const matrix3 r = mul(transpose(a), b);
+  return std::acos(std::clamp((r[0][0] + r[1][1] + r[2][2] - 1) / 2, -1.0, 1.0)) / deg;
+}
+const euler_convention all_conventions[] = {euler_convention::zyz_intrinsic, euler_convention::zyz_extrinsic,
+                                            euler_convention::zxz_intrinsic, euler_convention::zxz_extrinsic};
+std::vector<match::euler_angles> angle_cases() {
+  std::vector<match::euler_angles> v = {{10, 20, 30},    {-170, 95, 45},  {0, 0, 0},      {30, 0, 40},    {30, 180, 40},
+                                        {180, 90, -180}, {45, 1e-9, 10},  {45, 180 - 1e-9, 10}, {-90, 135, 179.5},
+                                        {360, 45, 720},  {12.5, 170, -33}};
+  for (int k = 0; k < 20; ++k) v.push_back({-180 + 37.3 * k, std::fmod(11.7 * k, 180), 179 - 23.9 * k});
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("match rotations: elementary rotations, matrices and quaternions agree; Shepperd's branches; bad matrices") {
+  for (double t : {0.0, 30.0, -75.0, 180.0, 270.0})
+    for (int axis = 0; axis < 3; ++axis) {
+      const vec3 u{double(axis == 0), double(axis == 1), double(axis == 2)};
+      CHECK(max_diff(match::to_matrix(match::axis_angle(u, t)), elementary(axis, t)) < 1e-14);
+    }
+  // every quaternion back from its matrix, including half turns about each axis (each of
+  // Shepperd's four branches) and near-identity rotations
+  std::vector<quaternion> qs = match::random_rotations(200, 3);
+  for (const vec3& u : {vec3{1, 0, 0}, vec3{0, 1, 0}, vec3{0, 0, 1}, vec3{1, 1, 0}, vec3{1, -2, 3}})
+    for (double t : {180.0, 179.999, 1e-8, 90.0}) qs.push_back(match::axis_angle(u, t));
+  double worst = 0;
+  for (const quaternion& q : qs) {
+    const quaternion back = match::to_quaternion(match::to_matrix(q));
+    const quaternion c = match::canonical(match::normalized(q));
+    worst = std::max({worst, std::abs(back.w - c.w), std::abs(back.x - c.x), std::abs(back.y - c.y), std::abs(back.z - c.z)});
+    CHECK(back.w >= 0);
+  }
+  CHECK(worst < 1e-12);
+  // the product rotates by b, then a
+  const quaternion a = match::axis_angle({0, 0, 1}, 90), b = match::axis_angle({1, 0, 0}, 90);
+  CHECK(max_diff(match::to_matrix(a * b), mul(elementary(2, 90), elementary(0, 90))) < 1e-14);
+  const vec3 moved = match::rotate(a * b, {0, 1, 0});  // x-turn: y -> z; then z-turn: z stays
+  CHECK(std::abs(moved[2] - 1) < 1e-14);
+  CHECK(match::distance(a * match::inverse(a), quaternion{}) < 1e-12);
+  // bad input
+  matrix3 scaled = elementary(2, 30);
+  for (auto& row : scaled)
+    for (double& v : row) v *= 1.01;
+  CHECK_THROWS_WITH_AS(match::to_quaternion(scaled), doctest::Contains("orthonormal"), fusor::value_error);
+  matrix3 mirror = elementary(2, 30);
+  for (double& v : mirror[2]) v = -v;
+  CHECK_THROWS_WITH_AS(match::to_quaternion(mirror), doctest::Contains("determinant -1"), fusor::value_error);
+  matrix3 nan = elementary(1, 10);
+  nan[1][1] = std::nan("");
+  CHECK_THROWS_AS(match::to_quaternion(nan), fusor::value_error);
+  CHECK_THROWS_AS(match::normalized(quaternion{0, 0, 0, 0}), fusor::value_error);
+  CHECK_THROWS_AS(match::axis_angle({0, 0, 0}, 10), fusor::value_error);
+  CHECK_THROWS_AS(match::axis_angle({0, 0, 1}, HUGE_VAL), fusor::value_error);
+}
+
+TEST_CASE("match rotations: Euler conventions against products of elementary matrices; round trips; gimbal lock") {
+  for (euler_convention c : all_conventions) {
+    CAPTURE(match::to_string(c));
+    for (const auto& e : angle_cases()) {
+      CAPTURE(e[0]);
+      CAPTURE(e[1]);
+      CAPTURE(e[2]);
+      const quaternion q = match::from_euler(e, c);
+      CHECK(max_diff(match::to_matrix(q), reference_matrix(e, c)) < 1e-13);
+      const auto back = match::to_euler(q, c);
+      // the ranges, and the same rotation
+      CHECK(back[1] >= 0);
+      CHECK(back[1] <= 180);
+      CHECK(back[0] > -180);
+      CHECK(back[0] <= 180);
+      CHECK(back[2] > -180);
+      CHECK(back[2] <= 180);
+      CHECK(max_diff(reference_matrix(back, c), reference_matrix(e, c)) < 1e-9);
+      // in range and away from gimbal lock, the angles themselves come back
+      const bool canonical_input = e[1] > 1e-6 && e[1] < 180 - 1e-6 && e[0] > -180 && e[0] <= 180 && e[2] > -180 && e[2] <= 180;
+      if (canonical_input) {
+        CHECK(std::abs(back[0] - e[0]) < 1e-6);
+        CHECK(std::abs(back[1] - e[1]) < 1e-9);
+        CHECK(std::abs(back[2] - e[2]) < 1e-6);
+      }
+      // from a matrix, the same angles
+      const auto from_matrix = match::to_euler(match::to_matrix(q), c);
+      CHECK(max_diff(reference_matrix(from_matrix, c), reference_matrix(e, c)) < 1e-9);
+      // into every other convention and back
+      for (euler_convention d : all_conventions) {
+        const auto there = match::convert(e, c, d);
+        CHECK(max_diff(reference_matrix(there, d), reference_matrix(e, c)) < 1e-9);
+      }
+    }
+    // gimbal lock: the third angle is 0 and the first carries the sum (or difference)
+    const auto lock0 = match::to_euler(match::from_euler({30, 0, 40}, c), c);
+    CHECK(lock0[1] == doctest::Approx(0).epsilon(1e-12));
+    CHECK(lock0[2] == 0.0);
+    CHECK(lock0[0] == doctest::Approx(70));
+    const auto lock180 = match::to_euler(match::from_euler({30, 180, 40}, c), c);
+    CHECK(lock180[1] == doctest::Approx(180));
+    CHECK(lock180[2] == 0.0);
+  }
+  // intrinsic (a, b, c) is extrinsic (c, b, a)
+  CHECK(match::distance(match::from_euler({10, 20, 30}, euler_convention::zyz_intrinsic),
+                        match::from_euler({30, 20, 10}, euler_convention::zyz_extrinsic)) < 1e-12);
+  // RELION's matrix for (rot, tilt, psi), as its Euler_angles2matrix writes it, is the transpose of
+  // the zyz_intrinsic rotation
+  for (const auto& e : angle_cases()) {
+    const double ca = std::cos(e[0] * deg), sa = std::sin(e[0] * deg), cb = std::cos(e[1] * deg), sb = std::sin(e[1] * deg),
+                 cg = std::cos(e[2] * deg), sg = std::sin(e[2] * deg);
+    const matrix3 relion{{{cg * cb * ca - sg * sa, cg * cb * sa + sg * ca, -cg * sb},
+                          {-sg * cb * ca - cg * sa, -sg * cb * sa + cg * ca, sg * sb},
+                          {sb * ca, sb * sa, cb}}};
+    CHECK(max_diff(transpose(match::to_matrix(match::from_euler(e, euler_convention::zyz_intrinsic))), relion) < 1e-13);
+  }
+  CHECK_THROWS_AS(match::from_euler({0, std::nan(""), 0}, euler_convention::zyz_intrinsic), fusor::value_error);
+}
+
+TEST_CASE("match rotations: distances against the trace formula, accurate near 0 and 180; rotation vectors") {
+  const auto a = match::random_rotations(100, 1), b = match::random_rotations(100, 2);
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = match::distance(a[i], b[i]);
+    if (d > 1 && d < 179) worst = std::max(worst, std::abs(d - trace_distance(match::to_matrix(a[i]), match::to_matrix(b[i]))));
+    CHECK(match::distance(a[i], quaternion{-a[i].w, -a[i].x, -a[i].y, -a[i].z}) == 0.0);  // q and -q
+    CHECK(match::distance(a[i], b[i]) == doctest::Approx(match::distance(b[i], a[i])).epsilon(1e-12));
+  }
+  CHECK(worst < 1e-9);
+  // tiny and half-turn angles, where acos of the trace loses every digit
+  for (double t : {1e-7, 1e-3, 179.9999, 180.0}) CHECK(match::distance(quaternion{}, match::axis_angle({1, 2, 3}, t)) ==
+                                                          doctest::Approx(t).epsilon(1e-9));
+  const auto r = match::rotation_vector(match::axis_angle({0, 3, 4}, 50));
+  CHECK(r[0] == doctest::Approx(0).epsilon(1e-12));
+  CHECK(r[1] == doctest::Approx(30));
+  CHECK(r[2] == doctest::Approx(40));
+  CHECK(match::rotation_vector(quaternion{}) == vec3{0, 0, 0});
+}
+
+TEST_CASE("match rotations: random rotations follow the Haar measure's angle law, reproducibly") {
+  const auto r = match::random_rotations(20000, 11);
+  // the rotation angle of a Haar-random rotation has density (1 - cos t) / pi on [0, pi]: mean
+  // pi / 2 + 2 / pi, and P(t < 90 degrees) = (pi / 2 - 1) / pi
+  double mean = 0, below = 0;
+  for (const quaternion& q : r) {
+    const double t = match::distance(quaternion{}, q) * deg;
+    mean += t / double(r.size());
+    below += t < std::numbers::pi / 2 ? 1.0 / double(r.size()) : 0.0;
+  }
+  CHECK(mean == doctest::Approx(std::numbers::pi / 2 + 2 / std::numbers::pi).epsilon(0.01));
+  CHECK(below == doctest::Approx((std::numbers::pi / 2 - 1) / std::numbers::pi).epsilon(0.05));
+  const auto again = match::random_rotations(5, 11);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(match::distance(again[i], r[i]) == 0.0);
+  CHECK(match::random_rotations(0, 1).empty());
+  CHECK_THROWS_AS(match::random_rotations(-1, 1), fusor::value_error);
+}
+
+TEST_CASE("match rotation sets: uniform sets cover SO(3) within the step, up to Cn and Dn; deterministic") {
+  CHECK(match::symmetry::parse("C1").order() == 1);
+  CHECK(match::symmetry::parse("c4").order() == 4);
+  CHECK(match::symmetry::parse("D7").order() == 14);
+  CHECK(match::symmetry::parse("D7").name() == "D7");
+  for (const char* bad : {"", "C", "C0", "X3", "D-2", "C2.5"})
+    CHECK_THROWS_WITH_AS(match::symmetry::parse(bad), doctest::Contains("Cn or Dn"), fusor::value_error);
+  CHECK_THROWS_AS(match::symmetry('C', 0), fusor::value_error);
+  const auto c1 = match::uniform_rotations(20);
+  for (const char* name : {"C1", "C2", "C5", "D2", "D3"}) {
+    CAPTURE(name);
+    const auto s = match::symmetry::parse(name);
+    const auto g = match::group_elements(s);
+    REQUIRE(int(g.size()) == s.order());
+    CHECK(match::distance(g[0], quaternion{}) == 0.0);
+    bool closed = true, distinct = true;  // every product is in the group; the elements differ
+    for (std::size_t i = 0; i < g.size(); ++i)
+      for (std::size_t j = 0; j < g.size(); ++j) {
+        double nearest = 360;
+        for (const auto& z : g) nearest = std::min(nearest, match::distance(g[i] * g[j], z));
+        closed = closed && nearest < 1e-9;
+        distinct = distinct && (i == j || match::distance(g[i], g[j]) > 1);
+      }
+    CHECK(closed);
+    CHECK(distinct);
+    for (double step : {45.0, 20.0}) {
+      CAPTURE(step);
+      const auto set = match::uniform_rotations(step, s);
+      // any rotation r is within the step of a member q up to the symmetry: min over g of d(r g, q)
+      // (probes, then the worst ones moved uphill, as covering_radius does for C1)
+      const auto probes = match::random_rotations(4000, 9);
+      double radius = 0;
+      for (const auto& r : probes) {
+        double best = 360;
+        for (const auto& h : g) best = std::min(best, match::nearest_distances(set, {r * h})[0]);
+        radius = std::max(radius, best);
+      }
+      if (s.order() == 1) radius = std::max(radius, match::covering_radius(set, 20000, 5));
+      MESSAGE(std::string(name), " step ", step, ": ", set.size(), " rotations, covering radius ", radius);
+      CHECK(radius <= step);
+      CHECK(radius >= 0.75 * step);  // not wastefully dense
+      if (step == 20.0) {  // about 1/|G| of the C1 set
+        CHECK(double(set.size()) >= 0.8 * double(c1.size()) / s.order());
+        CHECK(double(set.size()) <= 1.3 * double(c1.size()) / s.order() + 10);
+      }
+    }
+  }
+  const auto again = match::uniform_rotations(20);
+  bool same = again.size() == c1.size();
+  for (std::size_t i = 0; same && i < c1.size(); ++i) same = match::distance(c1[i], again[i]) == 0.0;
+  CHECK(same);
+  for (double bad : {0.0, -5.0, 181.0, std::nan("")}) CHECK_THROWS_AS(match::uniform_rotations(bad), fusor::value_error);
+  // super-Fibonacci: n unit quaternions, spread: the covering radius of 1000 is near that of a
+  // uniform set of 1000
+  CHECK_THROWS_AS(match::super_fibonacci(0), fusor::value_error);
+  const auto fib = match::super_fibonacci(1000);
+  REQUIRE(fib.size() == 1000);
+  for (const quaternion& q : fib) CHECK(std::abs(match::dot(q, q) - 1) < 1e-14);
+  const double fib_radius = match::covering_radius(fib, 20000, 5);
+  MESSAGE("super-Fibonacci, 1000 rotations: covering radius ", fib_radius);
+  CHECK(fib_radius < 25);  // a uniform set of 1000 covers within about 22.5 degrees
+}
+
+TEST_CASE("match cones: every rotation puts the reference inside the cone; the cone is covered; bad input") {
+  const vec3 axis{1, 1, 0}, ref{0, 0, 1};
+  const double cone = 30, step = 10;
+  const auto set = match::cone_rotations(axis, cone, step, step, ref);
+  const double an = std::sqrt(2.0);
+  for (const auto& q : set) {
+    const vec3 d = match::rotate(q, ref);
+    CHECK(std::acos(std::clamp((d[0] + d[1]) / an, -1.0, 1.0)) / deg <= cone + 1e-9);
+  }
+  // rotations whose reference lands in the cone (20 000 random, kept if inside) are near the set
+  std::vector<quaternion> inside;
+  for (const auto& r : match::random_rotations(200000, 4)) {
+    const vec3 d = match::rotate(r, ref);
+    if (std::acos(std::clamp((d[0] + d[1]) / an, -1.0, 1.0)) / deg <= cone) inside.push_back(r);
+  }
+  REQUIRE(inside.size() > 1000);
+  const auto near = match::nearest_distances(set, inside);
+  const double radius = *std::max_element(near.begin(), near.end());
+  MESSAGE("cone 30 degrees, steps 10: ", set.size(), " rotations, covering radius ", radius);
+  CHECK(radius <= step);
+  // the first direction is the axis itself; in-plane symmetry keeps 1/n of the turns
+  CHECK(match::cone_rotations(axis, cone, step, step, ref, 3).size() * 3 == set.size());
+  const auto flat = match::cone_rotations(axis, 0, step, 90, ref);
+  CHECK(flat.size() == 4);
+  for (const auto& q : flat) {
+    const vec3 d = match::rotate(q, ref);
+    CHECK(std::abs(d[0] - 1 / an) < 1e-12);
+    CHECK(std::abs(d[1] - 1 / an) < 1e-12);
+  }
+  const quaternion turn = match::align_vectors({1, 0, 0}, {-1, 0, 0});
+  CHECK(match::rotate(turn, {1, 0, 0})[0] == doctest::Approx(-1));
+  CHECK(match::distance(match::align_vectors({0, 2, 0}, {0, 1, 0}), quaternion{}) < 1e-12);
+  CHECK_THROWS_AS(match::cone_rotations(axis, 200, step, step), fusor::value_error);
+  CHECK_THROWS_AS(match::cone_rotations(axis, cone, 0, step), fusor::value_error);
+  CHECK_THROWS_AS(match::cone_rotations({0, 0, 0}, cone, step, step), fusor::value_error);
+  CHECK_THROWS_AS(match::cone_rotations(axis, cone, step, step, ref, 0), fusor::value_error);
+}
