@@ -184,6 +184,11 @@ TEST_CASE("match rotations: distances against the trace formula, accurate near 0
   // tiny and half-turn angles, where acos of the trace loses every digit
   for (double t : {1e-7, 1e-3, 179.9999, 180.0}) CHECK(match::distance(quaternion{}, match::axis_angle({1, 2, 3}, t)) ==
                                                           doctest::Approx(t).epsilon(1e-9));
+  // quaternions of any length are read as their direction; a zero one is an error
+  const quaternion long_q{2 * std::cos(45 * deg), 0, 0, 2 * std::sin(45 * deg)};
+  CHECK(match::distance(match::axis_angle({0, 0, 1}, 30), long_q) == doctest::Approx(60));
+  CHECK(match::nearest_distances({long_q}, {match::axis_angle({0, 0, 1}, 30)})[0] == doctest::Approx(60));
+  CHECK_THROWS_AS(match::distance(a[0], quaternion{0, 0, 0, 0}), fusor::value_error);
   const auto r = match::rotation_vector(match::axis_angle({0, 3, 4}, 50));
   CHECK(r[0] == doctest::Approx(0).epsilon(1e-12));
   CHECK(r[1] == doctest::Approx(30));
@@ -217,6 +222,9 @@ TEST_CASE("match rotation sets: uniform sets cover SO(3) within the step, up to 
   for (const char* bad : {"", "C", "C0", "X3", "D-2", "C2.5"})
     CHECK_THROWS_WITH_AS(match::symmetry::parse(bad), doctest::Contains("Cn or Dn"), fusor::value_error);
   CHECK_THROWS_AS(match::symmetry('C', 0), fusor::value_error);
+  CHECK_THROWS_AS(match::symmetry('D', 200000), fusor::value_error);
+  CHECK_THROWS_AS(match::covering_radius(match::super_fibonacci(10), 0), fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::uniform_rotations(1e-9), doctest::Contains("more than 2^32"), fusor::value_error);
   const auto c1 = match::uniform_rotations(20);
   for (const char* name : {"C1", "C2", "C5", "D2", "D3"}) {
     CAPTURE(name);
@@ -308,4 +316,6 @@ TEST_CASE("match cones: every rotation puts the reference inside the cone; the c
   CHECK_THROWS_AS(match::cone_rotations(axis, cone, 0, step), fusor::value_error);
   CHECK_THROWS_AS(match::cone_rotations({0, 0, 0}, cone, step, step), fusor::value_error);
   CHECK_THROWS_AS(match::cone_rotations(axis, cone, step, step, ref, 0), fusor::value_error);
+  CHECK_THROWS_AS(match::cone_rotations(axis, cone, 1e-9, 90), fusor::value_error);  // 3e21 directions
+  CHECK_THROWS_AS(match::cone_rotations(axis, cone, step, 1e-300), fusor::value_error);
 }

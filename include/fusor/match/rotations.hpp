@@ -12,7 +12,8 @@
 // - Euler angles (a, b, c):
 //     zyz_intrinsic: R = Rz(a) Ry(b) Rz(c), scipy's from_euler("ZYZ"), RELION's (rot, tilt, psi);
 //                    RELION's own matrix A is the transpose (it rotates coordinates, not the object)
-//     zyz_extrinsic: R = Rz(c) Ry(b) Rz(a), scipy's from_euler("zyz"), pyTME's default `seq`
+//     zyz_extrinsic: R = Rz(c) Ry(b) Rz(a), scipy's from_euler("zyz") (pyTME hands its `seq` to
+//                    scipy: lowercase "zyz" is this, uppercase "ZYZ" zyz_intrinsic)
 //     zxz_intrinsic: R = Rz(a) Rx(b) Rz(c)      zxz_extrinsic: R = Rz(c) Rx(b) Rz(a)
 //   with Rz(t) = [[cos t, -sin t, 0], [sin t, cos t, 0], [0, 0, 1]] and likewise about x and y.
 //   to_euler returns b in [0, 180] and a, c in (-180, 180]; where b is 0 or 180 only a sum or
@@ -111,7 +112,8 @@ inline vec3 rotation_vector(const quaternion& q) {
 
 /// The angle in degrees of the rotation a^-1 b, in [0, 180]: the geodesic distance on SO(3). (The
 /// half-angle from atan2 of the chord lengths, accurate for near and far rotations alike.)
-inline double distance(const quaternion& a, const quaternion& b) {
+inline double distance(const quaternion& a0, const quaternion& b0) {
+  const quaternion a = normalized(a0), b = normalized(b0);
   const double s = dot(a, b) < 0 ? -1.0 : 1.0;
   const double dw = a.w - s * b.w, dx = a.x - s * b.x, dy = a.y - s * b.y, dz = a.z - s * b.z;
   const double pw = a.w + s * b.w, px = a.x + s * b.x, py = a.y + s * b.y, pz = a.z + s * b.z;
@@ -266,13 +268,17 @@ inline std::vector<quaternion> super_fibonacci(std::int64_t n) {
 
 /// The distance in degrees from each probe to its nearest member of `set`: the brute-force search
 /// (N probes x M members). The maximum over many random probes estimates the covering radius.
-inline std::vector<double> nearest_distances(const std::vector<quaternion>& set, const std::vector<quaternion>& probes) {
-  if (set.empty()) throw value_error("fusor::match::nearest_distances: the set is empty");
+inline std::vector<double> nearest_distances(const std::vector<quaternion>& set0, const std::vector<quaternion>& probes) {
+  if (set0.empty()) throw value_error("fusor::match::nearest_distances: the set is empty");
+  std::vector<quaternion> set(set0.size());
+  for (std::size_t i = 0; i < set.size(); ++i) set[i] = normalized(set0[i]);
   std::vector<double> out;
   out.reserve(probes.size());
-  for (const quaternion& p : probes) {
+  for (const quaternion& p0 : probes) {
+    const quaternion p = normalized(p0);
     double best = -1;
     for (const quaternion& q : set) best = std::max(best, std::abs(dot(p, q)));
+    best = std::min(best, 1.0);
     out.push_back(4 * std::atan2(std::sqrt(std::max(0.0, 1 - best)), std::sqrt(1 + best)) / detail::deg);  // = 2 acos(best)
   }
   return out;
@@ -282,6 +288,7 @@ inline std::vector<double> nearest_distances(const std::vector<quaternion>& set,
 /// halving the turn when none helps) to the local maximum of its nearest distance. A lower bound
 /// on the true radius that the refinement makes tight to a fraction of a degree.
 inline double covering_radius(const std::vector<quaternion>& set, std::int64_t probes = 20000, std::uint64_t seed = 7) {
+  if (probes < 1) throw value_error("fusor::match::covering_radius: needs probes >= 1, got " + std::to_string(probes));
   const auto start = random_rotations(probes, seed);
   const auto d = nearest_distances(set, start);
   if (d.empty()) return 0.0;
@@ -324,8 +331,9 @@ struct symmetry {
 
   symmetry() = default;
   symmetry(char k, int order) : kind(k), n(order) {
-    if ((k != 'C' && k != 'D') || order < 1)
-      throw value_error(std::string("fusor::match: a symmetry is Cn or Dn with n >= 1, got ") + k + std::to_string(order));
+    if ((k != 'C' && k != 'D') || order < 1 || order > 100000)
+      throw value_error(std::string("fusor::match: a symmetry is Cn or Dn with 1 <= n <= 100000, got ") + k +
+                        std::to_string(order));
   }
   /// "C1", "C4", "D7" (case-insensitive).
   static symmetry parse(std::string_view s) {
@@ -337,7 +345,7 @@ struct symmetry {
     const char k = char(s[0] == 'c' ? 'C' : s[0] == 'd' ? 'D' : s[0]);
     int n = 0;
     for (std::size_t i = 1; i < s.size(); ++i) {
-      if (s[i] < '0' || s[i] > '9' || n > 100000) throw bad();
+      if (s[i] < '0' || s[i] > '9' || n > 100000) throw bad();  // (the constructor names the range)
       n = 10 * n + (s[i] - '0');
     }
     if ((k != 'C' && k != 'D') || n < 1) throw bad();
@@ -408,19 +416,24 @@ inline std::vector<quaternion> cone_rotations(const vec3& axis, double cone_angl
   // spacing cone_step needs (sqrt(3)/2 cone_step^2 of area each)
   const double cap = 2 * std::numbers::pi * (1 - std::cos(cone_angle * detail::deg));
   const double cell = std::sqrt(3.0) / 2 * std::pow(cone_step * detail::deg, 2);
-  const std::int64_t nd = std::max<std::int64_t>(1, std::int64_t(std::ceil(cap / cell - 1e-9)));
   const double span = 360.0 / inplane_symmetry;
-  const std::int64_t ni = std::max<std::int64_t>(1, std::int64_t(std::ceil(span / inplane_step - 1e-9)));
+  const double directions = std::max(1.0, std::ceil(cap / cell - 1e-9)), turns = std::max(1.0, std::ceil(span / inplane_step - 1e-9));
+  constexpr double most = 4294967296.0;  // 2^32 rotations: far beyond any search (and its memory)
+  if (directions * turns > most)
+    throw value_error("fusor::match::cone_rotations: the steps (cone " + std::to_string(cone_step) + ", in-plane " +
+                      std::to_string(inplane_step) + " degrees) ask for " + std::to_string(directions * turns) +
+                      " rotations, more than 2^32");
+  const auto nd = std::int64_t(directions), ni = std::int64_t(turns);
   std::vector<quaternion> out;
   out.reserve(std::size_t(nd * ni));
   const double golden = std::numbers::pi * (3 - std::sqrt(5.0));
   const double lo = std::cos(cone_angle * detail::deg);
+  const quaternion z_to_u = align_vectors({0, 0, 1}, u);
   for (std::int64_t i = 0; i < nd; ++i) {
     // cos(theta) from 1 down to cos(cone) uniformly in area; the first direction is the axis
     const double ct = nd == 1 ? 1.0 : 1 - (1 - lo) * double(i) / double(nd - 1);
     const double st = std::sqrt(std::max(0.0, 1 - ct * ct)), ph = golden * double(i);
     const vec3 local{st * std::cos(ph), st * std::sin(ph), ct};  // about +z
-    const quaternion z_to_u = align_vectors({0, 0, 1}, u);
     const vec3 d = rotate(z_to_u, local);
     const quaternion to_d = align_vectors(u, d) * to_axis;
     for (std::int64_t k = 0; k < ni; ++k) out.push_back(canonical(axis_angle(d, span * double(k) / double(ni)) * to_d));
