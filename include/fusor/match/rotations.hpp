@@ -66,6 +66,17 @@ inline double wrap(double t) {
   return t <= -std::numbers::pi ? t + 2 * std::numbers::pi : t;
 }
 inline double norm4(const quaternion& q) { return std::sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z); }
+inline vec3 cross(const vec3& a, const vec3& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+/// v scaled to unit length; a zero or non-finite vector is a value_error naming `what`.
+inline vec3 unit(const vec3& v, const std::string& what) {
+  const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  if (!(n > 0) || !std::isfinite(n))
+    throw value_error("fusor::match: " + what + " needs a finite non-zero length, got (" + std::to_string(v[0]) + ", " +
+                      std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")");
+  return {v[0] / n, v[1] / n, v[2] / n};
+}
 }  // namespace detail
 
 /// The Hamilton product: rotates by b, then by a.
@@ -94,12 +105,9 @@ constexpr quaternion canonical(const quaternion& q) {
 /// The rotation by `degrees` about `axis` (any non-zero length).
 inline quaternion axis_angle(const vec3& axis, double degrees) {
   detail::check_finite(degrees, "a rotation angle");
-  const double n = std::sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
-  if (!(n > 0) || !std::isfinite(n))
-    throw value_error("fusor::match: a rotation axis needs a finite non-zero length, got (" + std::to_string(axis[0]) +
-                      ", " + std::to_string(axis[1]) + ", " + std::to_string(axis[2]) + ")");
-  const double h = 0.5 * degrees * detail::deg, s = std::sin(h) / n;
-  return {std::cos(h), axis[0] * s, axis[1] * s, axis[2] * s};
+  const vec3 u = detail::unit(axis, "a rotation axis");
+  const double h = 0.5 * degrees * detail::deg, s = std::sin(h);
+  return {std::cos(h), u[0] * s, u[1] * s, u[2] * s};
 }
 /// The rotation vector (axis times angle, in degrees) of q, the angle in [0, 180].
 inline vec3 rotation_vector(const quaternion& q) {
@@ -266,21 +274,38 @@ inline std::vector<quaternion> super_fibonacci(std::int64_t n) {
   return out;
 }
 
+namespace detail {
+/// The unit quaternions of a set (checked once, not per probe).
+inline std::vector<quaternion> normalized_set(const std::vector<quaternion>& set) {
+  if (set.empty()) throw value_error("fusor::match: the rotation set is empty");
+  std::vector<quaternion> out(set.size());
+  for (std::size_t i = 0; i < set.size(); ++i) out[i] = normalized(set[i]);
+  return out;
+}
+/// The distance in degrees from p to its nearest member of a normalised set: the member of largest
+/// |<p, q>|, by brute force.
+inline double nearest_distance(const std::vector<quaternion>& unit_set, const quaternion& p0) {
+  const quaternion p = normalized(p0);
+  std::size_t best = 0;
+  double top = -1;
+  for (std::size_t i = 0; i < unit_set.size(); ++i) {
+    const double c = std::abs(dot(p, unit_set[i]));
+    if (c > top) {
+      top = c;
+      best = i;
+    }
+  }
+  return distance(p, unit_set[best]);
+}
+}  // namespace detail
+
 /// The distance in degrees from each probe to its nearest member of `set`: the brute-force search
 /// (N probes x M members). The maximum over many random probes estimates the covering radius.
-inline std::vector<double> nearest_distances(const std::vector<quaternion>& set0, const std::vector<quaternion>& probes) {
-  if (set0.empty()) throw value_error("fusor::match::nearest_distances: the set is empty");
-  std::vector<quaternion> set(set0.size());
-  for (std::size_t i = 0; i < set.size(); ++i) set[i] = normalized(set0[i]);
+inline std::vector<double> nearest_distances(const std::vector<quaternion>& set, const std::vector<quaternion>& probes) {
+  const auto unit_set = detail::normalized_set(set);
   std::vector<double> out;
   out.reserve(probes.size());
-  for (const quaternion& p0 : probes) {
-    const quaternion p = normalized(p0);
-    double best = -1;
-    for (const quaternion& q : set) best = std::max(best, std::abs(dot(p, q)));
-    best = std::min(best, 1.0);
-    out.push_back(4 * std::atan2(std::sqrt(std::max(0.0, 1 - best)), std::sqrt(1 + best)) / detail::deg);  // = 2 acos(best)
-  }
+  for (const quaternion& p : probes) out.push_back(detail::nearest_distance(unit_set, p));
   return out;
 }
 /// The covering radius in degrees, estimated: the largest nearest distance over `probes` random
@@ -289,9 +314,11 @@ inline std::vector<double> nearest_distances(const std::vector<quaternion>& set0
 /// on the true radius that the refinement makes tight to a fraction of a degree.
 inline double covering_radius(const std::vector<quaternion>& set, std::int64_t probes = 20000, std::uint64_t seed = 7) {
   if (probes < 1) throw value_error("fusor::match::covering_radius: needs probes >= 1, got " + std::to_string(probes));
+  const auto unit_set = detail::normalized_set(set);
   const auto start = random_rotations(probes, seed);
-  const auto d = nearest_distances(set, start);
-  if (d.empty()) return 0.0;
+  std::vector<double> d;
+  d.reserve(start.size());
+  for (const quaternion& p : start) d.push_back(detail::nearest_distance(unit_set, p));
   std::vector<std::size_t> order(d.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   const std::size_t keep = std::min<std::size_t>(16, order.size());
@@ -307,7 +334,7 @@ inline double covering_radius(const std::vector<quaternion>& set, std::int64_t p
       for (const vec3& a : axes)
         for (double sign : {-1.0, 1.0}) {
           const quaternion c = axis_angle(a, sign * turn) * p;
-          const double dc = nearest_distances(set, {c})[0];
+          const double dc = detail::nearest_distance(unit_set, c);
           if (dc > here) {
             p = c;
             here = dc;
@@ -372,21 +399,11 @@ inline std::vector<quaternion> group_elements(const symmetry& s) {
 /// The rotation that turns unit vector `from` onto unit vector `to` by the shortest arc (about
 /// from x to; a half turn about an axis orthogonal to `from` when they are opposite).
 inline quaternion align_vectors(const vec3& from, const vec3& to) {
-  const auto unit = [](const vec3& v, const char* what) {
-    const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-    if (!(n > 0) || !std::isfinite(n))
-      throw value_error(std::string("fusor::match::align_vectors: ") + what + " needs a finite non-zero length, got (" +
-                        std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")");
-    return vec3{v[0] / n, v[1] / n, v[2] / n};
-  };
-  const vec3 a = unit(from, "the vector to turn"), b = unit(to, "the target vector");
+  const vec3 a = detail::unit(from, "align_vectors: the vector to turn"), b = detail::unit(to, "align_vectors: the target vector");
   const double c = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-  const vec3 x{a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-  if (1 + c < 1e-12) {  // opposite: any orthogonal axis
-    const vec3 helper = std::abs(a[0]) < 0.9 ? vec3{1, 0, 0} : vec3{0, 1, 0};
-    const vec3 o{a[1] * helper[2] - a[2] * helper[1], a[2] * helper[0] - a[0] * helper[2], a[0] * helper[1] - a[1] * helper[0]};
-    return canonical(axis_angle(o, 180.0));
-  }
+  const vec3 x = detail::cross(a, b);
+  if (1 + c < 1e-12)  // opposite: a half turn about any orthogonal axis
+    return canonical(axis_angle(detail::cross(a, std::abs(a[0]) < 0.9 ? vec3{1, 0, 0} : vec3{0, 1, 0}), 180.0));
   // q = (1 + c, a x b) normalised is the half-angle rotation about a x b
   return canonical(normalized({1 + c, x[0], x[1], x[2]}));
 }
@@ -409,9 +426,7 @@ inline std::vector<quaternion> cone_rotations(const vec3& axis, double cone_angl
   if (inplane_symmetry < 1)
     throw value_error("fusor::match::cone_rotations: the in-plane symmetry is n >= 1, got " + std::to_string(inplane_symmetry));
   const quaternion to_axis = align_vectors(reference, axis);
-  const vec3 a = rotate(to_axis, {reference[0], reference[1], reference[2]});
-  const double n_ref = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-  const vec3 u{a[0] / n_ref, a[1] / n_ref, a[2] / n_ref};
+  const vec3 u = detail::unit(axis, "cone_rotations: the cone axis");
   // directions: a Fibonacci spiral over the cap of the unit sphere, as many as a hexagonal grid of
   // spacing cone_step needs (sqrt(3)/2 cone_step^2 of area each)
   const double cap = 2 * std::numbers::pi * (1 - std::cos(cone_angle * detail::deg));

@@ -72,4 +72,12 @@ struct hrr : detail::unit_rows_model<hrr> {
   }
 };
 
+namespace detail {
+/// HRR's N(0, 1/d) rows scaled to unit norm: the vectors of VTB and MBAT (HoloVec's real space).
+template <class B>
+array<float, B> unit_normal_rows(index_t d, index_t n, std::uint64_t seed, index_t first) {
+  return unit_rows(hrr(d).template draw<B>(n, seed, first));
+}
+}  // namespace detail
+
 }  // namespace fusor::vsa

@@ -64,13 +64,13 @@ struct row_draw {
         value_type* o = out + i;
         for (index_t b = 0; b < blocks; ++b) {
           const philox_words w = fusor::random::block_words(seed, stream, b0 + std::uint64_t(b));
-          // compile-time positions in the block: an element's `col & (per - 1)` folds to a constant,
-          // so the words stay in registers (a run-time index sends them through the stack)
           if constexpr (requires { m.fill_block(w, o); }) {
             // a model that writes a whole block itself, in loops over one word at a time (the
             // compiler vectorises those; it does not vectorise the unrolled positions below)
             m.fill_block(w, o + b * per);
           } else {
+            // compile-time positions in the block: an element's `col & (per - 1)` folds to a
+            // constant, so the words stay in registers (a run-time index sends them through the stack)
             const index_t c = index_t(b0 + std::uint64_t(b)) * per;  // == col + b * per, visibly aligned
             [&]<index_t... K>(std::integer_sequence<index_t, K...>) {
               ((o[b * per + K] = m.element(w, c + K)), ...);

@@ -38,19 +38,20 @@ struct map_model : detail::dense_model<map_model<T, Kind>> {
     if constexpr (Kind == detail::map_kind::continuous) {
       return T(2.0f * fusor::random::detail::unit_float(w[col & 3]) - 1.0f);
     } else {
-      const index_t j = col & 127;  // arithmetic, not a branch: the bit is random, a branch mispredicts
-      return T(1 - 2 * std::int32_t((w[j / 32] >> (j % 32)) & 1u));
+      const index_t j = col & 127;
+      return bipolar(w[j / 32], int(j % 32));
     }
   }
   /// A whole block of bipolar elements, element(w, c) for c = 0 .. 127 (row_draw's fast path).
   FUSOR_HD void fill_block(const detail::philox_words& w, T* out) const
     requires(Kind != detail::map_kind::continuous)
   {
-    for (int q = 0; q < 4; ++q) {
-      const std::uint32_t bits = w[std::size_t(q)];
-      for (int j = 0; j < 32; ++j) out[32 * q + j] = T(1 - 2 * std::int32_t((bits >> j) & 1u));
-    }
+    for (int q = 0; q < 4; ++q)
+      for (int j = 0; j < 32; ++j) out[32 * q + j] = bipolar(w[std::size_t(q)], j);
   }
+  /// Bit j of a word as +1 (clear) or -1 (set); arithmetic, not a branch: the bit is random, a
+  /// branch mispredicts.
+  FUSOR_HD static T bipolar(std::uint32_t word, int j) { return T(1 - 2 * std::int32_t((word >> j) & 1u)); }
 
   template <class B>
   array<T, B> identity(const extents& shape) const {

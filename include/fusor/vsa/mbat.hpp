@@ -40,16 +40,16 @@ struct sign_elements {
   using value_type = float;
   static constexpr index_t per_block = 128;
   float scale;
+  /// Bit j of a word: set is -s.
+  FUSOR_HD static float sign(std::uint32_t word, int j, float s) { return ((word >> j) & 1u) ? -s : s; }
   FUSOR_HD float element(const philox_words& w, index_t c) const {
     const index_t k = c & (per_block - 1);
-    return ((w[std::size_t(k >> 5)] >> (k & 31)) & 1u) ? -scale : scale;
+    return sign(w[std::size_t(k >> 5)], int(k & 31), scale);
   }
   FUSOR_HD void fill_block(const philox_words& w, float* out) const {
     const float s = scale;  // a local: a store through out could otherwise alias the member
-    for (int q = 0; q < 4; ++q) {
-      const std::uint32_t bits = w[std::size_t(q)];
-      for (int j = 0; j < 32; ++j) out[32 * q + j] = ((bits >> j) & 1u) ? -s : s;
-    }
+    for (int q = 0; q < 4; ++q)
+      for (int j = 0; j < 32; ++j) out[32 * q + j] = sign(w[std::size_t(q)], j, s);
   }
 };
 
@@ -67,7 +67,8 @@ FUSOR_HD inline void mbat_weights(const float* s, int K, double temperature, dou
   for (int k = 0; k < K; ++k) w[k] /= total;
 }
 
-/// The weights as rows: scores (n, K) -> softmax rows (n, K).
+/// The weights as rows: scores (n, K) -> softmax rows (n, K), each row's softmax computed once
+/// per run that reaches it.
 struct mbat_softmax {
   using value_type = float;
   const float* scores;
@@ -75,38 +76,37 @@ struct mbat_softmax {
   double temperature;
   FUSOR_HD void fill(index_t first, float* out, index_t count) const {
     double w[mbat_max_bases];
+    index_t row = -1;
     for (index_t i = 0; i < count; ++i) {
-      const index_t row = (first + i) / K, k = (first + i) % K;
-      mbat_weights(scores + row * K, K, temperature, w);
-      out[i] = float(w[k]);
+      const index_t r = (first + i) / K;
+      if (r != row) mbat_weights(scores + r * K, K, temperature, w);
+      row = r;
+      out[i] = float(w[(first + i) % K]);
     }
   }
 };
 
-/// out(r, i) = sum_k w_k(r) x(r, (i - shift_k) mod d), w = softmax of the scores' row r: the
-/// shifted copies added in k order, each float product and sum rounded on its own (the same bits
-/// on every backend). Scores and x are read in place with one row (a broadcast key) or one per
-/// output row. On cpu a run covers whole stretches of a row, so each shift is two contiguous
-/// (vectorised) loops.
+/// out(r, i) = sum_k w(r, k) x(r, (i - shift_k) mod d): the shifted copies added in k order, each
+/// float product and sum rounded on its own (the same bits on every backend). The weights (nw, K)
+/// and x are read in place with one row (a broadcast key) or one per output row. On cpu a run
+/// covers whole stretches of a row, so each shift is two contiguous (vectorised) loops.
 struct shift_mix {
   using value_type = float;
-  const float* scores;  // (ns, K) projections <a, U_k>
-  const float* x;       // (nx, d)
+  const float* w;  // (nw, K) softmax weights
+  const float* x;  // (nx, d)
   std::array<index_t, mbat_max_bases> shifts;  // in [0, d)
   int K;
-  double temperature;
-  index_t d, ns, nx;  // ns, nx: 1 or the output's row count
+  index_t d, nw, nx;  // nw, nx: 1 or the output's row count
   FUSOR_HD void fill(index_t first, float* out, index_t count) const {
     index_t row = first / d, col = first % d, i = 0;
     while (i < count) {
       const index_t len = d - col < count - i ? d - col : count - i;
-      double w[mbat_max_bases];
-      mbat_weights(scores + (ns == 1 ? 0 : row) * K, K, temperature, w);
+      const float* wr = w + (nw == 1 ? 0 : row) * K;
       const float* xr = x + (nx == 1 ? 0 : row) * d;
       float* o = out + i;
       for (index_t j = 0; j < len; ++j) o[j] = 0.0f;
       for (int k = 0; k < K; ++k) {
-        const float wk = float(w[k]);
+        const float wk = wr[k];
         const index_t s = shifts[std::size_t(k)], split = col + len < s ? col + len : s;
         for (index_t c = col; c < split; ++c) o[c - col] = add_rn(o[c - col], mul_rn(wk, xr[c - s + d]));
         for (index_t c = col > s ? col : s; c < col + len; ++c) o[c - col] = add_rn(o[c - col], mul_rn(wk, xr[c - s]));
@@ -172,17 +172,13 @@ struct mbat : detail::unit_rows_model<mbat> {
   auto weights(const X& a) const {
     check_rows(*this, expr_shape(fusor::detail::to_node(a)), "mbat::weights");
     const auto ac = fusor::detail::contiguous_of(a);
-    using B = backend_of_t<decltype(ac.view())>;
-    const array<float, B> s = scores(ac.view());
-    extents out = ac.view().shape();
-    out[out.size() - 1] = k_;
-    return detail::generate<B>(detail::mbat_softmax{s.data(), k_, temperature_}, out);
+    return weights_of(ac.view());
   }
 
   /// HRR's N(0, 1/d) rows, scaled to unit norm (HoloVec's real space).
   template <class B>
   array<float, B> draw(index_t n, std::uint64_t seed, index_t first) const {
-    return detail::unit_rows(hrr(d).template draw<B>(n, seed, first));
+    return detail::unit_normal_rows<B>(d, n, seed, first);
   }
   /// normalize(sum_k w_k(a) roll(b, s_k)), broadcast over the leading axes.
   template <class X, class Y>
@@ -218,6 +214,15 @@ struct mbat : detail::unit_rows_model<mbat> {
     if (!(t > 0) || !std::isfinite(t))
       throw value_error("fusor::vsa: an MBAT model needs a finite temperature > 0, got " + std::to_string(t));
     return t;
+  }
+  /// The weights of the rows of a contiguous view (..., d): (..., K), the projections <a, U_k> by
+  /// one GEMM, then one softmax per row.
+  template <class T, class B>
+  array<float, B> weights_of(const array_view<T, B>& a) const {
+    const array<float, B> s = scores(a);
+    extents out = a.shape();
+    out[out.size() - 1] = k_;
+    return detail::generate<B>(detail::mbat_softmax{s.data(), k_, temperature_}, out);
   }
   /// <a, U_k> for the rows of a contiguous view: (rows, K), one GEMM. On cpu each thread keeps the
   /// code vectors of the last model it bound with (up to 2^20 floats): drawing them was 3 of the
@@ -261,15 +266,17 @@ struct mbat : detail::unit_rows_model<mbat> {
     std::array<index_t, detail::mbat_max_bases> s = shifts_;
     if (transposed)
       for (int k = 0; k < k_; ++k) s[std::size_t(k)] = (d - s[std::size_t(k)]) % d;
-    const auto flat = [&](index_t k) { return k == n || k == 1; };
-    if (flat(na) && flat(nx)) {
-      const array<float, B> sc = scores(ac.view());
-      return detail::unit_rows(detail::generate<B>(
-          detail::shift_mix{sc.data(), xc.data(), s, k_, temperature_, d, na > 0 ? na : 1, nx > 0 ? nx : 1}, out));
+    // one row or one per output row is read in place; any other broadcast is materialised
+    const bool in_place = (na == n || na == 1) && (nx == n || nx == 1);
+    array<float, B> ab, xb;
+    if (!in_place) {
+      ab = array<float, B>(broadcast_to(ac.view(), out));
+      xb = array<float, B>(broadcast_to(xc.view(), out));
     }
-    const array<float, B> ab(broadcast_to(ac.view(), out)), xb(broadcast_to(xc.view(), out));
-    const array<float, B> sc = scores(ab.view());
-    return detail::unit_rows(detail::generate<B>(detail::shift_mix{sc.data(), xb.data(), s, k_, temperature_, d, n, n}, out));
+    const array<float, B> w = weights_of(in_place ? ac.view() : ab.view());
+    const float* xp = in_place ? xc.data() : xb.data();
+    return detail::unit_rows(detail::generate<B>(
+        detail::shift_mix{w.data(), xp, s, k_, d, in_place && na <= 1 ? 1 : n, in_place && nx <= 1 ? 1 : n}, out));
   }
 };
 

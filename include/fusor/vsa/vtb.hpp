@@ -48,7 +48,7 @@ struct vtb : detail::unit_rows_model<vtb> {
   /// HRR's N(0, 1/d) rows, scaled to unit norm.
   template <class B>
   array<float, B> draw(index_t n, std::uint64_t seed, index_t first) const {
-    return detail::unit_rows(hrr(d).template draw<B>(n, seed, first));
+    return detail::unit_normal_rows<B>(d, n, seed, first);
   }
   /// I / sqrt(m) as a vector: the right identity, bind(x, identity) == x.
   template <class B>
