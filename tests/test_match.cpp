@@ -319,3 +319,7 @@ TEST_CASE("match cones: every rotation puts the reference inside the cone; the c
   CHECK_THROWS_AS(match::cone_rotations(axis, cone, 1e-9, 90), fusor::value_error);  // 3e21 directions
   CHECK_THROWS_AS(match::cone_rotations(axis, cone, step, 1e-300), fusor::value_error);
 }
+
+// The backend-generic bodies (interpolation, rigid transforms, masks) on the cpu backend.
+#define TEST_BACKEND fusor::cpu
+#include "generic/match_body.hpp"

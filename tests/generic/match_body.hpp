@@ -1,0 +1,479 @@
+// Template-matching test bodies written once and instantiated per backend: tests/test_match.cpp
+// runs them on cpu, tests/test_match_cuda.cu on cuda. Interpolation is checked against a host
+// reference in double that computes the spline coefficients by another method (Unser's recursive
+// filter) and evaluates the B-spline basis directly; rigid transforms also against exact voxel
+// permutations, integer shifts and a Gaussian rotated in closed form; masks against their
+// definitions evaluated by plain loops.
+//
+// The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
+#include "../common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+namespace matchbody {
+
+using fusor::extents;
+using fusor::index_t;
+using B = TEST_BACKEND;
+namespace match = fusor::match;
+using test::host_values;
+
+using volume = std::vector<double>;  // C order, (n0, n1, n2)
+
+inline index_t at(const extents& s, index_t i, index_t j, index_t k) { return (i * s[1] + j) * s[2] + k; }
+
+inline index_t mirror(index_t i, index_t n) {
+  if (n == 1) return 0;
+  while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
+  return i;
+}
+
+/// The cubic B-spline coefficients of one line, mirror boundary, by Unser's causal/anticausal
+/// recursion in double (Unser, IEEE Signal Proc. Mag. 16(6), 1999, Box 2).
+inline std::vector<double> line_coefficients(std::vector<double> c) {
+  const index_t n = index_t(c.size());
+  if (n == 1) return c;
+  const double z = std::sqrt(3.0) - 2.0;
+  double sum = 0, zk = 1;
+  for (index_t k = 0; k < 60; ++k, zk *= z) sum += zk * c[std::size_t(mirror(k, n))];
+  for (auto& x : c) x *= 6.0;  // the gain (1 - z)(1 - 1/z)
+  sum *= 6.0;
+  c[0] = sum;
+  for (index_t k = 1; k < n; ++k) c[std::size_t(k)] += z * c[std::size_t(k - 1)];
+  c[std::size_t(n - 1)] = z / (z * z - 1) * (c[std::size_t(n - 1)] + z * c[std::size_t(n - 2)]);
+  for (index_t k = n - 2; k >= 0; --k) c[std::size_t(k)] = z * (c[std::size_t(k + 1)] - c[std::size_t(k)]);
+  return c;
+}
+
+inline volume coefficients(volume v, const extents& s) {
+  for (int axis = 0; axis < 3; ++axis) {
+    const index_t n = s[axis];
+    for (index_t a = 0; a < s[(axis + 1) % 3]; ++a)
+      for (index_t b = 0; b < s[(axis + 2) % 3]; ++b) {
+        auto idx = [&](index_t t) {
+          index_t p[3];
+          p[axis] = t;
+          p[(axis + 1) % 3] = a;
+          p[(axis + 2) % 3] = b;
+          return std::size_t(at(s, p[0], p[1], p[2]));
+        };
+        std::vector<double> line(static_cast<std::size_t>(n));
+        for (index_t t = 0; t < n; ++t) line[std::size_t(t)] = v[idx(t)];
+        line = line_coefficients(line);
+        for (index_t t = 0; t < n; ++t) v[idx(t)] = line[std::size_t(t)];
+      }
+  }
+  return v;
+}
+
+/// The cubic B-spline basis.
+inline double beta3(double x) {
+  x = std::abs(x);
+  if (x < 1) return 2.0 / 3.0 - x * x + x * x * x / 2;
+  if (x < 2) return (2 - x) * (2 - x) * (2 - x) / 6;
+  return 0;
+}
+
+/// The volume's value at p: off the volume (by more than 1e-3 voxels) `fill`; else the trilinear
+/// value or the spline sum over the 4 x 4 x 4 neighbours of coefficients c (mirrored).
+inline double sample(const volume& v, const volume& c, const extents& s, const double p[3], bool cubic, double fill) {
+  for (int a = 0; a < 3; ++a)
+    if (!(p[a] >= -1e-3 && p[a] <= double(s[a] - 1) + 1e-3)) return fill;
+  double total = 0;
+  if (!cubic) {
+    const index_t f0 = index_t(std::floor(p[0])), f1 = index_t(std::floor(p[1])), f2 = index_t(std::floor(p[2]));
+    for (int d0 = 0; d0 < 2; ++d0)
+      for (int d1 = 0; d1 < 2; ++d1)
+        for (int d2 = 0; d2 < 2; ++d2) {
+          const double w = (1 - std::abs(p[0] - double(f0 + d0))) * (1 - std::abs(p[1] - double(f1 + d1))) *
+                           (1 - std::abs(p[2] - double(f2 + d2)));
+          if (w <= 0) continue;
+          const index_t i = std::clamp<index_t>(f0 + d0, 0, s[0] - 1), j = std::clamp<index_t>(f1 + d1, 0, s[1] - 1),
+                        k = std::clamp<index_t>(f2 + d2, 0, s[2] - 1);
+          total += w * v[std::size_t(at(s, i, j, k))];
+        }
+    return total;
+  }
+  const index_t f0 = index_t(std::floor(p[0])), f1 = index_t(std::floor(p[1])), f2 = index_t(std::floor(p[2]));
+  for (index_t i = f0 - 1; i <= f0 + 2; ++i)
+    for (index_t j = f1 - 1; j <= f1 + 2; ++j)
+      for (index_t k = f2 - 1; k <= f2 + 2; ++k)
+        total += beta3(p[0] - double(i)) * beta3(p[1] - double(j)) * beta3(p[2] - double(k)) *
+                 c[std::size_t(at(s, mirror(i, s[0]), mirror(j, s[1]), mirror(k, s[2])))];
+  return total;
+}
+
+/// The reference transform: out(o) = v(R^T (o - c' - t) + c), c = n // 2 unless given.
+inline volume transformed(const volume& v, const extents& s, const extents& out_shape, const match::matrix3& r,
+                          const match::vec3& t, bool cubic, double fill = 0, const match::vec3* center = nullptr) {
+  const volume c = cubic ? coefficients(v, s) : volume{};
+  volume out(std::size_t(out_shape.numel()));
+  match::vec3 cin{double(s[0] / 2), double(s[1] / 2), double(s[2] / 2)};
+  if (center) cin = *center;
+  for (index_t i = 0; i < out_shape[0]; ++i)
+    for (index_t j = 0; j < out_shape[1]; ++j)
+      for (index_t k = 0; k < out_shape[2]; ++k) {
+        const double o[3] = {double(i), double(j), double(k)};
+        double q[3], p[3];
+        for (int a = 0; a < 3; ++a) q[a] = o[a] - (cin[a] + double(out_shape[a] / 2 - s[a] / 2)) - t[a];
+        for (int a = 0; a < 3; ++a) p[a] = r[0][a] * q[0] + r[1][a] * q[1] + r[2][a] * q[2] + cin[a];
+        out[std::size_t(at(out_shape, i, j, k))] = sample(v, c, s, p, cubic, fill);
+      }
+  return out;
+}
+
+inline fusor::array<float, B> device_volume(const volume& v, const extents& s) {
+  std::vector<float> f(v.begin(), v.end());
+  return test::on<B>(f, s);
+}
+
+inline double max_abs_diff(const std::vector<float>& a, const volume& b) {
+  REQUIRE(a.size() == b.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]));
+  return worst;
+}
+
+inline volume random_volume(const extents& s, std::uint64_t seed) {
+  const auto f = test::values<float>(s.numel(), -1.0, 1.0, seed);
+  return volume(f.begin(), f.end());
+}
+
+inline match::matrix3 rz90() { return {{{0, -1, 0}, {1, 0, 0}, {0, 0, 1}}}; }
+
+TEST_CASE("match: bspline coefficients interpolate every voxel (mirror boundary)") {
+  for (const extents s : {extents{1, 1, 1}, extents{1, 2, 3}, extents{2, 1, 40}, extents{5, 7, 9}, extents{3, 17, 33},
+                          extents{4, 16, 31}}) {
+    CAPTURE(fusor::to_string(s));
+    const volume v = random_volume(s, 3 + std::uint64_t(s.numel()));
+    const auto c = host_values(match::bspline_coefficients(device_volume(v, s)));
+    // against Unser's recursion
+    CHECK(max_abs_diff(c, coefficients(v, s)) < 2e-5);
+    // and the defining property: (1/6, 4/6, 1/6) along each axis, mirrored, gives back v
+    double worst = 0;
+    for (index_t i = 0; i < s[0]; ++i)
+      for (index_t j = 0; j < s[1]; ++j)
+        for (index_t k = 0; k < s[2]; ++k) {
+          double total = 0;
+          for (index_t a = -1; a <= 1; ++a)
+            for (index_t b = -1; b <= 1; ++b)
+              for (index_t d = -1; d <= 1; ++d)
+                total += (a ? 1.0 : 4.0) * (b ? 1.0 : 4.0) * (d ? 1.0 : 4.0) / 216.0 *
+                         double(c[std::size_t(at(s, mirror(i + a, s[0]), mirror(j + b, s[1]), mirror(k + d, s[2])))]);
+          worst = std::max(worst, std::abs(total - v[std::size_t(at(s, i, j, k))]));
+        }
+    CHECK(worst < 1e-5);
+  }
+  CHECK_THROWS_AS(match::bspline_coefficients(fusor::array<float, B>(extents{4, 4})), fusor::shape_error);
+}
+
+TEST_CASE("match: rigid_transform against a double reference, both interpolations") {
+  const match::matrix3 r = match::to_matrix(match::from_euler({31, 47, -112}, match::euler_convention::zyz_intrinsic));
+  for (const extents s : {extents{9, 9, 9}, extents{8, 10, 12}, extents{3, 17, 6}, extents{1, 5, 33}}) {
+    const volume v = random_volume(s, std::uint64_t(s.numel()));
+    const auto dv = device_volume(v, s);
+    for (const bool cubic : {false, true}) {
+      CAPTURE(fusor::to_string(s));
+      CAPTURE(cubic);
+      match::transform_options o;
+      o.method = cubic ? match::interpolation::cubic : match::interpolation::linear;
+      const match::vec3 t{0.3, -1.25, 0.5};
+      CHECK(max_abs_diff(host_values(match::rigid_transform(dv, r, t, o)), transformed(v, s, s, r, t, cubic)) < 2e-4);
+      // the identity gives the volume back (cubic: through the prefilter and the spline)
+      const match::matrix3 id{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+      CHECK(max_abs_diff(host_values(match::rigid_transform(dv, id, {}, o)), v) < (cubic ? 2e-5 : 1e-7));
+      // a given centre and a fill value
+      o.center = match::vec3{1.5, 2.0, 0.25};
+      o.fill = -3.0f;
+      CHECK(max_abs_diff(host_values(match::rigid_transform(dv, r, t, o)),
+                         transformed(v, s, s, r, t, cubic, -3.0, &*o.center)) < 2e-4);
+    }
+  }
+}
+
+TEST_CASE("match: rigid_transform permutes voxels exactly for quarter turns and shifts by whole voxels") {
+  const extents s{7, 7, 5};  // odd: the centre (3, 3, 2) maps the grid onto itself
+  const volume v = random_volume(s, 11);
+  const auto dv = device_volume(v, s);
+  for (const auto m : {match::interpolation::linear, match::interpolation::cubic}) {
+    match::transform_options o;
+    o.method = m;
+    // Rz(90): out[i][j][k] = v[j][2c - i][k]
+    const auto rotated = host_values(match::rigid_transform(dv, rz90(), {}, o));
+    double worst = 0;
+    for (index_t i = 0; i < 7; ++i)
+      for (index_t j = 0; j < 7; ++j)
+        for (index_t k = 0; k < 5; ++k)
+          worst = std::max(worst, std::abs(double(rotated[std::size_t(at(s, i, j, k))]) - v[std::size_t(at(s, j, 6 - i, k))]));
+    CHECK(worst < (m == match::interpolation::linear ? 1e-6 : 2e-5));
+    // four quarter turns compose to the identity; a half turn twice likewise
+    auto a = dv.copy();
+    for (int q = 0; q < 4; ++q) a = match::rigid_transform(a, rz90(), {}, o);
+    CHECK(max_abs_diff(host_values(a), v) < 1e-4);
+    // a whole-voxel shift moves values and exposes the fill
+    o.fill = 7.0f;
+    const auto shifted = host_values(match::rigid_transform(dv, match::matrix3{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}, {1, -2, 0}, o));
+    double off = 0;
+    for (index_t i = 0; i < 7; ++i)
+      for (index_t j = 0; j < 7; ++j)
+        for (index_t k = 0; k < 5; ++k) {
+          const index_t si = i - 1, sj = j + 2;
+          const double want = si >= 0 && sj < 7 ? v[std::size_t(at(s, si, sj, k))] : 7.0;
+          off = std::max(off, std::abs(double(shifted[std::size_t(at(s, i, j, k))]) - want));
+        }
+    CHECK(off < (m == match::interpolation::linear ? 1e-6 : 2e-5));
+  }
+}
+
+TEST_CASE("match: a rotated Gaussian against its closed form") {
+  // an anisotropic Gaussian centred off the rotation centre, rotated and moved: the cubic spline
+  // follows it closely, trilinear loosely
+  const extents s{32, 33, 31};
+  const double c[3] = {16, 16, 15}, mu[3] = {14.0, 18.5, 15.5}, sg[3] = {3.0, 2.2, 4.0};
+  auto g = [&](const double p[3]) {
+    double e = 0;
+    for (int a = 0; a < 3; ++a) e += (p[a] - mu[a]) * (p[a] - mu[a]) / (2 * sg[a] * sg[a]);
+    return std::exp(-e);
+  };
+  volume v(std::size_t(s.numel()));
+  for (index_t i = 0; i < s[0]; ++i)
+    for (index_t j = 0; j < s[1]; ++j)
+      for (index_t k = 0; k < s[2]; ++k) {
+        const double p[3] = {double(i), double(j), double(k)};
+        v[std::size_t(at(s, i, j, k))] = g(p);
+      }
+  const match::matrix3 r = match::to_matrix(match::axis_angle({1, 2, -0.5}, 57));
+  const match::vec3 t{1.5, -0.75, 2.0};
+  const auto dv = device_volume(v, s);
+  for (const bool cubic : {true, false}) {
+    match::transform_options o;
+    o.method = cubic ? match::interpolation::cubic : match::interpolation::linear;
+    const auto out = host_values(match::rigid_transform(dv, r, t, o));
+    double worst = 0;
+    for (index_t i = 0; i < s[0]; ++i)
+      for (index_t j = 0; j < s[1]; ++j)
+        for (index_t k = 0; k < s[2]; ++k) {
+          // the point p lands at R (p - c) + c + t, so output voxel o shows g at R^T (o - c - t) + c
+          const double q[3] = {double(i) - c[0] - t[0], double(j) - c[1] - t[1], double(k) - c[2] - t[2]};
+          double p[3];
+          for (int a = 0; a < 3; ++a) p[a] = r[0][a] * q[0] + r[1][a] * q[1] + r[2][a] * q[2] + c[a];
+          worst = std::max(worst, std::abs(double(out[std::size_t(at(s, i, j, k))]) - g(p)));
+        }
+    CAPTURE(cubic);
+    CHECK(worst < (cubic ? 4e-3 : 5e-2));  // measured 0.0011 and 0.037
+    const std::string note = std::string(cubic ? "cubic" : "trilinear") + " worst error on a rotated Gaussian (peak 1): " +
+                             std::to_string(worst);
+    MESSAGE(note);
+  }
+}
+
+TEST_CASE("match: rigid_transform into another shape, prefiltered input, bad input") {
+  const extents s{5, 6, 5}, big{9, 9, 10};
+  const volume v = random_volume(s, 5);
+  const auto dv = device_volume(v, s);
+  const match::matrix3 r = match::to_matrix(match::from_euler({10, 80, 33}, match::euler_convention::zxz_intrinsic));
+  for (const bool cubic : {false, true}) {
+    match::transform_options o;
+    o.method = cubic ? match::interpolation::cubic : match::interpolation::linear;
+    fusor::array<float, B> out(big);
+    match::rigid_transform(dv, r, {0.5, 0, -1}, out, o);
+    CHECK(max_abs_diff(host_values(out), transformed(v, s, big, r, {0.5, 0, -1}, cubic)) < 2e-4);
+    fusor::array<float, B> small(extents{3, 4, 3});
+    match::rigid_transform(dv, r, {}, small, o);
+    CHECK(max_abs_diff(host_values(small), transformed(v, s, extents{3, 4, 3}, r, {}, cubic)) < 2e-4);
+  }
+  // coefficients computed once give the same bits as computing them per call
+  const auto coef = match::bspline_coefficients(dv);
+  match::transform_options pre;
+  pre.prefiltered = true;
+  CHECK(host_values(match::rigid_transform(coef, r, {}, pre)) == host_values(match::rigid_transform(dv, r)));
+  // quaternion overload
+  CHECK(host_values(match::rigid_transform(dv, match::to_quaternion(r))) == host_values(match::rigid_transform(dv, r)));
+  // empty output, empty input
+  fusor::array<float, B> none(extents{0, 3, 3});
+  match::rigid_transform(dv, r, {}, none);
+  CHECK(match::rigid_transform(fusor::array<float, B>(extents{0, 2, 2}), r).size() == 0);
+  fusor::array<float, B> some(extents{2, 2, 2});
+  CHECK_THROWS_AS(match::rigid_transform(fusor::array<float, B>(extents{0, 2, 2}), r, {}, some), fusor::shape_error);
+  // bad input
+  CHECK_THROWS_AS(match::rigid_transform(fusor::array<float, B>(extents{4, 4}), r), fusor::shape_error);
+  fusor::array<float, B> flat(extents{4, 4});
+  CHECK_THROWS_AS(match::rigid_transform(dv, r, {}, flat), fusor::shape_error);
+  const match::matrix3 scaled{{{2, 0, 0}, {0, 1, 0}, {0, 0, 1}}}, mirrored{{{-1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+  CHECK_THROWS_WITH_AS(match::rigid_transform(dv, scaled), doctest::Contains("expected a rotation matrix"), fusor::value_error);
+  CHECK_THROWS_AS(match::rigid_transform(dv, mirrored), fusor::value_error);
+  CHECK_THROWS_AS(match::rigid_transform(dv, r, {0, std::nan(""), 0}), fusor::value_error);
+  match::transform_options bad_centre;
+  bad_centre.center = match::vec3{0, 0, INFINITY};
+  CHECK_THROWS_AS(match::rigid_transform(dv, r, {}, bad_centre), fusor::value_error);
+  auto same = dv.copy();
+  CHECK_THROWS_WITH_AS(match::rigid_transform(same, r, {}, same), doctest::Contains("shares its buffer"), fusor::value_error);
+  CHECK(match::volume_center(extents{4, 5, 1}) == match::vec3{2, 2, 0});
+}
+
+// ---- masks ------------------------------------------------------------------------------------
+
+/// The mask's definition at every voxel, by plain loops: `inside(p)` in the shape's frame and
+/// `dist(p)` outside it.
+template <class Inside, class Dist>
+volume mask_reference(const extents& s, const match::vec3& c, const match::matrix3& r, const match::mask_edge& e,
+                      Inside inside, Dist dist) {
+  volume out(std::size_t(s.numel()));
+  for (index_t i = 0; i < s[0]; ++i)
+    for (index_t j = 0; j < s[1]; ++j)
+      for (index_t k = 0; k < s[2]; ++k) {
+        const double x[3] = {double(i) - c[0], double(j) - c[1], double(k) - c[2]};
+        double p[3];
+        for (int a = 0; a < 3; ++a) p[a] = r[0][a] * x[0] + r[1][a] * x[1] + r[2][a] * x[2];
+        double value = 1;
+        if (!inside(p)) {
+          const double d = dist(p);
+          using K = match::mask_edge::kind;
+          value = e.profile == K::hard       ? 0.0
+                  : e.profile == K::gaussian ? (d > e.cutoff * e.width ? 0.0 : std::exp(-d * d / (2 * e.width * e.width)))
+                                             : (d >= e.width ? 0.0 : 0.5 + 0.5 * std::cos(std::numbers::pi * d / e.width));
+        }
+        out[std::size_t(at(s, i, j, k))] = value;
+      }
+  return out;
+}
+
+TEST_CASE("match: masks against their definitions, every edge, oriented") {
+  const extents s{13, 16, 11};
+  const match::matrix3 id{{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+  const match::matrix3 r = match::to_matrix(match::axis_angle({0.3, -1, 2}, 38));
+  for (const auto& edge : {match::mask_edge::hard(), match::mask_edge::gaussian(1.5), match::mask_edge::gaussian(2, 1.5),
+                           match::mask_edge::cosine(3)}) {
+    for (const auto& orient : {id, r}) {
+      match::mask_options o;
+      o.edge = edge;
+      o.orientation = orient;
+      const match::vec3 c = match::volume_center(s);
+      CAPTURE(int(edge.profile));
+      auto norm = [](const double p[3]) { return std::sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]); };
+      // sphere (orientation does not change it)
+      const double rad = 4.5;
+      CHECK(max_abs_diff(host_values(match::sphere_mask<B>(s, rad, o)),
+                         mask_reference(s, c, id, edge, [&](const double* p) { return p[0] * p[0] + p[1] * p[1] + p[2] * p[2] <= rad * rad; },
+                                        [&](const double* p) { return norm(p) - rad; })) < 1e-6);
+      // ellipsoid: distance along the ray from the centre
+      const match::vec3 ax{5, 3, 2.5};
+      auto e_r = [&](const double* p) {
+        return std::sqrt(p[0] * p[0] / (ax[0] * ax[0]) + p[1] * p[1] / (ax[1] * ax[1]) + p[2] * p[2] / (ax[2] * ax[2]));
+      };
+      CHECK(max_abs_diff(host_values(match::ellipsoid_mask<B>(s, ax, o)),
+                         mask_reference(s, c, orient, edge, [&](const double* p) { return e_r(p) <= 1; },
+                                        [&](const double* p) { return norm(p) * (1 - 1 / e_r(p)); })) < 1e-6);
+      // box
+      const match::vec3 h{3, 2, 4};
+      CHECK(max_abs_diff(host_values(match::box_mask<B>(s, h, o)),
+                         mask_reference(s, c, orient, edge,
+                                        [&](const double* p) {
+                                          return std::abs(p[0]) <= h[0] && std::abs(p[1]) <= h[1] && std::abs(p[2]) <= h[2];
+                                        },
+                                        [&](const double* p) {
+                                          double d = 0;
+                                          for (int a = 0; a < 3; ++a) d += std::pow(std::max(std::abs(p[a]) - h[a], 0.0), 2);
+                                          return std::sqrt(d);
+                                        })) < 1e-6);
+      // hollow tube along axis 2
+      const double ri = 2, ro = 5, height = 6;
+      CHECK(max_abs_diff(host_values(match::tube_mask<B>(s, ri, ro, height, o)),
+                         mask_reference(s, c, orient, edge,
+                                        [&](const double* p) {
+                                          const double rho = std::hypot(p[0], p[1]);
+                                          return rho >= ri && rho <= ro && std::abs(p[2]) <= height / 2;
+                                        },
+                                        [&](const double* p) {
+                                          const double rho = std::hypot(p[0], p[1]);
+                                          const double radial = std::max({rho - ro, ri - rho, 0.0});
+                                          const double axial = std::max(std::abs(p[2]) - height / 2, 0.0);
+                                          return std::hypot(radial, axial);
+                                        })) < 1e-6);
+    }
+  }
+}
+
+TEST_CASE("match: mask geometry, centres and bad input") {
+  // a hard sphere of radius 10 holds about 4/3 pi r^3 voxels
+  const auto big = host_values(match::sphere_mask<B>(extents{25, 25, 25}, 10.0));
+  double count = 0;
+  for (float x : big) count += x;
+  CHECK(std::abs(count / (4.0 / 3.0 * std::numbers::pi * 1000.0) - 1) < 0.01);
+  // an ellipsoid with equal radii is the sphere; a box of half-width 0 is its centre voxel
+  const extents s{8, 9, 10};
+  match::mask_options off;
+  off.center = match::vec3{2.5, 6, 3};
+  off.edge = match::mask_edge::cosine(2);
+  CHECK(host_values(match::ellipsoid_mask<B>(s, {3, 3, 3}, off)) == host_values(match::sphere_mask<B>(s, 3, off)));
+  const auto dot = host_values(match::box_mask<B>(s, {0, 0, 0}));
+  CHECK(std::count(dot.begin(), dot.end(), 1.0f) == 1);
+  CHECK(dot[std::size_t(at(s, 4, 4, 5))] == 1.0f);
+  // a quarter turn about axis 2 swaps a box's half-widths along 0 and 1
+  match::mask_options turned;
+  turned.orientation = rz90();
+  CHECK(host_values(match::box_mask<B>(s, {1, 3, 2}, turned)) == host_values(match::box_mask<B>(s, {3, 1, 2})));
+  // size-1 and empty volumes
+  CHECK(host_values(match::sphere_mask<B>(extents{1, 1, 1}, 0.5)) == std::vector<float>{1.0f});
+  CHECK(match::tube_mask<B>(extents{0, 4, 4}, 0, 1, 1).size() == 0);
+  // bad input
+  CHECK_THROWS_WITH_AS(match::sphere_mask<B>(s, -1), doctest::Contains("radius > 0"), fusor::value_error);
+  CHECK_THROWS_AS(match::sphere_mask<B>(extents{4, 4}, 1), fusor::shape_error);
+  CHECK_THROWS_AS(match::ellipsoid_mask<B>(s, {1, 0, 1}), fusor::value_error);
+  CHECK_THROWS_AS(match::box_mask<B>(s, {1, NAN, 1}), fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::tube_mask<B>(s, 4, 3, 2), doctest::Contains("inner radius <= outer radius"), fusor::value_error);
+  match::mask_options soft;
+  soft.edge = match::mask_edge::gaussian(0);
+  CHECK_THROWS_WITH_AS(match::sphere_mask<B>(s, 2, soft), doctest::Contains("width > 0"), fusor::value_error);
+  soft.edge = match::mask_edge::gaussian(1, -1);
+  CHECK_THROWS_AS(match::sphere_mask<B>(s, 2, soft), fusor::value_error);
+  match::mask_options skew;
+  skew.orientation = {{{1, 0.5, 0}, {0, 1, 0}, {0, 0, 1}}};
+  CHECK_THROWS_AS(match::sphere_mask<B>(s, 2, skew), fusor::value_error);
+}
+
+TEST_CASE("match: normalize_under_mask as pyTME's normalize_template") {
+  const extents s{6, 7, 9};
+  const volume v = random_volume(s, 21);
+  match::mask_options o;
+  o.edge = match::mask_edge::gaussian(1.0);
+  const auto mask = match::sphere_mask<B>(s, 2.5, o);
+  const auto w = host_values(mask);
+  const auto out = host_values(match::normalize_under_mask(device_volume(v, s), mask));
+  double n = 0, m = 0, q = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    n += w[i];
+    m += w[i] * v[i];
+    q += w[i] * v[i] * v[i];
+  }
+  m /= n;
+  const double sd = std::sqrt(q / n - m * m);
+  double worst = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) worst = std::max(worst, std::abs(double(out[i]) - (v[i] - m) / sd * w[i]));
+  CHECK(worst < 1e-5);
+  // a hard mask: zero mean and unit variance over its voxels
+  const auto hard = match::box_mask<B>(s, {2, 2, 3});
+  const auto z = host_values(match::normalize_under_mask(device_volume(v, s), hard));
+  const auto hw = host_values(hard);
+  double s1 = 0, s2 = 0, cnt = 0;
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    s1 += z[i];
+    s2 += double(z[i]) * z[i];
+    cnt += hw[i];
+    if (hw[i] == 0) CHECK(z[i] == 0.0f);
+  }
+  CHECK(std::abs(s1) < 1e-4);
+  CHECK(std::abs(s2 / cnt - 1) < 1e-5);
+  // bad input
+  CHECK_THROWS_AS(match::normalize_under_mask(device_volume(v, s), match::sphere_mask<B>(extents{6, 7, 8}, 2)), fusor::shape_error);
+  const fusor::array<float, B> zero = fusor::zeros<float, B>(s);
+  CHECK_THROWS_WITH_AS(match::normalize_under_mask(device_volume(v, s), zero), doctest::Contains("positive sum"), fusor::value_error);
+  const fusor::array<float, B> flat = fusor::full<float, B>(s, 2.0f);
+  CHECK_THROWS_WITH_AS(match::normalize_under_mask(flat, hard), doctest::Contains("constant under the mask"), fusor::value_error);
+}
+
+}  // namespace matchbody
