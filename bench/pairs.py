@@ -22,6 +22,7 @@ for t in ("float", "double"):  # autodiff (bench_ad): beside the hand-written de
 for op in ("random", "bind", "bundle100", "sim1000", "search1", "search1000"):  # VSA (bench_vsa): beside its floor
     PAIRS += [(f"fusor_vsa_{op}", f"floor_vsa_{op}")]
 PAIRS += [("fusor_vsa_search1000", "hand_vsa_search1000")]
+PAIRS += [("fusor_scan", "fftw_floor"), ("fusor_rigid_transform", "copy_floor")]  # template matching (bench_match)
 
 med = {}
 for b in json.load(open(sys.argv[1]))["benchmarks"]:

@@ -476,4 +476,281 @@ TEST_CASE("match: normalize_under_mask as pyTME's normalize_template") {
   CHECK_THROWS_WITH_AS(match::normalize_under_mask(flat, hard), doctest::Contains("constant under the mask"), fusor::value_error);
 }
 
+// ---- the scan ---------------------------------------------------------------------------------
+
+/// The rotated volume in double: cubic with the prefilter (templates) or with the values as
+/// coefficients (FLC's masks), or trilinear.
+inline volume rotated(const volume& v, const extents& s, const match::matrix3& r, bool cubic, bool prefilter) {
+  if (!cubic || prefilter) return transformed(v, s, s, r, {}, cubic);
+  volume out(v.size());
+  for (index_t i = 0; i < s[0]; ++i)
+    for (index_t j = 0; j < s[1]; ++j)
+      for (index_t k = 0; k < s[2]; ++k) {
+        const double q[3] = {double(i - s[0] / 2), double(j - s[1] / 2), double(k - s[2] / 2)};
+        double p[3];
+        for (int a = 0; a < 3; ++a) p[a] = r[0][a] * q[0] + r[1][a] * q[1] + r[2][a] * q[2] + double(s[a] / 2);
+        out[std::size_t(at(s, i, j, k))] = sample(v, v, s, p, true, 0.0);
+      }
+  return out;
+}
+
+/// CC(f, g)(x) = sum_y f(x + y - c) g(y), c = M // 2, f zero outside: the direct sum.
+inline volume direct_cc(const volume& f, const extents& n, const volume& g, const extents& m) {
+  volume out(std::size_t(n.numel()), 0.0);
+  for (index_t x0 = 0; x0 < n[0]; ++x0)
+    for (index_t x1 = 0; x1 < n[1]; ++x1)
+      for (index_t x2 = 0; x2 < n[2]; ++x2) {
+        double total = 0;
+        for (index_t y0 = 0; y0 < m[0]; ++y0)
+          for (index_t y1 = 0; y1 < m[1]; ++y1)
+            for (index_t y2 = 0; y2 < m[2]; ++y2) {
+              const index_t t0 = x0 + y0 - m[0] / 2, t1 = x1 + y1 - m[1] / 2, t2 = x2 + y2 - m[2] / 2;
+              if (t0 < 0 || t0 >= n[0] || t1 < 0 || t1 >= n[1] || t2 < 0 || t2 >= n[2]) continue;
+              total += f[std::size_t(at(n, t0, t1, t2))] * g[std::size_t(at(m, y0, y1, y2))];
+            }
+        out[std::size_t(at(n, x0, x1, x2))] = total;
+      }
+  return out;
+}
+
+inline volume laplacian(const volume& v, const extents& s) {
+  volume out(v.size());
+  for (index_t i = 0; i < s[0]; ++i)
+    for (index_t j = 0; j < s[1]; ++j)
+      for (index_t k = 0; k < s[2]; ++k) {
+        auto w = [&](index_t a, index_t b, index_t c) {
+          return v[std::size_t(at(s, (a + s[0]) % s[0], (b + s[1]) % s[1], (c + s[2]) % s[2]))];
+        };
+        out[std::size_t(at(s, i, j, k))] = w(i - 1, j, k) + w(i + 1, j, k) + w(i, j - 1, k) + w(i, j + 1, k) +
+                                           w(i, j, k - 1) + w(i, j, k + 1) - 6 * w(i, j, k);
+      }
+  return out;
+}
+
+inline volume standardise(volume v) {
+  double m = 0, q = 0;
+  for (double x : v) m += x;
+  m /= double(v.size());
+  for (double x : v) q += (x - m) * (x - m);
+  const double sd = std::sqrt(q / double(v.size()));
+  for (double& x : v) x = (x - m) / sd;
+  return v;
+}
+
+/// Every rotation's score map by the formulas of scores.hpp, in double, from direct sums.
+inline std::vector<volume> reference_scores(match::score kind, const volume& f0, const extents& n, const volume& g0,
+                                            const volume& mask, const extents& m, const std::vector<match::quaternion>& rots,
+                                            bool cubic) {
+  using S = match::score;
+  volume f = kind == S::lcc ? laplacian(f0, n) : kind == S::cam ? standardise(f0) : f0;
+  volume g = kind == S::lcc ? laplacian(g0, m) : kind == S::cam ? standardise(g0) : g0;
+  volume f2(f.size());
+  for (std::size_t i = 0; i < f.size(); ++i) f2[i] = f[i] * f[i];
+  double nm = 0;
+  for (double w : mask) nm += w;
+  const double eps = double(std::numeric_limits<float>::epsilon());
+  std::vector<volume> out;
+  volume numerator, inv;
+  if (kind == S::corr || kind == S::cam || kind == S::flc_spherical_mask) {
+    const volume w1 = direct_cc(f, n, mask, m), w2 = direct_cc(f2, n, mask, m);
+    numerator.assign(w1.size(), 0.0);
+    inv.assign(w1.size(), 0.0);
+    double mean = 0, ssd = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) mean += g[i] * mask[i];
+    mean /= nm;
+    for (std::size_t i = 0; i < g.size(); ++i) ssd += (g[i] - mean) * (g[i] - mean) * mask[i];
+    for (std::size_t i = 0; i < w1.size(); ++i) {
+      if (kind == S::flc_spherical_mask) {
+        double sigma = std::sqrt(std::max(w2[i] / nm - (w1[i] / nm) * (w1[i] / nm), 0.0));
+        if (sigma < eps) sigma = 1;
+        inv[i] = 1 / (sigma * nm);
+      } else {
+        numerator[i] = w1[i] * mean;
+        const double den = std::sqrt(std::max((w2[i] - w1[i] * w1[i] / double(g.size())) * ssd, 0.0));
+        inv[i] = den > eps ? 1 / den : 0;
+      }
+    }
+    if (kind != S::flc_spherical_mask)
+      for (std::size_t i = 0; i < g.size(); ++i) g[i] *= mask[i];
+  }
+  for (const auto& q : rots) {
+    const match::matrix3 r = match::to_matrix(q);
+    volume gr = rotated(g, m, r, cubic, true), w = mask;
+    if (kind == S::flc) w = rotated(mask, m, r, cubic, false);
+    double nw = 0;
+    for (double x : w) nw += x;
+    if (kind == S::flc || kind == S::flc_spherical_mask) {
+      double mean = 0, sq = 0;
+      for (std::size_t i = 0; i < gr.size(); ++i) {
+        mean += gr[i] * w[i];
+        sq += gr[i] * gr[i] * w[i];
+      }
+      mean /= nw;
+      const double sd = std::sqrt(sq / nw - mean * mean);
+      for (std::size_t i = 0; i < gr.size(); ++i) gr[i] = (gr[i] - mean) / sd * w[i];
+    }
+    volume sc = direct_cc(f, n, gr, m);
+    if (kind == S::flc) {
+      const volume w1 = direct_cc(f, n, w, m), w2 = direct_cc(f2, n, w, m);
+      for (std::size_t i = 0; i < sc.size(); ++i) {
+        double sigma = std::sqrt(std::max(w2[i] / nw - (w1[i] / nw) * (w1[i] / nw), 0.0));
+        if (sigma < eps) sigma = 1;
+        sc[i] /= sigma * nw;
+      }
+    } else if (!inv.empty()) {
+      for (std::size_t i = 0; i < sc.size(); ++i) sc[i] = (sc[i] - numerator[i]) * inv[i];
+    }
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
+inline std::vector<match::quaternion> few_rotations() {
+  return {match::quaternion{}, match::axis_angle({0, 0, 1}, 90), match::axis_angle({1, -0.5, 0.25}, 37),
+          match::from_euler({-20, 100, 65}, match::euler_convention::zyz_intrinsic), match::axis_angle({0, 1, 1}, 180)};
+}
+
+TEST_CASE("match scan: every score against direct correlation sums in double") {
+  const extents n{11, 10, 12}, m{5, 4, 5};
+  const volume f = random_volume(n, 31);
+  volume g = random_volume(m, 32);
+  match::mask_options soft;
+  soft.edge = match::mask_edge::gaussian(1.0);
+  const auto dmask = match::sphere_mask<B>(m, 1.6, soft);
+  const auto hmask = host_values(dmask);
+  const volume mask(hmask.begin(), hmask.end());
+  const auto rots = few_rotations();
+  const auto df = device_volume(f, n), dg = device_volume(g, m);
+  using S = match::score;
+  for (const S kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc}) {
+    for (const bool cubic : {true, false}) {
+      CAPTURE(match::to_string(kind));
+      CAPTURE(cubic);
+      match::scan_options o;
+      o.method = cubic ? match::interpolation::cubic : match::interpolation::linear;
+      o.mean_map = true;
+      const auto res = match::scan(df, dg, dmask, rots, kind, o);
+      CHECK(res.best_score.shape() == n);
+      CHECK(res.fft_shape == match::scan_fft_shape(n, m));
+      const auto ref = reference_scores(kind, f, n, g, mask, m, rots, cubic);
+      const auto best = host_values(res.best_score);
+      const auto arg = host_values(res.best_rotation);
+      const auto mean = host_values(res.mean_score);
+      double scale = 0;
+      for (const auto& r : ref)
+        for (double x : r) scale = std::max(scale, std::abs(x));
+      double worst = 0, worst_mean = 0;
+      index_t decided = 0, agree = 0;
+      for (std::size_t i = 0; i < best.size(); ++i) {
+        double top = -INFINITY, second = -INFINITY, avg = 0;
+        std::int32_t which = -1;
+        for (std::size_t r = 0; r < ref.size(); ++r) {
+          avg += ref[r][i] / double(ref.size());
+          if (ref[r][i] > top) {
+            second = top;
+            top = ref[r][i];
+            which = std::int32_t(r);
+          } else if (ref[r][i] > second) {
+            second = ref[r][i];
+          }
+        }
+        worst = std::max(worst, std::abs(double(best[i]) - top));
+        worst_mean = std::max(worst_mean, std::abs(double(mean[i]) - avg));
+        if (top - second > 1e-3 * scale) {
+          ++decided;
+          agree += arg[i] == which;
+        }
+      }
+      CHECK(worst <= 2e-5 * std::max(1.0, scale));
+      CHECK(worst_mean <= 2e-5 * std::max(1.0, scale));
+      CHECK(agree == decided);
+      CHECK(decided > index_t(best.size()) / 2);
+    }
+  }
+}
+
+TEST_CASE("match scan: planted copies are found at their centres with their rotations") {
+  // a template (an asymmetric blob) planted twice, rotated, in noise; FLC and FLCSphericalMask
+  // find both at their centres with the planted rotation
+  const extents n{40, 36, 38}, m{11, 11, 11};
+  volume g(std::size_t(m.numel()));
+  for (index_t i = 0; i < 11; ++i)
+    for (index_t j = 0; j < 11; ++j)
+      for (index_t k = 0; k < 11; ++k) {
+        const double x = double(i) - 5, y = double(j) - 5, z = double(k) - 5;
+        g[std::size_t(at(m, i, j, k))] = std::exp(-(x * x / 8 + y * y / 3 + z * z / 1.5)) +
+                                         0.6 * std::exp(-((x - 2.5) * (x - 2.5) + (y + 2) * (y + 2) + z * z) / 1.5);
+      }
+  const auto rots = match::uniform_rotations(60.0);
+  const std::size_t k1 = 7, k2 = rots.size() / 2;
+  volume f = random_volume(n, 41);
+  for (double& x : f) x *= 0.05;
+  const index_t c1[3] = {12, 10, 14}, c2[3] = {27, 25, 22};
+  for (const auto& [k, c] : {std::pair{k1, c1}, std::pair{k2, c2}}) {
+    const volume gr = rotated(g, m, match::to_matrix(rots[k]), true, true);
+    for (index_t i = 0; i < 11; ++i)
+      for (index_t j = 0; j < 11; ++j)
+        for (index_t l = 0; l < 11; ++l)
+          f[std::size_t(at(n, c[0] + i - 5, c[1] + j - 5, c[2] + l - 5))] += gr[std::size_t(at(m, i, j, l))];
+  }
+  const auto mask = match::sphere_mask<B>(m, 5.0);
+  for (const auto kind : {match::score::flc, match::score::flc_spherical_mask}) {
+    CAPTURE(match::to_string(kind));
+    const auto res = match::scan(device_volume(f, n), device_volume(g, m), mask, rots, kind);
+    const auto best = host_values(res.best_score);
+    const auto arg = host_values(res.best_rotation);
+    for (const auto& [k, c] : {std::pair{k1, c1}, std::pair{k2, c2}}) {
+      // the maximum over the neighbourhood of the planted centre sits on it
+      const std::size_t at_c = std::size_t(at(n, c[0], c[1], c[2]));
+      float local = -INFINITY;
+      for (index_t i = -3; i <= 3; ++i)
+        for (index_t j = -3; j <= 3; ++j)
+          for (index_t l = -3; l <= 3; ++l) local = std::max(local, best[std::size_t(at(n, c[0] + i, c[1] + j, c[2] + l))]);
+      CHECK(best[at_c] == local);
+      CHECK(best[at_c] > 0.9f);
+      CHECK(arg[at_c] == std::int32_t(k));
+    }
+  }
+}
+
+TEST_CASE("match scan: thread counts, scores by name, bad input") {
+  const extents n{9, 8, 10}, m{3, 3, 4};
+  const auto f = device_volume(random_volume(n, 51), n), g = device_volume(random_volume(m, 52), m);
+  const auto mask = match::box_mask<B>(m, {1, 1, 2});
+  const auto rots = match::uniform_rotations(45.0);
+  match::scan_options one, many;
+  one.threads = 1;
+  many.threads = 3;
+  one.mean_map = many.mean_map = true;
+  const auto a = match::scan(f, g, mask, rots, match::score::flc, one);
+  const auto b = match::scan(f, g, mask, rots, match::score::flc, many);
+  CHECK(host_values(a.best_score) == host_values(b.best_score));
+  CHECK(host_values(a.best_rotation) == host_values(b.best_rotation));
+  // one rotation: the map is that rotation's, index 0 everywhere
+  const auto single = match::scan(f, g, mask, {rots[3]}, match::score::cc);
+  const auto idx = host_values(single.best_rotation);
+  CHECK(std::all_of(idx.begin(), idx.end(), [](std::int32_t i) { return i == 0; }));
+  // a template as large as the target
+  CHECK(match::scan(g, g, mask, {match::quaternion{}}, match::score::flc).best_score.shape() == m);
+  // names
+  for (const auto s : {match::score::cc, match::score::lcc, match::score::corr, match::score::cam,
+                       match::score::flc_spherical_mask, match::score::flc})
+    CHECK(match::parse_score(match::to_string(s)) == s);
+  CHECK_THROWS_WITH_AS(match::parse_score("flc"), doctest::Contains("FLCSphericalMask"), fusor::value_error);
+  // bad input
+  CHECK_THROWS_WITH_AS(match::scan(g, f, mask, rots, match::score::cc), doctest::Contains("no larger than the target"),
+                       fusor::shape_error);
+  CHECK_THROWS_AS(match::scan(f, g, match::box_mask<B>(extents{3, 3, 3}, {1, 1, 1}), rots, match::score::cc), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(match::scan(f, g, mask, {}, match::score::cc), doctest::Contains("at least one rotation"), fusor::value_error);
+  CHECK_THROWS_AS(match::scan(fusor::array<float, B>(extents{9, 8}), g, mask, rots, match::score::cc), fusor::shape_error);
+  CHECK_THROWS_AS(match::scan(f, g, mask, {match::quaternion{0, 0, 0, 0}}, match::score::cc), fusor::value_error);
+  const fusor::array<float, B> no_mask = fusor::zeros<float, B>(m);
+  CHECK_THROWS_WITH_AS(match::scan(f, g, no_mask, rots, match::score::flc), doctest::Contains("positive sum"), fusor::value_error);
+  CHECK(match::scan(f, g, no_mask, {rots[0]}, match::score::cc).best_score.shape() == n);  // CC ignores the mask
+  const fusor::array<float, B> flat = fusor::full<float, B>(m, 1.5f);
+  CHECK_THROWS_WITH_AS(match::scan(f, flat, mask, rots, match::score::flc), doctest::Contains("constant under the mask"),
+                       fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::scan(f, flat, mask, rots, match::score::cam), doctest::Contains("constant"), fusor::value_error);
+}
+
 }  // namespace matchbody

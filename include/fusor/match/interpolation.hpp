@@ -39,17 +39,14 @@ FUSOR_HD inline index_t mirror_index(index_t i, index_t n) {
 /// per line; this one computes each coefficient on its own, which every backend runs in parallel.)
 inline constexpr int prefilter_half_width = 16;
 
-FUSOR_HD inline float prefilter_tap(int k) {
-  // sqrt(3) z^k for k = 0..16, in float (computed in double once and rounded)
-  constexpr float taps[prefilter_half_width + 1] = {
+/// sqrt(3) z^k for k = 0..16, in float (computed in double and rounded).
+inline constexpr float prefilter_taps[prefilter_half_width + 1] = {
       1.7320508075688772f, -0.46410161513775472f, 0.12435565298214114f, -0.033320996790809666f,
       0.0089283341810974855f, -0.0023923399335802615f, 0.00064102555322355695f, -0.00017176227931396584f,
       4.6023564032306093e-05f, -1.2331976815258487e-05f, 3.3043432287278414e-06f, -8.85396099652874e-07f,
       2.3724116988365352e-07f, -6.3568579881739778e-08f, 1.7033149643305495e-08f, -4.5640186914821744e-09f,
       1.2229251226231986e-09f
   };
-  return taps[k];
-}
 
 /// One axis of the prefilter over a C-ordered 3-d array (n0, n1, n2): out = sum_k tap(|k|)
 /// in[..., mirror(i + k), ...] along `axis`, the taps added from the outside in (the small ones
@@ -59,6 +56,7 @@ struct bspline_prefilter_axis {
   const float* in;
   index_t n0, n1, n2;
   int axis;
+  float tap[prefilter_half_width + 1];  // a copy of prefilter_taps (device code reads its own)
   FUSOR_HD void fill(index_t first, float* out, index_t count) const {
     const index_t n = axis == 0 ? n0 : axis == 1 ? n1 : n2;
     const index_t stride = axis == 0 ? n1 * n2 : axis == 1 ? n2 : 1;
@@ -69,12 +67,12 @@ struct bspline_prefilter_axis {
       const float* line = in + (p - i * stride);
       float s = 0.0f;
       if (i >= h && i + h < n) {
-        for (int k = h; k >= 1; --k) s += prefilter_tap(k) * (line[(i - k) * stride] + line[(i + k) * stride]);
+        for (int k = h; k >= 1; --k) s += tap[k] * (line[(i - k) * stride] + line[(i + k) * stride]);
       } else {
         for (int k = h; k >= 1; --k)
-          s += prefilter_tap(k) * (line[mirror_index(i - k, n) * stride] + line[mirror_index(i + k, n) * stride]);
+          s += tap[k] * (line[mirror_index(i - k, n) * stride] + line[mirror_index(i + k, n) * stride]);
       }
-      out[e] = s + prefilter_tap(0) * line[i * stride];
+      out[e] = s + tap[0] * line[i * stride];
     }
   }
 };
@@ -134,10 +132,18 @@ struct volume_sampler {
     bspline_weights(t1, w1);
     bspline_weights(t2, w2);
     index_t j0[4], j1[4], j2[4];
-    for (int k = 0; k < 4; ++k) {
-      j0[k] = mirror_index(i0 - 1 + k, n0) * n1;
-      j1[k] = mirror_index(i1 - 1 + k, n1);
-      j2[k] = mirror_index(i2 - 1 + k, n2);
+    if (i0 >= 1 && i0 + 2 < n0 && i1 >= 1 && i1 + 2 < n1 && i2 >= 1 && i2 + 2 < n2) {
+      for (int k = 0; k < 4; ++k) {  // inside: no mirroring (and none of its divisions)
+        j0[k] = (i0 - 1 + k) * n1;
+        j1[k] = i1 - 1 + k;
+        j2[k] = i2 - 1 + k;
+      }
+    } else {
+      for (int k = 0; k < 4; ++k) {
+        j0[k] = mirror_index(i0 - 1 + k, n0) * n1;
+        j1[k] = mirror_index(i1 - 1 + k, n1);
+        j2[k] = mirror_index(i2 - 1 + k, n2);
+      }
     }
     float s = 0.0f;
     for (int a = 0; a < 4; ++a) {
@@ -169,8 +175,9 @@ array<float, B> bspline_coefficients(const array<float, B>& volume) {
   detail::require_volume(volume.shape(), "bspline_coefficients");
   const extents& s = volume.shape();
   const auto pass = [&](const float* in, int axis) {
-    return generator_expr<detail::bspline_prefilter_axis, B>{
-        detail::bspline_prefilter_axis{in, s[0], s[1], s[2], axis}, s, contiguous_strides(s)};
+    detail::bspline_prefilter_axis g{in, s[0], s[1], s[2], axis, {}};
+    for (int k = 0; k <= detail::prefilter_half_width; ++k) g.tap[k] = detail::prefilter_taps[k];
+    return generator_expr<detail::bspline_prefilter_axis, B>{g, s, contiguous_strides(s)};
   };
   array<float, B> a(pass(volume.data(), 0));
   array<float, B> b(pass(a.data(), 1));

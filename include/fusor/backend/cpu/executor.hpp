@@ -143,6 +143,8 @@ inline constexpr bool has_executor<cpu> = true;
 
 template <>
 struct executor<cpu> {
+  /// The threads a layer above may spread its own independent work over (fusor::num_threads()).
+  static int threads() { return num_threads(); }
   /// dst = e, where e's shape broadcasts to dst's (checked by the caller).
   template <class T, class E>
   static void assign(const leaf<T, cpu>& dst, const E& e) {

@@ -1,0 +1,256 @@
+#pragma once
+// The scores of FFT template matching, normalised as pyTME normalises them, and the per-voxel
+// kernels the scan runs after each rotation's inverse FFT.
+//
+// The correlation convention, written once: for a target f and a template g of shape M with
+// centre c = M // 2,
+//     CC(f, g)(x) = sum_y f(x + y - c) g(y),
+// the template's centre placed on voxel x, f zero outside the target. A score map has the
+// target's shape, and its maximum names the voxel where the template's centre sits. (pyTME flips
+// the template and convolves; the maps agree up to its output shift.) On the FFT grid of shape F
+// (F >= target + template - 1 on every axis, so nothing wraps around), g is placed with its centre
+// on the origin, g_F((y - c) mod F) = g(y), and CC = irfft(rfft(f_F) conj(rfft(g_F))).
+//
+// The scores (N: the sum of the mask m; V: the template's voxel count; eps: float's epsilon):
+//   CC      CC(f, g), no normalisation;
+//   LCC     CC of the Laplacians (scipy.ndimage.laplace, periodic) of target and template;
+//   CORR    (CC(f, g m) - mean_g CC(f, m)) / sqrt((CC(f^2, m) - CC(f, m)^2 / V) ssd_g), Lewis's fast
+//           normalised cross-correlation with mean_g = sum(g m) / N, ssd_g = sum((g - mean_g)^2 m);
+//           0 where the root is below eps. The mask is not rotated (pyTME);
+//   CAM     CORR of the standardised target and template;
+//   FLCSphericalMask
+//           CC(f, g') / (N sigma), g' the rotated template standardised under the (unrotated) mask,
+//           sigma^2 = CC(f^2, m) / N - (CC(f, m) / N)^2, sigma = 1 where below eps (Roseman's FLC
+//           for a mask that rotations leave alone: one r2c and one c2r per rotation);
+//   FLC     the same with the mask rotated with the template and N its rotated sum (Hrabe et al.
+//           2012): two r2c and three c2r per rotation.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "../core/error.hpp"
+
+namespace fusor::match {
+
+enum class score { cc, lcc, corr, cam, flc_spherical_mask, flc };
+
+/// pyTME's names: "CC", "LCC", "CORR", "CAM", "FLCSphericalMask", "FLC".
+inline std::string to_string(score s) {
+  switch (s) {
+    case score::cc: return "CC";
+    case score::lcc: return "LCC";
+    case score::corr: return "CORR";
+    case score::cam: return "CAM";
+    case score::flc_spherical_mask: return "FLCSphericalMask";
+    default: return "FLC";
+  }
+}
+
+/// The score named as pyTME names it (case-sensitive); a value_error lists the names.
+inline score parse_score(std::string_view name) {
+  for (score s : {score::cc, score::lcc, score::corr, score::cam, score::flc_spherical_mask, score::flc})
+    if (to_string(s) == name) return s;
+  throw value_error("fusor::match::parse_score: expected one of CC, LCC, CORR, CAM, FLCSphericalMask, FLC; got \"" +
+                    std::string(name) + "\"");
+}
+
+namespace detail {
+
+/// Float bits, on every backend.
+FUSOR_HD inline std::uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  std::uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+#endif
+}
+FUSOR_HD inline float bits_float(std::uint32_t b) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(b);
+#else
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+#endif
+}
+
+/// A score and its rotation index as one 64-bit key whose unsigned order is the order of the
+/// scores, ties going to the lower index: the running best over rotations is one max per voxel,
+/// and merging the maps of threads, devices or processes is a max too, so the result does not
+/// depend on how the rotations were split. NaN counts as -infinity. Key 0 is below every score.
+FUSOR_HD inline std::uint64_t score_key(float s, std::uint32_t rotation) {
+  std::uint32_t b = s != s ? 0xFF800000u : float_bits(s);
+  b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return (std::uint64_t(b) << 32) | std::uint64_t(~rotation);
+}
+FUSOR_HD inline float key_score(std::uint64_t key) {
+  const std::uint32_t o = std::uint32_t(key >> 32);
+  return bits_float((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
+}
+FUSOR_HD inline std::uint32_t key_rotation(std::uint64_t key) { return ~std::uint32_t(key); }
+
+inline constexpr float float_eps = 1.1920928955078125e-07f;
+
+/// One rotation's score at each target voxel, from the FFT-grid maps (all of the FFT shape F, read
+/// at the voxel's place there):
+///   plain (CC, LCC):              cc;
+///   shifted (CORR, CAM, FLC-s.):  (cc - numerator) inv_denominator (numerator may be absent);
+///   local (FLC):                  cc / (n sigma), sigma from CC(f, m) and CC(f^2, m).
+struct score_map {
+  enum class form { plain, shifted, local };
+  form kind;
+  const float* cc;
+  const float* numerator;
+  const float* inv_denominator;
+  const float* cc_mask;
+  const float* cc_mask2;
+  float n;
+  index_t n1, n2, f1, f2;  // the target's axes 1 and 2, the FFT grid's
+
+  template <form F>
+  FUSOR_HD float at(index_t q) const {
+    const float c = cc[q];
+    if constexpr (F == form::plain) {
+      return c;
+    } else if constexpr (F == form::shifted) {
+      return (numerator ? c - numerator[q] : c) * inv_denominator[q];
+    } else {
+      const float mean = cc_mask[q] / n, var = cc_mask2[q] / n - mean * mean;
+      float sigma = var > 0.0f ? ::sqrtf(var) : 0.0f;
+      if (sigma < float_eps) sigma = 1.0f;
+      return c / (sigma * n);
+    }
+  }
+
+  /// Calls op(e, score) for the target positions first, ..., first + count - 1 (e counting from
+  /// 0), a row of the target at a time: one index decomposition per row, and the row's grid
+  /// positions consecutive, so the loop vectorises.
+  template <class Op>
+  FUSOR_HD void for_each(index_t first, index_t count, Op op) const {
+    switch (kind) {
+      case form::plain: rows<form::plain>(first, count, op); break;
+      case form::shifted: rows<form::shifted>(first, count, op); break;
+      default: rows<form::local>(first, count, op); break;
+    }
+  }
+  template <form F, class Op>
+  FUSOR_HD void rows(index_t first, index_t count, Op& op) const {
+    index_t e = 0;
+    while (e < count) {
+      const index_t p = first + e, k = p % n2, row = p / n2, j = row % n1, i = row / n1;
+      const index_t len = n2 - k < count - e ? n2 - k : count - e;
+      const index_t q = (i * f1 + j) * f2 + k;
+      for (index_t t = 0; t < len; ++t) op(e + t, at<F>(q + t));
+      e += len;
+    }
+  }
+};
+
+/// keys(p) = max(keys(p), key(score(p), rotation)): the running best, in place.
+struct best_update {
+  using value_type = std::uint64_t;
+  score_map s;
+  const std::uint64_t* keys;
+  std::uint32_t rotation;
+  FUSOR_HD void fill(index_t first, std::uint64_t* out, index_t count) const {
+    const std::uint64_t* old = keys + first;
+    const std::uint32_t r = rotation;
+    s.for_each(first, count, [=](index_t e, float v) {
+      const std::uint64_t k = score_key(v, r);
+      out[e] = k > old[e] ? k : old[e];
+    });
+  }
+};
+
+/// sums(p) += score(p): the running sum for the mean map, in place.
+struct sum_update {
+  using value_type = float;
+  score_map s;
+  const float* sums;
+  FUSOR_HD void fill(index_t first, float* out, index_t count) const {
+    const float* old = sums + first;
+    s.for_each(first, count, [=](index_t e, float v) { out[e] = old[e] + v; });
+  }
+};
+
+/// The score or the rotation index out of a key map.
+struct key_scores {
+  using value_type = float;
+  const std::uint64_t* keys;
+  FUSOR_HD void fill(index_t first, float* out, index_t count) const {
+    for (index_t e = 0; e < count; ++e) out[e] = key_score(keys[first + e]);
+  }
+};
+struct key_rotations {
+  using value_type = std::int32_t;
+  const std::uint64_t* keys;
+  FUSOR_HD void fill(index_t first, std::int32_t* out, index_t count) const {
+    for (index_t e = 0; e < count; ++e) out[e] = std::int32_t(key_rotation(keys[first + e]));
+  }
+};
+
+/// Places a template of shape (m0, m1, m2) on the FFT grid (f0, f1, f2) with its centre c on the
+/// origin (wrapping), zero elsewhere, each value v becoming (v - shift) scale w (w: a weight map
+/// of the template's shape, or 1): the placement, the standardisation under a mask and the
+/// zeroing of the grid in one pass.
+struct grid_placement {
+  using value_type = float;
+  const float* values;
+  const float* weights;
+  float shift, scale;
+  index_t m0, m1, m2, f0, f1, f2, c0, c1, c2;
+  FUSOR_HD static index_t source(index_t q, index_t f, index_t m, index_t c) {
+    // grid position q holds template offset d = q (q < f - c) or q - f, i.e. template index d + c
+    const index_t y = (q < f - c ? q : q - f) + c;
+    return y >= 0 && y < m ? y : -1;
+  }
+  FUSOR_HD void fill(index_t first, float* out, index_t count) const {
+    // a row at a time: most rows of the grid miss the template and are zeroed in a plain loop
+    index_t e = 0;
+    while (e < count) {
+      const index_t p = first + e, k = p % f2, row = p / f2, j = row % f1, i = row / f1;
+      const index_t len = f2 - k < count - e ? f2 - k : count - e;
+      float* o = out + e;
+      const index_t y0 = source(i, f0, m0, c0), y1 = source(j, f1, m1, c1);
+      if (y0 < 0 || y1 < 0) {
+        for (index_t t = 0; t < len; ++t) o[t] = 0.0f;
+      } else {
+        const index_t base = (y0 * m1 + y1) * m2;
+        for (index_t t = 0; t < len; ++t) {
+          const index_t y2 = source(k + t, f2, m2, c2);
+          float v = 0.0f;
+          if (y2 >= 0) {
+            v = (values[base + y2] - shift) * scale;
+            if (weights) v *= weights[base + y2];
+          }
+          o[t] = v;
+        }
+      }
+      e += len;
+    }
+  }
+};
+
+/// scipy.ndimage.laplace with mode "wrap": the sum over the axes of v[i-1] - 2 v[i] + v[i+1].
+struct periodic_laplacian {
+  using value_type = float;
+  const float* v;
+  index_t n0, n1, n2;
+  FUSOR_HD void fill(index_t first, float* out, index_t count) const {
+    for (index_t e = 0; e < count; ++e) {
+      const index_t p = first + e, i = p / (n1 * n2), j = (p / n2) % n1, k = p % n2;
+      const float c = v[p];
+      const index_t s0 = n1 * n2, s1 = n2;
+      const float a0 = v[p + ((i == 0 ? n0 - 1 : -1) * s0)], b0 = v[p + ((i == n0 - 1 ? 1 - n0 : 1) * s0)];
+      const float a1 = v[p + ((j == 0 ? n1 - 1 : -1) * s1)], b1 = v[p + ((j == n1 - 1 ? 1 - n1 : 1) * s1)];
+      const float a2 = v[p + (k == 0 ? n2 - 1 : -1)], b2 = v[p + (k == n2 - 1 ? 1 - n2 : 1)];
+      out[e] = (a0 - 2.0f * c + b0) + (a1 - 2.0f * c + b1) + (a2 - 2.0f * c + b2);
+    }
+  }
+};
+
+}  // namespace detail
+}  // namespace fusor::match
