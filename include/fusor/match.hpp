@@ -8,4 +8,5 @@
 #include "match/transform.hpp"
 #include "match/masks.hpp"
 #include "match/scores.hpp"
+#include "match/filters.hpp"
 #include "match/scan.hpp"

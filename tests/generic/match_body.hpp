@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -751,6 +753,260 @@ TEST_CASE("match scan: thread counts, scores by name, bad input") {
   CHECK_THROWS_WITH_AS(match::scan(f, flat, mask, rots, match::score::flc), doctest::Contains("constant under the mask"),
                        fusor::value_error);
   CHECK_THROWS_WITH_AS(match::scan(f, flat, mask, rots, match::score::cam), doctest::Contains("constant"), fusor::value_error);
+}
+
+// ---- Fourier filters --------------------------------------------------------------------------
+
+inline double fftfreq(index_t k, index_t n) { return double(k <= (n - 1) / 2 ? k : k - n) / double(n); }
+
+/// The filter's value at frequency (c0, c1, c2) cycles per voxel, written from the definitions.
+inline double filter_value(const match::fourier_filter& flt, const double c[3]) {
+  const double fv = std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]), f = fv / flt.voxel_size;
+  double v = 1;
+  if (flt.band) {
+    const auto& b = *flt.band;
+    if (b.gaussian) {
+      if (b.lowpass > 0) v *= std::exp(-std::log(2.0) * std::pow(f * b.lowpass, 2));
+      if (b.highpass > 0) v *= 1 - std::exp(-std::log(2.0) * std::pow(f * b.highpass, 2));
+    } else {
+      if (b.lowpass > 0 && f > 1 / b.lowpass) v = 0;
+      if (b.highpass > 0 && f < 1 / b.highpass) v = 0;
+    }
+  }
+  if (flt.wedge) {
+    const auto& w = *flt.wedge;
+    const int perp = 3 - w.tilt_axis - w.beam_axis;
+    // the line through the frequency, as an angle in (-90, 90] from the perpendicular axis
+    if (c[w.beam_axis] != 0 || c[perp] != 0) {
+      double e = c[perp] == 0 ? 90.0 : std::atan(c[w.beam_axis] / c[perp]) * 180 / std::numbers::pi;
+      if (e == -90.0) e = 90.0;
+      if (e < w.tilt_min || e > w.tilt_max) v = 0;
+    }
+  }
+  if (flt.ctf) {
+    const auto& t = *flt.ctf;
+    const double lambda = match::electron_wavelength(t.voltage_kv), cs = t.cs_mm * 1e7;
+    const double chi = std::numbers::pi * lambda * f * f * (t.defocus - 0.5 * cs * lambda * lambda * f * f) +
+                       t.phase_shift_degrees * std::numbers::pi / 180 +
+                       std::atan(t.amplitude_contrast / std::sqrt(1 - t.amplitude_contrast * t.amplitude_contrast));
+    v *= t.phase_flip ? std::abs(std::sin(chi)) : std::sin(chi);
+  }
+  if (flt.whitening) {
+    const auto& p = flt.whitening->value;
+    const double x = fv * double(2 * (p.size() - 1));
+    const std::size_t i = std::size_t(x);
+    v *= i + 1 >= p.size() ? double(p.back()) : double(p[i]) + (x - double(i)) * double(p[i + 1] - p[i]);
+  }
+  return v;
+}
+
+TEST_CASE("match filters: each part and their product against the definitions") {
+  // the electron wavelength against its published values (1.9687 pm at 300 kV, 2.5079 at 200, 3.7014 at 100)
+  CHECK(std::abs(match::electron_wavelength(300) - 0.019687) < 5e-7);
+  CHECK(std::abs(match::electron_wavelength(200) - 0.025079) < 5e-7);
+  CHECK(std::abs(match::electron_wavelength(100) - 0.037014) < 5e-7);
+  match::fourier_filter band_hard, band_soft, wedge_sym, wedge_asym, ctf, ctf_flip, white, all;
+  band_hard.voxel_size = band_soft.voxel_size = 2.5;
+  band_hard.band = match::bandpass{8, 20, false};
+  band_soft.band = match::bandpass{8, 20, true};
+  wedge_sym.wedge = match::missing_wedge{-45, 45, 1, 2};
+  wedge_asym.wedge = match::missing_wedge{-30, 50, 0, 1};
+  ctf.voxel_size = ctf_flip.voxel_size = 3.0;
+  ctf.ctf = match::contrast_transfer{20000, 300, 2.7, 0.1, 10, false};
+  ctf_flip.ctf = match::contrast_transfer{15000, 200, 2.0, 0.07, 0, true};
+  white.whitening = match::radial_profile{{1.0f, 0.5f, 0.25f, 0.8f}};
+  all = band_soft;
+  all.wedge = wedge_asym.wedge;
+  all.ctf = ctf.ctf;
+  all.whitening = white.whitening;
+  for (const auto* flt : {&band_hard, &band_soft, &wedge_sym, &wedge_asym, &ctf, &ctf_flip, &white, &all}) {
+    for (const extents s : {extents{6, 7, 9}, extents{8, 8, 8}, extents{1, 5, 2}}) {
+      const auto h = host_values(match::filter_multiplier<B>(*flt, s));
+      REQUIRE(h.size() == std::size_t(s[0] * s[1] * (s[2] / 2 + 1)));
+      double worst = 0;
+      std::size_t at_ = 0;
+      for (index_t i = 0; i < s[0]; ++i)
+        for (index_t j = 0; j < s[1]; ++j)
+          for (index_t k = 0; k < s[2] / 2 + 1; ++k) {
+            const double c[3] = {fftfreq(i, s[0]), fftfreq(j, s[1]), double(k) / double(s[2])};
+            worst = std::max(worst, std::abs(double(h[at_++]) - filter_value(*flt, c)));
+          }
+      CAPTURE(fusor::to_string(s));
+      CHECK(worst < 1e-6);
+    }
+  }
+  // the wedge keeps the components on its tilt axis and drops the beam axis beyond the range
+  const auto w = host_values(match::filter_multiplier<B>(wedge_sym, extents{8, 8, 8}));
+  CHECK(w[std::size_t((0 * 8 + 3) * 5 + 0)] == 1.0f);  // f along y, the tilt axis
+  CHECK(w[std::size_t((0 * 8 + 0) * 5 + 3)] == 0.0f);  // f along z, the beam
+  CHECK(w[std::size_t((3 * 8 + 0) * 5 + 0)] == 1.0f);  // f along x, perpendicular: tilt 0
+  // bad input
+  auto bad = band_hard;
+  bad.band = match::bandpass{20, 8, false};
+  CHECK_THROWS_WITH_AS(match::filter_multiplier<B>(bad, extents{4, 4, 4}), doctest::Contains("highpass > lowpass"), fusor::value_error);
+  bad.band = match::bandpass{-1, 0, true};
+  CHECK_THROWS_AS(match::filter_multiplier<B>(bad, extents{4, 4, 4}), fusor::value_error);
+  bad = wedge_sym;
+  bad.wedge->beam_axis = 1;
+  CHECK_THROWS_WITH_AS(match::filter_multiplier<B>(bad, extents{4, 4, 4}), doctest::Contains("two different axes"), fusor::value_error);
+  bad.wedge = match::missing_wedge{40, -40, 1, 2};
+  CHECK_THROWS_AS(match::filter_multiplier<B>(bad, extents{4, 4, 4}), fusor::value_error);
+  bad = ctf;
+  bad.ctf->amplitude_contrast = 1;
+  CHECK_THROWS_AS(match::filter_multiplier<B>(bad, extents{4, 4, 4}), fusor::value_error);
+  bad = band_soft;
+  bad.voxel_size = 0;
+  CHECK_THROWS_WITH_AS(match::filter_multiplier<B>(bad, extents{4, 4, 4}), doctest::Contains("voxel size"), fusor::value_error);
+  bad = white;
+  bad.whitening->value = {1.0f};
+  CHECK_THROWS_AS(match::filter_multiplier<B>(bad, extents{4, 4, 4}), fusor::value_error);
+  CHECK_THROWS_AS(match::filter_multiplier<B>(band_soft, extents{4, 4}), fusor::shape_error);
+}
+
+/// The volume filtered through a naive DFT in double: sum over all frequencies, each multiplied by
+/// the filter's value there (the filters are even in f, so the rfft half defines them).
+inline volume dft_filtered(const volume& v, const extents& s, const match::fourier_filter& flt) {
+  using C = std::complex<double>;
+  const index_t n = s.numel();
+  std::vector<C> spec(static_cast<std::size_t>(n));
+  auto phase = [&](index_t a, index_t b, index_t c, index_t i, index_t j, index_t k) {
+    return 2 * std::numbers::pi * (double(a * i) / double(s[0]) + double(b * j) / double(s[1]) + double(c * k) / double(s[2]));
+  };
+  for (index_t a = 0; a < s[0]; ++a)
+    for (index_t b = 0; b < s[1]; ++b)
+      for (index_t c = 0; c < s[2]; ++c) {
+        C total = 0;
+        for (index_t i = 0; i < s[0]; ++i)
+          for (index_t j = 0; j < s[1]; ++j)
+            for (index_t k = 0; k < s[2]; ++k) total += v[std::size_t(at(s, i, j, k))] * std::polar(1.0, -phase(a, b, c, i, j, k));
+        const double f[3] = {fftfreq(a, s[0]), fftfreq(b, s[1]), std::abs(fftfreq(c, s[2]))};
+        // the rfft half: -f for c past the middle (the filter is even)
+        const double g[3] = {fftfreq(c, s[2]) < 0 ? -f[0] : f[0], fftfreq(c, s[2]) < 0 ? -f[1] : f[1], f[2]};
+        spec[std::size_t(at(s, a, b, c))] = total * filter_value(flt, g);
+      }
+  volume out(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < s[0]; ++i)
+    for (index_t j = 0; j < s[1]; ++j)
+      for (index_t k = 0; k < s[2]; ++k) {
+        C total = 0;
+        for (index_t a = 0; a < s[0]; ++a)
+          for (index_t b = 0; b < s[1]; ++b)
+            for (index_t c = 0; c < s[2]; ++c) total += spec[std::size_t(at(s, a, b, c))] * std::polar(1.0, phase(a, b, c, i, j, k));
+        out[std::size_t(at(s, i, j, k))] = total.real() / double(n);
+      }
+  return out;
+}
+
+TEST_CASE("match filters: apply_filter against a naive DFT; whitening recovers a known spectrum") {
+  const extents s{5, 4, 6};
+  const volume v = random_volume(s, 61);
+  match::fourier_filter flt;
+  flt.voxel_size = 4;
+  flt.band = match::bandpass{10, 30, true};
+  flt.wedge = match::missing_wedge{-50, 40, 1, 2};
+  CHECK(max_abs_diff(host_values(match::apply_filter(device_volume(v, s), flt)), dft_filtered(v, s, flt)) < 1e-5);
+  CHECK(host_values(match::apply_filter(device_volume(v, s), match::fourier_filter{})) == host_values(device_volume(v, s)));
+
+  // white noise shaped by g(f) = 1 / (1 + (f / 0.1)^2): the whitening profile follows 1 / g
+  const extents n{48, 48, 48};
+  match::fourier_filter shape;
+  shape.whitening = match::radial_profile{};
+  const index_t shells = 25;
+  for (index_t q = 0; q < shells; ++q) {
+    const double f = double(q) / double(2 * (shells - 1));
+    shape.whitening->value.push_back(float(1 / (1 + (f / 0.1) * (f / 0.1))));
+  }
+  const auto noise = device_volume(random_volume(n, 62), n);
+  const auto coloured = match::apply_filter(noise, shape);
+  const auto prof = match::whitening_profile(coloured);
+  REQUIRE(prof.value.size() == std::size_t(shells));
+  double worst = 0;
+  for (index_t q = 3; q < 21; ++q) {
+    const double want = double(shape.whitening->value[std::size_t(q)]) / double(shape.whitening->value[20]);
+    const double got = double(prof.value[std::size_t(20)]) / double(prof.value[std::size_t(q)]);
+    worst = std::max(worst, std::abs(got / want - 1));
+  }
+  CHECK(worst < 0.1);
+  // whitening the coloured noise flattens its spectrum
+  match::fourier_filter whiten;
+  whiten.whitening = prof;
+  const auto flat = match::whitening_profile(match::apply_filter(coloured, whiten));
+  double lo = 1e9, hi = 0;
+  for (index_t q = 3; q < 21; ++q) {
+    lo = std::min(lo, double(flat.value[std::size_t(q)]));
+    hi = std::max(hi, double(flat.value[std::size_t(q)]));
+  }
+  CHECK(hi / lo < 1.25);
+  CHECK_THROWS_AS(match::whitening_profile(fusor::zeros<float, B>(extents{4, 4, 4})), fusor::value_error);
+}
+
+TEST_CASE("match scan: target and template filters against the direct sums") {
+  const extents n{9, 8, 10}, m{5, 4, 5};
+  const volume f = random_volume(n, 71), g = random_volume(m, 72);
+  const auto dmask = match::sphere_mask<B>(m, 1.8);
+  const auto hm = host_values(dmask);
+  const volume mask(hm.begin(), hm.end());
+  match::scan_options o;
+  o.target_filter.voxel_size = o.template_filter.voxel_size = 5;
+  o.target_filter.band = match::bandpass{12, 40, true};
+  o.template_filter.wedge = match::missing_wedge{-40, 55, 1, 2};
+  o.template_filter.ctf = match::contrast_transfer{8000, 300, 2.7, 0.1, 0, true};
+  const auto rots = few_rotations();
+  const volume ff = dft_filtered(f, n, o.target_filter);
+  for (const auto kind : {match::score::cc, match::score::flc_spherical_mask, match::score::flc}) {
+    CAPTURE(match::to_string(kind));
+    const auto res = match::scan(device_volume(f, n), device_volume(g, m), dmask, rots, kind, o);
+    // the reference: the rotated template filtered in its box by a naive DFT, then as before
+    std::vector<volume> best;
+    const auto ref = [&] {
+      using S = match::score;
+      std::vector<volume> out;
+      volume f2(ff.size());
+      for (std::size_t i = 0; i < ff.size(); ++i) f2[i] = ff[i] * ff[i];
+      double nm = 0;
+      for (double w : mask) nm += w;
+      const double eps = double(std::numeric_limits<float>::epsilon());
+      const volume w1 = direct_cc(ff, n, mask, m), w2 = direct_cc(f2, n, mask, m);
+      for (const auto& q : rots) {
+        const match::matrix3 r = match::to_matrix(q);
+        volume gr = dft_filtered(rotated(g, m, r, true, true), m, o.template_filter);
+        volume w = kind == S::flc ? rotated(mask, m, r, true, false) : mask;
+        double nw = 0;
+        for (double x : w) nw += x;
+        if (kind != S::cc) {
+          double mean = 0, sq = 0;
+          for (std::size_t i = 0; i < gr.size(); ++i) {
+            mean += gr[i] * w[i];
+            sq += gr[i] * gr[i] * w[i];
+          }
+          mean /= nw;
+          const double sd = std::sqrt(sq / nw - mean * mean);
+          for (std::size_t i = 0; i < gr.size(); ++i) gr[i] = (gr[i] - mean) / sd * w[i];
+        }
+        volume sc = direct_cc(ff, n, gr, m);
+        if (kind != S::cc) {
+          const volume a = kind == S::flc ? direct_cc(ff, n, w, m) : w1, b = kind == S::flc ? direct_cc(f2, n, w, m) : w2;
+          const double nn = kind == S::flc ? nw : nm;
+          for (std::size_t i = 0; i < sc.size(); ++i) {
+            double sigma = std::sqrt(std::max(b[i] / nn - (a[i] / nn) * (a[i] / nn), 0.0));
+            if (sigma < eps) sigma = 1;
+            sc[i] /= sigma * nn;
+          }
+        }
+        out.push_back(std::move(sc));
+      }
+      return out;
+    }();
+    const auto got = host_values(res.best_score);
+    double worst = 0, scale = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      double top = -INFINITY;
+      for (const auto& r : ref) top = std::max(top, r[i]);
+      scale = std::max(scale, std::abs(top));
+      worst = std::max(worst, std::abs(double(got[i]) - top));
+    }
+    CHECK(worst <= 1e-5 * std::max(1.0, scale));
+  }
 }
 
 }  // namespace matchbody

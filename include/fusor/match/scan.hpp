@@ -33,6 +33,7 @@
 #include "../core/reduce.hpp"
 #include "../fft/helpers.hpp"
 #include "../fft/transforms.hpp"
+#include "filters.hpp"
 #include "masks.hpp"
 #include "scores.hpp"
 #include "transform.hpp"
@@ -46,6 +47,12 @@ struct scan_options {
   int threads = 0;
   /// Also keep the mean score over the rotations at every voxel (one more pass per rotation).
   bool mean_map = false;
+  /// Applied to the target once, before the score's own preparation (pyTME's target filter).
+  fourier_filter target_filter;
+  /// Applied to every rotated template in its own box (periodic), before its standardisation:
+  /// a missing wedge, a CTF, a bandpass. Costs an rfft pair of the template's size per rotation.
+  /// CORR and CAM are not renormalised for it (as in pyTME).
+  fourier_filter template_filter;
 };
 
 template <class B>
@@ -107,6 +114,7 @@ struct scan_plan {
   array<float, B> mask;                                // as given
   array<float, B> mask_source;                         // FLC: the mask as rotated (its values as coefficients)
   array<float, B> numerator, inv_denominator;          // the FFT grid's shape, where the score has them
+  array<float, B> box_filter;                          // the template filter on the template's box, / |box|
   double mask_sum = 0;
   transform_options rotate;
 };
@@ -116,7 +124,7 @@ template <class B>
 struct scan_worker {
   const scan_plan<B>& p;
   array<float, B> rot, rot_mask, grid, cc_mask, cc_mask2;
-  array<std::complex<float>, B> spec, spec_mask;
+  array<std::complex<float>, B> spec, spec_mask, spec_box;
   array<std::uint64_t, B> keys;
   array<float, B> sums;
 
@@ -129,6 +137,7 @@ struct scan_worker {
         cc_mask2(plan.kind == score::flc ? plan.grid : extents{0}),
         spec(half_grid(plan.grid)),
         spec_mask(plan.kind == score::flc ? half_grid(plan.grid) : extents{0}),
+        spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.target_shape)),
         sums(mean_map ? zeros<float, B>(plan.target_shape) : array<float, B>(extents{0})) {}
 
@@ -148,6 +157,11 @@ struct scan_worker {
   void run(const quaternion& q, std::uint32_t index) {
     const matrix3 r = to_matrix(q);
     rigid_transform(p.source, r, {}, rot, p.rotate);
+    if (p.box_filter.size()) {
+      fft::rfftn_into(spec_box, rot);
+      spec_box = spec_box * p.box_filter;
+      fft::irfftn_into(rot, spec_box, p.template_shape, {}, fft::norm_mode::forward, fft::input_use::overwrite);
+    }
     float shift = 0.0f, scale = 1.0f;
     const float* weights = nullptr;
     double n = p.mask_sum;
@@ -211,16 +225,20 @@ scan_plan<B> plan_scan(const array<float, B>& target0, const array<float, B>& te
   scan_plan<B> p{kind, target0.shape(), templ0.shape(), scan_fft_shape(target0.shape(), templ0.shape()),
                  array<std::complex<float>, B>(extents{0}), array<std::complex<float>, B>(extents{0}),
                  array<float, B>(extents{0}), mask.copy(), array<float, B>(extents{0}), array<float, B>(extents{0}),
-                 array<float, B>(extents{0}), 0.0, {}};
+                 array<float, B>(extents{0}), array<float, B>(extents{0}), 0.0, {}};
+  if (!o.template_filter.empty())
+    p.box_filter = filter_array<B>(o.template_filter, templ0.shape(), 1.0 / double(templ0.size()));
+  const array<float, B> filtered = o.target_filter.empty() ? array<float, B>(extents{0}) : apply_filter(target0, o.target_filter);
+  const array<float, B>& target1 = o.target_filter.empty() ? target0 : filtered;
   const bool masked = kind != score::cc && kind != score::lcc;
   p.mask_sum = double(sum(cast<double>(mask)));
   if (masked && !(p.mask_sum > 0))
     throw value_error("fusor::match::scan: " + to_string(kind) + " needs a mask with a positive sum, got " +
                       std::to_string(p.mask_sum));
 
-  array<float, B> target = kind == score::lcc   ? periodic_laplacian_of(target0)
-                           : kind == score::cam ? standardised(target0, "target")
-                                                : target0.copy();
+  array<float, B> target = kind == score::lcc   ? periodic_laplacian_of(target1)
+                           : kind == score::cam ? standardised(target1, "target")
+                                                : target1.copy();
   array<float, B> templ = kind == score::lcc   ? periodic_laplacian_of(templ0)
                           : kind == score::cam ? standardised(templ0, "template")
                                                : templ0.copy();
