@@ -1,6 +1,8 @@
 // Template matching on a planted problem: three rotated copies of a template hidden in a noisy
 // volume, found again by an exhaustive FLCSphericalMask scan over a 30-degree rotation set. The
-// peaks are read off the best-score map by a plain loop (fusor's peak calling is still to come).
+// matching is written once for any backend B (this program runs it on the cpu); the problem is
+// built and the peaks are read on the host, the peaks by a plain loop (fusor's peak calling is
+// still to come).
 #include <fusor/fusor.hpp>
 
 #include <algorithm>
@@ -13,14 +15,14 @@ using fusor::array;
 using fusor::extents;
 using fusor::index_t;
 
-int main() {
+template <class B>
+int find_planted() {
   // the template: an elongated blob with a side lobe, so that every rotation looks different
   const extents m{17, 17, 17};
   match::mask_options body, lobe;
   body.edge = lobe.edge = match::mask_edge::gaussian(1.0);
   lobe.center = match::vec3{8, 12, 9};
-  const array<float> templ(match::ellipsoid_mask<fusor::cpu>(m, {5, 3, 2}, body) +
-                           0.6f * match::sphere_mask<fusor::cpu>(m, 1.5, lobe));
+  const array<float, B> templ(match::ellipsoid_mask<B>(m, {5, 3, 2}, body) + 0.6f * match::sphere_mask<B>(m, 1.5, lobe));
 
   // the target: noise with three copies planted at known centres and rotations
   const extents n{72, 64, 68};
@@ -31,9 +33,9 @@ int main() {
   };
   const std::vector<copy> planted{{18, 20, 22, 40}, {50, 40, 30, 211}, {30, 46, 52, 377}};
   fusor::random::generator g(11);
-  array<float> target = fusor::random::normal<float>(g, n, 0.0f, 0.3f);
+  array<float> target = fusor::random::normal<float>(g, n, 0.0f, 0.3f);  // built on the host
   for (const copy& c : planted) {
-    const auto turned = match::rigid_transform(templ, rotations[c.rotation]);
+    const auto turned = fusor::to<fusor::cpu>(match::rigid_transform(templ, rotations[c.rotation]));
     for (index_t i = 0; i < m[0]; ++i)
       for (index_t j = 0; j < m[1]; ++j)
         for (index_t k = 0; k < m[2]; ++k)
@@ -42,9 +44,11 @@ int main() {
   }
 
   // every rotation of the set, scored as pyTME's FLCSphericalMask
-  const auto mask = match::sphere_mask<fusor::cpu>(m, 8.0);
+  const auto mask = match::sphere_mask<B>(m, 8.0);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = match::scan(target, templ, mask, rotations, match::score::flc_spherical_mask);
+  const auto r = match::scan(fusor::to<B>(target), templ, mask, rotations, match::score::flc_spherical_mask);
+  const auto best_score = fusor::to<fusor::cpu>(r.best_score);
+  const auto best_rotation = fusor::to<fusor::cpu>(r.best_rotation);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%zu rotations of a %lld^3 template over a %lld x %lld x %lld target (FFT grid %lld x %lld x %lld): "
               "%.2f s, %.2f ms per rotation\n",
@@ -55,7 +59,7 @@ int main() {
   // the three highest peaks, at least a template apart
   std::vector<index_t> order(std::size_t(n.numel()));
   for (index_t i = 0; i < n.numel(); ++i) order[std::size_t(i)] = i;
-  const float* best = r.best_score.data();
+  const float* best = best_score.data();
   std::sort(order.begin(), order.end(), [&](index_t a, index_t b) { return best[a] > best[b]; });
   std::vector<index_t> peaks;
   for (index_t p : order) {
@@ -70,7 +74,7 @@ int main() {
   int found = 0;
   for (index_t p : peaks) {
     const index_t x = p / (n[1] * n[2]), y = p / n[2] % n[1], z = p % n[2];
-    const int rot = r.best_rotation.data()[p];
+    const int rot = best_rotation.data()[p];
     const bool hit = std::any_of(planted.begin(), planted.end(), [&](const copy& c) {
       return c.x == x && c.y == y && c.z == z && c.rotation == std::size_t(rot);
     });
@@ -86,3 +90,5 @@ int main() {
   std::printf("match_planted: ok\n");
   return 0;
 }
+
+int main() { return find_planted<fusor::cpu>(); }

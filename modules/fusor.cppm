@@ -410,6 +410,7 @@ using fusor::fft::plan_cache_info;
 using fusor::fft::plan_cache_stats;
 using fusor::fft::planning;
 using fusor::fft::planning_effort;
+using fusor::fft::planning_scope;
 using fusor::fft::rfft;
 using fusor::fft::rfft2;
 using fusor::fft::rfftfreq;

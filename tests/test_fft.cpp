@@ -727,6 +727,30 @@ TEST_CASE("threads and planning effort change the plan, not the result") {
   const auto estimated = fft::rfftn(x.a);
   for (index_t i = 0; i < measured.size(); ++i) REQUIRE(test::close(measured.data()[i], estimated.data()[i], 1e-4));
 
+  // a planning scope changes this thread's effort only, and only while it lives: the effort is
+  // part of the plan's key, so the first transform in the scope makes a new plan
+  {
+    const auto y = random_input<float>({36, 50}, 10);
+    (void)fft::rfftn(y.a);  // an estimated plan
+    const long misses = fft::plan_cache_info().misses;
+    (void)fft::rfftn(y.a);
+    CHECK(fft::plan_cache_info().misses == misses);
+    {
+      const fft::planning_scope<fusor::cpu> scope(fft::planning::patient);
+      CHECK(fft::planning_effort() == fft::planning::estimate);  // the process-wide setting is untouched
+      (void)fft::rfftn(y.a);
+      CHECK(fft::plan_cache_info().misses == misses + 1);
+      long other = 0;
+      std::thread([&] {
+        (void)fft::rfftn(y.a);  // another thread: still estimated, found in the cache
+        other = fft::plan_cache_info().misses;
+      }).join();
+      CHECK(other == misses + 1);
+    }
+    (void)fft::rfftn(y.a);  // back to the estimated plan
+    CHECK(fft::plan_cache_info().misses == misses + 1);
+  }
+
   const std::string w = fft::export_wisdom<float>();
   CHECK(w.find("fftw") != std::string::npos);
   fft::forget_wisdom();

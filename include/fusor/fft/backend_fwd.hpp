@@ -80,4 +80,37 @@ struct fft_backend;
 template <class B>
 concept fft_capable_backend = requires { sizeof(fft_backend<B>); };
 
+namespace fft {
+
+/// How long FFTW may search for a fast algorithm when it first sees a transform (FFTW's flags).
+/// estimate (the default) plans in microseconds from heuristics and never touches the data;
+/// measure and above time candidate algorithms on scratch buffers (seconds for large
+/// transforms, once per cached plan) and can be saved and reloaded as wisdom. cuFFT has no
+/// such choice and ignores it.
+enum class planning { estimate, measure, patient, exhaustive };
+
+/// Plans that backend B makes on this thread while the scope lives use effort p, whatever the
+/// process-wide setting (fft::set_planning) says; the previous effort comes back at the end. A
+/// long computation (a template-matching scan) measures its plans without changing the effort
+/// of other threads. A backend without planning choices ignores it.
+template <class B>
+class planning_scope {
+ public:
+  explicit planning_scope(planning p) {
+    if constexpr (requires { fft_backend<B>::thread_planning(); }) {
+      previous_ = fft_backend<B>::thread_planning();
+      fft_backend<B>::set_thread_planning(int(p));
+    }
+  }
+  ~planning_scope() {
+    if constexpr (requires { fft_backend<B>::thread_planning(); }) fft_backend<B>::set_thread_planning(previous_);
+  }
+  planning_scope(const planning_scope&) = delete;
+  planning_scope& operator=(const planning_scope&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+}  // namespace fft
 }  // namespace fusor

@@ -41,16 +41,6 @@ inline std::atomic<long> fft_executions{0};  ///< transforms executed by the cpu
 
 namespace fusor {
 
-namespace fft {
-
-/// How long FFTW may search for a fast algorithm when it first sees a transform (FFTW's flags).
-/// estimate (the default) plans in microseconds from heuristics and never touches the data;
-/// measure and above time candidate algorithms on scratch buffers (seconds for large
-/// transforms, once per cached plan) and can be saved and reloaded as wisdom.
-enum class planning { estimate, measure, patient, exhaustive };
-
-}  // namespace fft
-
 namespace detail::fftw {
 
 enum class kind : int { c2c_forward, c2c_backward, r2c, c2r };
@@ -60,6 +50,7 @@ inline std::recursive_mutex& planner_mutex() {
   return m;
 }
 inline std::atomic<int> planning_effort{int(fft::planning::estimate)};
+inline thread_local int thread_planning = -1;  // this thread's override (fft::planning_scope), -1: none
 inline std::atomic<int> thread_setting{0};  // 0: fusor's cpu thread count (set_num_threads)
 // Transforms below this many elements (all of a batch together) run on one thread: starting
 // FFTW's threads costs more than it saves.
@@ -243,7 +234,7 @@ void run(kind what, const fft::fft_geometry& g, In* in, Out* out) {
   key.align_in = A::alignment_of(const_cast<void*>(static_cast<const void*>(in)));
   key.align_out = A::alignment_of(static_cast<void*>(out));
   key.threads = threads_for_transform(g);
-  const fft::planning effort = fft::planning(planning_effort.load());
+  const fft::planning effort = fft::planning(thread_planning >= 0 ? thread_planning : planning_effort.load());
   key.flags = effort_flags(effort);
 
   auto make = [&]() -> plan_cache::plan_ptr {
@@ -333,6 +324,9 @@ struct fft_backend<cpu> {
   static fft::plan_cache_stats cache_stats() { return detail::fftw::plan_cache::instance().stats(); }
   static void set_cache_capacity(std::size_t n) { detail::fftw::plan_cache::instance().set_capacity(n); }
   static void clear_cache() { detail::fftw::plan_cache::instance().clear(); }
+  /// This thread's planning effort override (fft::planning_scope), -1 for none.
+  static int thread_planning() { return detail::fftw::thread_planning; }
+  static void set_thread_planning(int p) { detail::fftw::thread_planning = p; }
 };
 
 namespace fft {
