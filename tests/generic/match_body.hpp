@@ -8,6 +8,10 @@
 // The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
 #include "../common.hpp"
 
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -633,7 +637,7 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
       o.mean_map = true;
       const auto res = match::scan(df, dg, dmask, rots, kind, o);
       CHECK(res.best_score.shape() == n);
-      CHECK(res.fft_shape == match::scan_fft_shape(n, m));
+      CHECK(res.fft_shape == extents{15, 14, 16});  // 7-smooth lengths >= 15, 13, 16
       const auto ref = reference_scores(kind, f, n, g, mask, m, rots, cubic);
       const auto best = host_values(res.best_score);
       const auto arg = host_values(res.best_rotation);
@@ -775,6 +779,21 @@ TEST_CASE("match scan: thread counts, scores by name, bad input") {
   const auto b = match::scan(f, g, mask, rots, match::score::flc, many);
   CHECK(host_values(a.best_score) == host_values(b.best_score));
   CHECK(host_values(a.best_rotation) == host_values(b.best_rotation));
+  if constexpr (std::is_same_v<B, fusor::cpu>) {
+    // called from inside a parallel region, a scan asking for 3 threads gets a team of 1 (nested
+    // regions are inactive) and must still score every rotation
+    std::vector<float> inner[2];
+#pragma omp parallel num_threads(2)
+    {
+#if defined(_OPENMP)
+      const int t = omp_get_thread_num();
+#else
+      const int t = 0;
+#endif
+      inner[t] = host_values(match::scan(f, g, mask, rots, match::score::flc, many).best_score);
+    }
+    CHECK(inner[0] == host_values(a.best_score));
+  }
   // one rotation: the map is that rotation's, index 0 everywhere
   const auto single = match::scan(f, g, mask, {rots[3]}, match::score::cc);
   const auto idx = host_values(single.best_rotation);
@@ -881,6 +900,26 @@ TEST_CASE("match filters: each part and their product against the definitions") 
       CAPTURE(fusor::to_string(s));
       CHECK(worst < 1e-6);
     }
+  }
+  // closed forms: a Gaussian lowpass is 1/2 at its cut (10 Å at 2 Å per voxel: k = 2 of 10), a
+  // highpass 1/2 at its; with Cs = 0 and no amplitude contrast the CTF is sin(pi lambda defocus f^2),
+  // lambda the published 0.019687 Å at 300 kV
+  {
+    match::fourier_filter lp, hp, plain_ctf;
+    lp.voxel_size = hp.voxel_size = 2;
+    lp.band = match::bandpass{10, 0, true};
+    hp.band = match::bandpass{0, 10, true};
+    CHECK(std::abs(host_values(match::filter_multiplier<B>(lp, extents{10, 4, 4}))[std::size_t(2 * 4 * 3)] - 0.5f) < 1e-6f);
+    CHECK(std::abs(host_values(match::filter_multiplier<B>(hp, extents{10, 4, 4}))[std::size_t(2 * 4 * 3)] - 0.5f) < 1e-6f);
+    plain_ctf.voxel_size = 3;
+    plain_ctf.ctf = match::contrast_transfer{25000, 300, 0, 0, 0, false};
+    const auto c = host_values(match::filter_multiplier<B>(plain_ctf, extents{1, 1, 64}));
+    double worst = 0;
+    for (index_t k = 0; k <= 32; ++k) {
+      const double f = double(k) / (64 * 3.0);
+      worst = std::max(worst, std::abs(double(c[std::size_t(k)]) - std::sin(std::numbers::pi * 0.019687 * 25000 * f * f)));
+    }
+    CHECK(worst < 2e-3);
   }
   // the wedge keeps the components on its tilt axis and drops the beam axis beyond the range
   const auto w = host_values(match::filter_multiplier<B>(wedge_sym, extents{8, 8, 8}));

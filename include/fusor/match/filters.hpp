@@ -265,8 +265,8 @@ array<float, B> apply_filter(const array<float, B>& volume, const fourier_filter
 /// A whitening profile from a volume's power spectrum: the mean of |F|^2 over shells of width
 /// 1 / (2 (n - 1)) cycles per voxel (n = max(shape) // 2 + 1 shells, |f| rounded to the nearest
 /// shell), and 1 / sqrt of it, scaled so its largest value is 1. Shells that no frequency reaches
-/// take their neighbour's value. (pyTME 0.3.6 averages log periodograms of windowed patches and
-/// smooths the profile; this is the plain radial average.)
+/// take their neighbour's value; so does shell 0, the mean. (pyTME 0.3.6 averages log
+/// periodograms of windowed patches and smooths the profile; this is the plain radial average.)
 template <class B>
 radial_profile whitening_profile(const array<float, B>& volume) {
   detail::require_volume(volume.shape(), "whitening_profile");
@@ -290,7 +290,9 @@ radial_profile whitening_profile(const array<float, B>& volume) {
   p.value.assign(std::size_t(std::max<index_t>(shells, 2)), 0.0f);
   double top = 0;
   std::vector<double> w(p.value.size(), -1.0);
-  for (std::size_t q = 0; q < std::size_t(shells); ++q)
+  // shell 0 (the mean, a rounding residual for a zero-mean volume) is left out: it takes the
+  // value of the next shell with power
+  for (std::size_t q = 1; q < std::size_t(shells); ++q)
     if (count[q] > 0 && power[q] > 0) {
       w[q] = 1.0 / std::sqrt(power[q] / count[q]);
       top = std::max(top, w[q]);

@@ -16,6 +16,7 @@
 // On cpu the rotations are dealt to threads (rotation r to thread r mod T), each with its own
 // buffers and key map; the key maps are merged by a max at the end, so the result does not depend
 // on the thread count. On cuda each step is one kernel or cuFFT call on the device.
+#include <atomic>
 #include <complex>
 #include <cstdint>
 #include <exception>
@@ -130,7 +131,7 @@ struct scan_worker {
   array<float, B> rot, rot_mask, grid, cc_mask, cc_mask2;
   array<std::complex<float>, B> spec, spec_mask, spec_box;
   array<std::uint64_t, B> keys;
-  array<float, B> sums;
+  array<double, B> sums;  // the mean map's running sums, in double over many rotations
 
   scan_worker(const scan_plan<B>& plan, bool mean_map)
       : p(plan),
@@ -143,7 +144,7 @@ struct scan_worker {
         spec_mask(plan.kind == score::flc ? half_grid(plan.grid) : extents{0}),
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.target_shape)),
-        sums(mean_map ? zeros<float, B>(plan.target_shape) : array<float, B>(extents{0})) {}
+        sums(mean_map ? zeros<double, B>(plan.target_shape) : array<double, B>(extents{0})) {}
 
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
 
@@ -319,12 +320,14 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
   const std::size_t n = rotations.size();
 
   int workers = 1;
+#if defined(_OPENMP)
   if constexpr (std::is_same_v<B, cpu>) {
     workers = o.threads > 0 ? o.threads : executor<B>::threads();
     if (std::size_t(workers) > n) workers = int(n);
   }
+#endif
   array<std::uint64_t, B> keys(extents{0});
-  array<float, B> sums(extents{0});
+  array<double, B> sums(extents{0});
   std::exception_ptr failure;
   const auto merge = [&](detail::scan_worker<B>& w) {
     if (keys.size() == 0) {
@@ -340,21 +343,27 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
     for (std::size_t r = 0; r < n; ++r) w.run(rotations[r], std::uint32_t(r));
     merge(w);
   } else {
+    // OpenMP may start fewer threads than asked (scan called inside a parallel region, a thread
+    // limit, dynamic teams): the rotations are dealt to the team that actually runs
     std::vector<std::unique_ptr<detail::scan_worker<B>>> done(static_cast<std::size_t>(workers));
+    std::atomic<bool> stop{false};
 #if defined(_OPENMP)
 #pragma omp parallel num_threads(workers)
 #endif
     {
-      int t = 0;
+      int t = 0, team = 1;
 #if defined(_OPENMP)
       t = omp_get_thread_num();
+      team = omp_get_num_threads();
 #endif
       try {
         const fft::planning_scope<B> thread_effort(o.planning);
         auto w = std::make_unique<detail::scan_worker<B>>(plan, o.mean_map);
-        for (std::size_t r = std::size_t(t); r < n; r += std::size_t(workers)) w->run(rotations[r], std::uint32_t(r));
+        for (std::size_t r = std::size_t(t); r < n && !stop.load(std::memory_order_relaxed); r += std::size_t(team))
+          w->run(rotations[r], std::uint32_t(r));
         done[std::size_t(t)] = std::move(w);
       } catch (...) {
+        stop = true;  // the other threads stop at their next rotation
 #if defined(_OPENMP)
 #pragma omp critical(fusor_match_scan_failure)
 #endif
@@ -362,7 +371,8 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
       }
     }
     if (failure) std::rethrow_exception(failure);
-    for (auto& w : done) merge(*w);  // in thread order: the mean's sums add up the same way every run
+    for (auto& w : done)  // in thread order: the mean's sums add up the same way for a given team
+      if (w) merge(*w);
   }
 
   const extents& t = target.shape();
@@ -370,7 +380,7 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
                      array<std::int32_t, B>(generator_expr<detail::key_rotations, B>{detail::key_rotations{keys.data()}, t,
                                                                                       contiguous_strides(t)}),
                      array<float, B>(extents{0}), plan.grid};
-  if (o.mean_map) res.mean_score = array<float, B>(sums / float(n));
+  if (o.mean_map) res.mean_score = array<float, B>(cast<float>(sums / double(n)));
   return res;
 }
 

@@ -80,9 +80,11 @@ FUSOR_HD inline float bits_float(std::uint32_t b) {
 /// A score and its rotation index as one 64-bit key whose unsigned order is the order of the
 /// scores, ties going to the lower index: the running best over rotations is one max per voxel,
 /// and merging the maps of threads, devices or processes is a max too, so the result does not
-/// depend on how the rotations were split. NaN counts as -infinity. Key 0 is below every score.
+/// depend on how the rotations were split. NaN counts as -infinity, -0 as 0. Key 0 is below every
+/// score.
 FUSOR_HD inline std::uint64_t score_key(float s, std::uint32_t rotation) {
   std::uint32_t b = s != s ? 0xFF800000u : float_bits(s);
+  if (b == 0x80000000u) b = 0;  // -0 is 0: equal scores tie to the lower index whatever their sign
   b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
   return (std::uint64_t(b) << 32) | std::uint64_t(~rotation);
 }
@@ -165,14 +167,14 @@ struct best_update {
   }
 };
 
-/// sums(p) += score(p): the running sum for the mean map, in place.
+/// sums(p) += score(p): the running sum for the mean map, in place, in double.
 struct sum_update {
-  using value_type = float;
+  using value_type = double;
   score_map s;
-  const float* sums;
-  FUSOR_HD void fill(index_t first, float* out, index_t count) const {
-    const float* old = sums + first;
-    s.for_each(first, count, [=](index_t e, float v) { out[e] = old[e] + v; });
+  const double* sums;
+  FUSOR_HD void fill(index_t first, double* out, index_t count) const {
+    const double* old = sums + first;
+    s.for_each(first, count, [=](index_t e, float v) { out[e] = old[e] + double(v); });
   }
 };
 
