@@ -152,7 +152,7 @@ inline volume random_volume(const extents& s, std::uint64_t seed) {
 inline match::matrix3 rz90() { return {{{0, -1, 0}, {1, 0, 0}, {0, 0, 1}}}; }
 
 TEST_CASE("match: bspline coefficients interpolate every voxel (mirror boundary)") {
-  for (const extents s : {extents{1, 1, 1}, extents{1, 2, 3}, extents{2, 1, 40}, extents{5, 7, 9}, extents{3, 17, 33},
+  for (const extents& s : {extents{1, 1, 1}, extents{1, 2, 3}, extents{2, 1, 40}, extents{5, 7, 9}, extents{3, 17, 33},
                           extents{4, 16, 31}}) {
     CAPTURE(fusor::to_string(s));
     const volume v = random_volume(s, 3 + std::uint64_t(s.numel()));
@@ -179,7 +179,7 @@ TEST_CASE("match: bspline coefficients interpolate every voxel (mirror boundary)
 
 TEST_CASE("match: rigid_transform against a double reference, both interpolations") {
   const match::matrix3 r = match::to_matrix(match::from_euler({31, 47, -112}, match::euler_convention::zyz_intrinsic));
-  for (const extents s : {extents{9, 9, 9}, extents{8, 10, 12}, extents{3, 17, 6}, extents{1, 5, 33}}) {
+  for (const extents& s : {extents{9, 9, 9}, extents{8, 10, 12}, extents{3, 17, 6}, extents{1, 5, 33}}) {
     const volume v = random_volume(s, std::uint64_t(s.numel()));
     const auto dv = device_volume(v, s);
     for (const bool cubic : {false, true}) {
@@ -886,7 +886,7 @@ TEST_CASE("match filters: each part and their product against the definitions") 
   all.ctf = ctf.ctf;
   all.whitening = white.whitening;
   for (const auto* flt : {&band_hard, &band_soft, &wedge_sym, &wedge_asym, &ctf, &ctf_flip, &white, &all}) {
-    for (const extents s : {extents{6, 7, 9}, extents{8, 8, 8}, extents{1, 5, 2}}) {
+    for (const extents& s : {extents{6, 7, 9}, extents{8, 8, 8}, extents{1, 5, 2}}) {
       const auto h = host_values(match::filter_multiplier<B>(*flt, s));
       REQUIRE(h.size() == std::size_t(s[0] * s[1] * (s[2] / 2 + 1)));
       double worst = 0;
