@@ -2,7 +2,9 @@
 // r2c + c2r pair of the same grid written directly against FFTW, which no FFT-based scan can beat.
 //   fusor_scan/<score>/<target>/<template>/<threads>:  match::scan over 8 rotations (uniform
 //       rotations, the cubic spline, measured FFT plans: the scan's defaults), its setup included
-//       (the target's spectra, the template's prefilter); per_rotation_ms is time per rotation
+//       (the target's spectra, the template's prefilter)
+//   fusor_scan_setup/...:  the same with one rotation per thread: bench/pairs.py prints the cost of
+//       one more rotation, (fusor_scan - fusor_scan_setup) / (8 - threads), beside the floor's
 //   fftw_floor/<score>/<target>/<template>/<threads>:   the transforms the score needs per rotation on
 //       the scan's grid (1 r2c + 1 c2r for CC and FLCSphericalMask; 2 r2c + 3 c2r for FLC), 8 times,
 //       as direct FFTW calls with plans made once with FFTW_MEASURE, rotations dealt to threads with
@@ -37,13 +39,11 @@ array<float> random_volume(const extents& shape, std::uint64_t seed) {
 
 match::score score_of(std::int64_t i) { return match::score(int(i)); }
 
-void per_rotation(benchmark::State& st) {
-  st.counters["per_rotation_ms"] =
-      benchmark::Counter(1e3 * double(rotations_per_run), benchmark::Counter::kIsIterationInvariantRate |
-                                                               benchmark::Counter::kInvert);
+void per_rotation(benchmark::State& st, int rotations = rotations_per_run) {
+  st.counters["rotations"] = rotations;
 }
 
-void fusor_scan(benchmark::State& st) {
+void scan_run(benchmark::State& st, int rotations) {
   const match::score kind = score_of(st.range(0));
   const index_t n = st.range(1), m = st.range(2);
   const int threads = int(st.range(3));
@@ -52,15 +52,19 @@ void fusor_scan(benchmark::State& st) {
   const auto target = random_volume({n, n, n}, 1), templ = random_volume({m, m, m}, 2);
   const auto mask = match::sphere_mask<fusor::cpu>({m, m, m}, double(m) / 2 - 1);
   auto rots = match::uniform_rotations(30.0);
-  rots.resize(rotations_per_run);
+  rots.resize(std::size_t(rotations));
   match::scan_options o;
   o.threads = threads;
   for (auto _ : st) {
     auto r = match::scan(target, templ, mask, rots, kind, o);
     benchmark::DoNotOptimize(r.best_score.data());
   }
-  per_rotation(st);
+  per_rotation(st, rotations);
 }
+void fusor_scan(benchmark::State& st) { scan_run(st, rotations_per_run); }
+// the same with as many rotations as threads: the setup and one round of rotations, so that
+// (fusor_scan - fusor_scan_setup) / (rotations - threads) is the cost of one more rotation
+void fusor_scan_setup(benchmark::State& st) { scan_run(st, int(st.range(3))); }
 
 void fftw_floor(benchmark::State& st) {
   const match::score kind = score_of(st.range(0));
@@ -144,6 +148,7 @@ void transform_args(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(fusor_scan)->Apply(scan_args);
+BENCHMARK(fusor_scan_setup)->Apply(scan_args);
 BENCHMARK(fftw_floor)->Apply(scan_args);
 BENCHMARK(fusor_rigid_transform)->Apply(transform_args);
 BENCHMARK(copy_floor)->Apply(transform_args);

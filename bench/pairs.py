@@ -25,11 +25,14 @@ PAIRS += [("fusor_vsa_search1000", "hand_vsa_search1000")]
 PAIRS += [("fusor_scan", "fftw_floor"), ("fusor_rigid_transform", "copy_floor")]  # template matching (bench_match)
 
 med = {}
+ROTATIONS = {}
 for b in json.load(open(sys.argv[1]))["benchmarks"]:
     if b.get("aggregate_name") != "median":
         continue
     head, _, rest = b["run_name"].partition("/")
     med[(head, rest)] = (b["real_time"], b.get("time_unit", "ns"), b.get("GB/s"))
+    if "rotations" in b:
+        ROTATIONS[(head, rest)] = int(b["rotations"])
 
 print(f"{'fusor':34} {'baseline':34} {'fusor':>10} {'baseline':>10}  fusor/baseline")
 for fusor, base in PAIRS:
@@ -39,3 +42,19 @@ for fusor, base in PAIRS:
         tb = med[(base, rest)][0]
         extra = f"   ({gbs / 1e9:.1f} GB/s)" if gbs else ""
         print(f"{fusor + '/' + rest:34} {base + '/' + rest:34} {t:8.3f}{unit:>2} {tb:8.3f}{unit:>2}  {t / tb:6.3f}{extra}")
+
+# template matching (bench_match): a scan's cost per rotation once set up, (8 rotations - one per
+# thread) / (8 - threads), beside the FFT floor's per rotation
+rows = []
+for (head, rest), (t, unit, _) in sorted(med.items()):
+    if head != "fusor_scan" or ("fusor_scan_setup", rest) not in med or ("fftw_floor", rest) not in med:
+        continue
+    threads = int(rest.split("/")[3])
+    rots = ROTATIONS.get(("fusor_scan", rest), 8)
+    marginal = (t - med[("fusor_scan_setup", rest)][0]) / (rots - threads)
+    floor = med[("fftw_floor", rest)][0] / rots
+    rows.append((rest, marginal, floor, unit))
+if rows:
+    print(f"\n{'scan, one more rotation':34} {'fusor':>10} {'FFT floor':>10}  fusor/floor")
+    for rest, marginal, floor, unit in rows:
+        print(f"{'fusor_scan/' + rest:34} {marginal:8.3f}{unit:>2} {floor:8.3f}{unit:>2}  {marginal / floor:6.3f}")

@@ -419,6 +419,7 @@ using fusor::fft::rfftn_into;
 using fusor::fft::set_plan_cache_capacity;
 using fusor::fft::set_planning;
 using fusor::fft::set_threads;
+using fusor::fft::threads_scope;
 using fusor::fft::threads;
 }  // namespace fusor::fft
 

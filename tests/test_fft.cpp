@@ -750,6 +750,24 @@ TEST_CASE("threads and planning effort change the plan, not the result") {
     (void)fft::rfftn(y.a);  // back to the estimated plan
     CHECK(fft::plan_cache_info().misses == misses + 1);
   }
+  // a threads scope: a large transform on 2 threads, then in the scope on 1 (a new plan, the
+  // same numbers), then on 2 again (the cached plan)
+  {
+    fft::set_threads(2);
+    const auto big = random_input<float>({2, 130, 160}, 11);  // a shape no earlier check planned
+    const auto two_threads = fft::rfftn(big.a, {}, {1, 2});
+    const long misses = fft::plan_cache_info().misses;
+    {
+      const fft::threads_scope<fusor::cpu> scope(1);
+      const auto one_thread = fft::rfftn(big.a, {}, {1, 2});
+      CHECK(fft::plan_cache_info().misses == misses + 1);
+      for (index_t i = 0; i < one_thread.size(); ++i) REQUIRE(test::close(one_thread.data()[i], two_threads.data()[i], 1e-4));
+      CHECK(fft::threads() == 2);  // the process-wide setting is untouched
+    }
+    (void)fft::rfftn(big.a, {}, {1, 2});
+    CHECK(fft::plan_cache_info().misses == misses + 1);
+    fft::set_threads(0);
+  }
 
   const std::string w = fft::export_wisdom<float>();
   CHECK(w.find("fftw") != std::string::npos);

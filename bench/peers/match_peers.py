@@ -4,7 +4,7 @@ bench_match's JSON: prints pyTME's median time per rotation, fusor's, and pyTME/
 speed-up). Usage: match_peers.py BENCH_MATCH_JSON
 
   scan/<score>/<n>/<m>/<threads>: match_exhaustive on an n^3 target and an m^3 template (a sphere
-      mask of radius m/2 - 1), 16 rotations, cubic interpolation (pyTME's default order 3),
+      mask of radius m/2 - 1), as many rotations as fusor's row (bench_match's "rotations"), cubic interpolation (pyTME's default order 3),
       MaxScoreOverRotations, the target padded by the template (pad_target_edges, as fusor pads),
       job_schedule (1, threads): the rotations split over that many processes, as pyTME does;
       time per rotation, setup included as on fusor's side
@@ -24,7 +24,6 @@ from timing import median_seconds  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-ROTATIONS = 16
 SCORES = {0: "CC", 4: "FLCSphericalMask", 5: "FLC"}
 
 
@@ -32,11 +31,12 @@ def fusor_medians(path):
     med = {}
     for b in json.load(open(path))["benchmarks"]:
         if b.get("aggregate_name") == "median":
-            med[b["run_name"].replace("/real_time", "")] = b["real_time"] * {"ms": 1e-3, "us": 1e-6, "ns": 1e-9}[b["time_unit"]]
+            seconds = b["real_time"] * {"ms": 1e-3, "us": 1e-6, "ns": 1e-9}[b["time_unit"]]
+            med[b["run_name"].replace("/real_time", "")] = (seconds, int(b.get("rotations", 1)))
     return med
 
 
-def pytme_scan(score, n, m, threads):
+def pytme_scan(score, n, m, threads, count):
     from tme.analyzer import MaxScoreOverRotations
     from tme.matching_data import MatchingData
     from tme.matching_exhaustive import MATCHING_EXHAUSTIVE_REGISTER, match_exhaustive
@@ -47,7 +47,7 @@ def pytme_scan(score, n, m, threads):
     target = rng.uniform(-1, 1, (n, n, n)).astype(np.float32)
     template = rng.uniform(-1, 1, (m, m, m)).astype(np.float32)
     mask = create_mask("ellipse", shape=(m, m, m), radius=m / 2 - 1, center=(m // 2,) * 3).astype(np.float32)
-    rotations = get_rotation_matrices(angular_sampling=30, dim=3)[:ROTATIONS].astype(np.float32)
+    rotations = get_rotation_matrices(angular_sampling=30, dim=3)[:count].astype(np.float32)
     setup, scoring = MATCHING_EXHAUSTIVE_REGISTER[score]
 
     def run():
@@ -60,7 +60,7 @@ def pytme_scan(score, n, m, threads):
                              callback_class=MaxScoreOverRotations, callback_class_args={},
                              job_schedule=(1, threads), pad_target_edges=True, interpolation_order=3)
 
-    return median_seconds(run, reps=3, warmup=1) / ROTATIONS
+    return median_seconds(run, reps=3, warmup=1) / count
 
 
 def pytme_rigid_transform(n, order):
@@ -77,15 +77,15 @@ def pytme_rigid_transform(n, order):
 
 def main():
     med = fusor_medians(sys.argv[1])
-    print(f"{'row':34} {'pyTME':>12} {'fusor':>12}  pyTME/fusor")
-    for key, t in sorted(med.items()):
+    print(f"{'row (time per rotation, setup included)':40} {'pyTME':>12} {'fusor':>12}  pyTME/fusor")
+    for key, (t, count) in sorted(med.items()):
         parts = key.split("/")
         if parts[0] == "fusor_scan":
             score, n, m, threads = (int(x) for x in parts[1:5])
             if score not in SCORES:
                 continue
-            peer = pytme_scan(SCORES[score], n, m, threads)
-            mine = t / ROTATIONS
+            peer = pytme_scan(SCORES[score], n, m, threads, count)
+            mine = t / count
             label = f"scan/{SCORES[score]}/{n}/{m}/{threads}"
         elif parts[0] == "fusor_rigid_transform":
             n, cubic = int(parts[1]), int(parts[2])
@@ -94,7 +94,7 @@ def main():
             label = f"rigid_transform/{n}/order{3 if cubic else 1}"
         else:
             continue
-        print(f"{label:34} {peer * 1e3:10.3f}ms {mine * 1e3:10.3f}ms  {peer / mine:8.1f}x")
+        print(f"{label:40} {peer * 1e3:10.3f}ms {mine * 1e3:10.3f}ms  {peer / mine:8.1f}x")
 
 
 if __name__ == "__main__":

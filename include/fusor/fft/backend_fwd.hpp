@@ -112,5 +112,28 @@ class planning_scope {
   int previous_ = -1;
 };
 
+/// Transforms that backend B runs on this thread while the scope lives use at most n threads of
+/// their own (n >= 1), whatever fft::set_threads says; the previous setting comes back at the
+/// end. Work that is already spread over threads (a scan's rotations) runs each transform on its
+/// own thread, with plans made for one thread. A backend without the setting ignores it.
+template <class B>
+class threads_scope {
+ public:
+  explicit threads_scope(int n) {
+    if constexpr (requires { fft_backend<B>::thread_threads(); }) {
+      previous_ = fft_backend<B>::thread_threads();
+      fft_backend<B>::set_thread_threads(n < 1 ? 1 : n);
+    }
+  }
+  ~threads_scope() {
+    if constexpr (requires { fft_backend<B>::thread_threads(); }) fft_backend<B>::set_thread_threads(previous_);
+  }
+  threads_scope(const threads_scope&) = delete;
+  threads_scope& operator=(const threads_scope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
 }  // namespace fft
 }  // namespace fusor

@@ -358,6 +358,7 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
 #endif
       try {
         const fft::planning_scope<B> thread_effort(o.planning);
+        const fft::threads_scope<B> one_thread(1);  // the team is the parallelism: each transform on its thread
         auto w = std::make_unique<detail::scan_worker<B>>(plan, o.mean_map);
         for (std::size_t r = std::size_t(t); r < n && !stop.load(std::memory_order_relaxed); r += std::size_t(team))
           w->run(rotations[r], std::uint32_t(r));

@@ -52,6 +52,7 @@ inline std::recursive_mutex& planner_mutex() {
 inline std::atomic<int> planning_effort{int(fft::planning::estimate)};
 inline thread_local int thread_planning = -1;  // this thread's override (fft::planning_scope), -1: none
 inline std::atomic<int> thread_setting{0};  // 0: fusor's cpu thread count (set_num_threads)
+inline thread_local int thread_threads = 0;   // this thread's override (fft::threads_scope), 0: none
 // Transforms below this many elements (all of a batch together) run on one thread: starting
 // FFTW's threads costs more than it saves.
 inline constexpr index_t threaded_threshold = index_t(1) << 15;
@@ -215,6 +216,7 @@ inline std::string describe(const fft::fft_geometry& g) {
 
 inline int threads_for_transform(const fft::fft_geometry& g) {
   if (g.transform_size() * g.batch_size() < threaded_threshold) return 1;
+  if (thread_threads > 0) return thread_threads;
   const int t = thread_setting.load();
   return t > 0 ? t : num_threads();
 }
@@ -327,6 +329,9 @@ struct fft_backend<cpu> {
   /// This thread's planning effort override (fft::planning_scope), -1 for none.
   static int thread_planning() { return detail::fftw::thread_planning; }
   static void set_thread_planning(int p) { detail::fftw::thread_planning = p; }
+  /// This thread's override of the threads one transform uses (fft::threads_scope), 0 for none.
+  static int thread_threads() { return detail::fftw::thread_threads; }
+  static void set_thread_threads(int n) { detail::fftw::thread_threads = n; }
 };
 
 namespace fft {
