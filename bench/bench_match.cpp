@@ -39,7 +39,7 @@ array<float> random_volume(const extents& shape, std::uint64_t seed) {
 
 match::score score_of(std::int64_t i) { return match::score(int(i)); }
 
-void per_rotation(benchmark::State& st, int rotations = rotations_per_run) {
+void count_rotations(benchmark::State& st, int rotations) {
   st.counters["rotations"] = rotations;
 }
 
@@ -59,7 +59,7 @@ void scan_run(benchmark::State& st, int rotations) {
     auto r = match::scan(target, templ, mask, rots, kind, o);
     benchmark::DoNotOptimize(r.best_score.data());
   }
-  per_rotation(st, rotations);
+  count_rotations(st, rotations);
 }
 void fusor_scan(benchmark::State& st) { scan_run(st, rotations_per_run); }
 // the same with as many rotations as threads: the setup and one round of rotations, so that
@@ -102,7 +102,7 @@ void fftw_floor(benchmark::State& st) {
   }
   fftwf_destroy_plan(fwd);
   fftwf_destroy_plan(inv);
-  per_rotation(st);
+  count_rotations(st, rotations_per_run);
 }
 
 void fusor_rigid_transform(benchmark::State& st) {

@@ -113,10 +113,12 @@ inline double sample(const volume& v, const volume& c, const extents& s, const d
   return total;
 }
 
-/// The reference transform: out(o) = v(R^T (o - c' - t) + c), c = n // 2 unless given.
+/// The reference transform: out(o) = v(R^T (o - c' - t) + c), c = n // 2 unless given. Cubic
+/// prefilters (templates) or, with prefilter false, takes the values as coefficients (FLC's masks).
 inline volume transformed(const volume& v, const extents& s, const extents& out_shape, const match::matrix3& r,
-                          const match::vec3& t, bool cubic, double fill = 0, const match::vec3* center = nullptr) {
-  const volume c = cubic ? coefficients(v, s) : volume{};
+                          const match::vec3& t, bool cubic, double fill = 0, const match::vec3* center = nullptr,
+                          bool prefilter = true) {
+  const volume c = !cubic ? volume{} : prefilter ? coefficients(v, s) : v;
   volume out(std::size_t(out_shape.numel()));
   match::vec3 cin{double(s[0] / 2), double(s[1] / 2), double(s[2] / 2)};
   if (center) cin = *center;
@@ -484,21 +486,12 @@ TEST_CASE("match: normalize_under_mask as pyTME's normalize_template") {
 
 // ---- the scan ---------------------------------------------------------------------------------
 
-/// The rotated volume in double: cubic with the prefilter (templates) or with the values as
-/// coefficients (FLC's masks), or trilinear.
+/// The volume rotated about its centre in double (see transformed).
 inline volume rotated(const volume& v, const extents& s, const match::matrix3& r, bool cubic, bool prefilter) {
-  if (!cubic || prefilter) return transformed(v, s, s, r, {}, cubic);
-  volume out(v.size());
-  for (index_t i = 0; i < s[0]; ++i)
-    for (index_t j = 0; j < s[1]; ++j)
-      for (index_t k = 0; k < s[2]; ++k) {
-        const double q[3] = {double(i - s[0] / 2), double(j - s[1] / 2), double(k - s[2] / 2)};
-        double p[3];
-        for (int a = 0; a < 3; ++a) p[a] = r[0][a] * q[0] + r[1][a] * q[1] + r[2][a] * q[2] + double(s[a] / 2);
-        out[std::size_t(at(s, i, j, k))] = sample(v, v, s, p, true, 0.0);
-      }
-  return out;
+  return transformed(v, s, s, r, {}, cubic, 0, nullptr, prefilter);
 }
+
+inline volume dft_filtered(const volume& v, const extents& s, const match::fourier_filter& flt);  // below
 
 /// CC(f, g)(x) = sum_y f(x + y - c) g(y), c = M // 2, f zero outside: the direct sum.
 inline volume direct_cc(const volume& f, const extents& n, const volume& g, const extents& m) {
@@ -543,10 +536,11 @@ inline volume standardise(volume v) {
   return v;
 }
 
-/// Every rotation's score map by the formulas of scores.hpp, in double, from direct sums.
+/// Every rotation's score map by the formulas of scores.hpp, in double, from direct sums; each
+/// rotated template filtered in its box by a naive DFT when a template filter is given.
 inline std::vector<volume> reference_scores(match::score kind, const volume& f0, const extents& n, const volume& g0,
                                             const volume& mask, const extents& m, const std::vector<match::quaternion>& rots,
-                                            bool cubic) {
+                                            bool cubic, const match::fourier_filter* template_filter = nullptr) {
   using S = match::score;
   volume f = kind == S::lcc ? laplacian(f0, n) : kind == S::cam ? standardise(f0) : f0;
   volume g = kind == S::lcc ? laplacian(g0, m) : kind == S::cam ? standardise(g0) : g0;
@@ -582,6 +576,7 @@ inline std::vector<volume> reference_scores(match::score kind, const volume& f0,
   for (const auto& q : rots) {
     const match::matrix3 r = match::to_matrix(q);
     volume gr = rotated(g, m, r, cubic, true), w = mask;
+    if (template_filter) gr = dft_filtered(gr, m, *template_filter);
     if (kind == S::flc) w = rotated(mask, m, r, cubic, false);
     double nw = 0;
     for (double x : w) nw += x;
@@ -1042,47 +1037,8 @@ TEST_CASE("match scan: target and template filters against the direct sums") {
   for (const auto kind : {match::score::cc, match::score::flc_spherical_mask, match::score::flc}) {
     CAPTURE(match::to_string(kind));
     const auto res = match::scan(device_volume(f, n), device_volume(g, m), dmask, rots, kind, o);
-    // the reference: the rotated template filtered in its box by a naive DFT, then as before
-    std::vector<volume> best;
-    const auto ref = [&] {
-      using S = match::score;
-      std::vector<volume> out;
-      volume f2(ff.size());
-      for (std::size_t i = 0; i < ff.size(); ++i) f2[i] = ff[i] * ff[i];
-      double nm = 0;
-      for (double w : mask) nm += w;
-      const double eps = double(std::numeric_limits<float>::epsilon());
-      const volume w1 = direct_cc(ff, n, mask, m), w2 = direct_cc(f2, n, mask, m);
-      for (const auto& q : rots) {
-        const match::matrix3 r = match::to_matrix(q);
-        volume gr = dft_filtered(rotated(g, m, r, true, true), m, o.template_filter);
-        volume w = kind == S::flc ? rotated(mask, m, r, true, false) : mask;
-        double nw = 0;
-        for (double x : w) nw += x;
-        if (kind != S::cc) {
-          double mean = 0, sq = 0;
-          for (std::size_t i = 0; i < gr.size(); ++i) {
-            mean += gr[i] * w[i];
-            sq += gr[i] * gr[i] * w[i];
-          }
-          mean /= nw;
-          const double sd = std::sqrt(sq / nw - mean * mean);
-          for (std::size_t i = 0; i < gr.size(); ++i) gr[i] = (gr[i] - mean) / sd * w[i];
-        }
-        volume sc = direct_cc(ff, n, gr, m);
-        if (kind != S::cc) {
-          const volume a = kind == S::flc ? direct_cc(ff, n, w, m) : w1, b = kind == S::flc ? direct_cc(f2, n, w, m) : w2;
-          const double nn = kind == S::flc ? nw : nm;
-          for (std::size_t i = 0; i < sc.size(); ++i) {
-            double sigma = std::sqrt(std::max(b[i] / nn - (a[i] / nn) * (a[i] / nn), 0.0));
-            if (sigma < eps) sigma = 1;
-            sc[i] /= sigma * nn;
-          }
-        }
-        out.push_back(std::move(sc));
-      }
-      return out;
-    }();
+    // the reference: the filtered target, each rotated template filtered in its box by a naive DFT
+    const auto ref = reference_scores(kind, ff, n, g, mask, m, rots, true, &o.template_filter);
     const auto got = host_values(res.best_score);
     double worst = 0, scale = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -154,23 +154,17 @@ struct filter_generator {
   }
 };
 
-inline void check_positive(double v, const char* what, bool zero_ok) {
-  if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0))
-    throw value_error(std::string("fusor::match: ") + what + " must be finite and " + (zero_ok ? ">= 0" : "> 0") +
-                      ", got " + std::to_string(v));
-}
-
 /// The filter's parameters checked and laid out for the generator (profile: a device copy).
 template <class B>
 filter_generator make_filter(const fourier_filter& flt, const extents& shape, double scale, const array<float, B>& profile) {
   require_volume(shape, "fourier filter");
-  check_positive(flt.voxel_size, "a filter's voxel size (Å)", false);
+  check_length(flt.voxel_size, "fourier_filter", "voxel size", "(Å)");
   filter_generator g{shape[0], shape[1], shape[2], shape[2] / 2 + 1, scale, flt.voxel_size, false, false, 0, 0, false, 0, 2, 0,
                      0, 0, false, false, 0, 0, 0, 0, nullptr, 0};
   if (flt.band) {
     const bandpass& b = *flt.band;
-    check_positive(b.lowpass, "bandpass's lowpass (Å)", true);
-    check_positive(b.highpass, "bandpass's highpass (Å)", true);
+    check_length(b.lowpass, "bandpass", "lowpass", "(Å)", true);
+    check_length(b.highpass, "bandpass", "highpass", "(Å)", true);
     if (b.lowpass > 0 && b.highpass > 0 && b.highpass <= b.lowpass)
       throw value_error("fusor::match: bandpass expects highpass > lowpass (Å: a coarser resolution), got highpass " +
                         std::to_string(b.highpass) + " and lowpass " + std::to_string(b.lowpass));
@@ -196,8 +190,8 @@ filter_generator make_filter(const fourier_filter& flt, const extents& shape, do
   }
   if (flt.ctf) {
     const contrast_transfer& c = *flt.ctf;
-    check_positive(c.voltage_kv, "the CTF's voltage (kV)", false);
-    check_positive(c.cs_mm, "the CTF's spherical aberration (mm)", true);
+    check_length(c.voltage_kv, "contrast_transfer", "voltage", "(kV)");
+    check_length(c.cs_mm, "contrast_transfer", "spherical aberration", "(mm)", true);
     if (!std::isfinite(c.defocus) || !std::isfinite(c.phase_shift_degrees))
       throw value_error("fusor::match: the CTF's defocus and phase shift must be finite");
     if (!(c.amplitude_contrast >= 0 && c.amplitude_contrast < 1))

@@ -159,6 +159,14 @@ struct volume_sampler {
   }
 };
 
+/// A length or a physical parameter: finite and > 0 (>= 0 when zero_ok), else a value_error
+/// "fusor::match::<fn>: expected a finite <name> > 0 <unit>, got v".
+inline void check_length(double v, const char* fn, const char* name, const char* unit, bool zero_ok = false) {
+  if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0))
+    throw value_error(std::string("fusor::match::") + fn + ": expected a finite " + name + (zero_ok ? " >= 0 " : " > 0 ") +
+                      unit + ", got " + std::to_string(v));
+}
+
 inline void require_volume(const extents& s, const char* what) {
   if (s.size() != 3)
     throw shape_error(std::string("fusor::match::") + what + ": expected a 3-d volume, got shape " + to_string(s));

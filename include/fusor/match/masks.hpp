@@ -142,10 +142,14 @@ array<float, B> make_mask(const extents& shape, mask_shape kind, const vec3& a, 
   return array<float, B>(generator_expr<mask_generator, B>{g, shape, contiguous_strides(shape)});
 }
 
-inline void check_length(double v, const char* what, const char* name, bool zero_ok = false) {
-  if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0))
-    throw value_error(std::string("fusor::match::") + what + ": expected a finite " + name +
-                      (zero_ok ? " >= 0" : " > 0") + " (voxels), got " + std::to_string(v));
+/// Weighted moments of a template-sized volume: (mean, 1 / standard deviation) under the weights
+/// w with sum n, or an inverse of 0 where the values are constant under them; sums in double.
+template <class B>
+std::pair<float, float> weighted_standardisation(const array<float, B>& v, const array<float, B>& w, double n) {
+  if (!(n > 0)) return {0.0f, 0.0f};
+  const double mean = double(sum(cast<double>(v) * cast<double>(w))) / n;
+  const double var = double(sum(cast<double>(v) * cast<double>(v) * cast<double>(w))) / n - mean * mean;
+  return {float(mean), var > 0 ? float(1.0 / std::sqrt(var)) : 0.0f};
 }
 
 }  // namespace detail
@@ -153,21 +157,21 @@ inline void check_length(double v, const char* what, const char* name, bool zero
 /// 1 where |x - c| <= radius.
 template <class B = default_backend>
 array<float, B> sphere_mask(const extents& shape, double radius, const mask_options& o = {}) {
-  detail::check_length(radius, "sphere_mask", "radius");
+  detail::check_length(radius, "sphere_mask", "radius", "(voxels)");
   return detail::make_mask<B>(shape, detail::mask_shape::sphere, {radius, radius, radius}, o, "sphere_mask");
 }
 
 /// 1 where sum_i (p_i / radii_i)^2 <= 1 (pyTME's elliptical_mask, up to its edge; see above).
 template <class B = default_backend>
 array<float, B> ellipsoid_mask(const extents& shape, const vec3& radii, const mask_options& o = {}) {
-  for (double r : radii) detail::check_length(r, "ellipsoid_mask", "radius");
+  for (double r : radii) detail::check_length(r, "ellipsoid_mask", "radius", "(voxels)");
   return detail::make_mask<B>(shape, detail::mask_shape::ellipsoid, radii, o, "ellipsoid_mask");
 }
 
 /// 1 where |p_i| <= half_widths_i on every axis (a box 2 h + 1 voxels wide for integer h).
 template <class B = default_backend>
 array<float, B> box_mask(const extents& shape, const vec3& half_widths, const mask_options& o = {}) {
-  for (double h : half_widths) detail::check_length(h, "box_mask", "half-width", true);
+  for (double h : half_widths) detail::check_length(h, "box_mask", "half-width", "(voxels)", true);
   return detail::make_mask<B>(shape, detail::mask_shape::box, half_widths, o, "box_mask");
 }
 
@@ -177,9 +181,9 @@ array<float, B> box_mask(const extents& shape, const vec3& half_widths, const ma
 template <class B = default_backend>
 array<float, B> tube_mask(const extents& shape, double inner_radius, double outer_radius, double height,
                           const mask_options& o = {}) {
-  detail::check_length(inner_radius, "tube_mask", "inner radius", true);
-  detail::check_length(outer_radius, "tube_mask", "outer radius");
-  detail::check_length(height, "tube_mask", "height");
+  detail::check_length(inner_radius, "tube_mask", "inner radius", "(voxels)", true);
+  detail::check_length(outer_radius, "tube_mask", "outer radius", "(voxels)");
+  detail::check_length(height, "tube_mask", "height", "(voxels)");
   if (inner_radius > outer_radius)
     throw value_error("fusor::match::tube_mask: expected inner radius <= outer radius, got " +
                       std::to_string(inner_radius) + " > " + std::to_string(outer_radius));
@@ -197,14 +201,10 @@ array<float, B> normalize_under_mask(const array<float, B>& templ, const array<f
   const double n = templ.size() == 0 ? 0.0 : double(sum(cast<double>(mask)));
   if (!(n > 0))
     throw value_error("fusor::match::normalize_under_mask: expected a mask with a positive sum, got " + std::to_string(n));
-  const double mean = double(sum(cast<double>(templ) * cast<double>(mask))) / n;
-  const double var = double(sum(cast<double>(templ) * cast<double>(templ) * cast<double>(mask))) / n - mean * mean;
-  if (!(var > 0) || !std::isfinite(var))
-    throw value_error("fusor::match::normalize_under_mask: the template is constant under the mask (variance " +
-                      std::to_string(var) + "); nothing to normalise");
-  const float m = float(mean), inv = float(1.0 / std::sqrt(var));
-  array<float, B> out((templ - m) * inv * mask);
-  return out;
+  const auto [mean, inv] = detail::weighted_standardisation(templ, mask, n);
+  if (inv == 0.0f)
+    throw value_error("fusor::match::normalize_under_mask: the template is constant under the mask; nothing to normalise");
+  return array<float, B>((templ - mean) * inv * mask);
 }
 
 }  // namespace fusor::match

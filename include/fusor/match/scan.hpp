@@ -98,14 +98,25 @@ inline void check_scan_input(const extents& t, const extents& g, const extents& 
     throw value_error("fusor::match::scan: at most 2^31 - 1 rotations, got " + std::to_string(rotations));
 }
 
-/// Weighted moments of a template-sized buffer: (mean, 1 / standard deviation, or 0 where the
-/// values are constant under the weights), sums in double.
+/// A template-sized volume v placed on the grid `grid`, centred on the origin, each value
+/// becoming (v - shift) scale w (w: weights of the template's shape, or none).
 template <class B>
-std::pair<float, float> weighted_standardisation(const array<float, B>& v, const array<float, B>& w, double n) {
-  if (!(n > 0)) return {0.0f, 0.0f};
-  const double mean = double(sum(cast<double>(v) * cast<double>(w))) / n;
-  const double var = double(sum(cast<double>(v) * cast<double>(v) * cast<double>(w))) / n - mean * mean;
-  return {float(mean), var > 0 ? float(1.0 / std::sqrt(var)) : 0.0f};
+generator_expr<grid_placement, B> placed(const array<float, B>& v, const float* weights, float shift, float scale,
+                                         const extents& grid) {
+  const extents& m = v.shape();
+  return {grid_placement{v.data(), weights, shift, scale, m[0], m[1], m[2], grid[0], grid[1], grid[2], m[0] / 2,
+                         m[1] / 2, m[2] / 2},
+          grid, contiguous_strides(grid)};
+}
+
+/// out = CC(target, template) from the target's spectrum ft (scaled by 1/|grid|) and the
+/// template's spectrum g: the product goes to `scratch` (which may be g itself), and the unscaled
+/// inverse transform consumes it. out may be the grid g was taken from.
+template <class B>
+void correlate(const array<std::complex<float>, B>& ft, const array<std::complex<float>, B>& g,
+               array<std::complex<float>, B>& scratch, array<float, B>& out, const extents& grid) {
+  scratch = ft * conj(g);
+  fft::irfftn_into(out, scratch, grid, {}, fft::norm_mode::forward, fft::input_use::overwrite);
 }
 
 /// What every worker reads: the grid, the target's spectra (scaled by 1/|F|), the template (or its
@@ -148,17 +159,6 @@ struct scan_worker {
 
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
 
-  grid_placement placement(const array<float, B>& v, const float* weights, float shift, float scale) const {
-    const extents& m = p.template_shape;
-    return {v.data(), weights, shift, scale, m[0], m[1], m[2], p.grid[0], p.grid[1], p.grid[2], m[0] / 2, m[1] / 2, m[2] / 2};
-  }
-
-  /// out = CC(target spectrum, what the grid holds), through spec; out may be the grid itself.
-  void correlate(const array<std::complex<float>, B>& ft, array<std::complex<float>, B>& s, array<float, B>& out) {
-    s = ft * conj(s);
-    fft::irfftn_into(out, s, p.grid, {}, fft::norm_mode::forward, fft::input_use::overwrite);
-  }
-
   void run(const quaternion& q, std::uint32_t index) {
     const matrix3 r = to_matrix(q);
     rigid_transform(p.source, r, {}, rot, p.rotate);
@@ -179,19 +179,17 @@ struct scan_worker {
       std::tie(shift, scale) = weighted_standardisation(rot, p.mask, n);
       weights = p.mask.data();
     }
-    grid = generator_expr<grid_placement, B>{placement(rot, weights, shift, scale), p.grid, contiguous_strides(p.grid)};
+    grid = placed(rot, weights, shift, scale, p.grid);
     fft::rfftn_into(spec, grid);
-    correlate(p.ft_target, spec, grid);
+    correlate(p.ft_target, spec, spec, grid, p.grid);
 
     score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, nullptr, nullptr, float(n),
                 p.target_shape[1], p.target_shape[2], p.grid[1], p.grid[2]};
     if (p.kind == score::flc) {
-      cc_mask = generator_expr<grid_placement, B>{placement(rot_mask, nullptr, 0.0f, 1.0f), p.grid, contiguous_strides(p.grid)};
+      cc_mask = placed(rot_mask, nullptr, 0.0f, 1.0f, p.grid);
       fft::rfftn_into(spec_mask, cc_mask);
-      spec = p.ft_target * conj(spec_mask);
-      fft::irfftn_into(cc_mask, spec, p.grid, {}, fft::norm_mode::forward, fft::input_use::overwrite);
-      spec = p.ft_target2 * conj(spec_mask);
-      fft::irfftn_into(cc_mask2, spec, p.grid, {}, fft::norm_mode::forward, fft::input_use::overwrite);
+      correlate(p.ft_target, spec_mask, spec, cc_mask, p.grid);
+      correlate(p.ft_target2, spec_mask, spec, cc_mask2, p.grid);
       m.kind = score_map::form::local;
       m.cc_mask = cc_mask.data();
       m.cc_mask2 = cc_mask2.data();
@@ -269,14 +267,11 @@ scan_plan<B> plan_scan(const array<float, B>& target0, const array<float, B>& te
 
   // the mask's local moments of the target, where the mask does not rotate
   if (kind == score::corr || kind == score::cam || kind == score::flc_spherical_mask) {
-    scan_worker<B> w(p, false);
-    w.grid = generator_expr<grid_placement, B>{w.placement(mask, nullptr, 0.0f, 1.0f), f, contiguous_strides(f)};
-    array<std::complex<float>, B> ft_mask = fft::rfftn(w.grid);
+    array<std::complex<float>, B> ft_mask = fft::rfftn(array<float, B>(placed(mask, nullptr, 0.0f, 1.0f, f)));
+    array<std::complex<float>, B> spec(ft_mask.shape());
     array<float, B> window(f), window2(f);
-    w.spec = ft_mask.copy();
-    w.correlate(p.ft_target, w.spec, window);  // CC(f, m)
-    w.spec = ft_mask.copy();
-    w.correlate(ft_target2, w.spec, window2);  // CC(f^2, m)
+    correlate(p.ft_target, ft_mask, spec, window, f);  // CC(f, m)
+    correlate(ft_target2, ft_mask, spec, window2, f);  // CC(f^2, m)
     const float eps = float_eps;
     if (kind == score::flc_spherical_mask) {
       const float n = float(p.mask_sum);

@@ -96,6 +96,19 @@ FUSOR_HD inline std::uint32_t key_rotation(std::uint64_t key) { return ~std::uin
 
 inline constexpr float float_eps = 1.1920928955078125e-07f;
 
+/// Calls run(row, k, e, len) for each piece of the positions [first, first + count) of a C-ordered
+/// array whose rows hold `width` positions: the piece starts at position k of row `row` and at
+/// offset e of the run, and holds len positions (one division per row, not per element).
+template <class Run>
+FUSOR_HD void for_each_row_piece(index_t first, index_t count, index_t width, Run&& run) {
+  index_t e = 0;
+  while (e < count) {
+    const index_t p = first + e, k = p % width, len = width - k < count - e ? width - k : count - e;
+    run(p / width, k, e, len);
+    e += len;
+  }
+}
+
 /// One rotation's score at each target voxel, from the FFT-grid maps (all of the FFT shape F, read
 /// at the voxel's place there):
 ///   plain (CC, LCC):              cc;
@@ -140,14 +153,10 @@ struct score_map {
   }
   template <form F, class Op>
   FUSOR_HD void rows(index_t first, index_t count, Op& op) const {
-    index_t e = 0;
-    while (e < count) {
-      const index_t p = first + e, k = p % n2, row = p / n2, j = row % n1, i = row / n1;
-      const index_t len = n2 - k < count - e ? n2 - k : count - e;
-      const index_t q = (i * f1 + j) * f2 + k;
+    for_each_row_piece(first, count, n2, [&](index_t row, index_t k, index_t e, index_t len) {
+      const index_t q = ((row / n1) * f1 + row % n1) * f2 + k;
       for (index_t t = 0; t < len; ++t) op(e + t, at<F>(q + t));
-      e += len;
-    }
+    });
   }
 };
 
@@ -211,28 +220,24 @@ struct grid_placement {
   }
   FUSOR_HD void fill(index_t first, float* out, index_t count) const {
     // a row at a time: most rows of the grid miss the template and are zeroed in a plain loop
-    index_t e = 0;
-    while (e < count) {
-      const index_t p = first + e, k = p % f2, row = p / f2, j = row % f1, i = row / f1;
-      const index_t len = f2 - k < count - e ? f2 - k : count - e;
+    for_each_row_piece(first, count, f2, [&](index_t row, index_t k, index_t e, index_t len) {
       float* o = out + e;
-      const index_t y0 = source(i, f0, m0, c0), y1 = source(j, f1, m1, c1);
+      const index_t y0 = source(row / f1, f0, m0, c0), y1 = source(row % f1, f1, m1, c1);
       if (y0 < 0 || y1 < 0) {
         for (index_t t = 0; t < len; ++t) o[t] = 0.0f;
-      } else {
-        const index_t base = (y0 * m1 + y1) * m2;
-        for (index_t t = 0; t < len; ++t) {
-          const index_t y2 = source(k + t, f2, m2, c2);
-          float v = 0.0f;
-          if (y2 >= 0) {
-            v = (values[base + y2] - shift) * scale;
-            if (weights) v *= weights[base + y2];
-          }
-          o[t] = v;
-        }
+        return;
       }
-      e += len;
-    }
+      const index_t base = (y0 * m1 + y1) * m2;
+      for (index_t t = 0; t < len; ++t) {
+        const index_t y2 = source(k + t, f2, m2, c2);
+        float v = 0.0f;
+        if (y2 >= 0) {
+          v = (values[base + y2] - shift) * scale;
+          if (weights) v *= weights[base + y2];
+        }
+        o[t] = v;
+      }
+    });
   }
 };
 
