@@ -1,8 +1,8 @@
 // Template matching on a planted problem: three rotated copies of a template hidden in a noisy
-// volume, found again by an exhaustive FLCSphericalMask scan over a 30-degree rotation set. The
+// volume, found again by an exhaustive FLCSphericalMask scan over a 30-degree rotation set and
+// peak calling with a threshold that noise alone would cross once in the whole search. The
 // matching is written once for any backend B (this program runs it on the cpu); the problem is
-// built and the peaks are read on the host, the peaks by a plain loop (fusor's peak calling is
-// still to come).
+// built on the host.
 #include <fusor/fusor.hpp>
 
 #include <algorithm>
@@ -43,12 +43,12 @@ int find_planted() {
               turned.data()[(i * m[1] + j) * m[2] + k];
   }
 
-  // every rotation of the set, scored as pyTME's FLCSphericalMask
+  // every rotation of the set, scored as pyTME's FLCSphericalMask, keeping the scores' spread
   const auto mask = match::sphere_mask<B>(m, 8.0);
+  match::scan_options options;
+  options.statistics = true;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = match::scan(fusor::to<B>(target), templ, mask, rotations, match::score::flc_spherical_mask);
-  const auto best_score = fusor::to<fusor::cpu>(r.best_score);
-  const auto best_rotation = fusor::to<fusor::cpu>(r.best_rotation);
+  const auto r = match::scan(fusor::to<B>(target), templ, mask, rotations, match::score::flc_spherical_mask, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("%zu rotations of a %lld^3 template over a %lld x %lld x %lld target (FFT grid %lld x %lld x %lld): "
               "%.2f s, %.2f ms per rotation\n",
@@ -56,34 +56,25 @@ int find_planted() {
               (long long)r.fft_shape[0], (long long)r.fft_shape[1], (long long)r.fft_shape[2], seconds,
               1e3 * seconds / double(rotations.size()));
 
-  // the three highest peaks, at least a template apart
-  std::vector<index_t> order(std::size_t(n.numel()));
-  for (index_t i = 0; i < n.numel(); ++i) order[std::size_t(i)] = i;
-  const float* best = best_score.data();
-  std::sort(order.begin(), order.end(), [&](index_t a, index_t b) { return best[a] > best[b]; });
-  std::vector<index_t> peaks;
-  for (index_t p : order) {
-    const index_t x = p / (n[1] * n[2]), y = p / n[2] % n[1], z = p % n[2];
-    const bool apart = std::all_of(peaks.begin(), peaks.end(), [&](index_t q) {
-      const index_t dx = x - q / (n[1] * n[2]), dy = y - q / n[2] % n[1], dz = z - q % n[2];
-      return dx * dx + dy * dy + dz * dz > m[0] * m[0];
-    });
-    if (apart) peaks.push_back(p);
-    if (peaks.size() == planted.size()) break;
-  }
+  // the peaks at least a template radius apart that noise would reach once in the whole search
+  match::peak_options find;
+  find.min_distance = 8.0;
+  find.false_positives = 1.0;
+  const auto peaks = match::find_peaks(r, rotations, find);
+  std::printf("scores: mean %.4f, spread %.4f over %lld; threshold for one false positive: %.3f\n", r.statistics.mean,
+              r.statistics.stddev, (long long)r.statistics.count, match::false_positive_threshold(r.statistics, 1.0));
   int found = 0;
-  for (index_t p : peaks) {
-    const index_t x = p / (n[1] * n[2]), y = p / n[2] % n[1], z = p % n[2];
-    const int rot = best_rotation.data()[p];
+  for (const match::peak& p : peaks) {
     const bool hit = std::any_of(planted.begin(), planted.end(), [&](const copy& c) {
-      return c.x == x && c.y == y && c.z == z && c.rotation == std::size_t(rot);
+      return c.x == p.position[0] && c.y == p.position[1] && c.z == p.position[2] &&
+             c.rotation == std::size_t(p.rotation);
     });
     found += hit;
-    const auto e = match::to_euler(rotations[std::size_t(rot)], match::euler_convention::zyz_intrinsic);
     std::printf("peak at (%lld, %lld, %lld): score %.3f, rotation %d (RELION rot %.1f tilt %.1f psi %.1f)%s\n",
-                (long long)x, (long long)y, (long long)z, best[p], rot, e[0], e[1], e[2], hit ? "" : "  <- not planted");
+                (long long)p.position[0], (long long)p.position[1], (long long)p.position[2], p.score, p.rotation,
+                p.euler[0], p.euler[1], p.euler[2], hit ? "" : "  <- not planted");
   }
-  if (found != int(planted.size())) {
+  if (found != int(planted.size()) || peaks.size() != planted.size()) {
     std::printf("match_planted: found %d of %zu copies\n", found, planted.size());
     return 1;
   }

@@ -1,8 +1,8 @@
 #pragma once
 // FFT template matching (namespace fusor::match). So far: rotations (quaternions, matrices, Euler
 // conventions, near-uniform rotation sets with their covering radius, symmetry reduction, cones),
-// rigid transforms of volumes (trilinear and cubic B-spline interpolation), masks, pyTME's scores
-// and the exhaustive scan.
+// rigid transforms of volumes (trilinear and cubic B-spline interpolation), masks, pyTME's scores,
+// the exhaustive scan, peak calling and MRC files.
 #include "match/rotations.hpp"
 #include "match/interpolation.hpp"
 #include "match/transform.hpp"
@@ -10,3 +10,5 @@
 #include "match/scores.hpp"
 #include "match/filters.hpp"
 #include "match/scan.hpp"
+#include "match/peaks.hpp"
+#include "match/mrc.hpp"

@@ -12,9 +12,12 @@
 #include <omp.h>
 #endif
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <filesystem>
 #include <limits>
 #include <numbers>
 #include <string>
@@ -1049,6 +1052,230 @@ TEST_CASE("match scan: target and template filters against the direct sums") {
     }
     CHECK(worst <= 1e-5 * std::max(1.0, scale));
   }
+}
+
+// ---- peak calling ---------------------------------------------------------------------------------
+
+namespace peakref {
+struct found {
+  index_t p;
+  float score;
+};
+// every voxel checked against its whole cube by a plain loop, then the greedy distance rule by
+// comparing with every peak taken
+inline std::vector<found> peaks(const std::vector<float>& v, const extents& s, const match::peak_options& o,
+                                double threshold) {
+  const index_t r = std::max<index_t>(1, index_t(std::floor(o.min_distance)));
+  const auto value = [&](index_t p) { return std::isnan(v[std::size_t(p)]) ? -INFINITY : v[std::size_t(p)]; };
+  std::vector<found> c;
+  for (index_t i = o.margin[0]; i < s[0] - o.margin[0]; ++i)
+    for (index_t j = o.margin[1]; j < s[1] - o.margin[1]; ++j)
+      for (index_t k = o.margin[2]; k < s[2] - o.margin[2]; ++k) {
+        const float x = value(at(s, i, j, k));
+        bool top = x > -INFINITY && double(x) >= threshold;
+        for (index_t a = std::max<index_t>(0, i - r); a <= std::min(s[0] - 1, i + r) && top; ++a)
+          for (index_t b = std::max<index_t>(0, j - r); b <= std::min(s[1] - 1, j + r) && top; ++b)
+            for (index_t e = std::max<index_t>(0, k - r); e <= std::min(s[2] - 1, k + r) && top; ++e)
+              if (value(at(s, a, b, e)) > x) top = false;
+        if (top) c.push_back({at(s, i, j, k), x});
+      }
+  std::stable_sort(c.begin(), c.end(), [](const found& a, const found& b) { return a.score > b.score; });
+  std::vector<found> out;
+  for (const found& f : c) {
+    if (index_t(out.size()) == o.max_peaks) break;
+    bool apart = true;
+    for (const found& q : out) {
+      const double d0 = double(f.p / (s[1] * s[2]) - q.p / (s[1] * s[2])), d1 = double(f.p / s[2] % s[1] - q.p / s[2] % s[1]),
+                   d2 = double(f.p % s[2] - q.p % s[2]);
+      if (d0 * d0 + d1 * d1 + d2 * d2 < o.min_distance * o.min_distance) apart = false;
+    }
+    if (apart) out.push_back(f);
+  }
+  return out;
+}
+}  // namespace peakref
+
+TEST_CASE("match peaks: find_peaks against a brute-force cube search, every size and option") {
+  const extents shapes[] = {{1, 1, 1}, {1, 1, 9}, {7, 1, 3}, {5, 6, 7}, {17, 9, 33}, {31, 23, 2}};
+  for (const extents& s : shapes) {
+    // a smooth-ish random map with plateaus (values rounded to a coarse grid), a NaN and a -inf
+    volume raw = random_volume(s, 77 + std::uint64_t(s.numel()));
+    std::vector<float> v(raw.size());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = float(std::round(raw[i] * 4.0) / 4.0);
+    if (v.size() > 3) {
+      v[1] = NAN;
+      v[2] = -INFINITY;
+    }
+    volume as_double(v.begin(), v.end());
+    const auto map = device_volume(as_double, s);
+    for (const double md : {0.0, 1.0, 1.5, 2.0, 3.7}) {
+      for (const index_t margin : {index_t(0), index_t(1), index_t(3)}) {
+        for (const index_t k : {index_t(0), index_t(1), index_t(5), index_t(1000)}) {
+          match::peak_options o;
+          o.min_distance = md;
+          o.margin = {margin, margin, margin == 3 ? 0 : margin};
+          o.max_peaks = k;
+          if (margin == 1) o.min_score = 0.25;
+          CAPTURE(fusor::to_string(s));
+          CAPTURE(md);
+          CAPTURE(margin);
+          CAPTURE(k);
+          const auto got = match::find_peaks(map, o);
+          const auto want = peakref::peaks(v, s, o, o.min_score ? *o.min_score : -INFINITY);
+          REQUIRE(got.size() == want.size());
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            CHECK(at(s, got[i].position[0], got[i].position[1], got[i].position[2]) == want[i].p);
+            CHECK(got[i].score == want[i].score);
+            CHECK(got[i].rotation == -1);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("match peaks: erfc_inverse against published values; the false-positive threshold") {
+  // one-sided Gaussian tails: P(Z > z) = erfc(z / sqrt 2) / 2
+  struct tail {
+    double p, z;
+  };
+  for (const tail t : {tail{0.5, 0.0}, tail{0.025, 1.959963984540054}, tail{1e-6, 4.753424308822899},
+                       tail{1e-9, 5.997807015007686}, tail{1e-15, 7.941345326170997}}) {
+    CAPTURE(t.p);
+    CHECK(std::sqrt(2.0) * match::erfc_inverse(2.0 * t.p) == doctest::Approx(t.z).epsilon(1e-12));
+  }
+  // (below -3 the round trip itself loses digits: erfc(x) is 2 minus a tail the double cannot hold)
+  for (double x = -3.0; x <= 5.5; x += 0.37) {
+    CAPTURE(x);
+    CHECK(match::erfc_inverse(std::erfc(x)) == doctest::Approx(x).epsilon(1e-11));
+  }
+  CHECK_THROWS_AS(match::erfc_inverse(0.0), fusor::value_error);
+  CHECK_THROWS_AS(match::erfc_inverse(2.0), fusor::value_error);
+  CHECK_THROWS_AS(match::erfc_inverse(NAN), fusor::value_error);
+
+  const match::score_statistics st{1000000, 0.01, 0.05};
+  // one false positive in a million scores: the 1e-6 tail
+  CHECK(match::false_positive_threshold(st, 1.0) == doctest::Approx(0.01 + 0.05 * 4.753424308822899).epsilon(1e-12));
+  CHECK_THROWS_AS(match::false_positive_threshold(st, 0.0), fusor::value_error);
+  CHECK_THROWS_AS(match::false_positive_threshold(st, 600000.0), fusor::value_error);
+  CHECK_THROWS_AS(match::false_positive_threshold(match::score_statistics{}, 1.0), fusor::value_error);
+}
+
+TEST_CASE("match peaks: a scan's statistics, and its peaks are the planted copies with their rotations") {
+  const extents n{36, 34, 30}, m{9, 9, 9};
+  volume g(std::size_t(m.numel()));
+  for (index_t i = 0; i < 9; ++i)
+    for (index_t j = 0; j < 9; ++j)
+      for (index_t k = 0; k < 9; ++k) {
+        const double x = double(i) - 4, y = double(j) - 4, z = double(k) - 4;
+        g[std::size_t(at(m, i, j, k))] = std::exp(-(x * x / 6 + y * y / 2 + z * z / 1.2)) +
+                                         0.6 * std::exp(-((x - 2) * (x - 2) + (y + 1.5) * (y + 1.5) + z * z) / 1.2);
+      }
+  const auto rots = match::uniform_rotations(60.0);
+  struct copy {
+    std::size_t rotation;
+    index_t c[3];
+  };
+  const copy planted[2] = {{3, {10, 9, 8}}, {rots.size() - 2, {25, 24, 20}}};
+  volume f = random_volume(n, 5);
+  for (double& x : f) x *= 0.05;
+  for (const copy& p : planted) {
+    const volume gr = rotated(g, m, match::to_matrix(rots[p.rotation]), true, true);
+    for (index_t i = 0; i < 9; ++i)
+      for (index_t j = 0; j < 9; ++j)
+        for (index_t l = 0; l < 9; ++l)
+          f[std::size_t(at(n, p.c[0] + i - 4, p.c[1] + j - 4, p.c[2] + l - 4))] += gr[std::size_t(at(m, i, j, l))];
+  }
+  const auto target = device_volume(f, n), templ = device_volume(g, m);
+  const auto mask = match::sphere_mask<B>(m, 4.0);
+  match::scan_options so;
+  so.statistics = true;
+  so.threads = 2;
+  const auto res = match::scan(target, templ, mask, rots, match::score::flc_spherical_mask, so);
+
+  // the statistics against every rotation's map, scanned one at a time and summed here in double
+  double s1 = 0.0, s2 = 0.0;
+  for (const auto& q : rots) {
+    const auto one = host_values(match::scan(target, templ, mask, std::vector<match::quaternion>{q},
+                                             match::score::flc_spherical_mask).best_score);
+    for (float x : one) {
+      s1 += double(x);
+      s2 += double(x) * double(x);
+    }
+  }
+  const double count = double(n.numel()) * double(rots.size()), mean = s1 / count;
+  CHECK(res.statistics.count == n.numel() * std::int64_t(rots.size()));
+  CHECK(std::abs(res.statistics.mean - mean) <= 1e-9 * res.statistics.stddev);  // a mean near 0: relative to the spread
+  CHECK(res.statistics.stddev == doctest::Approx(std::sqrt(s2 / count - mean * mean)).epsilon(1e-9));
+  CHECK(res.statistics.stddev > 0.0);
+  CHECK(match::scan(target, templ, mask, rots, match::score::flc_spherical_mask).statistics.count == 0);
+
+  // one expected false positive: only the two copies pass
+  match::peak_options po;
+  po.min_distance = 4.0;
+  po.false_positives = 1.0;
+  const auto found = match::find_peaks(res, rots, po);
+  REQUIRE(found.size() == 2);
+  const double t = match::false_positive_threshold(res.statistics, 1.0);
+  for (const auto& pk : found) {
+    CAPTURE(pk.position[0]);
+    CHECK(double(pk.score) >= t);
+    const copy& p = pk.position[0] == planted[0].c[0] ? planted[0] : planted[1];
+    CHECK(pk.position == std::array<index_t, 3>{p.c[0], p.c[1], p.c[2]});
+    CHECK(pk.rotation == std::int32_t(p.rotation));
+    CHECK(match::distance(pk.orientation, rots[p.rotation]) < 1e-12);
+    const auto e = match::to_euler(rots[p.rotation], match::euler_convention::zyz_intrinsic);
+    for (int a = 0; a < 3; ++a) CHECK(pk.euler[std::size_t(a)] == doctest::Approx(e[std::size_t(a)]).epsilon(1e-12));
+  }
+  CHECK(found[0].score >= found[1].score);
+  // with the ZXZ convention the same rotation, other angles
+  po.convention = match::euler_convention::zxz_intrinsic;
+  const auto zxz = match::find_peaks(res, rots, po);
+  REQUIRE(zxz.size() == 2);
+  CHECK(match::distance(match::from_euler(zxz[0].euler, po.convention), found[0].orientation) < 1e-9);
+
+  // bad input
+  match::peak_options bad;
+  bad.max_peaks = -1;
+  CHECK_THROWS_AS(match::find_peaks(res, rots, bad), fusor::value_error);
+  bad = {};
+  bad.min_distance = NAN;
+  CHECK_THROWS_AS(match::find_peaks(res, rots, bad), fusor::value_error);
+  bad = {};
+  bad.margin = {0, -1, 0};
+  CHECK_THROWS_AS(match::find_peaks(res, rots, bad), fusor::value_error);
+  bad = {};
+  bad.false_positives = 1.0;
+  CHECK_THROWS_AS(match::find_peaks(res.best_score, bad), fusor::value_error);  // a bare map has no statistics
+  CHECK_THROWS_AS(match::find_peaks(match::scan(target, templ, mask, rots, match::score::flc_spherical_mask), rots, bad),
+                  fusor::value_error);  // scanned without statistics
+  const std::vector<match::quaternion> too_few(rots.begin(), rots.begin() + 2);
+  CHECK_THROWS_AS(match::find_peaks(res, too_few, po), fusor::value_error);
+  CHECK_THROWS_AS(match::find_peaks(fusor::zeros<float, B>(extents{4, 4}), match::peak_options{}), fusor::shape_error);
+}
+
+TEST_CASE("match mrc: a volume on the backend written and read back, whole and a box") {
+  const extents s{9, 7, 5};
+  const volume v = random_volume(s, 8);
+  const auto a = device_volume(v, s);
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("fusor_match_mrc_" + std::string(fusor::backend_traits<B>::name) + "_" + std::to_string(::getpid()) + ".mrc");
+  match::mrc_write_options o;
+  o.voxel_size = {2.0, 2.5, 3.0};
+  match::write_mrc(path, a, o);
+  const auto back = match::read_mrc<B>(path);
+  CHECK(back.data.shape() == s);
+  CHECK(host_values(back.data) == host_values(a));
+  CHECK(back.voxel_size == std::array<double, 3>{2.0, 2.5, 3.0});
+  const match::mrc_file f(path);
+  const auto box = host_values(f.read<B>({2, 1, 3}, extents{4, 5, 2}));
+  const auto all = host_values(a);
+  bool same = true;
+  for (index_t i = 0; i < 4; ++i)
+    for (index_t j = 0; j < 5; ++j)
+      for (index_t k = 0; k < 2; ++k) same = same && box[std::size_t((i * 5 + j) * 2 + k)] == all[std::size_t(at(s, i + 2, j + 1, k + 3))];
+  CHECK(same);
+  std::filesystem::remove(path);
 }
 
 }  // namespace matchbody

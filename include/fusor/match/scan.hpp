@@ -17,6 +17,7 @@
 // buffers and key map; the key maps are merged by a max at the end, so the result does not depend
 // on the thread count. On cuda each step is one kernel or cuFFT call on the device.
 #include <atomic>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <exception>
@@ -52,12 +53,24 @@ struct scan_options {
   fft::planning planning = fft::planning::measure;
   /// Also keep the mean score over the rotations at every voxel (one more pass per rotation).
   bool mean_map = false;
+  /// Also keep the mean and standard deviation of every score the scan computes (each voxel under
+  /// each rotation), summed in double: the distribution a false-positive threshold is drawn from
+  /// (peaks.hpp). Two reductions per rotation.
+  bool statistics = false;
   /// Applied to the target once, before the score's own preparation (pyTME's target filter).
   fourier_filter target_filter;
   /// Applied to every rotated template in its own box (periodic), before its standardisation:
   /// a missing wedge, a CTF, a bandpass. Costs an rfft pair of the template's size per rotation.
   /// CORR and CAM are not renormalised for it (as in pyTME).
   fourier_filter template_filter;
+};
+
+/// The distribution of all the scores of a scan (scan_options::statistics): count = voxels times
+/// rotations, mean and population standard deviation.
+struct score_statistics {
+  std::int64_t count = 0;
+  double mean = 0.0;
+  double stddev = 0.0;
 };
 
 template <class B>
@@ -70,6 +83,8 @@ struct scan_result {
   array<float, B> mean_score;
   /// The FFT grid the scan ran on.
   extents fft_shape;
+  /// Every score's mean and spread (scan_options::statistics), else count 0.
+  score_statistics statistics;
 };
 
 /// The FFT grid of a scan: per axis the target's length plus the template's minus 1 (so that the
@@ -143,8 +158,10 @@ struct scan_worker {
   array<std::complex<float>, B> spec, spec_mask, spec_box;
   array<std::uint64_t, B> keys;
   array<double, B> sums;  // the mean map's running sums, in double over many rotations
+  bool statistics;
+  double score_sum = 0.0, score_sum2 = 0.0;  // over every voxel and rotation this worker scored
 
-  scan_worker(const scan_plan<B>& plan, bool mean_map)
+  scan_worker(const scan_plan<B>& plan, bool mean_map, bool stats)
       : p(plan),
         rot(plan.template_shape),
         rot_mask(plan.kind == score::flc ? plan.template_shape : extents{0}),
@@ -155,7 +172,8 @@ struct scan_worker {
         spec_mask(plan.kind == score::flc ? half_grid(plan.grid) : extents{0}),
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.target_shape)),
-        sums(mean_map ? zeros<double, B>(plan.target_shape) : array<double, B>(extents{0})) {}
+        sums(mean_map ? zeros<double, B>(plan.target_shape) : array<double, B>(extents{0})),
+        statistics(stats) {}
 
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
 
@@ -201,6 +219,11 @@ struct scan_worker {
     const extents& t = p.target_shape;
     keys = generator_expr<best_update, B>{best_update{m, keys.data(), index}, t, contiguous_strides(t)};
     if (sums.size()) sums = generator_expr<sum_update, B>{sum_update{m, sums.data()}, t, contiguous_strides(t)};
+    if (statistics) {
+      const generator_expr<score_values, B> v{score_values{m}, t, contiguous_strides(t)};
+      score_sum += double(sum(v));
+      score_sum2 += double(sum(square(v)));
+    }
   }
 };
 
@@ -324,7 +347,10 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
   array<std::uint64_t, B> keys(extents{0});
   array<double, B> sums(extents{0});
   std::exception_ptr failure;
+  double score_sum = 0.0, score_sum2 = 0.0;
   const auto merge = [&](detail::scan_worker<B>& w) {
+    score_sum += w.score_sum;
+    score_sum2 += w.score_sum2;
     if (keys.size() == 0) {
       keys = std::move(w.keys);
       sums = std::move(w.sums);
@@ -334,7 +360,7 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
     }
   };
   if (workers <= 1) {
-    detail::scan_worker<B> w(plan, o.mean_map);
+    detail::scan_worker<B> w(plan, o.mean_map, o.statistics);
     for (std::size_t r = 0; r < n; ++r) w.run(rotations[r], std::uint32_t(r));
     merge(w);
   } else {
@@ -354,7 +380,7 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
       try {
         const fft::planning_scope<B> thread_effort(o.planning);
         const fft::threads_scope<B> one_thread(1);  // the team is the parallelism: each transform on its thread
-        auto w = std::make_unique<detail::scan_worker<B>>(plan, o.mean_map);
+        auto w = std::make_unique<detail::scan_worker<B>>(plan, o.mean_map, o.statistics);
         for (std::size_t r = std::size_t(t); r < n && !stop.load(std::memory_order_relaxed); r += std::size_t(team))
           w->run(rotations[r], std::uint32_t(r));
         done[std::size_t(t)] = std::move(w);
@@ -375,8 +401,13 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
   scan_result<B> res{array<float, B>(generator_expr<detail::key_scores, B>{detail::key_scores{keys.data()}, t, contiguous_strides(t)}),
                      array<std::int32_t, B>(generator_expr<detail::key_rotations, B>{detail::key_rotations{keys.data()}, t,
                                                                                       contiguous_strides(t)}),
-                     array<float, B>(extents{0}), plan.grid};
+                     array<float, B>(extents{0}), plan.grid, score_statistics{}};
   if (o.mean_map) res.mean_score = array<float, B>(cast<float>(sums / double(n)));
+  if (o.statistics) {
+    const std::int64_t count = t.numel() * std::int64_t(n);
+    const double mean = score_sum / double(count), var = score_sum2 / double(count) - mean * mean;
+    res.statistics = {count, mean, var > 0.0 ? std::sqrt(var) : 0.0};
+  }
   return res;
 }
 

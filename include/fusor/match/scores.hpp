@@ -187,6 +187,15 @@ struct sum_update {
   }
 };
 
+/// The score itself, in double (for the scan's score statistics).
+struct score_values {
+  using value_type = double;
+  score_map s;
+  FUSOR_HD void fill(index_t first, double* out, index_t count) const {
+    s.for_each(first, count, [=](index_t e, float v) { out[e] = double(v); });
+  }
+};
+
 /// The score or the rotation index out of a key map.
 struct key_scores {
   using value_type = float;
