@@ -635,7 +635,7 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
       o.mean_map = true;
       const auto res = match::scan(df, dg, dmask, rots, kind, o);
       CHECK(res.best_score.shape() == n);
-      CHECK(res.fft_shape == extents{15, 14, 16});  // 7-smooth lengths >= 15, 13, 16
+      CHECK(res.fft_shape == extents{14, 12, 14});  // 7-smooth lengths >= n + m // 2 = 13, 12, 14
       const auto ref = reference_scores(kind, f, n, g, mask, m, rots, cubic);
       const auto best = host_values(res.best_score);
       const auto arg = host_values(res.best_rotation);
@@ -720,6 +720,172 @@ TEST_CASE("match scan: planted copies are found by every score at their centres 
       if (kind == S::flc || kind == S::flc_spherical_mask) CHECK(best[at_c] > 0.9f);
     }
   }
+}
+
+TEST_CASE("match scan tiles: tiled scans equal the whole scan for every score; a target mask skips tiles") {
+  const extents n{26, 23, 21}, m{7, 6, 7};
+  const volume f = random_volume(n, 61);
+  const volume g = random_volume(m, 62);
+  match::mask_options soft;
+  soft.edge = match::mask_edge::gaussian(1.0);
+  const auto dmask = match::sphere_mask<B>(m, 2.5, soft);
+  const auto rots = few_rotations();
+  const auto df = device_volume(f, n), dg = device_volume(g, m);
+  using S = match::score;
+  for (const S kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc}) {
+    CAPTURE(match::to_string(kind));
+    match::scan_options o;
+    o.mean_map = true;
+    o.statistics = true;
+    if (kind == S::corr) o.target_filter.band = match::bandpass{0.0, 4.0, false};  // a whole-target filter
+    const auto whole = match::scan(df, dg, dmask, rots, kind, o);
+    CHECK(whole.tile == n);
+    CHECK(whole.tiles_skipped == 0);
+    // the runner-up of every voxel, from each rotation scanned alone: rotations must agree where
+    // the best is clear of it
+    std::vector<float> second(std::size_t(n.numel()), -INFINITY), first(std::size_t(n.numel()), -INFINITY);
+    for (const auto& q : rots) {
+      const auto one = host_values(match::scan(df, dg, dmask, std::vector<match::quaternion>{q}, kind, o).best_score);
+      for (std::size_t i = 0; i < one.size(); ++i) {
+        if (one[i] > first[i]) {
+          second[i] = first[i];
+          first[i] = one[i];
+        } else if (one[i] > second[i]) {
+          second[i] = one[i];
+        }
+      }
+    }
+    const auto wb = host_values(whole.best_score), wm = host_values(whole.mean_score);
+    const auto wr = host_values(whole.best_rotation);
+    float scale = 0.0f;
+    for (float x : wb) scale = std::max(scale, std::abs(x));
+    for (const extents& tile : {extents{9, 8, 10}, extents{26, 23, 5}, extents{4, 23, 21}}) {
+      CAPTURE(fusor::to_string(tile));
+      o.tile = tile;
+      const auto tiled = match::scan(df, dg, dmask, rots, kind, o);
+      CHECK(tiled.tile == tile);
+      const auto tb = host_values(tiled.best_score), tm = host_values(tiled.mean_score);
+      const auto tr = host_values(tiled.best_rotation);
+      double worst = 0, worst_mean = 0;
+      int disagree = 0;
+      for (std::size_t i = 0; i < tb.size(); ++i) {
+        worst = std::max(worst, double(std::abs(tb[i] - wb[i])));
+        worst_mean = std::max(worst_mean, double(std::abs(tm[i] - wm[i])));
+        if (first[i] - second[i] > 1e-4f * std::max(1.0f, scale)) disagree += tr[i] != wr[i];
+      }
+      CHECK(worst <= 2e-6 * std::max(1.0f, scale));
+      CHECK(worst_mean <= 2e-6 * std::max(1.0f, scale));
+      CHECK(disagree == 0);
+      CHECK(tiled.statistics.count == whole.statistics.count);
+      CHECK(tiled.statistics.mean == doctest::Approx(whole.statistics.mean).epsilon(1e-5).scale(whole.statistics.stddev));
+      CHECK(tiled.statistics.stddev == doctest::Approx(whole.statistics.stddev).epsilon(1e-5));
+    }
+    o.tile = {};
+
+    // a target mask that covers only a corner box: the tiles that miss it are skipped
+    volume tm(f.size(), 0.0);
+    for (index_t i = 2; i < 7; ++i)
+      for (index_t j = 17; j < 20; ++j)
+        for (index_t k = 12; k < 15; ++k) tm[std::size_t(at(n, i, j, k))] = 1.0;
+    o.tile = {9, 8, 10};
+    const auto masked = match::scan(df, dg, dmask, rots, kind, o, device_volume(tm, n));
+    index_t expected_skips = 0;
+    std::vector<bool> scanned(std::size_t(n.numel()), false);
+    for (index_t a0 = 0; a0 < n[0]; a0 += 9)
+      for (index_t a1 = 0; a1 < n[1]; a1 += 8)
+        for (index_t a2 = 0; a2 < n[2]; a2 += 10) {
+          bool any = false;
+          for (index_t i = a0; i < std::min(n[0], a0 + 9); ++i)
+            for (index_t j = a1; j < std::min(n[1], a1 + 8); ++j)
+              for (index_t k = a2; k < std::min(n[2], a2 + 10); ++k) any = any || tm[std::size_t(at(n, i, j, k))] != 0.0;
+          expected_skips += !any;
+          for (index_t i = a0; any && i < std::min(n[0], a0 + 9); ++i)
+            for (index_t j = a1; j < std::min(n[1], a1 + 8); ++j)
+              for (index_t k = a2; k < std::min(n[2], a2 + 10); ++k) scanned[std::size_t(at(n, i, j, k))] = true;
+        }
+    CHECK(masked.tiles_skipped == expected_skips);
+    CHECK(expected_skips == 3 * 3 * 3 - 1);
+    const auto mb = host_values(masked.best_score), mm = host_values(masked.mean_score);
+    const auto mr = host_values(masked.best_rotation);
+    bool skipped_ok = true, scanned_ok = true;
+    for (std::size_t i = 0; i < mb.size(); ++i) {
+      if (scanned[i]) scanned_ok = scanned_ok && std::abs(mb[i] - wb[i]) <= 2e-6f * std::max(1.0f, scale);
+      else skipped_ok = skipped_ok && std::isnan(mb[i]) && mr[i] == -1 && std::isnan(mm[i]);
+    }
+    CHECK(scanned_ok);
+    CHECK(skipped_ok);
+    CHECK(masked.statistics.count == std::int64_t(std::count(scanned.begin(), scanned.end(), true)) * std::int64_t(rots.size()));
+    o.tile = {};
+  }
+}
+
+TEST_CASE("match scan tiles: the memory estimate picks tiles that fit a budget; bad tiles and budgets") {
+  const extents n{40, 36, 30}, m{9, 9, 9};
+  const volume f = random_volume(n, 71), g = random_volume(m, 72);
+  const auto df = device_volume(f, n), dg = device_volume(g, m);
+  const auto dmask = match::sphere_mask<B>(m, 4.0);
+  const auto rots = few_rotations();
+  using S = match::score;
+  match::scan_options o;
+  o.threads = 1;
+  o.memory_budget = std::size_t(1) << 40;
+  const auto whole = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
+  CHECK(whole.tile == n);
+  CHECK(whole.tiles == extents{1, 1, 1});
+  CHECK(whole.grid == match::scan_fft_shape(n, m));
+  CHECK(whole.budget == o.memory_budget);
+  // a budget a little below the whole: tiles, each within it, more of them for less
+  o.memory_budget = whole.bytes - 1;
+  const auto cut = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
+  CHECK(cut.tile != n);
+  CHECK(cut.bytes <= o.memory_budget);
+  CHECK(cut.tiles.numel() > 1);
+  o.memory_budget = whole.bytes / 2;
+  const auto finer = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
+  CHECK(finer.bytes <= o.memory_budget);
+  CHECK(finer.tiles.numel() > cut.tiles.numel());
+  MESSAGE("whole: ", whole.bytes, " bytes; under ", whole.bytes / 2, ": tiles ", fusor::to_string(finer.tile), " x ",
+          finer.tiles.numel(), ", ", finer.bytes, " bytes");
+  // the scan under that budget uses those tiles and scores as the whole does
+  const auto res = match::scan(df, dg, dmask, rots, S::flc, o);
+  CHECK(res.tile == finer.tile);
+  o.memory_budget = 0;
+  const auto ref = match::scan(df, dg, dmask, rots, S::flc, o);
+  CHECK(ref.tile == n);  // this machine holds a 40 x 36 x 30 scan
+  const auto a = host_values(res.best_score), b = host_values(ref.best_score);
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
+  CHECK(worst <= 2e-6);
+  if constexpr (std::is_same_v<B, fusor::cpu>) {
+    // the estimate against the bytes the scan's arrays really held at their peak
+    for (const auto& budget : {std::size_t(1) << 40, finer.budget}) {
+      o.memory_budget = budget;
+      const auto e = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
+      fusor::reset_cpu_peak_memory();
+      const std::size_t before = fusor::cpu_memory_stats().allocated;
+      { const auto r = match::scan(df, dg, dmask, rots, S::flc, o); }
+      const std::size_t peak = fusor::cpu_memory_stats().peak - before;
+      MESSAGE("estimated ", e.bytes, " bytes, held at most ", peak);
+      CHECK(double(peak) <= 1.1 * double(e.bytes));
+      CHECK(double(peak) >= 0.5 * double(e.bytes));
+    }
+  }
+  // bad input
+  o = {};
+  o.memory_budget = 1000;
+  CHECK_THROWS_WITH_AS(match::estimate_scan_memory<B>(n, m, S::flc, o), doctest::Contains("one-voxel tile"), fusor::value_error);
+  CHECK_THROWS_AS(match::scan(df, dg, dmask, rots, S::flc, o), fusor::value_error);
+  o = {};
+  o.tile = {0, 4, 4};
+  CHECK_THROWS_AS(match::scan(df, dg, dmask, rots, S::flc, o), fusor::value_error);
+  o.tile = {4, 4};
+  CHECK_THROWS_AS(match::scan(df, dg, dmask, rots, S::flc, o), fusor::value_error);
+  o = {};
+  CHECK_THROWS_AS(match::scan(df, dg, dmask, rots, S::flc, o, fusor::zeros<float, B>(extents{40, 36, 29})), fusor::shape_error);
+  // an all-zero target mask skips everything
+  const auto none = match::scan(df, dg, dmask, rots, S::flc, o, fusor::zeros<float, B>(n));
+  CHECK(none.tiles_skipped == 1);
+  CHECK(std::isnan(host_values(none.best_score)[0]));
 }
 
 TEST_CASE("match: cubic B-splines reproduce cubic polynomials away from the edges; trilinear linear ones everywhere") {

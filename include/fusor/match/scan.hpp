@@ -16,11 +16,19 @@
 // On cpu the rotations are dealt to threads (rotation r to thread r mod T), each with its own
 // buffers and key map; the key maps are merged by a max at the end, so the result does not depend
 // on the thread count. On cuda each step is one kernel or cuFFT call on the device.
+//
+// Tiling: when the scan would not fit its memory budget, the target is cut into tiles, each
+// scanned with a halo of the template's size around it (zero beyond the target, as the whole
+// target's scan reads it), so a tile's scores are the whole scan's scores on its voxels. A
+// target mask skips the tiles it excludes.
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -33,6 +41,7 @@
 #include "../core/create.hpp"
 #include "../core/pad.hpp"
 #include "../core/reduce.hpp"
+#include "../core/slice.hpp"
 #include "../fft/helpers.hpp"
 #include "../fft/transforms.hpp"
 #include "filters.hpp"
@@ -57,6 +66,13 @@ struct scan_options {
   /// each rotation), summed in double: the distribution a false-positive threshold is drawn from
   /// (peaks.hpp). Two reductions per rotation.
   bool statistics = false;
+  /// The most memory the scan may hold (bytes; 0: what the backend has available now, e.g. free
+  /// device memory on cuda, MemAvailable on cpu). A scan that needs more is tiled
+  /// (estimate_scan_memory tells how).
+  std::size_t memory_budget = 0;
+  /// The voxels (x, y, z) each tile scores, or empty to choose from the budget. A tile covering
+  /// the target is no tiling.
+  extents tile{};
   /// Applied to the target once, before the score's own preparation (pyTME's target filter).
   fourier_filter target_filter;
   /// Applied to every rotated template in its own box (periodic), before its standardisation:
@@ -85,15 +101,70 @@ struct scan_result {
   extents fft_shape;
   /// Every score's mean and spread (scan_options::statistics), else count 0.
   score_statistics statistics;
+  /// The voxels each tile scored (the target's shape when the scan was not tiled), and how many
+  /// tiles a target mask skipped: their voxels hold score NaN and rotation -1.
+  extents tile;
+  index_t tiles_skipped = 0;
 };
 
-/// The FFT grid of a scan: per axis the target's length plus the template's minus 1 (so that the
-/// correlation does not wrap around), raised to a 7-smooth length (fft::next_fast_len).
+namespace detail {
+
+/// The part of the target one FFT grid covers: the window [start, start + shape) of the target
+/// (zero where it leaves the target) is transformed, and the box `core` of scores is read from
+/// the grid at `offset`. The whole target: start 0, no halo; a tile: the core with a halo of the
+/// template's reach on each side.
+struct scan_window {
+  std::array<index_t, 3> start{}, offset{};
+  extents shape, core, grid;
+};
+
+/// The grid of a window, per axis the least 7-smooth length on which the correlation of the
+/// window with a template of length m and centre c = m // 2 does not wrap into the scored box:
+/// its voxel j (at grid offset + j) reads the window at offset + j + y - c for y in [0, m), so
+/// the grid must reach past offset + core + m - 2 - c, and the reads below 0, which wrap to the
+/// grid's end, must land past the window.
+inline index_t window_grid_length(index_t w, index_t offset, index_t core, index_t m) {
+  const index_t c = m / 2;
+  return fft::next_fast_len(std::max(w + std::max<index_t>(0, c - offset), offset + core + m - 1 - c));
+}
+
+inline scan_window whole_window(const extents& n, const extents& m) {
+  scan_window w;
+  w.shape = n;
+  w.core = n;
+  w.grid = {window_grid_length(n[0], 0, n[0], m[0]), window_grid_length(n[1], 0, n[1], m[1]),
+            window_grid_length(n[2], 0, n[2], m[2])};
+  return w;
+}
+
+/// The tile whose core starts at `first` and is `tile` long (cut at the target's end): its window
+/// runs from first - c to first + tile + m - 1 - c, so every score of the core reads real target.
+inline scan_window tile_window(const extents& n, const extents& m, const extents& tile, const std::array<index_t, 3>& first) {
+  scan_window w;
+  std::array<index_t, 3> len{}, core{}, grid{};
+  for (std::size_t a = 0; a < 3; ++a) {
+    const int i = int(a);
+    len[a] = tile[i] + m[i] - 1;
+    core[a] = std::min(tile[i], n[i] - first[a]);
+    w.start[a] = first[a] - m[i] / 2;
+    w.offset[a] = m[i] / 2;
+    grid[a] = window_grid_length(len[a], w.offset[a], tile[i], m[i]);  // every tile on the same grid
+  }
+  w.shape = {len[0], len[1], len[2]};
+  w.core = {core[0], core[1], core[2]};
+  w.grid = {grid[0], grid[1], grid[2]};
+  return w;
+}
+
+}  // namespace detail
+
+/// The FFT grid of a whole-target scan: per axis the least 7-smooth length (fft::next_fast_len)
+/// of at least the target's length plus the template's half, so that no score reads the
+/// correlation where it wraps around (the grid's end reads as zeros beyond the target).
 inline extents scan_fft_shape(const extents& target, const extents& templ) {
   detail::require_volume(target, "scan_fft_shape (the target)");
   detail::require_volume(templ, "scan_fft_shape (the template)");
-  return {fft::next_fast_len(target[0] + templ[0] - 1), fft::next_fast_len(target[1] + templ[1] - 1),
-          fft::next_fast_len(target[2] + templ[2] - 1)};
+  return detail::whole_window(target, templ).grid;
 }
 
 namespace detail {
@@ -139,7 +210,8 @@ void correlate(const array<std::complex<float>, B>& ft, const array<std::complex
 template <class B>
 struct scan_plan {
   score kind;
-  extents target_shape, template_shape, grid;
+  scan_window window;
+  extents template_shape, grid;
   array<std::complex<float>, B> ft_target, ft_target2;  // ft_target2: FLC only
   array<float, B> source;                              // what is rotated
   array<float, B> mask;                                // as given
@@ -171,8 +243,8 @@ struct scan_worker {
         spec(half_grid(plan.grid)),
         spec_mask(plan.kind == score::flc ? half_grid(plan.grid) : extents{0}),
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
-        keys(zeros<std::uint64_t, B>(plan.target_shape)),
-        sums(mean_map ? zeros<double, B>(plan.target_shape) : array<double, B>(extents{0})),
+        keys(zeros<std::uint64_t, B>(plan.window.core)),
+        sums(mean_map ? zeros<double, B>(plan.window.core) : array<double, B>(extents{0})),
         statistics(stats) {}
 
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
@@ -201,8 +273,9 @@ struct scan_worker {
     fft::rfftn_into(spec, grid);
     correlate(p.ft_target, spec, spec, grid, p.grid);
 
-    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, nullptr, nullptr, float(n),
-                p.target_shape[1], p.target_shape[2], p.grid[1], p.grid[2]};
+    const extents& t = p.window.core;
+    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, nullptr, nullptr, float(n), t[1], t[2], p.grid[1],
+                p.grid[2], p.window.offset[0], p.window.offset[1], p.window.offset[2]};
     if (p.kind == score::flc) {
       cc_mask = placed(rot_mask, nullptr, 0.0f, 1.0f, p.grid);
       fft::rfftn_into(spec_mask, cc_mask);
@@ -216,7 +289,6 @@ struct scan_worker {
       m.numerator = p.numerator.size() ? p.numerator.data() : nullptr;
       m.inv_denominator = p.inv_denominator.data();
     }
-    const extents& t = p.target_shape;
     keys = generator_expr<best_update, B>{best_update{m, keys.data(), index}, t, contiguous_strides(t)};
     if (sums.size()) sums = generator_expr<sum_update, B>{sum_update{m, sums.data()}, t, contiguous_strides(t)};
     if (statistics) {
@@ -245,26 +317,47 @@ array<float, B> standardised(const array<float, B>& v, const char* what) {
   return array<float, B>((v - float(mean)) * float(1.0 / std::sqrt(var)));
 }
 
+/// Whether the score reads the target through a whole-target preparation (prepared_target).
+inline bool prepares_target(score kind, const scan_options& o) {
+  return !o.target_filter.empty() || kind == score::lcc || kind == score::cam;
+}
+
+/// The target as every tile reads it: filtered, then the score's whole-target step (LCC's
+/// periodic Laplacian, CAM's standardisation), done once over the whole target so that tiles see
+/// exactly what the whole scan sees.
 template <class B>
-scan_plan<B> plan_scan(const array<float, B>& target0, const array<float, B>& templ0, const array<float, B>& mask, score kind,
-                       const scan_options& o) {
-  scan_plan<B> p{kind, target0.shape(), templ0.shape(), scan_fft_shape(target0.shape(), templ0.shape()),
+array<float, B> prepared_target(const array<float, B>& target0, score kind, const scan_options& o) {
+  const array<float, B> filtered = o.target_filter.empty() ? array<float, B>(extents{0}) : apply_filter(target0, o.target_filter);
+  const array<float, B>& target1 = o.target_filter.empty() ? target0 : filtered;
+  return kind == score::lcc   ? periodic_laplacian_of(target1)
+         : kind == score::cam ? standardised(target1, "target")
+                              : target1.copy();
+}
+
+/// The window w of the (prepared) target on w's grid, squared or not.
+template <class B>
+generator_expr<window_grid, B> window_on_grid(const array<float, B>& target, const scan_window& w, bool squared) {
+  const extents& n = target.shape();
+  return {window_grid{target.data(), n[0], n[1], n[2], w.start[0], w.start[1], w.start[2], w.shape[0], w.shape[1],
+                      w.shape[2], w.grid[1], w.grid[2], squared},
+          w.grid, contiguous_strides(w.grid)};
+}
+
+template <class B>
+scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& templ0, const array<float, B>& mask, score kind,
+                       const scan_options& o, const scan_window& w) {
+  scan_plan<B> p{kind, w, templ0.shape(), w.grid,
                  array<std::complex<float>, B>(extents{0}), array<std::complex<float>, B>(extents{0}),
                  array<float, B>(extents{0}), mask.copy(), array<float, B>(extents{0}), array<float, B>(extents{0}),
                  array<float, B>(extents{0}), array<float, B>(extents{0}), 0.0, {}};
   if (!o.template_filter.empty())
     p.box_filter = filter_array<B>(o.template_filter, templ0.shape(), 1.0 / double(templ0.size()));
-  const array<float, B> filtered = o.target_filter.empty() ? array<float, B>(extents{0}) : apply_filter(target0, o.target_filter);
-  const array<float, B>& target1 = o.target_filter.empty() ? target0 : filtered;
   const bool masked = kind != score::cc && kind != score::lcc;
   p.mask_sum = double(sum(cast<double>(mask)));
   if (masked && !(p.mask_sum > 0))
     throw value_error("fusor::match::scan: " + to_string(kind) + " needs a mask with a positive sum, got " +
                       std::to_string(p.mask_sum));
 
-  array<float, B> target = kind == score::lcc   ? periodic_laplacian_of(target1)
-                           : kind == score::cam ? standardised(target1, "target")
-                                                : target1.copy();
   array<float, B> templ = kind == score::lcc   ? periodic_laplacian_of(templ0)
                           : kind == score::cam ? standardised(templ0, "template")
                                                : templ0.copy();
@@ -279,12 +372,12 @@ scan_plan<B> plan_scan(const array<float, B>& target0, const array<float, B>& te
 
   const extents& f = p.grid;
   const float inv_cells = float(1.0 / double(f.numel()));
-  p.ft_target = fft::rfftn(topleft_pad(target, f));
+  p.ft_target = fft::rfftn(array<float, B>(window_on_grid(target, w, false)));
   p.ft_target = p.ft_target * inv_cells;
   const bool needs_squares = kind == score::corr || kind == score::cam || kind == score::flc_spherical_mask || kind == score::flc;
   array<std::complex<float>, B> ft_target2(extents{0});
   if (needs_squares) {
-    ft_target2 = fft::rfftn(topleft_pad(target * target, f));
+    ft_target2 = fft::rfftn(array<float, B>(window_on_grid(target, w, true)));
     ft_target2 = ft_target2 * inv_cells;
   }
 
@@ -325,30 +418,131 @@ scan_plan<B> plan_scan(const array<float, B>& target0, const array<float, B>& te
 
 }  // namespace detail
 
-/// Scores every rotation of `templ` (rotated about its centre, templ.shape() // 2) against
-/// `target`, as `kind` (scores.hpp) with `mask` (the template's shape; CC and LCC ignore its
-/// values), and keeps per target voxel the best score and its rotation's index in `rotations`.
-template <class B>
-scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
-                    const std::vector<quaternion>& rotations, score kind, const scan_options& o = {}) {
-  detail::check_scan_input(target.shape(), templ.shape(), mask.shape(), rotations.size());
-  for (const quaternion& q : rotations) to_matrix(q);  // a zero or non-finite quaternion fails before any work
-  const fft::planning_scope<B> effort(o.planning);
-  const detail::scan_plan<B> plan = detail::plan_scan(target, templ, mask, kind, o);
-  const std::size_t n = rotations.size();
+/// What a scan holds in memory and how it is cut into tiles to fit its budget.
+struct scan_memory_estimate {
+  std::size_t bytes = 0;   ///< the estimated peak: buffers, spectra, maps of the workers and the result
+  std::size_t budget = 0;  ///< the budget it was fitted to (scan_options::memory_budget, or what was available)
+  extents tile;            ///< the voxels each tile scores: the target's shape when the whole fits
+  extents tiles;           ///< tiles along each axis
+  extents grid;            ///< each tile's FFT grid
+};
 
+namespace detail {
+
+template <class B>
+int scan_workers(const scan_options& o, std::size_t rotations) {
   int workers = 1;
 #if defined(_OPENMP)
   if constexpr (std::is_same_v<B, cpu>) {
     workers = o.threads > 0 ? o.threads : executor<B>::threads();
-    if (std::size_t(workers) > n) workers = int(n);
+    if (std::size_t(workers) > rotations) workers = int(rotations);
   }
+#else
+  (void)o;
+  (void)rotations;
 #endif
-  array<std::uint64_t, B> keys(extents{0});
-  array<double, B> sums(extents{0});
-  std::exception_ptr failure;
-  double score_sum = 0.0, score_sum2 = 0.0;
-  const auto merge = [&](detail::scan_worker<B>& w) {
+  return workers < 1 ? 1 : workers;
+}
+
+/// The peak bytes of a scan of a target n with a template m on windows like w: what the whole
+/// scan keeps (the prepared target, the key map, the sums), the larger of a tile's planning and
+/// its workers (each its grid, spectra, rotated template, key map, and a grid's worth of scratch
+/// for its transforms), and the result's maps. Every array is counted at its size; the FFT
+/// libraries' plans are not. On cpu the peak the arrays reach is within 10% of it (tested).
+inline double scan_bytes(const extents& n, const extents& m, const scan_window& w, score kind, const scan_options& o,
+                         int workers, bool tiled) {
+  const double F = double(w.grid.numel()), H = double(w.grid[0] * w.grid[1] * (w.grid[2] / 2 + 1));
+  const double N = double(n.numel()), M = double(m.numel()), C = double(w.core.numel());
+  const bool flc = kind == score::flc, windows = kind == score::corr || kind == score::cam || kind == score::flc_spherical_mask;
+  const bool squares = windows || flc, shifted = kind == score::corr || kind == score::cam;
+  const double box = o.template_filter.empty() ? 0.0 : 8.0 * M;
+  // tiled: the whole key map and sums beside the tile's; whole: the worker's maps are the scan's
+  double whole = tiled ? 8.0 * N + (o.mean_map ? 8.0 * N : 0.0) : 0.0;
+  if (prepares_target(kind, o)) whole += 4.0 * N;
+  const double plan = 8.0 * H + (flc ? 8.0 * H : 0.0) + (shifted ? 4.0 * F : 0.0) + (windows ? 4.0 * F : 0.0) + 16.0 * M + box;
+  const double planning = 4.0 * F + (squares ? 8.0 * H : 0.0) + (windows ? 16.0 * H + 12.0 * F : 0.0);
+  const double worker = 16.0 * F + 8.0 * H + (flc ? 8.0 * F + 8.0 * H + 4.0 * M : 0.0) + 4.0 * M + box + 8.0 * C +
+                        (o.mean_map ? 8.0 * C : 0.0);
+  const double merge = workers > 1 ? 8.0 * C : 0.0;  // the max of two workers' key maps
+  const double results = 16.0 * N + (o.mean_map ? 12.0 * N : 0.0);  // the keys (and sums) with the maps made from them
+  return whole + std::max({plan + planning, plan + double(workers) * worker + merge, results});
+}
+
+}  // namespace detail
+
+/// How a scan of a target with a template will use memory, and the tiles it will be cut into to
+/// stay within options.memory_budget (or within what backend B has available now): the largest
+/// tiles that fit, each axis cut into equal parts, the longest tile axis cut first. A budget that
+/// not even a single-voxel tile fits is a value_error naming what that tile needs.
+template <class B>
+scan_memory_estimate estimate_scan_memory(const extents& target, const extents& templ, score kind, const scan_options& o = {},
+                                          std::size_t rotations = std::size_t(1) << 20) {
+  detail::require_volume(target, "estimate_scan_memory (the target)");
+  detail::require_volume(templ, "estimate_scan_memory (the template)");
+  const int workers = detail::scan_workers<B>(o, rotations == 0 ? 1 : rotations);
+  scan_memory_estimate e;
+  const std::size_t available = backend_memory<B>::available();  // 0: the backend cannot tell
+  e.budget = o.memory_budget       ? o.memory_budget
+             : available > 0 ? std::size_t(0.9 * double(available))
+                             : std::numeric_limits<std::size_t>::max();
+  const auto fits = [&](double bytes) { return bytes <= double(e.budget); };
+  const auto set = [&](const extents& tile, const detail::scan_window& w, double bytes) {
+    e.tile = tile;
+    e.grid = w.grid;
+    e.bytes = std::size_t(bytes);
+    e.tiles = {(target[0] + tile[0] - 1) / tile[0], (target[1] + tile[1] - 1) / tile[1], (target[2] + tile[2] - 1) / tile[2]};
+  };
+  if (o.tile.size() != 0) {
+    if (o.tile.size() != 3 || o.tile[0] < 1 || o.tile[1] < 1 || o.tile[2] < 1)
+      throw value_error("fusor::match::scan: expected a tile of three positive lengths (x, y, z), got " + to_string(o.tile));
+    const extents t{std::min(o.tile[0], target[0]), std::min(o.tile[1], target[1]), std::min(o.tile[2], target[2])};
+    const bool whole = t == target;
+    const auto w = whole ? detail::whole_window(target, templ) : detail::tile_window(target, templ, t, {0, 0, 0});
+    set(t, w, detail::scan_bytes(target, templ, w, kind, o, workers, !whole));
+    return e;
+  }
+  const auto whole = detail::whole_window(target, templ);
+  const double all = detail::scan_bytes(target, templ, whole, kind, o, workers, false);
+  if (fits(all)) {
+    set(target, whole, all);
+    return e;
+  }
+  std::array<index_t, 3> parts{1, 1, 1};
+  extents t = target;
+  for (;;) {
+    int a = 0;
+    for (int i = 1; i < 3; ++i)
+      if (t[i] > t[a]) a = i;
+    if (t[a] == 1) {
+      const auto w = detail::tile_window(target, templ, t, {0, 0, 0});
+      throw value_error("fusor::match::scan: a memory budget of " + std::to_string(e.budget) +
+                        " bytes does not hold even a one-voxel tile, which needs " +
+                        std::to_string(std::size_t(detail::scan_bytes(target, templ, w, kind, o, workers, true))) +
+                        " bytes with a template of shape " + to_string(templ) + " and " + std::to_string(workers) +
+                        " worker(s); raise the budget or use fewer threads");
+    }
+    ++parts[std::size_t(a)];
+    t[a] = (target[a] + parts[std::size_t(a)] - 1) / parts[std::size_t(a)];
+    const auto w = detail::tile_window(target, templ, t, {0, 0, 0});
+    const double bytes = detail::scan_bytes(target, templ, w, kind, o, workers, true);
+    if (fits(bytes)) {
+      set(t, w, bytes);
+      return e;
+    }
+  }
+}
+
+namespace detail {
+
+/// Every rotation scored on one plan (a whole target or a tile): the merged key map of the
+/// plan's scored box, its sums for the mean, and the sums for the statistics.
+template <class B>
+void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rotations, const scan_options& o, int workers,
+                    array<std::uint64_t, B>& keys, array<double, B>& sums, double& score_sum, double& score_sum2) {
+  const std::size_t n = rotations.size();
+  keys = array<std::uint64_t, B>(extents{0});
+  sums = array<double, B>(extents{0});
+  const auto merge = [&](scan_worker<B>& w) {
     score_sum += w.score_sum;
     score_sum2 += w.score_sum2;
     if (keys.size() == 0) {
@@ -360,55 +554,137 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
     }
   };
   if (workers <= 1) {
-    detail::scan_worker<B> w(plan, o.mean_map, o.statistics);
+    scan_worker<B> w(plan, o.mean_map, o.statistics);
     for (std::size_t r = 0; r < n; ++r) w.run(rotations[r], std::uint32_t(r));
     merge(w);
-  } else {
-    // OpenMP may start fewer threads than asked (scan called inside a parallel region, a thread
-    // limit, dynamic teams): the rotations are dealt to the team that actually runs
-    std::vector<std::unique_ptr<detail::scan_worker<B>>> done(static_cast<std::size_t>(workers));
-    std::atomic<bool> stop{false};
+    return;
+  }
+  // OpenMP may start fewer threads than asked (scan called inside a parallel region, a thread
+  // limit, dynamic teams): the rotations are dealt to the team that actually runs
+  std::vector<std::unique_ptr<scan_worker<B>>> done(static_cast<std::size_t>(workers));
+  std::atomic<bool> stop{false};
+  std::exception_ptr failure;
 #if defined(_OPENMP)
 #pragma omp parallel num_threads(workers)
 #endif
-    {
-      int t = 0, team = 1;
+  {
+    int t = 0, team = 1;
 #if defined(_OPENMP)
-      t = omp_get_thread_num();
-      team = omp_get_num_threads();
+    t = omp_get_thread_num();
+    team = omp_get_num_threads();
 #endif
-      try {
-        const fft::planning_scope<B> thread_effort(o.planning);
-        const fft::threads_scope<B> one_thread(1);  // the team is the parallelism: each transform on its thread
-        auto w = std::make_unique<detail::scan_worker<B>>(plan, o.mean_map, o.statistics);
-        for (std::size_t r = std::size_t(t); r < n && !stop.load(std::memory_order_relaxed); r += std::size_t(team))
-          w->run(rotations[r], std::uint32_t(r));
-        done[std::size_t(t)] = std::move(w);
-      } catch (...) {
-        stop = true;  // the other threads stop at their next rotation
+    try {
+      const fft::planning_scope<B> thread_effort(o.planning);
+      const fft::threads_scope<B> one_thread(1);  // the team is the parallelism: each transform on its thread
+      auto w = std::make_unique<scan_worker<B>>(plan, o.mean_map, o.statistics);
+      for (std::size_t r = std::size_t(t); r < n && !stop.load(std::memory_order_relaxed); r += std::size_t(team))
+        w->run(rotations[r], std::uint32_t(r));
+      done[std::size_t(t)] = std::move(w);
+    } catch (...) {
+      stop = true;  // the other threads stop at their next rotation
 #if defined(_OPENMP)
 #pragma omp critical(fusor_match_scan_failure)
 #endif
-        if (!failure) failure = std::current_exception();
-      }
+      if (!failure) failure = std::current_exception();
     }
-    if (failure) std::rethrow_exception(failure);
-    for (auto& w : done)  // in thread order: the mean's sums add up the same way for a given team
-      if (w) merge(*w);
+  }
+  if (failure) std::rethrow_exception(failure);
+  for (auto& w : done)  // in thread order: the mean's sums add up the same way for a given team
+    if (w) merge(*w);
+}
+
+template <class B>
+scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
+                          const std::vector<quaternion>& rotations, score kind, const scan_options& o,
+                          const array<float, B>* target_mask) {
+  check_scan_input(target.shape(), templ.shape(), mask.shape(), rotations.size());
+  if (target_mask && target_mask->shape() != target.shape())
+    throw shape_error("fusor::match::scan: expected a target mask of the target's shape " + to_string(target.shape()) +
+                      ", got " + to_string(target_mask->shape()));
+  for (const quaternion& q : rotations) to_matrix(q);  // a zero or non-finite quaternion fails before any work
+  const fft::planning_scope<B> effort(o.planning);
+  const std::size_t n = rotations.size();
+  const int workers = scan_workers<B>(o, n);
+  const scan_memory_estimate est = estimate_scan_memory<B>(target.shape(), templ.shape(), kind, o, n);
+  const extents& s = target.shape();
+  const bool whole = est.tile == s;
+
+  const array<float, B> prepared = prepares_target(kind, o) ? prepared_target(target, kind, o) : array<float, B>(extents{0});
+  const array<float, B>& t = prepares_target(kind, o) ? prepared : target;
+  array<std::uint64_t, B> keys(extents{0});
+  array<double, B> sums(extents{0});
+  double score_sum = 0.0, score_sum2 = 0.0;
+  index_t scored = 0, skipped = 0;
+  const auto excluded = [&](const std::array<index_t, 3>& a, const extents& core) {
+    if (!target_mask) return false;
+    const auto box = (*target_mask)(fusor::range(a[0], a[0] + core[0]), fusor::range(a[1], a[1] + core[1]),
+                                    fusor::range(a[2], a[2] + core[2]));
+    return !(double(sum(cast<double>(box != 0.0f))) > 0.0);
+  };
+  if (whole && !excluded({0, 0, 0}, s)) {
+    const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, whole_window(s, templ.shape()));
+    scan_rotations(plan, rotations, o, workers, keys, sums, score_sum, score_sum2);
+    scored = s.numel();
+  } else {
+    keys = zeros<std::uint64_t, B>(s);  // key 0: score NaN, rotation -1 where no tile scored
+    if (o.mean_map) sums = full<double, B>(s, std::numeric_limits<double>::quiet_NaN());
+    const extents& T = est.tile;
+    for (index_t a0 = 0; a0 < s[0]; a0 += T[0])
+      for (index_t a1 = 0; a1 < s[1]; a1 += T[1])
+        for (index_t a2 = 0; a2 < s[2]; a2 += T[2]) {
+          const scan_window w = whole ? whole_window(s, templ.shape()) : tile_window(s, templ.shape(), T, {a0, a1, a2});
+          if (excluded({a0, a1, a2}, w.core)) {
+            ++skipped;
+            continue;
+          }
+          array<std::uint64_t, B> tile_keys(extents{0});
+          array<double, B> tile_sums(extents{0});
+          {
+            const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, w);
+            scan_rotations(plan, rotations, o, workers, tile_keys, tile_sums, score_sum, score_sum2);
+          }
+          const extents& c = w.core;
+          const fusor::range r0(a0, a0 + c[0]), r1(a1, a1 + c[1]), r2(a2, a2 + c[2]);
+          keys(r0, r1, r2) = tile_keys;
+          if (o.mean_map) sums(r0, r1, r2) = tile_sums;
+          scored += c.numel();
+        }
   }
 
-  const extents& t = target.shape();
-  scan_result<B> res{array<float, B>(generator_expr<detail::key_scores, B>{detail::key_scores{keys.data()}, t, contiguous_strides(t)}),
-                     array<std::int32_t, B>(generator_expr<detail::key_rotations, B>{detail::key_rotations{keys.data()}, t,
-                                                                                      contiguous_strides(t)}),
-                     array<float, B>(extents{0}), plan.grid, score_statistics{}};
+  scan_result<B> res{array<float, B>(generator_expr<key_scores, B>{key_scores{keys.data()}, s, contiguous_strides(s)}),
+                     array<std::int32_t, B>(generator_expr<key_rotations, B>{key_rotations{keys.data()}, s,
+                                                                             contiguous_strides(s)}),
+                     array<float, B>(extents{0}), est.grid, score_statistics{}, est.tile, skipped};
   if (o.mean_map) res.mean_score = array<float, B>(cast<float>(sums / double(n)));
-  if (o.statistics) {
-    const std::int64_t count = t.numel() * std::int64_t(n);
+  if (o.statistics && scored > 0) {
+    const std::int64_t count = scored * std::int64_t(n);
     const double mean = score_sum / double(count), var = score_sum2 / double(count) - mean * mean;
     res.statistics = {count, mean, var > 0.0 ? std::sqrt(var) : 0.0};
   }
   return res;
+}
+
+}  // namespace detail
+
+/// Scores every rotation of `templ` (rotated about its centre, templ.shape() // 2) against
+/// `target`, as `kind` (scores.hpp) with `mask` (the template's shape; CC and LCC ignore its
+/// values), and keeps per target voxel the best score and its rotation's index in `rotations`.
+/// Tiled when the whole does not fit options.memory_budget (or options.tile says so); the tiles'
+/// scores are the whole scan's.
+template <class B>
+scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
+                    const std::vector<quaternion>& rotations, score kind, const scan_options& o = {}) {
+  return detail::scan_tiles(target, templ, mask, rotations, kind, o, static_cast<const array<float, B>*>(nullptr));
+}
+
+/// The same, skipping the tiles in which `target_mask` (the target's shape) is 0 everywhere: their
+/// voxels hold score NaN and rotation -1 (and mean NaN). Tiles come from the budget or options.tile;
+/// voxels of a scanned tile are scored whatever the mask says there.
+template <class B>
+scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
+                    const std::vector<quaternion>& rotations, score kind, const scan_options& o,
+                    const array<float, B>& target_mask) {
+  return detail::scan_tiles(target, templ, mask, rotations, kind, o, &target_mask);
 }
 
 }  // namespace fusor::match

@@ -123,7 +123,8 @@ struct score_map {
   const float* cc_mask;
   const float* cc_mask2;
   float n;
-  index_t n1, n2, f1, f2;  // the target's axes 1 and 2, the FFT grid's
+  index_t n1, n2, f1, f2;  // the scored box's axes 1 and 2, the FFT grid's
+  index_t o0 = 0, o1 = 0, o2 = 0;  // where the scored box's first voxel sits on the grid
 
   template <form F>
   FUSOR_HD float at(index_t q) const {
@@ -154,7 +155,7 @@ struct score_map {
   template <form F, class Op>
   FUSOR_HD void rows(index_t first, index_t count, Op& op) const {
     for_each_row_piece(first, count, n2, [&](index_t row, index_t k, index_t e, index_t len) {
-      const index_t q = ((row / n1) * f1 + row % n1) * f2 + k;
+      const index_t q = ((row / n1 + o0) * f1 + row % n1 + o1) * f2 + k + o2;
       for (index_t t = 0; t < len; ++t) op(e + t, at<F>(q + t));
     });
   }
@@ -245,6 +246,33 @@ struct grid_placement {
           if (weights) v *= weights[base + y2];
         }
         o[t] = v;
+      }
+    });
+  }
+};
+
+/// A window of the target on the FFT grid (f0, f1, f2): grid position u holds the target's voxel
+/// s + u (squared, for the local second moments) where u lies inside the window w and s + u inside
+/// the target n, and 0 elsewhere: the window's extraction, its zero padding and the grid's in one
+/// pass.
+struct window_grid {
+  using value_type = float;
+  const float* t;
+  index_t n0, n1, n2, s0, s1, s2, w0, w1, w2, f1, f2;
+  bool squared;
+  FUSOR_HD void fill(index_t first, float* out, index_t count) const {
+    for_each_row_piece(first, count, f2, [&](index_t row, index_t k, index_t e, index_t len) {
+      float* o = out + e;
+      const index_t u0 = row / f1, u1 = row % f1, x0 = s0 + u0, x1 = s1 + u1;
+      if (u0 >= w0 || u1 >= w1 || x0 < 0 || x0 >= n0 || x1 < 0 || x1 >= n1) {
+        for (index_t j = 0; j < len; ++j) o[j] = 0.0f;
+        return;
+      }
+      const float* src = t + (x0 * n1 + x1) * n2;
+      for (index_t j = 0; j < len; ++j) {
+        const index_t u2 = k + j, x2 = s2 + u2;
+        const float v = u2 < w2 && x2 >= 0 && x2 < n2 ? src[x2] : 0.0f;
+        o[j] = squared ? v * v : v;
       }
     });
   }

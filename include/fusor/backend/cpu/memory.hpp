@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <new>
@@ -26,6 +27,9 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#endif
+#if defined(__unix__)
+#include <unistd.h>
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -186,6 +190,28 @@ struct backend_traits<cpu> {
 
 template <>
 struct backend_memory<cpu> {
+  /// Bytes new arrays could still get: the system's available memory (Linux's MemAvailable,
+  /// else the free physical pages) plus the freed blocks fusor's cache keeps for reuse.
+  static std::size_t available() {
+    std::size_t bytes = 0;
+    if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+      char line[256];
+      unsigned long long kib = 0;
+      while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+          bytes = std::size_t(kib) * 1024;
+          break;
+        }
+      std::fclose(f);
+    }
+#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
+    if (bytes == 0) {
+      const long pages = ::sysconf(_SC_AVPHYS_PAGES), size = ::sysconf(_SC_PAGESIZE);
+      if (pages > 0 && size > 0) bytes = std::size_t(pages) * std::size_t(size);
+    }
+#endif
+    return bytes + cpu_memory_stats().cached;
+  }
   template <class T>
   static T* allocate(index_t n) {
     if (n < 0 || std::size_t(n) > (std::numeric_limits<std::size_t>::max() / 2) / sizeof(T))

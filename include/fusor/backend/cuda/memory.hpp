@@ -238,6 +238,16 @@ inline void reset_cuda_peak_memory() {
 
 template <>
 struct backend_memory<cuda> {
+  /// Bytes new arrays could still get on the current device: its free memory (cudaMemGetInfo),
+  /// which counts the pool's released blocks as free once trimmed.
+  static std::size_t available() {
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return free_b;
+  }
   template <class T>
   static T* allocate(index_t n) {
     void* p = detail::device_allocate(detail::device_bytes<T>(n));
