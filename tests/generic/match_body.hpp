@@ -543,9 +543,13 @@ inline volume standardise(volume v) {
 /// rotated template filtered in its box by a naive DFT when a template filter is given.
 inline std::vector<volume> reference_scores(match::score kind, const volume& f0, const extents& n, const volume& g0,
                                             const volume& mask, const extents& m, const std::vector<match::quaternion>& rots,
-                                            bool cubic, const match::fourier_filter* template_filter = nullptr) {
+                                            bool cubic, const match::fourier_filter* template_filter = nullptr,
+                                            const volume* target_mask = nullptr) {
   using S = match::score;
   volume f = kind == S::lcc ? laplacian(f0, n) : kind == S::cam ? standardise(f0) : f0;
+  const volume t = target_mask ? *target_mask : volume(f0.size(), 1.0);  // MCC's t: 1 on the target when not given
+  if (kind == S::mcc)
+    for (std::size_t i = 0; i < f.size(); ++i) f[i] *= t[i];
   volume g = kind == S::lcc ? laplacian(g0, m) : kind == S::cam ? standardise(g0) : g0;
   volume f2(f.size());
   for (std::size_t i = 0; i < f.size(); ++i) f2[i] = f[i] * f[i];
@@ -580,10 +584,10 @@ inline std::vector<volume> reference_scores(match::score kind, const volume& f0,
     const match::matrix3 r = match::to_matrix(q);
     volume gr = rotated(g, m, r, cubic, true), w = mask;
     if (template_filter) gr = dft_filtered(gr, m, *template_filter);
-    if (kind == S::flc) w = rotated(mask, m, r, cubic, false);
+    if (kind == S::flc || kind == S::mcc) w = rotated(mask, m, r, cubic, false);
     double nw = 0;
     for (double x : w) nw += x;
-    if (kind == S::flc || kind == S::flc_spherical_mask) {
+    if (kind == S::flc || kind == S::flc_spherical_mask || kind == S::mcc) {
       double mean = 0, sq = 0;
       for (std::size_t i = 0; i < gr.size(); ++i) {
         mean += gr[i] * w[i];
@@ -594,7 +598,22 @@ inline std::vector<volume> reference_scores(match::score kind, const volume& f0,
       for (std::size_t i = 0; i < gr.size(); ++i) gr[i] = (gr[i] - mean) / sd * w[i];
     }
     volume sc = direct_cc(f, n, gr, m);
-    if (kind == S::flc) {
+    if (kind == S::mcc) {
+      // Padfield's six correlations, then the formula of scores.hpp
+      volume gr2(gr.size());
+      for (std::size_t i = 0; i < gr.size(); ++i) gr2[i] = gr[i] * gr[i];
+      const volume d = direct_cc(f, n, w, m), e = direct_cc(f2, n, w, m), b = direct_cc(t, n, gr, m),
+                   o = direct_cc(t, n, w, m), h = direct_cc(t, n, gr2, m);
+      for (std::size_t i = 0; i < sc.size(); ++i) {
+        const double ov = std::max(o[i], eps);
+        const double fixed = e[i] - d[i] * d[i] / ov, moving = h[i] - b[i] * b[i] / ov;
+        if (ov < 0.3 * nw || !(fixed > 1e3 * eps * e[i]) || !(moving > 1e3 * eps * h[i])) {
+          sc[i] = 0;
+          continue;
+        }
+        sc[i] = std::clamp((sc[i] - d[i] * b[i] / ov) / std::sqrt(fixed * moving), -1.0, 1.0);
+      }
+    } else if (kind == S::flc) {
       const volume w1 = direct_cc(f, n, w, m), w2 = direct_cc(f2, n, w, m);
       for (std::size_t i = 0; i < sc.size(); ++i) {
         double sigma = std::sqrt(std::max(w2[i] / nw - (w1[i] / nw) * (w1[i] / nw), 0.0));
@@ -626,17 +645,33 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
   const auto rots = few_rotations();
   const auto df = device_volume(f, n), dg = device_volume(g, m);
   using S = match::score;
-  for (const S kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc}) {
+  // MCC's target mask: soft, zero on a slab, so that overlaps vary
+  volume tmask(f.size());
+  for (index_t i = 0; i < n[0]; ++i)
+    for (index_t j = 0; j < n[1]; ++j)
+      for (index_t k = 0; k < n[2]; ++k)
+        tmask[std::size_t(at(n, i, j, k))] = i < 3 ? 0.0 : std::min(1.0, 0.3 + 0.1 * double(j + k));
+  const auto dtmask = device_volume(tmask, n);
+  struct score_case {
+    S kind;
+    bool with_target_mask;  // MCC twice: without a target mask and with one
+  };
+  for (const score_case sc : {score_case{S::cc, false}, score_case{S::lcc, false}, score_case{S::corr, false},
+                              score_case{S::cam, false}, score_case{S::flc_spherical_mask, false}, score_case{S::flc, false},
+                              score_case{S::mcc, false}, score_case{S::mcc, true}}) {
+    const S kind = sc.kind;
+    const bool with_target_mask = sc.with_target_mask;
     for (const bool cubic : {true, false}) {
       CAPTURE(match::to_string(kind));
+      CAPTURE(with_target_mask);
       CAPTURE(cubic);
       match::scan_options o;
       o.method = cubic ? match::interpolation::cubic : match::interpolation::linear;
       o.mean_map = true;
-      const auto res = match::scan(df, dg, dmask, rots, kind, o);
+      const auto res = with_target_mask ? match::scan(df, dg, dmask, rots, kind, o, dtmask) : match::scan(df, dg, dmask, rots, kind, o);
       CHECK(res.best_score.shape() == n);
       CHECK(res.fft_shape == extents{14, 12, 14});  // 7-smooth lengths >= n + m // 2 = 13, 12, 14
-      const auto ref = reference_scores(kind, f, n, g, mask, m, rots, cubic);
+      const auto ref = reference_scores(kind, f, n, g, mask, m, rots, cubic, nullptr, with_target_mask ? &tmask : nullptr);
       const auto best = host_values(res.best_score);
       const auto arg = host_values(res.best_rotation);
       const auto mean = host_values(res.mean_score);
@@ -703,7 +738,7 @@ TEST_CASE("match scan: planted copies are found by every score at their centres 
   }
   const auto mask = match::sphere_mask<B>(m, 5.0);
   using S = match::score;
-  for (const auto kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc}) {
+  for (const auto kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc, S::mcc}) {
     CAPTURE(match::to_string(kind));
     const auto res = match::scan(device_volume(f, n), device_volume(g, m), mask, rots, kind);
     const auto best = host_values(res.best_score);
@@ -717,7 +752,7 @@ TEST_CASE("match scan: planted copies are found by every score at their centres 
           for (index_t l = -3; l <= 3; ++l) local = std::max(local, best[std::size_t(at(n, p.c[0] + i, p.c[1] + j, p.c[2] + l))]);
       CHECK(best[at_c] == local);
       CHECK(arg[at_c] == std::int32_t(p.rotation));
-      if (kind == S::flc || kind == S::flc_spherical_mask) CHECK(best[at_c] > 0.9f);
+      if (kind == S::flc || kind == S::flc_spherical_mask || kind == S::mcc) CHECK(best[at_c] > 0.9f);
     }
   }
 }
@@ -732,7 +767,7 @@ TEST_CASE("match scan tiles: tiled scans equal the whole scan for every score; a
   const auto rots = few_rotations();
   const auto df = device_volume(f, n), dg = device_volume(g, m);
   using S = match::score;
-  for (const S kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc}) {
+  for (const S kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc, S::mcc}) {
     CAPTURE(match::to_string(kind));
     match::scan_options o;
     o.mean_map = true;
@@ -787,6 +822,8 @@ TEST_CASE("match scan tiles: tiled scans equal the whole scan for every score; a
     for (index_t i = 2; i < 7; ++i)
       for (index_t j = 17; j < 20; ++j)
         for (index_t k = 12; k < 15; ++k) tm[std::size_t(at(n, i, j, k))] = 1.0;
+    // (MCC reads the mask in its score: its reference is the whole scan with the same mask)
+    const auto wmb = kind == S::mcc ? host_values(match::scan(df, dg, dmask, rots, kind, o, device_volume(tm, n)).best_score) : wb;
     o.tile = {9, 8, 10};
     const auto masked = match::scan(df, dg, dmask, rots, kind, o, device_volume(tm, n));
     index_t expected_skips = 0;
@@ -809,7 +846,7 @@ TEST_CASE("match scan tiles: tiled scans equal the whole scan for every score; a
     const auto mr = host_values(masked.best_rotation);
     bool skipped_ok = true, scanned_ok = true;
     for (std::size_t i = 0; i < mb.size(); ++i) {
-      if (scanned[i]) scanned_ok = scanned_ok && std::abs(mb[i] - wb[i]) <= 2e-6f * std::max(1.0f, scale);
+      if (scanned[i]) scanned_ok = scanned_ok && std::abs(mb[i] - wmb[i]) <= 2e-6f * std::max(1.0f, scale);
       else skipped_ok = skipped_ok && std::isnan(mb[i]) && mr[i] == -1 && std::isnan(mm[i]);
     }
     CHECK(scanned_ok);
@@ -966,8 +1003,13 @@ TEST_CASE("match scan: thread counts, scores by name, bad input") {
   CHECK(match::scan(g, g, mask, {match::quaternion{}}, match::score::flc).best_score.shape() == m);
   // names
   for (const auto s : {match::score::cc, match::score::lcc, match::score::corr, match::score::cam,
-                       match::score::flc_spherical_mask, match::score::flc})
+                       match::score::flc_spherical_mask, match::score::flc, match::score::mcc})
     CHECK(match::parse_score(match::to_string(s)) == s);
+  CHECK(match::to_string(match::score::mcc) == "MCC");
+  match::scan_options bad_ratio;
+  bad_ratio.overlap_ratio = 1.5;
+  CHECK_THROWS_WITH_AS(match::scan(f, g, mask, rots, match::score::mcc, bad_ratio), doctest::Contains("overlap_ratio"),
+                       fusor::value_error);
   CHECK_THROWS_WITH_AS(match::parse_score("flc"), doctest::Contains("FLCSphericalMask"), fusor::value_error);
   // bad input
   CHECK_THROWS_WITH_AS(match::scan(g, f, mask, rots, match::score::cc), doctest::Contains("no larger than the target"),

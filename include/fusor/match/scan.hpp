@@ -62,6 +62,9 @@ struct scan_options {
   fft::planning planning = fft::planning::measure;
   /// Also keep the mean score over the rotations at every voxel (one more pass per rotation).
   bool mean_map = false;
+  /// MCC: a voxel scores 0 where the rotated template mask overlaps the target mask by less than
+  /// this fraction of the mask's sum (pyTME's overlap_ratio).
+  double overlap_ratio = 0.3;
   /// Also keep the mean and standard deviation of every score the scan computes (each voxel under
   /// each rotation), summed in double: the distribution a false-positive threshold is drawn from
   /// (peaks.hpp). Two reductions per rotation.
@@ -185,12 +188,12 @@ inline void check_scan_input(const extents& t, const extents& g, const extents& 
 }
 
 /// A template-sized volume v placed on the grid `grid`, centred on the origin, each value
-/// becoming (v - shift) scale w (w: weights of the template's shape, or none).
+/// becoming (v - shift) scale w (w: weights of the template's shape, or none), or its square.
 template <class B>
 generator_expr<grid_placement, B> placed(const array<float, B>& v, const float* weights, float shift, float scale,
-                                         const extents& grid) {
+                                         const extents& grid, bool squared = false) {
   const extents& m = v.shape();
-  return {grid_placement{v.data(), weights, shift, scale, m[0], m[1], m[2], grid[0], grid[1], grid[2], m[0] / 2,
+  return {grid_placement{v.data(), weights, shift, scale, squared, m[0], m[1], m[2], grid[0], grid[1], grid[2], m[0] / 2,
                          m[1] / 2, m[2] / 2},
           grid, contiguous_strides(grid)};
 }
@@ -212,14 +215,18 @@ struct scan_plan {
   score kind;
   scan_window window;
   extents template_shape, grid;
-  array<std::complex<float>, B> ft_target, ft_target2;  // ft_target2: FLC only
+  array<std::complex<float>, B> ft_target, ft_target2;  // ft_target2: FLC and MCC
+  array<std::complex<float>, B> ft_tmask;              // MCC: the target mask's spectrum
   array<float, B> source;                              // what is rotated
   array<float, B> mask;                                // as given
-  array<float, B> mask_source;                         // FLC: the mask as rotated (its values as coefficients)
+  array<float, B> mask_source;                         // FLC, MCC: the mask as rotated (its values as coefficients)
   array<float, B> numerator, inv_denominator;          // the FFT grid's shape, where the score has them
   array<float, B> box_filter;                          // the template filter on the template's box, / |box|
   double mask_sum = 0;
   transform_options rotate;
+  double overlap_ratio = 0.3;  // MCC
+  /// Whether the mask rotates with the template (FLC, MCC).
+  bool rotates_mask() const { return kind == score::flc || kind == score::mcc; }
 };
 
 /// Per-thread buffers and the running key map.
@@ -227,6 +234,7 @@ template <class B>
 struct scan_worker {
   const scan_plan<B>& p;
   array<float, B> rot, rot_mask, grid, cc_mask, cc_mask2;
+  array<float, B> cc_tg, overlap, cc_tg2;  // MCC: CC(t, g'), CC(t, m), CC(t, g'^2)
   array<std::complex<float>, B> spec, spec_mask, spec_box;
   array<std::uint64_t, B> keys;
   array<double, B> sums;  // the mean map's running sums, in double over many rotations
@@ -236,12 +244,15 @@ struct scan_worker {
   scan_worker(const scan_plan<B>& plan, bool mean_map, bool stats)
       : p(plan),
         rot(plan.template_shape),
-        rot_mask(plan.kind == score::flc ? plan.template_shape : extents{0}),
+        rot_mask(plan.rotates_mask() ? plan.template_shape : extents{0}),
         grid(plan.grid),
-        cc_mask(plan.kind == score::flc ? plan.grid : extents{0}),
-        cc_mask2(plan.kind == score::flc ? plan.grid : extents{0}),
+        cc_mask(plan.rotates_mask() ? plan.grid : extents{0}),
+        cc_mask2(plan.rotates_mask() ? plan.grid : extents{0}),
+        cc_tg(plan.kind == score::mcc ? plan.grid : extents{0}),
+        overlap(plan.kind == score::mcc ? plan.grid : extents{0}),
+        cc_tg2(plan.kind == score::mcc ? plan.grid : extents{0}),
         spec(half_grid(plan.grid)),
-        spec_mask(plan.kind == score::flc ? half_grid(plan.grid) : extents{0}),
+        spec_mask(plan.rotates_mask() ? half_grid(plan.grid) : extents{0}),
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.window.core)),
         sums(mean_map ? zeros<double, B>(plan.window.core) : array<double, B>(extents{0})),
@@ -260,7 +271,7 @@ struct scan_worker {
     float shift = 0.0f, scale = 1.0f;
     const float* weights = nullptr;
     double n = p.mask_sum;
-    if (p.kind == score::flc) {
+    if (p.rotates_mask()) {
       rigid_transform(p.mask_source, r, {}, rot_mask, p.rotate);
       n = double(sum(cast<double>(rot_mask)));
       std::tie(shift, scale) = weighted_standardisation(rot, rot_mask, n);
@@ -271,12 +282,31 @@ struct scan_worker {
     }
     grid = placed(rot, weights, shift, scale, p.grid);
     fft::rfftn_into(spec, grid);
+    if (p.kind == score::mcc) correlate(p.ft_tmask, spec, spec_mask, cc_tg, p.grid);  // spec kept for the next
     correlate(p.ft_target, spec, spec, grid, p.grid);
 
     const extents& t = p.window.core;
-    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, nullptr, nullptr, float(n), t[1], t[2], p.grid[1],
-                p.grid[2], p.window.offset[0], p.window.offset[1], p.window.offset[2]};
-    if (p.kind == score::flc) {
+    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0f,
+                float(n), t[1], t[2], p.grid[1], p.grid[2], p.window.offset[0], p.window.offset[1], p.window.offset[2]};
+    if (p.kind == score::mcc) {
+      // the rotated mask's correlations with the target mask, the target and its square
+      cc_mask = placed(rot_mask, nullptr, 0.0f, 1.0f, p.grid);
+      fft::rfftn_into(spec, cc_mask);
+      correlate(p.ft_tmask, spec, spec_mask, overlap, p.grid);
+      correlate(p.ft_target, spec, spec_mask, cc_mask, p.grid);
+      correlate(p.ft_target2, spec, spec, cc_mask2, p.grid);
+      // the standardised template's square against the target mask
+      cc_tg2 = placed(rot, weights, shift, scale, p.grid, true);
+      fft::rfftn_into(spec, cc_tg2);
+      correlate(p.ft_tmask, spec, spec, cc_tg2, p.grid);
+      m.kind = score_map::form::padfield;
+      m.cc_mask = cc_mask.data();
+      m.cc_mask2 = cc_mask2.data();
+      m.cc_tg = cc_tg.data();
+      m.overlap = overlap.data();
+      m.cc_tg2 = cc_tg2.data();
+      m.min_overlap = float(p.overlap_ratio * n);
+    } else if (p.kind == score::flc) {
       cc_mask = placed(rot_mask, nullptr, 0.0f, 1.0f, p.grid);
       fft::rfftn_into(spec_mask, cc_mask);
       correlate(p.ft_target, spec_mask, spec, cc_mask, p.grid);
@@ -318,37 +348,40 @@ array<float, B> standardised(const array<float, B>& v, const char* what) {
 }
 
 /// Whether the score reads the target through a whole-target preparation (prepared_target).
-inline bool prepares_target(score kind, const scan_options& o) {
-  return !o.target_filter.empty() || kind == score::lcc || kind == score::cam;
+inline bool prepares_target(score kind, const scan_options& o, bool target_mask) {
+  return !o.target_filter.empty() || kind == score::lcc || kind == score::cam || (kind == score::mcc && target_mask);
 }
 
 /// The target as every tile reads it: filtered, then the score's whole-target step (LCC's
-/// periodic Laplacian, CAM's standardisation), done once over the whole target so that tiles see
-/// exactly what the whole scan sees.
+/// periodic Laplacian, CAM's standardisation, MCC's product with the target mask), done once over
+/// the whole target so that tiles see exactly what the whole scan sees.
 template <class B>
-array<float, B> prepared_target(const array<float, B>& target0, score kind, const scan_options& o) {
+array<float, B> prepared_target(const array<float, B>& target0, score kind, const scan_options& o,
+                                const array<float, B>* target_mask) {
   const array<float, B> filtered = o.target_filter.empty() ? array<float, B>(extents{0}) : apply_filter(target0, o.target_filter);
   const array<float, B>& target1 = o.target_filter.empty() ? target0 : filtered;
+  if (kind == score::mcc && target_mask) return array<float, B>(target1 * *target_mask);
   return kind == score::lcc   ? periodic_laplacian_of(target1)
          : kind == score::cam ? standardised(target1, "target")
                               : target1.copy();
 }
 
-/// The window w of the (prepared) target on w's grid, squared or not.
+/// The window w of the (prepared) target on w's grid, squared or not; of a volume of ones of
+/// shape n where `target` is null (MCC's target mask when none is given).
 template <class B>
-generator_expr<window_grid, B> window_on_grid(const array<float, B>& target, const scan_window& w, bool squared) {
-  const extents& n = target.shape();
-  return {window_grid{target.data(), n[0], n[1], n[2], w.start[0], w.start[1], w.start[2], w.shape[0], w.shape[1],
+generator_expr<window_grid, B> window_on_grid(const array<float, B>* target, const extents& n, const scan_window& w,
+                                              bool squared) {
+  return {window_grid{target ? target->data() : nullptr, n[0], n[1], n[2], w.start[0], w.start[1], w.start[2], w.shape[0], w.shape[1],
                       w.shape[2], w.grid[1], w.grid[2], squared},
           w.grid, contiguous_strides(w.grid)};
 }
 
 template <class B>
 scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& templ0, const array<float, B>& mask, score kind,
-                       const scan_options& o, const scan_window& w) {
+                       const scan_options& o, const scan_window& w, const array<float, B>* target_mask) {
   scan_plan<B> p{kind, w, templ0.shape(), w.grid,
                  array<std::complex<float>, B>(extents{0}), array<std::complex<float>, B>(extents{0}),
-                 array<float, B>(extents{0}), mask.copy(), array<float, B>(extents{0}), array<float, B>(extents{0}),
+                 array<std::complex<float>, B>(extents{0}), array<float, B>(extents{0}), mask.copy(), array<float, B>(extents{0}), array<float, B>(extents{0}),
                  array<float, B>(extents{0}), array<float, B>(extents{0}), 0.0, {}};
   if (!o.template_filter.empty())
     p.box_filter = filter_array<B>(o.template_filter, templ0.shape(), 1.0 / double(templ0.size()));
@@ -361,7 +394,8 @@ scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& tem
   array<float, B> templ = kind == score::lcc   ? periodic_laplacian_of(templ0)
                           : kind == score::cam ? standardised(templ0, "template")
                                                : templ0.copy();
-  if (kind == score::flc_spherical_mask || kind == score::flc) {
+  p.overlap_ratio = o.overlap_ratio;
+  if (kind == score::flc_spherical_mask || kind == score::flc || kind == score::mcc) {
     // the unrotated template must be standardisable: a constant one scores nothing
     const auto [mean, inv] = weighted_standardisation(templ, mask, p.mask_sum);
     (void)mean;
@@ -372,13 +406,17 @@ scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& tem
 
   const extents& f = p.grid;
   const float inv_cells = float(1.0 / double(f.numel()));
-  p.ft_target = fft::rfftn(array<float, B>(window_on_grid(target, w, false)));
+  p.ft_target = fft::rfftn(array<float, B>(window_on_grid(&target, target.shape(), w, false)));
   p.ft_target = p.ft_target * inv_cells;
-  const bool needs_squares = kind == score::corr || kind == score::cam || kind == score::flc_spherical_mask || kind == score::flc;
+  const bool needs_squares = kind != score::cc && kind != score::lcc;
   array<std::complex<float>, B> ft_target2(extents{0});
   if (needs_squares) {
-    ft_target2 = fft::rfftn(array<float, B>(window_on_grid(target, w, true)));
+    ft_target2 = fft::rfftn(array<float, B>(window_on_grid(&target, target.shape(), w, true)));
     ft_target2 = ft_target2 * inv_cells;
+  }
+  if (kind == score::mcc) {
+    p.ft_tmask = fft::rfftn(array<float, B>(window_on_grid(target_mask, target.shape(), w, false)));
+    p.ft_tmask = p.ft_tmask * inv_cells;
   }
 
   // the mask's local moments of the target, where the mask does not rotate
@@ -405,7 +443,7 @@ scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& tem
       templ = array<float, B>(templ * mask);  // CORR rotates the masked template
     }
   }
-  if (kind == score::flc) {
+  if (kind == score::flc || kind == score::mcc) {
     p.ft_target2 = std::move(ft_target2);
     p.mask_source = mask.copy();  // rotated as coefficients: a smooth mask, no prefilter ringing (pyTME)
   }
@@ -453,15 +491,17 @@ inline double scan_bytes(const extents& n, const extents& m, const scan_window& 
                          int workers, bool tiled) {
   const double F = double(w.grid.numel()), H = double(w.grid[0] * w.grid[1] * (w.grid[2] / 2 + 1));
   const double N = double(n.numel()), M = double(m.numel()), C = double(w.core.numel());
-  const bool flc = kind == score::flc, windows = kind == score::corr || kind == score::cam || kind == score::flc_spherical_mask;
+  const bool mcc = kind == score::mcc, flc = kind == score::flc || mcc;
+  const bool windows = kind == score::corr || kind == score::cam || kind == score::flc_spherical_mask;
   const bool squares = windows || flc, shifted = kind == score::corr || kind == score::cam;
   const double box = o.template_filter.empty() ? 0.0 : 8.0 * M;
   // tiled: the whole key map and sums beside the tile's; whole: the worker's maps are the scan's
   double whole = tiled ? 8.0 * N + (o.mean_map ? 8.0 * N : 0.0) : 0.0;
-  if (prepares_target(kind, o)) whole += 4.0 * N;
-  const double plan = 8.0 * H + (flc ? 8.0 * H : 0.0) + (shifted ? 4.0 * F : 0.0) + (windows ? 4.0 * F : 0.0) + 16.0 * M + box;
+  if (prepares_target(kind, o, true)) whole += 4.0 * N;
+  const double plan = 8.0 * H + (flc ? 8.0 * H : 0.0) + (mcc ? 8.0 * H : 0.0) + (shifted ? 4.0 * F : 0.0) + (windows ? 4.0 * F : 0.0) + 16.0 * M + box;
   const double planning = 4.0 * F + (squares ? 8.0 * H : 0.0) + (windows ? 16.0 * H + 12.0 * F : 0.0);
-  const double worker = 16.0 * F + 8.0 * H + (flc ? 8.0 * F + 8.0 * H + 4.0 * M : 0.0) + 4.0 * M + box + 8.0 * C +
+  const double worker = 16.0 * F + 8.0 * H + (flc ? 8.0 * F + 8.0 * H + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M +
+                        box + 8.0 * C +
                         (o.mean_map ? 8.0 * C : 0.0);
   const double merge = workers > 1 ? 8.0 * C : 0.0;  // the max of two workers' key maps
   const double results = 16.0 * N + (o.mean_map ? 12.0 * N : 0.0);  // the keys (and sums) with the maps made from them
@@ -602,6 +642,8 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
     throw shape_error("fusor::match::scan: expected a target mask of the target's shape " + to_string(target.shape()) +
                       ", got " + to_string(target_mask->shape()));
   for (const quaternion& q : rotations) to_matrix(q);  // a zero or non-finite quaternion fails before any work
+  if (!(o.overlap_ratio >= 0.0 && o.overlap_ratio <= 1.0))
+    throw value_error("fusor::match::scan: expected an overlap_ratio in [0, 1], got " + std::to_string(o.overlap_ratio));
   const fft::planning_scope<B> effort(o.planning);
   const std::size_t n = rotations.size();
   const int workers = scan_workers<B>(o, n);
@@ -609,8 +651,9 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
   const extents& s = target.shape();
   const bool whole = est.tile == s;
 
-  const array<float, B> prepared = prepares_target(kind, o) ? prepared_target(target, kind, o) : array<float, B>(extents{0});
-  const array<float, B>& t = prepares_target(kind, o) ? prepared : target;
+  const bool prepare = prepares_target(kind, o, target_mask != nullptr);
+  const array<float, B> prepared = prepare ? prepared_target(target, kind, o, target_mask) : array<float, B>(extents{0});
+  const array<float, B>& t = prepare ? prepared : target;
   array<std::uint64_t, B> keys(extents{0});
   array<double, B> sums(extents{0});
   double score_sum = 0.0, score_sum2 = 0.0;
@@ -622,7 +665,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
     return !(double(sum(cast<double>(box != 0.0f))) > 0.0);
   };
   if (whole && !excluded({0, 0, 0}, s)) {
-    const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, whole_window(s, templ.shape()));
+    const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, whole_window(s, templ.shape()), target_mask);
     scan_rotations(plan, rotations, o, workers, keys, sums, score_sum, score_sum2);
     scored = s.numel();
   } else {
@@ -640,7 +683,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
           array<std::uint64_t, B> tile_keys(extents{0});
           array<double, B> tile_sums(extents{0});
           {
-            const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, w);
+            const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, w, target_mask);
             scan_rotations(plan, rotations, o, workers, tile_keys, tile_sums, score_sum, score_sum2);
           }
           const extents& c = w.core;
@@ -679,7 +722,8 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
 
 /// The same, skipping the tiles in which `target_mask` (the target's shape) is 0 everywhere: their
 /// voxels hold score NaN and rotation -1 (and mean NaN). Tiles come from the budget or options.tile;
-/// voxels of a scanned tile are scored whatever the mask says there.
+/// voxels of a scanned tile are scored whatever the mask says there, except by MCC, whose score
+/// reads the mask (Padfield's t).
 template <class B>
 scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
                     const std::vector<quaternion>& rotations, score kind, const scan_options& o,

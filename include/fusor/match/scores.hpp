@@ -8,8 +8,9 @@
 // the template's centre placed on voxel x, f zero outside the target. A score map has the
 // target's shape, and its maximum names the voxel where the template's centre sits. (pyTME flips
 // the template and convolves; the maps agree up to its output shift.) On the FFT grid of shape F
-// (F >= target + template - 1 on every axis, so nothing wraps around), g is placed with its centre
-// on the origin, g_F((y - c) mod F) = g(y), and CC = irfft(rfft(f_F) conj(rfft(g_F))).
+// (F >= target + template // 2 on every axis, so no score reads a wrapped value: scan.hpp), g is
+// placed with its centre on the origin, g_F((y - c) mod F) = g(y), and
+// CC = irfft(rfft(f_F) conj(rfft(g_F))).
 //
 // The scores (N: the sum of the mask m; V: the template's voxel count; eps: float's epsilon):
 //   CC      CC(f, g), no normalisation;
@@ -23,7 +24,17 @@
 //           sigma^2 = CC(f^2, m) / N - (CC(f, m) / N)^2, sigma = 1 where below eps (Roseman's FLC
 //           for a mask that rotations leave alone: one r2c and one c2r per rotation);
 //   FLC     the same with the mask rotated with the template and N its rotated sum (Hrabe et al.
-//           2012): two r2c and three c2r per rotation.
+//           2012): two r2c and three c2r per rotation;
+//   MCC     Padfield's masked normalised cross-correlation (CVPR 2010) with a target mask t (f is
+//           the target times t; t = 1 on the target when none is given), g' as for FLC, m rotated,
+//           o = max(CC(t, m), eps):
+//             (CC(f, g') - CC(f, m) CC(t, g') / o)
+//               / sqrt(max(CC(f^2, m) - CC(f, m)^2 / o, 0) max(CC(t, g'^2) - CC(t, g')^2 / o, 0)),
+//           clipped to [-1, 1], 0 where o is below overlap_ratio times N (the rotated mask's sum)
+//           or where either variance term is below 1e3 eps of its first term. pyTME takes the
+//           map's largest overlap for N (the same wherever the mask fits inside t somewhere) and a
+//           map-wide tolerance; these are per voxel, so that tiles score as the whole does.
+//           Three r2c and six c2r per rotation.
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -33,9 +44,9 @@
 
 namespace fusor::match {
 
-enum class score { cc, lcc, corr, cam, flc_spherical_mask, flc };
+enum class score { cc, lcc, corr, cam, flc_spherical_mask, flc, mcc };
 
-/// pyTME's names: "CC", "LCC", "CORR", "CAM", "FLCSphericalMask", "FLC".
+/// pyTME's names: "CC", "LCC", "CORR", "CAM", "FLCSphericalMask", "FLC", "MCC".
 inline std::string to_string(score s) {
   switch (s) {
     case score::cc: return "CC";
@@ -43,15 +54,16 @@ inline std::string to_string(score s) {
     case score::corr: return "CORR";
     case score::cam: return "CAM";
     case score::flc_spherical_mask: return "FLCSphericalMask";
-    default: return "FLC";
+    case score::flc: return "FLC";
+    default: return "MCC";
   }
 }
 
 /// The score named as pyTME names it (case-sensitive); a value_error lists the names.
 inline score parse_score(std::string_view name) {
-  for (score s : {score::cc, score::lcc, score::corr, score::cam, score::flc_spherical_mask, score::flc})
+  for (score s : {score::cc, score::lcc, score::corr, score::cam, score::flc_spherical_mask, score::flc, score::mcc})
     if (to_string(s) == name) return s;
-  throw value_error("fusor::match::parse_score: expected one of CC, LCC, CORR, CAM, FLCSphericalMask, FLC; got \"" +
+  throw value_error("fusor::match::parse_score: expected one of CC, LCC, CORR, CAM, FLCSphericalMask, FLC, MCC; got \"" +
                     std::string(name) + "\"");
 }
 
@@ -113,15 +125,21 @@ FUSOR_HD void for_each_row_piece(index_t first, index_t count, index_t width, Ru
 /// at the voxel's place there):
 ///   plain (CC, LCC):              cc;
 ///   shifted (CORR, CAM, FLC-s.):  (cc - numerator) inv_denominator (numerator may be absent);
-///   local (FLC):                  cc / (n sigma), sigma from CC(f, m) and CC(f^2, m).
+///   local (FLC):                  cc / (n sigma), sigma from CC(f, m) and CC(f^2, m);
+///   padfield (MCC):               as above, from CC(f, g'), CC(f, m), CC(f^2, m), CC(t, g'),
+///                                 CC(t, m) and CC(t, g'^2).
 struct score_map {
-  enum class form { plain, shifted, local };
+  enum class form { plain, shifted, local, padfield };
   form kind;
   const float* cc;
   const float* numerator;
   const float* inv_denominator;
   const float* cc_mask;
   const float* cc_mask2;
+  const float* cc_tg;     // MCC: CC(t, g')
+  const float* overlap;   // MCC: CC(t, m)
+  const float* cc_tg2;    // MCC: CC(t, g'^2)
+  float min_overlap;      // MCC: overlap_ratio N
   float n;
   index_t n1, n2, f1, f2;  // the scored box's axes 1 and 2, the FFT grid's
   index_t o0 = 0, o1 = 0, o2 = 0;  // where the scored box's first voxel sits on the grid
@@ -133,6 +151,14 @@ struct score_map {
       return c;
     } else if constexpr (F == form::shifted) {
       return (numerator ? c - numerator[q] : c) * inv_denominator[q];
+    } else if constexpr (F == form::padfield) {
+      const float o0 = overlap[q], o = o0 > float_eps ? o0 : float_eps;
+      if (o < min_overlap) return 0.0f;
+      const float d = cc_mask[q], b = cc_tg[q], e = cc_mask2[q], h = cc_tg2[q];
+      const float fixed = e - d * d / o, moving = h - b * b / o;
+      if (!(fixed > 1e3f * float_eps * e) || !(moving > 1e3f * float_eps * h)) return 0.0f;
+      const float s = (c - d * b / o) / ::sqrtf(fixed * moving);
+      return s > 1.0f ? 1.0f : s < -1.0f ? -1.0f : s;
     } else {
       const float mean = cc_mask[q] / n, var = cc_mask2[q] / n - mean * mean;
       float sigma = var > 0.0f ? ::sqrtf(var) : 0.0f;
@@ -149,7 +175,8 @@ struct score_map {
     switch (kind) {
       case form::plain: rows<form::plain>(first, count, op); break;
       case form::shifted: rows<form::shifted>(first, count, op); break;
-      default: rows<form::local>(first, count, op); break;
+      case form::local: rows<form::local>(first, count, op); break;
+      default: rows<form::padfield>(first, count, op); break;
     }
   }
   template <form F, class Op>
@@ -222,6 +249,7 @@ struct grid_placement {
   const float* values;
   const float* weights;
   float shift, scale;
+  bool squared;  // place the square of each value (MCC's CC(t, g'^2))
   index_t m0, m1, m2, f0, f1, f2, c0, c1, c2;
   FUSOR_HD static index_t source(index_t q, index_t f, index_t m, index_t c) {
     // grid position q holds template offset d = q (q < f - c) or q - f, i.e. template index d + c
@@ -244,6 +272,7 @@ struct grid_placement {
         if (y2 >= 0) {
           v = (values[base + y2] - shift) * scale;
           if (weights) v *= weights[base + y2];
+          if (squared) v *= v;
         }
         o[t] = v;
       }
@@ -268,10 +297,10 @@ struct window_grid {
         for (index_t j = 0; j < len; ++j) o[j] = 0.0f;
         return;
       }
-      const float* src = t + (x0 * n1 + x1) * n2;
+      const float* src = t ? t + (x0 * n1 + x1) * n2 : nullptr;  // none: 1 on the target
       for (index_t j = 0; j < len; ++j) {
         const index_t u2 = k + j, x2 = s2 + u2;
-        const float v = u2 < w2 && x2 >= 0 && x2 < n2 ? src[x2] : 0.0f;
+        const float v = u2 < w2 && x2 >= 0 && x2 < n2 ? (src ? src[x2] : 1.0f) : 0.0f;
         o[j] = squared ? v * v : v;
       }
     });
