@@ -12,11 +12,22 @@
 //   fusor_rigid_transform/<n>/<method>:  a template rotated about its centre (prefiltered
 //       coefficients for cubic, as the scan rotates them) into a caller's buffer
 //   copy_floor/<n>/<method>:            the same bytes copied (std::copy): the memory floor
+//   fusor_find_peaks/<n>/<min_distance>: match::find_peaks on an n^3 map of uniform noise (the worst
+//       case: a local maximum every few voxels), at most 1000 peaks, one thread
+//   hand_local_maxima/<n>/1:  the same for min_distance 1 by a plain loop: every voxel against its
+//       26 neighbours, the maxima sorted, the top 1000 kept
+//   fusor_read_mrc/<n>, raw_fread_mrc/<n>:  an n^3 float32 MRC file (in the page cache) read into a
+//       volume indexed [x, y, z] (the transposition included), beside fread of its bytes
+//   fusor_write_mrc/<n>, raw_fwrite_mrc/<n>:  the same volume written (statistics, transposition and
+//       the temporary file's rename included), beside fwrite of its bytes
 // Scores: 4 FLCSphericalMask, 5 FLC (match::score's order).
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -133,6 +144,116 @@ void copy_floor(benchmark::State& st) {
   }
 }
 
+void fusor_find_peaks(benchmark::State& st) {
+  const index_t n = st.range(0);
+  fusor::set_num_threads(1);
+  const auto map = random_volume({n, n, n}, 5);
+  match::peak_options o;
+  o.min_distance = double(st.range(1));
+  std::size_t found = 0;
+  for (auto _ : st) {
+    const auto p = match::find_peaks(map, o);
+    found = p.size();
+    benchmark::DoNotOptimize(p.data());
+  }
+  st.counters["peaks"] = double(found);
+}
+
+void hand_local_maxima(benchmark::State& st) {
+  const index_t n = st.range(0);
+  const auto map = random_volume({n, n, n}, 5);
+  const float* v = map.data();
+  struct cand {
+    float s;
+    index_t i;
+  };
+  std::vector<cand> c;
+  for (auto _ : st) {
+    c.clear();
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < n; ++j)
+        for (index_t k = 0; k < n; ++k) {
+          const float x = v[(i * n + j) * n + k];
+          bool top = true;
+          for (index_t a = std::max<index_t>(0, i - 1); a <= std::min(n - 1, i + 1) && top; ++a)
+            for (index_t b = std::max<index_t>(0, j - 1); b <= std::min(n - 1, j + 1) && top; ++b)
+              for (index_t e = std::max<index_t>(0, k - 1); e <= std::min(n - 1, k + 1); ++e)
+                if (v[(a * n + b) * n + e] > x) {
+                  top = false;
+                  break;
+                }
+          if (top) c.push_back({x, (i * n + j) * n + k});
+        }
+    std::sort(c.begin(), c.end(), [](const cand& a, const cand& b) { return a.s > b.s || (a.s == b.s && a.i < b.i); });
+    if (c.size() > 1000) c.resize(1000);
+    benchmark::DoNotOptimize(c.data());
+  }
+  st.counters["peaks"] = double(c.size());
+}
+
+std::filesystem::path mrc_path(index_t n) {
+  return std::filesystem::temp_directory_path() / ("fusor_bench_" + std::to_string(n) + ".mrc");
+}
+void fusor_read_mrc(benchmark::State& st) {
+  const index_t n = st.range(0);
+  fusor::set_num_threads(1);
+  match::write_mrc(mrc_path(n), random_volume({n, n, n}, 6));
+  for (auto _ : st) {
+    const auto v = match::read_mrc(mrc_path(n));
+    benchmark::DoNotOptimize(v.data.data());
+  }
+  st.SetBytesProcessed(std::int64_t(st.iterations()) * n * n * n * 4);
+}
+void raw_fread_mrc(benchmark::State& st) {
+  const index_t n = st.range(0);
+  match::write_mrc(mrc_path(n), random_volume({n, n, n}, 6));
+  std::vector<float> buffer(std::size_t(n * n * n));
+  for (auto _ : st) {
+    std::FILE* f = std::fopen(mrc_path(n).c_str(), "rb");
+    std::fseek(f, 1024, SEEK_SET);
+    const std::size_t got = std::fread(buffer.data(), 4, buffer.size(), f);
+    std::fclose(f);
+    benchmark::DoNotOptimize(got);
+    benchmark::DoNotOptimize(buffer.data());
+  }
+  st.SetBytesProcessed(std::int64_t(st.iterations()) * n * n * n * 4);
+}
+void fusor_write_mrc(benchmark::State& st) {
+  const index_t n = st.range(0);
+  fusor::set_num_threads(1);
+  const auto v = random_volume({n, n, n}, 6);
+  for (auto _ : st) match::write_mrc(mrc_path(n), v);
+  st.SetBytesProcessed(std::int64_t(st.iterations()) * n * n * n * 4);
+}
+void raw_fwrite_mrc(benchmark::State& st) {
+  const index_t n = st.range(0);
+  const auto v = random_volume({n, n, n}, 6);
+  const std::vector<unsigned char> header(1024, 0);
+  for (auto _ : st) {
+    std::FILE* f = std::fopen(mrc_path(n).c_str(), "wb");
+    std::fwrite(header.data(), 1, header.size(), f);
+    std::fwrite(v.data(), 4, std::size_t(v.size()), f);
+    std::fclose(f);
+  }
+  st.SetBytesProcessed(std::int64_t(st.iterations()) * n * n * n * 4);
+}
+
+void peak_args(benchmark::internal::Benchmark* b) {
+  for (int n : {128, 256}) {
+    b->Args({n, 1});
+    b->Args({n, 8});
+  }
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+void local_max_args(benchmark::internal::Benchmark* b) {
+  for (int n : {128, 256}) b->Args({n, 1});
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+void mrc_args(benchmark::internal::Benchmark* b) {
+  for (int n : {128, 256}) b->Arg(n);
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 void scan_args(benchmark::internal::Benchmark* b) {  // the sizes: 128^3 / 24^3 and 256^3 / 32^3
   for (int kind : {4, 5})
     for (const auto& [n, m] : {std::pair{128, 24}, std::pair{256, 32}})
@@ -152,5 +273,11 @@ BENCHMARK(fusor_scan_setup)->Apply(scan_args);
 BENCHMARK(fftw_floor)->Apply(scan_args);
 BENCHMARK(fusor_rigid_transform)->Apply(transform_args);
 BENCHMARK(copy_floor)->Apply(transform_args);
+BENCHMARK(fusor_find_peaks)->Apply(peak_args);
+BENCHMARK(hand_local_maxima)->Apply(local_max_args);
+BENCHMARK(fusor_read_mrc)->Apply(mrc_args);
+BENCHMARK(raw_fread_mrc)->Apply(mrc_args);
+BENCHMARK(fusor_write_mrc)->Apply(mrc_args);
+BENCHMARK(raw_fwrite_mrc)->Apply(mrc_args);
 
 BENCHMARK_MAIN();

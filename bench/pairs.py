@@ -23,6 +23,7 @@ for op in ("random", "bind", "bundle100", "sim1000", "search1", "search1000"):  
     PAIRS += [(f"fusor_vsa_{op}", f"floor_vsa_{op}")]
 PAIRS += [("fusor_vsa_search1000", "hand_vsa_search1000")]
 PAIRS += [("fusor_scan", "fftw_floor"), ("fusor_rigid_transform", "copy_floor")]  # template matching (bench_match)
+PAIRS += [("fusor_find_peaks", "hand_local_maxima"), ("fusor_read_mrc", "raw_fread_mrc"), ("fusor_write_mrc", "raw_fwrite_mrc")]
 
 med = {}
 ROTATIONS = {}

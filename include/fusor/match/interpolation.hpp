@@ -9,6 +9,11 @@
 // sample not repeated (period 2n - 2).
 #include <cmath>
 #include <string>
+#include <type_traits>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "../core/create.hpp"
 #include "../core/error.hpp"
@@ -165,6 +170,18 @@ inline void check_length(double v, const char* fn, const char* name, const char*
   if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0))
     throw value_error(std::string("fusor::match::") + fn + ": expected a finite " + name + (zero_ok ? " >= 0 " : " > 0 ") +
                       unit + ", got " + std::to_string(v));
+}
+
+/// Threads for host-side loops of the match layer (peak calling, MRC conversion): fusor's cpu
+/// thread count (set_num_threads) for cpu work, OpenMP's default beside another backend.
+template <class B>
+int host_threads() {
+#if defined(_OPENMP)
+  if constexpr (std::is_same_v<B, cpu>) return executor<B>::threads();
+  else return omp_get_max_threads();
+#else
+  return 1;
+#endif
 }
 
 inline void require_volume(const extents& s, const char* what) {

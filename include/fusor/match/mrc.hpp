@@ -298,7 +298,7 @@ inline mrc_header parse_header(const unsigned char* h, std::uint64_t size, const
 /// the voxel's value sits at x sx + y sy + z sz values into the data. Tiles of 32 x 32 over
 /// (x, z), so that both the file's rows (x fastest) and the volume's (z fastest) are read in runs.
 inline void copy_in(const unsigned char* data, const mrc_header& h, const std::array<index_t, 3>& start,
-                    const extents& shape, float* out) {
+                    const extents& shape, float* out, int threads) {
   std::array<index_t, 3> stride{};  // per axis X, Y, Z, in values
   const std::array<index_t, 3> crs_stride{1, index_t(h.nx), index_t(h.nx) * index_t(h.ny)};
   for (std::size_t k = 0; k < 3; ++k) stride[std::size_t(h.axis_order[k] - 1)] = crs_stride[k];
@@ -307,7 +307,7 @@ inline void copy_in(const unsigned char* data, const mrc_header& h, const std::a
   const index_t n0 = shape[0], n1 = shape[1], n2 = shape[2], tile = 32;
   const index_t t0 = (n0 + tile - 1) / tile, t2 = (n2 + tile - 1) / tile;
 #if defined(_OPENMP)
-#pragma omp parallel for schedule(static) if (n0 * n1 * n2 > 65536)
+#pragma omp parallel for schedule(static) num_threads(threads) if (n0 * n1 * n2 > 65536)
 #endif
   for (index_t t = 0; t < t0 * t2; ++t) {
     const index_t x0 = (t / t2) * tile, z0 = (t % t2) * tile, x1 = std::min(n0, x0 + tile), z1 = std::min(n2, z0 + tile);
@@ -409,10 +409,10 @@ class mrc_file {
     if (out.size() == 0) return out;
     const unsigned char* data = map_.data() + header_.data_offset();
     if constexpr (backend_traits<B>::host_accessible) {
-      detail::mrc::copy_in(data, header_, start, box, out.data());
+      detail::mrc::copy_in(data, header_, start, box, out.data(), detail::host_threads<B>());
     } else {
       std::vector<float> host(static_cast<std::size_t>(out.size()));
-      detail::mrc::copy_in(data, header_, start, box, host.data());
+      detail::mrc::copy_in(data, header_, start, box, host.data(), detail::host_threads<B>());
       fusor::detail::copy_contiguous<B, cpu>(out.data(), host.data(), out.size());
     }
     return out;

@@ -108,12 +108,12 @@ namespace detail {
 /// padded position i is the suffix maximum of i's block up to its end together with the prefix
 /// maximum of the next block up to i + 2r. The inner axis is walked in chunks, so the lines along
 /// a slow axis are read a cache-friendly row at a time.
-inline void max_filter_axis(const float* in, float* out, index_t outer, index_t n, index_t inner, index_t r) {
+inline void max_filter_axis(const float* in, float* out, index_t outer, index_t n, index_t inner, index_t r, int threads) {
   const index_t w = 2 * r + 1, padded = n + 2 * r;
   const index_t chunk = std::min<index_t>(inner, 512), chunks = (inner + chunk - 1) / chunk;
   const float lowest = -std::numeric_limits<float>::infinity();
 #if defined(_OPENMP)
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
 #endif
   {
     std::vector<float> g(static_cast<std::size_t>(padded * chunk)), h(static_cast<std::size_t>(padded * chunk));
@@ -160,11 +160,11 @@ inline void max_filter_axis(const float* in, float* out, index_t outer, index_t 
 }
 
 /// The maximum over the cube of half-width r around each voxel of a (n0, n1, n2) volume.
-inline std::vector<float> cube_maximum(const std::vector<float>& v, const extents& s, index_t r) {
+inline std::vector<float> cube_maximum(const std::vector<float>& v, const extents& s, index_t r, int threads) {
   std::vector<float> a(v.size()), b(v.size());
-  max_filter_axis(v.data(), a.data(), 1, s[0], s[1] * s[2], r);
-  max_filter_axis(a.data(), b.data(), s[0], s[1], s[2], r);
-  max_filter_axis(b.data(), a.data(), s[0] * s[1], s[2], 1, r);
+  max_filter_axis(v.data(), a.data(), 1, s[0], s[1] * s[2], r, threads);
+  max_filter_axis(a.data(), b.data(), s[0], s[1], s[2], r, threads);
+  max_filter_axis(b.data(), a.data(), s[0] * s[1], s[2], 1, r, threads);
   return a;
 }
 
@@ -183,11 +183,11 @@ inline void check_peak_options(const peak_options& o, const extents& s) {
 
 /// The peaks of a host copy of a score map (NaN already read as the lowest value).
 inline std::vector<peak> call_peaks(const std::vector<float>& v, const extents& s, const peak_options& o,
-                                    double threshold) {
+                                    double threshold, int threads) {
   std::vector<peak> found;
   if (v.empty() || o.max_peaks == 0) return found;
   const index_t r = std::max<index_t>(1, index_t(std::floor(o.min_distance)));
-  const std::vector<float> top = cube_maximum(v, s, r);
+  const std::vector<float> top = cube_maximum(v, s, r, threads);
   struct candidate {
     float score;
     index_t index;
@@ -265,7 +265,8 @@ std::vector<peak> find_peaks(const array<float, B>& scores, const peak_options& 
   std::vector<float> v = detail::host_values(scores);
   for (float& x : v)
     if (std::isnan(x)) x = -std::numeric_limits<float>::infinity();
-  auto found = detail::call_peaks(v, scores.shape(), o, o.min_score ? *o.min_score : -std::numeric_limits<double>::infinity());
+  auto found = detail::call_peaks(v, scores.shape(), o, o.min_score ? *o.min_score : -std::numeric_limits<double>::infinity(),
+                                  detail::host_threads<B>());
   for (peak& p : found) p.euler = to_euler(p.orientation, o.convention);
   return found;
 }
@@ -286,7 +287,7 @@ std::vector<peak> find_peaks(const scan_result<B>& result, const std::vector<qua
   std::vector<float> v = detail::host_values(result.best_score);
   for (float& x : v)
     if (std::isnan(x)) x = -std::numeric_limits<float>::infinity();
-  auto found = detail::call_peaks(v, s, o, threshold);
+  auto found = detail::call_peaks(v, s, o, threshold, detail::host_threads<B>());
   if (found.empty()) return found;
   const std::vector<std::int32_t> rot = detail::host_values(result.best_rotation);
   for (peak& p : found) {

@@ -229,6 +229,48 @@ struct scan_plan {
   bool rotates_mask() const { return kind == score::flc || kind == score::mcc; }
 };
 
+/// The spectrum of a template-sized volume placed on the grid (as `placed` places it) with the
+/// zeros skipped: the placed template touches m0 m1 of the grid's f0 f1 rows and m0 of its f0
+/// planes, so the last axis is transformed on those rows only, the middle axis on those planes
+/// only, and the first axis on everything (about 0.65 of a whole r2c for a 24^3 template on a
+/// 140^3 grid). Rows and planes the template never touches stay zero in the staging buffers
+/// between calls, so nothing is cleared per call. cpu only: cuda transforms the whole grid.
+template <class B>
+struct pruned_forward {
+  extents grid, templ;
+  array<float, B> rows;                 // (m0, m1, f2): the touched rows, packed
+  array<std::complex<float>, B> stage;  // (m0, f1, f2/2+1): after the last axis, untouched rows 0
+  array<std::complex<float>, B> planes; // (f0, f1, f2/2+1): after the middle axis, untouched planes 0
+
+  pruned_forward(const extents& f, const extents& m)
+      : grid(f),
+        templ(m),
+        rows(extents{m[0], m[1], f[2]}),
+        stage(zeros<std::complex<float>, B>(extents{m[0], f[1], f[2] / 2 + 1})),
+        planes(zeros<std::complex<float>, B>(extents{f[0], f[1], f[2] / 2 + 1})) {}
+
+  void operator()(array<std::complex<float>, B>& out, const array<float, B>& v, const float* weights, float shift,
+                  float scale, bool squared) {
+    const index_t m0 = templ[0], m1 = templ[1], c0 = m0 / 2, c1 = m1 / 2, f0 = grid[0], f1 = grid[1];
+    const extents& rs = rows.shape();
+    rows = generator_expr<row_placement, B>{row_placement{v.data(), weights, shift, scale, squared, templ[2], grid[2],
+                                                          templ[2] / 2},
+                                            rs, contiguous_strides(rs)};
+    // template row y1 lands on grid row (y1 - c1) mod f1; plane y0 on plane (y0 - c0) mod f0
+    fft::rfftn_into(stage(fusor::all, fusor::range(0, m1 - c1), fusor::all), rows(fusor::all, fusor::range(c1, m1), fusor::all),
+                    {}, {2});
+    if (c1 > 0)
+      fft::rfftn_into(stage(fusor::all, fusor::range(f1 - c1, f1), fusor::all), rows(fusor::all, fusor::range(0, c1), fusor::all),
+                      {}, {2});
+    fft::fftn_into(planes(fusor::range(0, m0 - c0), fusor::all, fusor::all), stage(fusor::range(c0, m0), fusor::all, fusor::all),
+                   {}, {1});
+    if (c0 > 0)
+      fft::fftn_into(planes(fusor::range(f0 - c0, f0), fusor::all, fusor::all), stage(fusor::range(0, c0), fusor::all, fusor::all),
+                     {}, {1});
+    fft::fftn_into(out, planes, {}, {0});
+  }
+};
+
 /// Per-thread buffers and the running key map.
 template <class B>
 struct scan_worker {
@@ -236,6 +278,7 @@ struct scan_worker {
   array<float, B> rot, rot_mask, grid, cc_mask, cc_mask2;
   array<float, B> cc_tg, overlap, cc_tg2;  // MCC: CC(t, g'), CC(t, m), CC(t, g'^2)
   array<std::complex<float>, B> spec, spec_mask, spec_box;
+  std::unique_ptr<pruned_forward<B>> pruned;  // cpu: the template's transforms skip its zeros
   array<std::uint64_t, B> keys;
   array<double, B> sums;  // the mean map's running sums, in double over many rotations
   bool statistics;
@@ -256,9 +299,23 @@ struct scan_worker {
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.window.core)),
         sums(mean_map ? zeros<double, B>(plan.window.core) : array<double, B>(extents{0})),
-        statistics(stats) {}
+        statistics(stats) {
+    if constexpr (std::is_same_v<B, cpu>) pruned = std::make_unique<pruned_forward<B>>(plan.grid, plan.template_shape);
+  }
 
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
+
+  /// out = rfft of v placed on the grid (scratch: a grid-sized buffer the plain path may use).
+  void forward(array<std::complex<float>, B>& out, const array<float, B>& v, const float* weights, float shift, float scale,
+               bool squared, array<float, B>& scratch) {
+    if constexpr (std::is_same_v<B, cpu>) {
+      (void)scratch;
+      (*pruned)(out, v, weights, shift, scale, squared);
+    } else {
+      scratch = placed(v, weights, shift, scale, p.grid, squared);
+      fft::rfftn_into(out, scratch);
+    }
+  }
 
   void run(const quaternion& q, std::uint32_t index) {
     const matrix3 r = to_matrix(q);
@@ -280,40 +337,48 @@ struct scan_worker {
       std::tie(shift, scale) = weighted_standardisation(rot, p.mask, n);
       weights = p.mask.data();
     }
-    grid = placed(rot, weights, shift, scale, p.grid);
-    fft::rfftn_into(spec, grid);
+    forward(spec, rot, weights, shift, scale, false, grid);
     if (p.kind == score::mcc) correlate(p.ft_tmask, spec, spec_mask, cc_tg, p.grid);  // spec kept for the next
     correlate(p.ft_target, spec, spec, grid, p.grid);
 
     const extents& t = p.window.core;
-    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0f,
-                float(n), t[1], t[2], p.grid[1], p.grid[2], p.window.offset[0], p.window.offset[1], p.window.offset[2]};
+    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, t[1], t[2], p.grid[1], p.grid[2],
+                p.window.offset[0], p.window.offset[1], p.window.offset[2]};
+    // FLC and MCC: the score is computed on the scored box of the grid, in place of the correlation,
+    // by one fused elementwise pass (SIMD square roots and divisions on cpu); the key pass then
+    // reads it as a plain map
+    const auto box = [&](array<float, B>& a) {
+      const auto& o = p.window.offset;
+      return a(fusor::range(o[0], o[0] + t[0]), fusor::range(o[1], o[1] + t[1]), fusor::range(o[2], o[2] + t[2]));
+    };
+    const float nf = float(n), eps = float_eps;
     if (p.kind == score::mcc) {
       // the rotated mask's correlations with the target mask, the target and its square
-      cc_mask = placed(rot_mask, nullptr, 0.0f, 1.0f, p.grid);
-      fft::rfftn_into(spec, cc_mask);
+      forward(spec, rot_mask, nullptr, 0.0f, 1.0f, false, cc_mask);
       correlate(p.ft_tmask, spec, spec_mask, overlap, p.grid);
       correlate(p.ft_target, spec, spec_mask, cc_mask, p.grid);
       correlate(p.ft_target2, spec, spec, cc_mask2, p.grid);
       // the standardised template's square against the target mask
-      cc_tg2 = placed(rot, weights, shift, scale, p.grid, true);
-      fft::rfftn_into(spec, cc_tg2);
+      forward(spec, rot, weights, shift, scale, true, cc_tg2);
       correlate(p.ft_tmask, spec, spec, cc_tg2, p.grid);
-      m.kind = score_map::form::padfield;
-      m.cc_mask = cc_mask.data();
-      m.cc_mask2 = cc_mask2.data();
-      m.cc_tg = cc_tg.data();
-      m.overlap = overlap.data();
-      m.cc_tg2 = cc_tg2.data();
-      m.min_overlap = float(p.overlap_ratio * n);
+      // Padfield's score (scores.hpp), 0 where the overlap or either variance term is too small
+      auto g = box(grid);
+      const auto o = maximum(box(overlap), eps);
+      const auto d = box(cc_mask), b = box(cc_tg), e = box(cc_mask2), h = box(cc_tg2);
+      const auto fixed = e - d * d / o;
+      const auto moving = h - b * b / o;
+      const float tol = 1e3f * eps, min_overlap = float(p.overlap_ratio * n);
+      g = where(o >= min_overlap && fixed > tol * e && moving > tol * h,
+                clip((g - d * b / o) / sqrt(fixed * moving), -1.0f, 1.0f), 0.0f);
     } else if (p.kind == score::flc) {
-      cc_mask = placed(rot_mask, nullptr, 0.0f, 1.0f, p.grid);
-      fft::rfftn_into(spec_mask, cc_mask);
+      forward(spec_mask, rot_mask, nullptr, 0.0f, 1.0f, false, cc_mask);
       correlate(p.ft_target, spec_mask, spec, cc_mask, p.grid);
       correlate(p.ft_target2, spec_mask, spec, cc_mask2, p.grid);
-      m.kind = score_map::form::local;
-      m.cc_mask = cc_mask.data();
-      m.cc_mask2 = cc_mask2.data();
+      // cc / (N sigma), sigma^2 = CC(f^2, m) / N - (CC(f, m) / N)^2, sigma = 1 where below eps
+      auto g = box(grid);
+      const auto mean = box(cc_mask) / nf;
+      const auto sigma = sqrt(maximum(box(cc_mask2) / nf - mean * mean, 0.0f));
+      g = g / (where(sigma < eps, 1.0f, sigma) * nf);
     } else if (p.kind != score::cc && p.kind != score::lcc) {
       m.kind = score_map::form::shifted;
       m.numerator = p.numerator.size() ? p.numerator.data() : nullptr;
@@ -488,7 +553,7 @@ int scan_workers(const scan_options& o, std::size_t rotations) {
 /// for its transforms), and the result's maps. Every array is counted at its size; the FFT
 /// libraries' plans are not. On cpu the peak the arrays reach is within 10% of it (tested).
 inline double scan_bytes(const extents& n, const extents& m, const scan_window& w, score kind, const scan_options& o,
-                         int workers, bool tiled) {
+                         int workers, bool tiled, bool pruned) {
   const double F = double(w.grid.numel()), H = double(w.grid[0] * w.grid[1] * (w.grid[2] / 2 + 1));
   const double N = double(n.numel()), M = double(m.numel()), C = double(w.core.numel());
   const bool mcc = kind == score::mcc, flc = kind == score::flc || mcc;
@@ -500,7 +565,8 @@ inline double scan_bytes(const extents& n, const extents& m, const scan_window& 
   if (prepares_target(kind, o, true)) whole += 4.0 * N;
   const double plan = 8.0 * H + (flc ? 8.0 * H : 0.0) + (mcc ? 8.0 * H : 0.0) + (shifted ? 4.0 * F : 0.0) + (windows ? 4.0 * F : 0.0) + 16.0 * M + box;
   const double planning = 4.0 * F + (squares ? 8.0 * H : 0.0) + (windows ? 16.0 * H + 12.0 * F : 0.0);
-  const double worker = 16.0 * F + 8.0 * H + (flc ? 8.0 * F + 8.0 * H + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M +
+  const double pruning = pruned ? 8.0 * H + 4.0 * double(m[0] * m[1] * w.grid[2]) : 0.0;
+  const double worker = 16.0 * F + 8.0 * H + pruning + (flc ? 8.0 * F + 8.0 * H + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M +
                         box + 8.0 * C +
                         (o.mean_map ? 8.0 * C : 0.0);
   const double merge = workers > 1 ? 8.0 * C : 0.0;  // the max of two workers' key maps
@@ -538,11 +604,11 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
     const extents t{std::min(o.tile[0], target[0]), std::min(o.tile[1], target[1]), std::min(o.tile[2], target[2])};
     const bool whole = t == target;
     const auto w = whole ? detail::whole_window(target, templ) : detail::tile_window(target, templ, t, {0, 0, 0});
-    set(t, w, detail::scan_bytes(target, templ, w, kind, o, workers, !whole));
+    set(t, w, detail::scan_bytes(target, templ, w, kind, o, workers, !whole, std::is_same_v<B, cpu>));
     return e;
   }
   const auto whole = detail::whole_window(target, templ);
-  const double all = detail::scan_bytes(target, templ, whole, kind, o, workers, false);
+  const double all = detail::scan_bytes(target, templ, whole, kind, o, workers, false, std::is_same_v<B, cpu>);
   if (fits(all)) {
     set(target, whole, all);
     return e;
@@ -557,14 +623,14 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
       const auto w = detail::tile_window(target, templ, t, {0, 0, 0});
       throw value_error("fusor::match::scan: a memory budget of " + std::to_string(e.budget) +
                         " bytes does not hold even a one-voxel tile, which needs " +
-                        std::to_string(std::size_t(detail::scan_bytes(target, templ, w, kind, o, workers, true))) +
+                        std::to_string(std::size_t(detail::scan_bytes(target, templ, w, kind, o, workers, true, std::is_same_v<B, cpu>))) +
                         " bytes with a template of shape " + to_string(templ) + " and " + std::to_string(workers) +
                         " worker(s); raise the budget or use fewer threads");
     }
     ++parts[std::size_t(a)];
     t[a] = (target[a] + parts[std::size_t(a)] - 1) / parts[std::size_t(a)];
     const auto w = detail::tile_window(target, templ, t, {0, 0, 0});
-    const double bytes = detail::scan_bytes(target, templ, w, kind, o, workers, true);
+    const double bytes = detail::scan_bytes(target, templ, w, kind, o, workers, true, std::is_same_v<B, cpu>);
     if (fits(bytes)) {
       set(t, w, bytes);
       return e;

@@ -123,24 +123,14 @@ FUSOR_HD void for_each_row_piece(index_t first, index_t count, index_t width, Ru
 
 /// One rotation's score at each target voxel, from the FFT-grid maps (all of the FFT shape F, read
 /// at the voxel's place there):
-///   plain (CC, LCC):              cc;
-///   shifted (CORR, CAM, FLC-s.):  (cc - numerator) inv_denominator (numerator may be absent);
-///   local (FLC):                  cc / (n sigma), sigma from CC(f, m) and CC(f^2, m);
-///   padfield (MCC):               as above, from CC(f, g'), CC(f, m), CC(f^2, m), CC(t, g'),
-///                                 CC(t, m) and CC(t, g'^2).
+///   plain (CC, LCC; FLC and MCC, whose scores the scan computes on the grid first): cc;
+///   shifted (CORR, CAM, FLC-s.):  (cc - numerator) inv_denominator (numerator may be absent).
 struct score_map {
-  enum class form { plain, shifted, local, padfield };
+  enum class form { plain, shifted };
   form kind;
   const float* cc;
   const float* numerator;
   const float* inv_denominator;
-  const float* cc_mask;
-  const float* cc_mask2;
-  const float* cc_tg;     // MCC: CC(t, g')
-  const float* overlap;   // MCC: CC(t, m)
-  const float* cc_tg2;    // MCC: CC(t, g'^2)
-  float min_overlap;      // MCC: overlap_ratio N
-  float n;
   index_t n1, n2, f1, f2;  // the scored box's axes 1 and 2, the FFT grid's
   index_t o0 = 0, o1 = 0, o2 = 0;  // where the scored box's first voxel sits on the grid
 
@@ -149,21 +139,8 @@ struct score_map {
     const float c = cc[q];
     if constexpr (F == form::plain) {
       return c;
-    } else if constexpr (F == form::shifted) {
-      return (numerator ? c - numerator[q] : c) * inv_denominator[q];
-    } else if constexpr (F == form::padfield) {
-      const float o0 = overlap[q], o = o0 > float_eps ? o0 : float_eps;
-      if (o < min_overlap) return 0.0f;
-      const float d = cc_mask[q], b = cc_tg[q], e = cc_mask2[q], h = cc_tg2[q];
-      const float fixed = e - d * d / o, moving = h - b * b / o;
-      if (!(fixed > 1e3f * float_eps * e) || !(moving > 1e3f * float_eps * h)) return 0.0f;
-      const float s = (c - d * b / o) / ::sqrtf(fixed * moving);
-      return s > 1.0f ? 1.0f : s < -1.0f ? -1.0f : s;
     } else {
-      const float mean = cc_mask[q] / n, var = cc_mask2[q] / n - mean * mean;
-      float sigma = var > 0.0f ? ::sqrtf(var) : 0.0f;
-      if (sigma < float_eps) sigma = 1.0f;
-      return c / (sigma * n);
+      return (numerator ? c - numerator[q] : c) * inv_denominator[q];
     }
   }
 
@@ -174,9 +151,7 @@ struct score_map {
   FUSOR_HD void for_each(index_t first, index_t count, Op op) const {
     switch (kind) {
       case form::plain: rows<form::plain>(first, count, op); break;
-      case form::shifted: rows<form::shifted>(first, count, op); break;
-      case form::local: rows<form::local>(first, count, op); break;
-      default: rows<form::padfield>(first, count, op); break;
+      default: rows<form::shifted>(first, count, op); break;
     }
   }
   template <form F, class Op>
@@ -302,6 +277,35 @@ struct window_grid {
         const index_t u2 = k + j, x2 = s2 + u2;
         const float v = u2 < w2 && x2 >= 0 && x2 < n2 ? (src ? src[x2] : 1.0f) : 0.0f;
         o[j] = squared ? v * v : v;
+      }
+    });
+  }
+};
+
+/// The rows of the FFT grid that a placed template touches, packed: row (y0, y1) of the template
+/// (m0 x m1 rows) as it lies along the grid's last axis (f2 long, the template's centre c2 on 0,
+/// wrapping), each value (v - shift) scale w, or its square. The pruned forward transform starts
+/// from these rows instead of the whole grid (scan.hpp).
+struct row_placement {
+  using value_type = float;
+  const float* values;
+  const float* weights;
+  float shift, scale;
+  bool squared;
+  index_t m2, f2, c2;
+  FUSOR_HD void fill(index_t first, float* out, index_t count) const {
+    for_each_row_piece(first, count, f2, [&](index_t row, index_t k, index_t e, index_t len) {
+      float* o = out + e;
+      const index_t base = row * m2;
+      for (index_t t = 0; t < len; ++t) {
+        const index_t y2 = grid_placement::source(k + t, f2, m2, c2);
+        float v = 0.0f;
+        if (y2 >= 0) {
+          v = (values[base + y2] - shift) * scale;
+          if (weights) v *= weights[base + y2];
+          if (squared) v *= v;
+        }
+        o[t] = v;
       }
     });
   }
