@@ -324,7 +324,9 @@ TEST_CASE("mrc: damaged files are io_errors that say what was expected and found
   }
   {
     auto b = good;
-    std::memcpy(b.data() + 208, "PAM ", 4);
+    std::int32_t pam;
+    std::memcpy(&pam, "PAM ", 4);
+    set_word(b, 208, pam);
     fails(b, "\"MAP \" at byte 208");
   }
   {

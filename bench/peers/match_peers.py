@@ -5,7 +5,8 @@ speed-up). Usage: match_peers.py BENCH_MATCH_JSON
 
   scan/<score>/<n>/<m>/<threads>: match_exhaustive on an n^3 target and an m^3 template (a sphere
       mask of radius m/2 - 1), as many rotations as fusor's row (bench_match's "rotations"), cubic interpolation (pyTME's default order 3),
-      MaxScoreOverRotations, the target padded by the template (pad_target_edges, as fusor pads),
+      MaxScoreOverRotations, the target padded by the template (pad_target_edges: pyTME's grid is
+      target + template - 1 per axis, fusor's target + template // 2, which reads no wrapped value),
       job_schedule (1, threads): the rotations split over that many processes, as pyTME does;
       time per rotation, setup included as on fusor's side
   rigid_transform/<n>/<order>: pyTME's backend rigid_transform of an n^3 volume (scipy.ndimage's
