@@ -44,6 +44,7 @@
 #include <limits>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -172,13 +173,38 @@ void store(unsigned char* p, U v) {
   std::memcpy(p, &v, sizeof(U));  // little-endian, as written
 }
 
-inline float value_at(const unsigned char* p, mrc_mode mode, bool swap) {
-  switch (mode) {
-    case mrc_mode::int8: return float(std::int8_t(*p));
-    case mrc_mode::int16: return float(load<std::int16_t>(p, swap));
-    case mrc_mode::uint16: return float(load<std::uint16_t>(p, swap));
-    case mrc_mode::float16: return half_value(load<std::uint16_t>(p, swap));
-    default: return load<float>(p, swap);
+/// The stored type of a mode (float16 as its bits).
+template <mrc_mode M>
+using stored_t = std::conditional_t<M == mrc_mode::int8, std::int8_t,
+                 std::conditional_t<M == mrc_mode::int16, std::int16_t,
+                 std::conditional_t<M == mrc_mode::float32, float, std::uint16_t>>>;
+
+/// The value of mode M stored at p (bytes swapped when Swap).
+template <mrc_mode M, bool Swap>
+float value_at(const unsigned char* p) {
+  using U = stored_t<M>;
+  U v;
+  if constexpr (Swap && sizeof(U) > 1) {
+    unsigned char b[sizeof(U)];
+    for (std::size_t i = 0; i < sizeof(U); ++i) b[i] = p[sizeof(U) - 1 - i];
+    std::memcpy(&v, b, sizeof(U));
+  } else {
+    std::memcpy(&v, p, sizeof(U));
+  }
+  if constexpr (M == mrc_mode::float16) return half_value(v);
+  else return float(v);
+}
+
+/// Calls f(std::integral_constant<mrc_mode, M>) for the mode at run time: each conversion loop is
+/// compiled once per mode, with no branch per value.
+template <class F>
+void with_mode(mrc_mode m, F&& f) {
+  switch (m) {
+    case mrc_mode::int8: f(std::integral_constant<mrc_mode, mrc_mode::int8>{}); break;
+    case mrc_mode::int16: f(std::integral_constant<mrc_mode, mrc_mode::int16>{}); break;
+    case mrc_mode::uint16: f(std::integral_constant<mrc_mode, mrc_mode::uint16>{}); break;
+    case mrc_mode::float16: f(std::integral_constant<mrc_mode, mrc_mode::float16>{}); break;
+    default: f(std::integral_constant<mrc_mode, mrc_mode::float32>{}); break;
   }
 }
 
@@ -303,22 +329,30 @@ inline void copy_in(const unsigned char* data, const mrc_header& h, const std::a
   const std::array<index_t, 3> crs_stride{1, index_t(h.nx), index_t(h.nx) * index_t(h.ny)};
   for (std::size_t k = 0; k < 3; ++k) stride[std::size_t(h.axis_order[k] - 1)] = crs_stride[k];
   const bool swap = (std::endian::native == std::endian::big) != h.big_endian;
-  const std::size_t item = h.itemsize();
   const index_t n0 = shape[0], n1 = shape[1], n2 = shape[2], tile = 32;
   const index_t t0 = (n0 + tile - 1) / tile, t2 = (n2 + tile - 1) / tile;
+  const auto run = [&](auto mode, auto swapped) {
+    constexpr mrc_mode M = decltype(mode)::value;
+    constexpr bool S = decltype(swapped)::value;
+    constexpr index_t item = index_t(sizeof(stored_t<M>));
+    const index_t s0 = stride[0] * item, s1 = stride[1] * item, s2 = stride[2] * item;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads) if (n0 * n1 * n2 > 65536)
 #endif
-  for (index_t t = 0; t < t0 * t2; ++t) {
-    const index_t x0 = (t / t2) * tile, z0 = (t % t2) * tile, x1 = std::min(n0, x0 + tile), z1 = std::min(n2, z0 + tile);
-    for (index_t y = 0; y < n1; ++y)
-      for (index_t x = x0; x < x1; ++x) {
-        const index_t base = (start[0] + x) * stride[0] + (start[1] + y) * stride[1];
-        float* o = out + (x * n1 + y) * n2;
-        for (index_t z = z0; z < z1; ++z)
-          o[z] = value_at(data + std::size_t(base + (start[2] + z) * stride[2]) * item, h.mode, swap);
-      }
-  }
+    for (index_t t = 0; t < t0 * t2; ++t) {
+      const index_t x0 = (t / t2) * tile, z0 = (t % t2) * tile, x1 = std::min(n0, x0 + tile), z1 = std::min(n2, z0 + tile);
+      for (index_t y = 0; y < n1; ++y)
+        for (index_t x = x0; x < x1; ++x) {
+          const unsigned char* src = data + ((start[0] + x) * s0 + (start[1] + y) * s1 + start[2] * s2);
+          float* o = out + (x * n1 + y) * n2;
+          for (index_t z = z0; z < z1; ++z) o[z] = value_at<M, S>(src + z * s2);
+        }
+    }
+  };
+  with_mode(h.mode, [&](auto mode) {
+    if (swap) run(mode, std::true_type{});
+    else run(mode, std::false_type{});
+  });
 }
 
 /// A read-only memory mapping of a whole file.
@@ -455,7 +489,8 @@ void write_mrc(const std::filesystem::path& path, const array<float, B>& volume,
   if (!detail::mrc::known_mode(mode))
     throw value_error(fn + "unsupported mode " + std::to_string(mode) + " (expected 0, 1, 2, 6 or 12)");
 
-  // the values on the host, in the file's order (x fastest), converted and checked
+  // the values on the host, converted and checked into the file's order (x fastest): tiles of 32
+  // sections, so the volume is read in runs along z and each section's row written in order
   std::vector<float> host(static_cast<std::size_t>(volume.size()));
   if (volume.size()) fusor::detail::copy_contiguous<cpu, B>(host.data(), volume.data(), volume.size());
   mrc_header h;
@@ -468,34 +503,43 @@ void write_mrc(const std::filesystem::path& path, const array<float, B>& volume,
                       std::to_string(z) + ") " + why);
   };
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0.0, sum2 = 0.0;
-  for (index_t z = 0; z < n2; ++z)
-    for (index_t y = 0; y < n1; ++y)
-      for (index_t x = 0; x < n0; ++x) {
-        const float v = host[std::size_t((x * n1 + y) * n2 + z)];
-        unsigned char* p = data.data() + std::size_t((z * n1 + y) * n0 + x) * item;
-        float stored = v;
-        const auto integral = [&](double lowest, double highest, const char* type) {
-          if (!(v == std::trunc(v)) || double(v) < lowest || double(v) > highest)
-            bad(v, x, y, z, (std::string("is not an integer in the range of ") + type + " (nothing is rounded or clipped)").c_str());
-        };
-        switch (o.mode) {
-          case mrc_mode::int8: integral(-128, 127, "int8, mode 0"); *p = static_cast<unsigned char>(std::int8_t(v)); break;
-          case mrc_mode::int16: integral(-32768, 32767, "int16, mode 1"); detail::mrc::store(p, std::int16_t(v)); break;
-          case mrc_mode::uint16: integral(0, 65535, "uint16, mode 6"); detail::mrc::store(p, std::uint16_t(v)); break;
-          case mrc_mode::float16: {
-            if (std::isfinite(v) && std::abs(v) >= 65520.0f) bad(v, x, y, z, "is beyond float16's range (mode 12, at most 65504)");
-            const std::uint16_t b = detail::mrc::half_bits(v);
-            detail::mrc::store(p, b);
-            stored = detail::mrc::half_value(b);
-            break;
+  detail::mrc::with_mode(o.mode, [&](auto mode) {
+    constexpr mrc_mode M = decltype(mode)::value;
+    using U = detail::mrc::stored_t<M>;
+    const index_t tile = 32;
+    for (index_t z0 = 0; z0 < n2; z0 += tile) {
+      const index_t z1 = std::min(n2, z0 + tile);
+      for (index_t y = 0; y < n1; ++y)
+        for (index_t x = 0; x < n0; ++x) {
+          const float* src = host.data() + (x * n1 + y) * n2;
+          for (index_t z = z0; z < z1; ++z) {
+            const float v = src[z];
+            U stored;
+            float back = v;
+            if constexpr (M == mrc_mode::float32) {
+              stored = v;
+            } else if constexpr (M == mrc_mode::float16) {
+              if (std::isfinite(v) && std::abs(v) >= 65520.0f) bad(v, x, y, z, "is beyond float16's range (mode 12, at most 65504)");
+              stored = detail::mrc::half_bits(v);
+              back = detail::mrc::half_value(stored);
+            } else {
+              constexpr double lowest = double(std::numeric_limits<U>::lowest()), highest = double(std::numeric_limits<U>::max());
+              if (!(v == std::trunc(v)) || double(v) < lowest || double(v) > highest)
+                bad(v, x, y, z,
+                    M == mrc_mode::int8    ? "is not an integer in the range of int8, mode 0 (nothing is rounded or clipped)"
+                    : M == mrc_mode::int16 ? "is not an integer in the range of int16, mode 1 (nothing is rounded or clipped)"
+                                           : "is not an integer in the range of uint16, mode 6 (nothing is rounded or clipped)");
+              stored = U(v);
+            }
+            std::memcpy(data.data() + std::size_t((z * n1 + y) * n0 + x) * item, &stored, sizeof(U));
+            lo = std::min(lo, double(back));
+            hi = std::max(hi, double(back));
+            sum += double(back);
+            sum2 += double(back) * double(back);
           }
-          default: detail::mrc::store(p, v); break;
         }
-        lo = std::min(lo, double(stored));
-        hi = std::max(hi, double(stored));
-        sum += double(stored);
-        sum2 += double(stored) * double(stored);
-      }
+    }
+  });
 
   unsigned char hd[1024] = {};
   const auto put_i = [&](std::size_t at, std::int32_t v) { detail::mrc::store(hd + at, v); };
