@@ -4,9 +4,9 @@
 // corrupts valid files (every outcome is the original array, an array its corrupted header
 // consistently describes, or an io_error/dtype_error; never a crash).
 #include "common.hpp"
+#include "temp_dir.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -29,20 +29,8 @@ namespace {
 
 fs::path fixture(const char* name) { return fs::path(FUSOR_TEST_DATA_DIR) / "npy" / name; }
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path = fs::temp_directory_path() /
-           ("fusor_test_npy_" + std::to_string(stamp) + "_" + std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct temp_dir : test::temp_dir {
+  temp_dir() : test::temp_dir("npy") {}
 };
 
 /// The chars of s as bytes, appended to b.

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <filesystem>
@@ -708,19 +709,38 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
   }
 }
 
+/// An asymmetric template of shape m (centre m // 2), so that every rotation looks different: an
+/// ellipsoidal Gaussian exp(-(x^2/d0 + y^2/d1 + z^2/d2)) and a lobe of weight 0.6 at (lx, ly, 0),
+/// exp(-|p - lobe|^2 / w).
+inline volume blob_with_lobe(const extents& m, const std::array<double, 3>& d, double lx, double ly, double w) {
+  volume g(std::size_t(m.numel()));
+  for (index_t i = 0; i < m[0]; ++i)
+    for (index_t j = 0; j < m[1]; ++j)
+      for (index_t k = 0; k < m[2]; ++k) {
+        const double x = double(i - m[0] / 2), y = double(j - m[1] / 2), z = double(k - m[2] / 2);
+        g[std::size_t(at(m, i, j, k))] = std::exp(-(x * x / d[0] + y * y / d[1] + z * z / d[2])) +
+                                         0.6 * std::exp(-((x - lx) * (x - lx) + (y - ly) * (y - ly) + z * z) / w);
+      }
+  return g;
+}
+
+/// Adds the template g (shape m), rotated by q (the reference's cubic B-spline), to f (shape n)
+/// with its centre on voxel c.
+inline void plant(volume& f, const extents& n, const volume& g, const extents& m, const match::quaternion& q,
+                  const index_t (&c)[3]) {
+  const volume gr = rotated(g, m, match::to_matrix(q), true, true);
+  for (index_t i = 0; i < m[0]; ++i)
+    for (index_t j = 0; j < m[1]; ++j)
+      for (index_t l = 0; l < m[2]; ++l)
+        f[std::size_t(at(n, c[0] + i - m[0] / 2, c[1] + j - m[1] / 2, c[2] + l - m[2] / 2))] += gr[std::size_t(at(m, i, j, l))];
+}
+
 TEST_CASE("match scan: planted copies are found by every score at their centres with their rotations") {
   // an asymmetric template (an ellipsoidal blob and a side lobe) planted three times, rotated by
   // members of a 60-degree set, in noise: every score puts its maxima on the planted centres with
   // the planted rotation
   const extents n{40, 36, 38}, m{11, 11, 11};
-  volume g(std::size_t(m.numel()));
-  for (index_t i = 0; i < 11; ++i)
-    for (index_t j = 0; j < 11; ++j)
-      for (index_t k = 0; k < 11; ++k) {
-        const double x = double(i) - 5, y = double(j) - 5, z = double(k) - 5;
-        g[std::size_t(at(m, i, j, k))] = std::exp(-(x * x / 8 + y * y / 3 + z * z / 1.5)) +
-                                         0.6 * std::exp(-((x - 2.5) * (x - 2.5) + (y + 2) * (y + 2) + z * z) / 1.5);
-      }
+  const volume g = blob_with_lobe(m, {8, 3, 1.5}, 2.5, -2, 1.5);
   const auto rots = match::uniform_rotations(60.0);
   struct copy {
     std::size_t rotation;
@@ -729,13 +749,7 @@ TEST_CASE("match scan: planted copies are found by every score at their centres 
   const copy planted[3] = {{7, {12, 10, 14}}, {rots.size() / 2, {27, 25, 22}}, {rots.size() - 3, {11, 27, 29}}};
   volume f = random_volume(n, 41);
   for (double& x : f) x *= 0.05;
-  for (const copy& p : planted) {
-    const volume gr = rotated(g, m, match::to_matrix(rots[p.rotation]), true, true);
-    for (index_t i = 0; i < 11; ++i)
-      for (index_t j = 0; j < 11; ++j)
-        for (index_t l = 0; l < 11; ++l)
-          f[std::size_t(at(n, p.c[0] + i - 5, p.c[1] + j - 5, p.c[2] + l - 5))] += gr[std::size_t(at(m, i, j, l))];
-  }
+  for (const copy& p : planted) plant(f, n, g, m, rots[p.rotation], p.c);
   const auto mask = match::sphere_mask<B>(m, 5.0);
   using S = match::score;
   for (const auto kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc, S::mcc}) {
@@ -1371,14 +1385,7 @@ TEST_CASE("match peaks: erfc_inverse against published values; the false-positiv
 
 TEST_CASE("match peaks: a scan's statistics, and its peaks are the planted copies with their rotations") {
   const extents n{36, 34, 30}, m{9, 9, 9};
-  volume g(std::size_t(m.numel()));
-  for (index_t i = 0; i < 9; ++i)
-    for (index_t j = 0; j < 9; ++j)
-      for (index_t k = 0; k < 9; ++k) {
-        const double x = double(i) - 4, y = double(j) - 4, z = double(k) - 4;
-        g[std::size_t(at(m, i, j, k))] = std::exp(-(x * x / 6 + y * y / 2 + z * z / 1.2)) +
-                                         0.6 * std::exp(-((x - 2) * (x - 2) + (y + 1.5) * (y + 1.5) + z * z) / 1.2);
-      }
+  const volume g = blob_with_lobe(m, {6, 2, 1.2}, 2, -1.5, 1.2);
   const auto rots = match::uniform_rotations(60.0);
   struct copy {
     std::size_t rotation;
@@ -1387,13 +1394,7 @@ TEST_CASE("match peaks: a scan's statistics, and its peaks are the planted copie
   const copy planted[2] = {{3, {10, 9, 8}}, {rots.size() - 2, {25, 24, 20}}};
   volume f = random_volume(n, 5);
   for (double& x : f) x *= 0.05;
-  for (const copy& p : planted) {
-    const volume gr = rotated(g, m, match::to_matrix(rots[p.rotation]), true, true);
-    for (index_t i = 0; i < 9; ++i)
-      for (index_t j = 0; j < 9; ++j)
-        for (index_t l = 0; l < 9; ++l)
-          f[std::size_t(at(n, p.c[0] + i - 4, p.c[1] + j - 4, p.c[2] + l - 4))] += gr[std::size_t(at(m, i, j, l))];
-  }
+  for (const copy& p : planted) plant(f, n, g, m, rots[p.rotation], p.c);
   const auto target = device_volume(f, n), templ = device_volume(g, m);
   const auto mask = match::sphere_mask<B>(m, 4.0);
   match::scan_options so;

@@ -86,7 +86,6 @@ struct mrc_header {
   }
   /// Where the data starts.
   std::size_t data_offset() const { return 1024 + std::size_t(nsymbt); }
-  std::size_t data_bytes() const { return std::size_t(nx) * std::size_t(ny) * std::size_t(nz) * itemsize(); }
   /// The volume's shape (X, Y, Z): the lengths of columns, rows and sections put on the axes
   /// MAPC, MAPR, MAPS name.
   extents shape() const {
@@ -182,15 +181,7 @@ using stored_t = std::conditional_t<M == mrc_mode::int8, std::int8_t,
 /// The value of mode M stored at p (bytes swapped when Swap).
 template <mrc_mode M, bool Swap>
 float value_at(const unsigned char* p) {
-  using U = stored_t<M>;
-  U v;
-  if constexpr (Swap && sizeof(U) > 1) {
-    unsigned char b[sizeof(U)];
-    for (std::size_t i = 0; i < sizeof(U); ++i) b[i] = p[sizeof(U) - 1 - i];
-    std::memcpy(&v, b, sizeof(U));
-  } else {
-    std::memcpy(&v, p, sizeof(U));
-  }
+  const auto v = load<stored_t<M>>(p, Swap);
   if constexpr (M == mrc_mode::float16) return half_value(v);
   else return float(v);
 }

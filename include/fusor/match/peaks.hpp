@@ -124,7 +124,11 @@ inline void max_filter_axis(const float* in, float* out, index_t outer, index_t 
       const index_t o = task / chunks, c0 = (task % chunks) * chunk, len = std::min(chunk, inner - c0);
       const float* src = in + o * n * inner + c0;
       float* dst = out + o * n * inner + c0;
-      const auto value = [&](index_t j, index_t c) { return j < r || j >= r + n ? lowest : src[(j - r) * inner + c]; };
+      const auto value = [&](index_t j, index_t c) {  // the padding and NaN read as the lowest value
+        if (j < r || j >= r + n) return lowest;
+        const float x = src[(j - r) * inner + c];
+        return x == x ? x : lowest;
+      };
       for (index_t j = 0; j < padded; ++j) {
         float* gj = g.data() + j * chunk;
         if (j % w == 0) {
@@ -160,15 +164,15 @@ inline void max_filter_axis(const float* in, float* out, index_t outer, index_t 
 }
 
 /// The maximum over the cube of half-width r around each voxel of a (n0, n1, n2) volume.
-inline std::vector<float> cube_maximum(const std::vector<float>& v, const extents& s, index_t r, int threads) {
-  std::vector<float> a(v.size()), b(v.size());
-  max_filter_axis(v.data(), a.data(), 1, s[0], s[1] * s[2], r, threads);
+inline std::vector<float> cube_maximum(const float* v, const extents& s, index_t r, int threads) {
+  std::vector<float> a(std::size_t(s.numel())), b(std::size_t(s.numel()));
+  max_filter_axis(v, a.data(), 1, s[0], s[1] * s[2], r, threads);
   max_filter_axis(a.data(), b.data(), s[0], s[1], s[2], r, threads);
   max_filter_axis(b.data(), a.data(), s[0] * s[1], s[2], 1, r, threads);
   return a;
 }
 
-inline void check_peak_options(const peak_options& o, const extents& s) {
+inline void check_peak_options(const peak_options& o) {
   const std::string fn = "fusor::match::find_peaks: ";
   if (o.max_peaks < 0) throw value_error(fn + "expected max_peaks >= 0, got " + std::to_string(o.max_peaks));
   if (!(o.min_distance >= 0.0) || !std::isfinite(o.min_distance) || o.min_distance > 1e6)
@@ -178,14 +182,12 @@ inline void check_peak_options(const peak_options& o, const extents& s) {
       throw value_error(fn + "expected margins >= 0, got " + std::to_string(o.margin[std::size_t(a)]) + " on axis " +
                         std::to_string(a));
   if (o.min_score && std::isnan(*o.min_score)) throw value_error(fn + "min_score is NaN");
-  (void)s;
 }
 
-/// The peaks of a host copy of a score map (NaN already read as the lowest value).
-inline std::vector<peak> call_peaks(const std::vector<float>& v, const extents& s, const peak_options& o,
-                                    double threshold, int threads) {
+/// The peaks of a score map in host memory (NaN never makes a peak: it is no cube's maximum).
+inline std::vector<peak> call_peaks(const float* v, const extents& s, const peak_options& o, double threshold, int threads) {
   std::vector<peak> found;
-  if (v.empty() || o.max_peaks == 0) return found;
+  if (s.numel() == 0 || o.max_peaks == 0) return found;
   const index_t r = std::max<index_t>(1, index_t(std::floor(o.min_distance)));
   const std::vector<float> top = cube_maximum(v, s, r, threads);
   struct candidate {
@@ -199,7 +201,7 @@ inline std::vector<peak> call_peaks(const std::vector<float>& v, const extents& 
     for (index_t j = lo1; j < hi1; ++j)
       for (index_t k = lo2; k < hi2; ++k) {
         const index_t p = (i * s[1] + j) * s[2] + k;
-        const float x = v[std::size_t(p)];
+        const float x = v[p];
         if (x == top[std::size_t(p)] && x > -std::numeric_limits<float>::infinity() && double(x) >= threshold)
           c.push_back({x, p});
       }
@@ -244,11 +246,16 @@ inline std::vector<peak> call_peaks(const std::vector<float>& v, const extents& 
   return found;
 }
 
-template <class T, class B>
-std::vector<T> host_values(const array<T, B>& a) {
-  std::vector<T> v(static_cast<std::size_t>(a.size()));
-  if (a.size()) fusor::detail::copy_contiguous<cpu, B>(v.data(), a.data(), a.size());
-  return v;
+/// The peaks of a score map on any backend: read where it lies on the host, else from one copy.
+template <class B>
+std::vector<peak> call_peaks(const array<float, B>& scores, const peak_options& o, double threshold) {
+  if constexpr (backend_traits<B>::host_accessible) {
+    return call_peaks(scores.data(), scores.shape(), o, threshold, host_threads<B>());
+  } else {
+    std::vector<float> v(static_cast<std::size_t>(scores.size()));
+    if (scores.size()) fusor::detail::copy_contiguous<cpu, B>(v.data(), scores.data(), scores.size());
+    return call_peaks(v.data(), scores.shape(), o, threshold, host_threads<B>());
+  }
 }
 
 }  // namespace detail
@@ -258,15 +265,11 @@ std::vector<T> host_values(const array<T, B>& a) {
 template <class B>
 std::vector<peak> find_peaks(const array<float, B>& scores, const peak_options& o = {}) {
   detail::require_volume(scores.shape(), "find_peaks (the score map)");
-  detail::check_peak_options(o, scores.shape());
+  detail::check_peak_options(o);
   if (o.false_positives)
     throw value_error("fusor::match::find_peaks: a false-positive threshold needs the scan's score statistics; "
                       "pass the scan_result (scanned with scan_options::statistics = true), or use min_score");
-  std::vector<float> v = detail::host_values(scores);
-  for (float& x : v)
-    if (std::isnan(x)) x = -std::numeric_limits<float>::infinity();
-  auto found = detail::call_peaks(v, scores.shape(), o, o.min_score ? *o.min_score : -std::numeric_limits<double>::infinity(),
-                                  detail::host_threads<B>());
+  auto found = detail::call_peaks(scores, o, o.min_score ? *o.min_score : -std::numeric_limits<double>::infinity());
   for (peak& p : found) p.euler = to_euler(p.orientation, o.convention);
   return found;
 }
@@ -281,17 +284,15 @@ std::vector<peak> find_peaks(const scan_result<B>& result, const std::vector<qua
   if (result.best_rotation.shape() != s)
     throw shape_error("fusor::match::find_peaks: expected a best-rotation map of the score map's shape " + to_string(s) +
                       ", got " + to_string(result.best_rotation.shape()));
-  detail::check_peak_options(o, s);
+  detail::check_peak_options(o);
   double threshold = o.min_score ? *o.min_score : -std::numeric_limits<double>::infinity();
   if (o.false_positives) threshold = std::max(threshold, false_positive_threshold(result.statistics, *o.false_positives));
-  std::vector<float> v = detail::host_values(result.best_score);
-  for (float& x : v)
-    if (std::isnan(x)) x = -std::numeric_limits<float>::infinity();
-  auto found = detail::call_peaks(v, s, o, threshold, detail::host_threads<B>());
-  if (found.empty()) return found;
-  const std::vector<std::int32_t> rot = detail::host_values(result.best_rotation);
+  auto found = detail::call_peaks(result.best_score, o, threshold);
   for (peak& p : found) {
-    const std::int32_t q = rot[std::size_t((p.position[0] * s[1] + p.position[1]) * s[2] + p.position[2])];
+    // each peak's rotation read alone: a few elements, not the whole map, cross to the host
+    std::int32_t q = -1;
+    fusor::detail::copy_contiguous<cpu, B>(&q, result.best_rotation.data() + (p.position[0] * s[1] + p.position[1]) * s[2] + p.position[2],
+                                           index_t(1));
     if (q < 0 || std::size_t(q) >= rotations.size())
       throw value_error("fusor::match::find_peaks: the best-rotation map holds index " + std::to_string(q) +
                         " at a peak, but the rotation list has " + std::to_string(rotations.size()) +

@@ -193,19 +193,19 @@ template <class B>
 generator_expr<grid_placement, B> placed(const array<float, B>& v, const float* weights, float shift, float scale,
                                          const extents& grid, bool squared = false) {
   const extents& m = v.shape();
-  return {grid_placement{v.data(), weights, shift, scale, squared, m[0], m[1], m[2], grid[0], grid[1], grid[2], m[0] / 2,
-                         m[1] / 2, m[2] / 2},
+  return {grid_placement{placed_row{v.data(), weights, shift, scale, squared, m[2], grid[2], m[2] / 2}, m[0], m[1],
+                         grid[0], grid[1], m[0] / 2, m[1] / 2},
           grid, contiguous_strides(grid)};
 }
 
-/// out = CC(target, template) from the target's spectrum ft (scaled by 1/|grid|) and the
-/// template's spectrum g: the product goes to `scratch` (which may be g itself), and the unscaled
-/// inverse transform consumes it. out may be the grid g was taken from.
+/// out = CC(target, template) on out's grid from the target's spectrum ft (scaled by 1/|grid|) and
+/// the template's spectrum g: the product goes to `scratch` (which may be g itself), and the
+/// unscaled inverse transform consumes it. out may be the grid g was taken from.
 template <class B>
 void correlate(const array<std::complex<float>, B>& ft, const array<std::complex<float>, B>& g,
-               array<std::complex<float>, B>& scratch, array<float, B>& out, const extents& grid) {
+               array<std::complex<float>, B>& scratch, array<float, B>& out) {
   scratch = ft * conj(g);
-  fft::irfftn_into(out, scratch, grid, {}, fft::norm_mode::forward, fft::input_use::overwrite);
+  fft::irfftn_into(out, scratch, out.shape(), {}, fft::norm_mode::forward, fft::input_use::overwrite);
 }
 
 /// What every worker reads: the grid, the target's spectra (scaled by 1/|F|), the template (or its
@@ -213,8 +213,8 @@ void correlate(const array<std::complex<float>, B>& ft, const array<std::complex
 template <class B>
 struct scan_plan {
   score kind;
-  scan_window window;
-  extents template_shape, grid;
+  scan_window window;  // its grid is the plan's FFT grid
+  extents template_shape;
   array<std::complex<float>, B> ft_target, ft_target2;  // ft_target2: FLC and MCC
   array<std::complex<float>, B> ft_tmask;              // MCC: the target mask's spectrum
   array<float, B> source;                              // what is rotated
@@ -253,9 +253,9 @@ struct pruned_forward {
                   float scale, bool squared) {
     const index_t m0 = templ[0], m1 = templ[1], c0 = m0 / 2, c1 = m1 / 2, f0 = grid[0], f1 = grid[1];
     const extents& rs = rows.shape();
-    rows = generator_expr<row_placement, B>{row_placement{v.data(), weights, shift, scale, squared, templ[2], grid[2],
-                                                          templ[2] / 2},
-                                            rs, contiguous_strides(rs)};
+    rows = generator_expr<row_placement, B>{
+        row_placement{placed_row{v.data(), weights, shift, scale, squared, templ[2], grid[2], templ[2] / 2}}, rs,
+        contiguous_strides(rs)};
     // template row y1 lands on grid row (y1 - c1) mod f1; plane y0 on plane (y0 - c0) mod f0
     fft::rfftn_into(stage(fusor::all, fusor::range(0, m1 - c1), fusor::all), rows(fusor::all, fusor::range(c1, m1), fusor::all),
                     {}, {2});
@@ -288,19 +288,19 @@ struct scan_worker {
       : p(plan),
         rot(plan.template_shape),
         rot_mask(plan.rotates_mask() ? plan.template_shape : extents{0}),
-        grid(plan.grid),
-        cc_mask(plan.rotates_mask() ? plan.grid : extents{0}),
-        cc_mask2(plan.rotates_mask() ? plan.grid : extents{0}),
-        cc_tg(plan.kind == score::mcc ? plan.grid : extents{0}),
-        overlap(plan.kind == score::mcc ? plan.grid : extents{0}),
-        cc_tg2(plan.kind == score::mcc ? plan.grid : extents{0}),
-        spec(half_grid(plan.grid)),
-        spec_mask(plan.rotates_mask() ? half_grid(plan.grid) : extents{0}),
+        grid(plan.window.grid),
+        cc_mask(plan.rotates_mask() ? plan.window.grid : extents{0}),
+        cc_mask2(plan.rotates_mask() ? plan.window.grid : extents{0}),
+        cc_tg(plan.kind == score::mcc ? plan.window.grid : extents{0}),
+        overlap(plan.kind == score::mcc ? plan.window.grid : extents{0}),
+        cc_tg2(plan.kind == score::mcc ? plan.window.grid : extents{0}),
+        spec(half_grid(plan.window.grid)),
+        spec_mask(plan.rotates_mask() ? half_grid(plan.window.grid) : extents{0}),
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.window.core)),
         sums(mean_map ? zeros<double, B>(plan.window.core) : array<double, B>(extents{0})),
         statistics(stats) {
-    if constexpr (std::is_same_v<B, cpu>) pruned = std::make_unique<pruned_forward<B>>(plan.grid, plan.template_shape);
+    if constexpr (std::is_same_v<B, cpu>) pruned = std::make_unique<pruned_forward<B>>(plan.window.grid, plan.template_shape);
   }
 
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
@@ -312,7 +312,7 @@ struct scan_worker {
       (void)scratch;
       (*pruned)(out, v, weights, shift, scale, squared);
     } else {
-      scratch = placed(v, weights, shift, scale, p.grid, squared);
+      scratch = placed(v, weights, shift, scale, p.window.grid, squared);
       fft::rfftn_into(out, scratch);
     }
   }
@@ -338,11 +338,11 @@ struct scan_worker {
       weights = p.mask.data();
     }
     forward(spec, rot, weights, shift, scale, false, grid);
-    if (p.kind == score::mcc) correlate(p.ft_tmask, spec, spec_mask, cc_tg, p.grid);  // spec kept for the next
-    correlate(p.ft_target, spec, spec, grid, p.grid);
+    if (p.kind == score::mcc) correlate(p.ft_tmask, spec, spec_mask, cc_tg);  // spec kept for the next
+    correlate(p.ft_target, spec, spec, grid);
 
     const extents& t = p.window.core;
-    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, t[1], t[2], p.grid[1], p.grid[2],
+    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, t[1], t[2], p.window.grid[1], p.window.grid[2],
                 p.window.offset[0], p.window.offset[1], p.window.offset[2]};
     // FLC and MCC: the score is computed on the scored box of the grid, in place of the correlation,
     // by one fused elementwise pass (SIMD square roots and divisions on cpu); the key pass then
@@ -355,12 +355,12 @@ struct scan_worker {
     if (p.kind == score::mcc) {
       // the rotated mask's correlations with the target mask, the target and its square
       forward(spec, rot_mask, nullptr, 0.0f, 1.0f, false, cc_mask);
-      correlate(p.ft_tmask, spec, spec_mask, overlap, p.grid);
-      correlate(p.ft_target, spec, spec_mask, cc_mask, p.grid);
-      correlate(p.ft_target2, spec, spec, cc_mask2, p.grid);
+      correlate(p.ft_tmask, spec, spec_mask, overlap);
+      correlate(p.ft_target, spec, spec_mask, cc_mask);
+      correlate(p.ft_target2, spec, spec, cc_mask2);
       // the standardised template's square against the target mask
       forward(spec, rot, weights, shift, scale, true, cc_tg2);
-      correlate(p.ft_tmask, spec, spec, cc_tg2, p.grid);
+      correlate(p.ft_tmask, spec, spec, cc_tg2);
       // Padfield's score (scores.hpp), 0 where the overlap or either variance term is too small
       auto g = box(grid);
       const auto o = maximum(box(overlap), eps);
@@ -372,8 +372,8 @@ struct scan_worker {
                 clip((g - d * b / o) / sqrt(fixed * moving), -1.0f, 1.0f), 0.0f);
     } else if (p.kind == score::flc) {
       forward(spec_mask, rot_mask, nullptr, 0.0f, 1.0f, false, cc_mask);
-      correlate(p.ft_target, spec_mask, spec, cc_mask, p.grid);
-      correlate(p.ft_target2, spec_mask, spec, cc_mask2, p.grid);
+      correlate(p.ft_target, spec_mask, spec, cc_mask);
+      correlate(p.ft_target2, spec_mask, spec, cc_mask2);
       // cc / (N sigma), sigma^2 = CC(f^2, m) / N - (CC(f, m) / N)^2, sigma = 1 where below eps
       auto g = box(grid);
       const auto mean = box(cc_mask) / nf;
@@ -444,7 +444,7 @@ generator_expr<window_grid, B> window_on_grid(const array<float, B>* target, con
 template <class B>
 scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& templ0, const array<float, B>& mask, score kind,
                        const scan_options& o, const scan_window& w, const array<float, B>* target_mask) {
-  scan_plan<B> p{kind, w, templ0.shape(), w.grid,
+  scan_plan<B> p{kind, w, templ0.shape(),
                  array<std::complex<float>, B>(extents{0}), array<std::complex<float>, B>(extents{0}),
                  array<std::complex<float>, B>(extents{0}), array<float, B>(extents{0}), mask.copy(), array<float, B>(extents{0}), array<float, B>(extents{0}),
                  array<float, B>(extents{0}), array<float, B>(extents{0}), 0.0, {}};
@@ -469,7 +469,7 @@ scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& tem
                         " has nothing to normalise");
   }
 
-  const extents& f = p.grid;
+  const extents& f = p.window.grid;
   const float inv_cells = float(1.0 / double(f.numel()));
   p.ft_target = fft::rfftn(array<float, B>(window_on_grid(&target, target.shape(), w, false)));
   p.ft_target = p.ft_target * inv_cells;
@@ -489,8 +489,8 @@ scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& tem
     array<std::complex<float>, B> ft_mask = fft::rfftn(array<float, B>(placed(mask, nullptr, 0.0f, 1.0f, f)));
     array<std::complex<float>, B> spec(ft_mask.shape());
     array<float, B> window(f), window2(f);
-    correlate(p.ft_target, ft_mask, spec, window, f);  // CC(f, m)
-    correlate(ft_target2, ft_mask, spec, window2, f);  // CC(f^2, m)
+    correlate(p.ft_target, ft_mask, spec, window);  // CC(f, m)
+    correlate(ft_target2, ft_mask, spec, window2);  // CC(f^2, m)
     const float eps = float_eps;
     if (kind == score::flc_spherical_mask) {
       const float n = float(p.mask_sum);
@@ -741,7 +741,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
     for (index_t a0 = 0; a0 < s[0]; a0 += T[0])
       for (index_t a1 = 0; a1 < s[1]; a1 += T[1])
         for (index_t a2 = 0; a2 < s[2]; a2 += T[2]) {
-          const scan_window w = whole ? whole_window(s, templ.shape()) : tile_window(s, templ.shape(), T, {a0, a1, a2});
+          const scan_window w = tile_window(s, templ.shape(), T, {a0, a1, a2});  // (whole: only to be skipped)
           if (excluded({a0, a1, a2}, w.core)) {
             ++skipped;
             continue;

@@ -215,42 +215,54 @@ struct key_rotations {
   }
 };
 
-/// Places a template of shape (m0, m1, m2) on the FFT grid (f0, f1, f2) with its centre c on the
-/// origin (wrapping), zero elsewhere, each value v becoming (v - shift) scale w (w: a weight map
-/// of the template's shape, or 1): the placement, the standardisation under a mask and the
-/// zeroing of the grid in one pass.
-struct grid_placement {
-  using value_type = float;
+/// One row of a template of shape (m0, m1, m2) as it lies along the FFT grid's last axis (f2
+/// long, the template's centre c2 on 0, wrapping), each value v becoming (v - shift) scale w (w:
+/// a weight map of the template's shape, or 1), or its square (MCC's CC(t, g'^2)), zero where the
+/// template is not: what grid_placement and row_placement write for each row they touch.
+struct placed_row {
   const float* values;
   const float* weights;
   float shift, scale;
-  bool squared;  // place the square of each value (MCC's CC(t, g'^2))
-  index_t m0, m1, m2, f0, f1, f2, c0, c1, c2;
+  bool squared;
+  index_t m2, f2, c2;
+  /// The template index that grid position q (of an axis f long, template m long, centre c) holds,
+  /// or -1: q holds template offset d = q (q < f - c) or q - f, i.e. index d + c.
   FUSOR_HD static index_t source(index_t q, index_t f, index_t m, index_t c) {
-    // grid position q holds template offset d = q (q < f - c) or q - f, i.e. template index d + c
     const index_t y = (q < f - c ? q : q - f) + c;
     return y >= 0 && y < m ? y : -1;
   }
+  /// o[t] for grid positions k, ..., k + len - 1 of the template row starting at values[base].
+  FUSOR_HD void write(float* o, index_t base, index_t k, index_t len) const {
+    for (index_t t = 0; t < len; ++t) {
+      const index_t y2 = source(k + t, f2, m2, c2);
+      float v = 0.0f;
+      if (y2 >= 0) {
+        v = (values[base + y2] - shift) * scale;
+        if (weights) v *= weights[base + y2];
+        if (squared) v *= v;
+      }
+      o[t] = v;
+    }
+  }
+};
+
+/// Places a template of shape (m0, m1, m2) on the FFT grid (f0, f1, f2) with its centre c on the
+/// origin (wrapping), zero elsewhere (placed_row): the placement, the standardisation under a mask
+/// and the zeroing of the grid in one pass.
+struct grid_placement {
+  using value_type = float;
+  placed_row r;
+  index_t m0, m1, f0, f1, c0, c1;
   FUSOR_HD void fill(index_t first, float* out, index_t count) const {
     // a row at a time: most rows of the grid miss the template and are zeroed in a plain loop
-    for_each_row_piece(first, count, f2, [&](index_t row, index_t k, index_t e, index_t len) {
+    for_each_row_piece(first, count, r.f2, [&](index_t row, index_t k, index_t e, index_t len) {
       float* o = out + e;
-      const index_t y0 = source(row / f1, f0, m0, c0), y1 = source(row % f1, f1, m1, c1);
+      const index_t y0 = placed_row::source(row / f1, f0, m0, c0), y1 = placed_row::source(row % f1, f1, m1, c1);
       if (y0 < 0 || y1 < 0) {
         for (index_t t = 0; t < len; ++t) o[t] = 0.0f;
         return;
       }
-      const index_t base = (y0 * m1 + y1) * m2;
-      for (index_t t = 0; t < len; ++t) {
-        const index_t y2 = source(k + t, f2, m2, c2);
-        float v = 0.0f;
-        if (y2 >= 0) {
-          v = (values[base + y2] - shift) * scale;
-          if (weights) v *= weights[base + y2];
-          if (squared) v *= v;
-        }
-        o[t] = v;
-      }
+      r.write(o, (y0 * m1 + y1) * r.m2, k, len);
     });
   }
 };
@@ -283,30 +295,14 @@ struct window_grid {
 };
 
 /// The rows of the FFT grid that a placed template touches, packed: row (y0, y1) of the template
-/// (m0 x m1 rows) as it lies along the grid's last axis (f2 long, the template's centre c2 on 0,
-/// wrapping), each value (v - shift) scale w, or its square. The pruned forward transform starts
-/// from these rows instead of the whole grid (scan.hpp).
+/// (m0 x m1 rows) as placed_row lays it along the grid's last axis. The pruned forward transform
+/// starts from these rows instead of the whole grid (scan.hpp).
 struct row_placement {
   using value_type = float;
-  const float* values;
-  const float* weights;
-  float shift, scale;
-  bool squared;
-  index_t m2, f2, c2;
+  placed_row r;
   FUSOR_HD void fill(index_t first, float* out, index_t count) const {
-    for_each_row_piece(first, count, f2, [&](index_t row, index_t k, index_t e, index_t len) {
-      float* o = out + e;
-      const index_t base = row * m2;
-      for (index_t t = 0; t < len; ++t) {
-        const index_t y2 = grid_placement::source(k + t, f2, m2, c2);
-        float v = 0.0f;
-        if (y2 >= 0) {
-          v = (values[base + y2] - shift) * scale;
-          if (weights) v *= weights[base + y2];
-          if (squared) v *= v;
-        }
-        o[t] = v;
-      }
+    for_each_row_piece(first, count, r.f2, [&](index_t row, index_t k, index_t e, index_t len) {
+      r.write(out + e, row * r.m2, k, len);
     });
   }
 };
