@@ -5,13 +5,24 @@
 //   GB/s          bytes read + written by the statement per second
 //   of_memcpy     GB/s over a device-to-device cudaMemcpy's GB/s (bytes read + written), timed in
 //                 the same process just before (target >= 0.85)
+// Template matching (fusor/match) on the device, time per rotation beside its floor:
+//   match_scan/<score>/<n>/<m>/<batch>:  match::scan of an n^3 target with an m^3 template over 64
+//       rotations, one rotation at a time (batch 1) or in batches of 8 per cuFFT call, setup
+//       included; counter ms_per_rotation
+//   cufft_floor/<score>/<n>/<m>/<batch>: the transforms the score needs per rotation (1 r2c + 1 c2r
+//       for FLCSphericalMask, 2 r2c + 3 c2r for FLC) on the scan's grid, 64 times, as direct cuFFT
+//       calls batched the same way
+// Scores: 4 FLCSphericalMask, 5 FLC.
 // Run: build/release/bench/bench_cuda --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
+
+#include <cufft.h>
 
 #include <algorithm>
 #include <vector>
 
 #include <fusor/cuda.cuh>
+#include <fusor/match.hpp>
 
 using fusor::array;
 using fusor::index_t;
@@ -150,8 +161,84 @@ void matmul_cublas(benchmark::State& state) {
   cublasDestroy(h);
 }
 
+constexpr int scan_rotations = 64;
+
+void match_scan(benchmark::State& state) {
+  const auto kind = fusor::match::score(int(state.range(0)));
+  const index_t n = state.range(1), m = state.range(2);
+  fusor::random::generator g(5);
+  const auto target = fusor::random::uniform<float, gpu>(g, {n, n, n}, -1.0f, 1.0f);
+  const auto templ = fusor::random::uniform<float, gpu>(g, {m, m, m}, -1.0f, 1.0f);
+  const auto mask = fusor::match::sphere_mask<gpu>({m, m, m}, double(m) / 2 - 1);
+  auto rots = fusor::match::uniform_rotations(20.0);
+  rots.resize(scan_rotations);
+  fusor::match::scan_options o;
+  o.batch = state.range(3);
+  const auto scan = [&] {
+    const auto r = fusor::match::scan(target, templ, mask, rots, kind, o);
+    benchmark::DoNotOptimize(r.best_score.data());
+  };
+  scan();  // plans made
+  fusor::cuda_synchronize();
+  double total = 0;
+  for (auto _ : state) {
+    const double s = double(time_ms(scan)) / 1e3;
+    total += s;
+    state.SetIterationTime(s);
+  }
+  state.counters["ms_per_rotation"] = 1e3 * total / double(state.iterations()) / scan_rotations;
+}
+
+void cufft_floor(benchmark::State& state) {
+  const auto kind = fusor::match::score(int(state.range(0)));
+  const index_t n = state.range(1), m = state.range(2);
+  const int batch = int(state.range(3));
+  const int r2c = kind == fusor::match::score::flc ? 2 : 1, c2r = kind == fusor::match::score::flc ? 3 : 1;
+  const fusor::extents f = fusor::match::scan_fft_shape({n, n, n}, {m, m, m});
+  const index_t half = f[0] * f[1] * (f[2] / 2 + 1);
+  array<float, gpu> real = input(batch * f.numel(), 6);
+  array<std::complex<float>, gpu> spec(fusor::extents{batch * half});
+  int dims[3] = {int(f[0]), int(f[1]), int(f[2])};
+  cufftHandle fwd, inv;
+  if (cufftPlanMany(&fwd, 3, dims, nullptr, 1, int(f.numel()), nullptr, 1, int(half), CUFFT_R2C, batch) != CUFFT_SUCCESS ||
+      cufftPlanMany(&inv, 3, dims, nullptr, 1, int(half), nullptr, 1, int(f.numel()), CUFFT_C2R, batch) != CUFFT_SUCCESS) {
+    state.SkipWithError("cufftPlanMany failed");
+    return;
+  }
+  cufftSetStream(fwd, fusor::current_cuda_stream());
+  cufftSetStream(inv, fusor::current_cuda_stream());
+  auto* re = real.data();
+  auto* sp = reinterpret_cast<cufftComplex*>(spec.data());
+  const auto pairs = [&] {
+    for (int r = 0; r < scan_rotations; r += batch) {
+      for (int k = 0; k < r2c; ++k) cufftExecR2C(fwd, re, sp);
+      for (int k = 0; k < c2r; ++k) cufftExecC2R(inv, sp, re);
+    }
+  };
+  pairs();
+  fusor::cuda_synchronize();
+  double total = 0;
+  for (auto _ : state) {
+    const double s = double(time_ms(pairs)) / 1e3;
+    total += s;
+    state.SetIterationTime(s);
+  }
+  state.counters["ms_per_rotation"] = 1e3 * total / double(state.iterations()) / scan_rotations;
+  cufftDestroy(fwd);
+  cufftDestroy(inv);
+}
+
+void scan_args(benchmark::internal::Benchmark* b) {  // bench_match's sizes
+  for (int kind : {4, 5})
+    for (const auto& [n, m] : {std::pair{128, 24}, std::pair{256, 32}})
+      for (int batch : {1, 8}) b->Args({kind, n, m, batch});
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 }  // namespace
 
+BENCHMARK(match_scan)->Apply(scan_args);
+BENCHMARK(cufft_floor)->Apply(scan_args);
 BENCHMARK(matmul_fusor)->Arg(4096)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(matmul_cublas)->Arg(4096)->UseManualTime()->Unit(benchmark::kMillisecond);
 #define FUSOR_CUDA_BENCH(fn) BENCHMARK(fn)->Arg(n_default)->UseManualTime()->Unit(benchmark::kMillisecond)

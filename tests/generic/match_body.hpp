@@ -771,7 +771,7 @@ TEST_CASE("match scan: planted copies are found by every score at their centres 
   }
 }
 
-TEST_CASE("match scan tiles: tiled scans equal the whole scan for every score; a target mask skips tiles") {
+TEST_CASE("match scan tiles: tiled and batched scans equal the whole scan for every score; a target mask skips tiles") {
   const extents n{26, 23, 21}, m{7, 6, 7};
   const volume f = random_volume(n, 61);
   const volume g = random_volume(m, 62);
@@ -808,11 +808,20 @@ TEST_CASE("match scan tiles: tiled scans equal the whole scan for every score; a
     const auto wr = host_values(whole.best_rotation);
     float scale = 0.0f;
     for (float x : wb) scale = std::max(scale, std::abs(x));
-    for (const extents& tile : {extents{9, 8, 10}, extents{26, 23, 5}, extents{4, 23, 21}}) {
-      CAPTURE(fusor::to_string(tile));
-      o.tile = tile;
+    // tiles, batches of rotations (transformed by one call; 5 rotations leave a part-filled last
+    // batch), and both
+    struct cut {
+      extents tile;
+      index_t batch;
+    };
+    for (const cut& c : {cut{{9, 8, 10}, 0}, cut{{26, 23, 5}, 0}, cut{{4, 23, 21}, 0}, cut{n, 2}, cut{n, 3}, cut{n, 7},
+                         cut{{9, 8, 10}, 4}}) {
+      CAPTURE(fusor::to_string(c.tile));
+      CAPTURE(c.batch);
+      o.tile = c.tile;
+      o.batch = c.batch;
       const auto tiled = match::scan(df, dg, dmask, rots, kind, o);
-      CHECK(tiled.tile == tile);
+      CHECK(tiled.tile == c.tile);
       const auto tb = host_values(tiled.best_score), tm = host_values(tiled.mean_score);
       const auto tr = host_values(tiled.best_rotation);
       double worst = 0, worst_mean = 0;
@@ -830,6 +839,7 @@ TEST_CASE("match scan tiles: tiled scans equal the whole scan for every score; a
       CHECK(tiled.statistics.stddev == doctest::Approx(whole.statistics.stddev).epsilon(1e-5));
     }
     o.tile = {};
+    o.batch = 0;
 
     // a target mask that covers only a corner box: the tiles that miss it are skipped
     volume tm(f.size(), 0.0);
@@ -880,7 +890,27 @@ TEST_CASE("match scan tiles: the memory estimate picks tiles that fit a budget; 
   match::scan_options o;
   o.threads = 1;
   o.memory_budget = std::size_t(1) << 40;
+  // the backend's batch (cpu one rotation at a time, a device several) never exceeds the
+  // rotations, and is halved to fit a budget before the target is tiled
+  const auto chosen = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
+  CHECK(chosen.batch == (std::is_same_v<B, fusor::cpu> ? 1 : index_t(rots.size())));
+  CHECK(chosen.tile == n);
+  if (chosen.batch > 1) {
+    o.memory_budget = chosen.bytes - 1;
+    const auto fewer = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
+    CHECK(fewer.batch < chosen.batch);
+    CHECK(fewer.tile == n);
+    CHECK(fewer.bytes <= o.memory_budget);
+  }
+  // an explicit batch is kept, and costs its lanes' grids
+  o.memory_budget = std::size_t(1) << 40;
+  o.batch = 3;
+  const auto three = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
+  CHECK(three.batch == 3);
+  o.batch = 1;
   const auto whole = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
+  CHECK(whole.batch == 1);
+  CHECK(three.bytes > whole.bytes + 2 * 4 * std::size_t(whole.grid.numel()));
   CHECK(whole.tile == n);
   CHECK(whole.tiles == extents{1, 1, 1});
   CHECK(whole.grid == match::scan_fft_shape(n, m));
@@ -908,9 +938,12 @@ TEST_CASE("match scan tiles: the memory estimate picks tiles that fit a budget; 
   for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
   CHECK(worst <= 2e-6);
   if constexpr (std::is_same_v<B, fusor::cpu>) {
-    // the estimate against the bytes the scan's arrays really held at their peak
-    for (const auto& budget : {std::size_t(1) << 40, finer.budget}) {
+    // the estimate against the bytes the scan's arrays really held at their peak: whole, tiled,
+    // and in batches of 3
+    for (const auto& [budget, batch] : {std::pair{std::size_t(1) << 40, index_t(1)}, std::pair{finer.budget, index_t(1)},
+                                        std::pair{std::size_t(1) << 40, index_t(3)}}) {
       o.memory_budget = budget;
+      o.batch = batch;
       const auto e = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
       fusor::reset_cpu_peak_memory();
       const std::size_t before = fusor::cpu_memory_stats().allocated;
@@ -922,6 +955,10 @@ TEST_CASE("match scan tiles: the memory estimate picks tiles that fit a budget; 
     }
   }
   // bad input
+  o = {};
+  o.batch = -1;
+  CHECK_THROWS_WITH_AS(match::estimate_scan_memory<B>(n, m, S::flc, o), doctest::Contains("got -1"), fusor::value_error);
+  CHECK_THROWS_AS(match::scan(df, dg, dmask, rots, S::flc, o), fusor::value_error);
   o = {};
   o.memory_budget = 1000;
   CHECK_THROWS_WITH_AS(match::estimate_scan_memory<B>(n, m, S::flc, o), doctest::Contains("one-voxel tile"), fusor::value_error);

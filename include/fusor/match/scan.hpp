@@ -15,7 +15,9 @@
 //      key (scores.hpp), so the maximum and its argument are one max per voxel.
 // On cpu the rotations are dealt to threads (rotation r to thread r mod T), each with its own
 // buffers and key map; the key maps are merged by a max at the end, so the result does not depend
-// on the thread count. On cuda each step is one kernel or cuFFT call on the device.
+// on the thread count. On cuda each step is one kernel or cuFFT call on the device, and the
+// rotations go in batches (scan_options::batch): every transform of steps 2 and 3 is one cuFFT
+// call for the whole batch, the per-template steps and the score pass one kernel per rotation.
 //
 // Tiling: when the scan would not fit its memory budget, the target is cut into tiles, each
 // scanned with a halo of the template's size around it (zero beyond the target, as the whole
@@ -76,6 +78,11 @@ struct scan_options {
   /// The voxels (x, y, z) each tile scores, or empty to choose from the budget. A tile covering
   /// the target is no tiling.
   extents tile{};
+  /// Rotations scored together: their transforms are one batched FFT call (cuFFT's plan-many,
+  /// FFTW's howmany) and their grids one buffer. 0: the backend's choice (cpu 1: the rotations
+  /// already run on all threads, and one template's grid stays in cache; cuda up to 8, halved
+  /// until the scan fits its memory budget before the target is tiled).
+  index_t batch = 0;
   /// Applied to the target once, before the score's own preparation (pyTME's target filter).
   fourier_filter target_filter;
   /// Applied to every rotated template in its own box (periodic), before its standardisation:
@@ -249,8 +256,8 @@ struct pruned_forward {
         stage(zeros<std::complex<float>, B>(extents{m[0], f[1], f[2] / 2 + 1})),
         planes(zeros<std::complex<float>, B>(extents{f[0], f[1], f[2] / 2 + 1})) {}
 
-  void operator()(array<std::complex<float>, B>& out, const array<float, B>& v, const float* weights, float shift,
-                  float scale, bool squared) {
+  template <class Out>
+  void operator()(Out&& out, const array<float, B>& v, const float* weights, float shift, float scale, bool squared) {
     const index_t m0 = templ[0], m1 = templ[1], c0 = m0 / 2, c1 = m1 / 2, f0 = grid[0], f1 = grid[1];
     const extents& rs = rows.shape();
     rows = generator_expr<row_placement, B>{
@@ -271,12 +278,25 @@ struct pruned_forward {
   }
 };
 
-/// Per-thread buffers and the running key map.
+/// Per-thread buffers and the running key map. The grid-sized buffers hold `lanes` rotations
+/// (lane i at [i, ...]) so that a batch of rotations is transformed by one library call; a batch
+/// may use fewer lanes (the last one of a scan).
 template <class B>
 struct scan_worker {
+  /// What one rotation of the batch carries from its template step to its grid steps.
+  struct lane {
+    std::uint32_t index = 0;  // in the rotation list
+    float shift = 0.0f, scale = 1.0f;
+    const float* weights = nullptr;  // the standardisation's weights, or none
+    double n = 0.0;                  // the mask's sum under this rotation
+  };
+
   const scan_plan<B>& p;
-  array<float, B> rot, rot_mask, grid, cc_mask, cc_mask2;
-  array<float, B> cc_tg, overlap, cc_tg2;  // MCC: CC(t, g'), CC(t, m), CC(t, g'^2)
+  index_t lanes;
+  std::vector<lane> lane_of;
+  std::vector<array<float, B>> rot, rot_mask;  // per lane, template-sized
+  array<float, B> grid, cc_mask, cc_mask2;     // (lanes, grid)
+  array<float, B> cc_tg, overlap, cc_tg2;      // MCC: CC(t, g'), CC(t, m), CC(t, g'^2)
   array<std::complex<float>, B> spec, spec_mask, spec_box;
   std::unique_ptr<pruned_forward<B>> pruned;  // cpu: the template's transforms skip its zeros
   array<std::uint64_t, B> keys;
@@ -284,96 +304,139 @@ struct scan_worker {
   bool statistics;
   double score_sum = 0.0, score_sum2 = 0.0;  // over every voxel and rotation this worker scored
 
-  scan_worker(const scan_plan<B>& plan, bool mean_map, bool stats)
+  scan_worker(const scan_plan<B>& plan, index_t batch, bool mean_map, bool stats)
       : p(plan),
-        rot(plan.template_shape),
-        rot_mask(plan.rotates_mask() ? plan.template_shape : extents{0}),
-        grid(plan.window.grid),
-        cc_mask(plan.rotates_mask() ? plan.window.grid : extents{0}),
-        cc_mask2(plan.rotates_mask() ? plan.window.grid : extents{0}),
-        cc_tg(plan.kind == score::mcc ? plan.window.grid : extents{0}),
-        overlap(plan.kind == score::mcc ? plan.window.grid : extents{0}),
-        cc_tg2(plan.kind == score::mcc ? plan.window.grid : extents{0}),
-        spec(half_grid(plan.window.grid)),
-        spec_mask(plan.rotates_mask() ? half_grid(plan.window.grid) : extents{0}),
+        lanes(batch),
+        lane_of(std::size_t(batch)),
+        grid(lanes_shape(plan.window.grid)),
+        cc_mask(plan.rotates_mask() ? lanes_shape(plan.window.grid) : extents{0}),
+        cc_mask2(plan.rotates_mask() ? lanes_shape(plan.window.grid) : extents{0}),
+        cc_tg(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
+        overlap(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
+        cc_tg2(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
+        spec(lanes_shape(half_grid(plan.window.grid))),
+        spec_mask(plan.rotates_mask() ? lanes_shape(half_grid(plan.window.grid)) : extents{0}),
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.window.core)),
         sums(mean_map ? zeros<double, B>(plan.window.core) : array<double, B>(extents{0})),
         statistics(stats) {
+    for (index_t i = 0; i < lanes; ++i) {
+      rot.emplace_back(plan.template_shape);
+      if (plan.rotates_mask()) rot_mask.emplace_back(plan.template_shape);
+    }
     if constexpr (std::is_same_v<B, cpu>) pruned = std::make_unique<pruned_forward<B>>(plan.window.grid, plan.template_shape);
   }
 
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
+  extents lanes_shape(const extents& f) const { return {lanes, f[0], f[1], f[2]}; }
+  /// The first `used` lanes of a batched buffer.
+  template <class T>
+  static array_view<T, B> first(array<T, B>& a, index_t used) {
+    return a(fusor::range(0, used), fusor::all, fusor::all, fusor::all);
+  }
 
-  /// out = rfft of v placed on the grid (scratch: a grid-sized buffer the plain path may use).
-  void forward(array<std::complex<float>, B>& out, const array<float, B>& v, const float* weights, float shift, float scale,
-               bool squared, array<float, B>& scratch) {
-    if constexpr (std::is_same_v<B, cpu>) {
-      (void)scratch;
-      (*pruned)(out, v, weights, shift, scale, squared);
-    } else {
-      scratch = placed(v, weights, shift, scale, p.window.grid, squared);
-      fft::rfftn_into(out, scratch);
+  /// Lane i of `out` = rfft of the lane's volume vol[i] placed on the grid, standardised by the
+  /// lane's moments or not, squared or not; `scratch` is a batched grid buffer the plain path
+  /// places into (one batched transform for every lane).
+  void forward(array<std::complex<float>, B>& out, index_t used, const std::vector<array<float, B>>& vol,
+               bool standardised, bool squared, array<float, B>& scratch) {
+    for (index_t i = 0; i < used; ++i) {
+      const lane& l = lane_of[std::size_t(i)];
+      const float* w = standardised ? l.weights : nullptr;
+      const float shift = standardised ? l.shift : 0.0f, scale = standardised ? l.scale : 1.0f;
+      if constexpr (std::is_same_v<B, cpu>) {
+        (*pruned)(out(i, fusor::all, fusor::all, fusor::all), vol[std::size_t(i)], w, shift, scale, squared);
+      } else {
+        scratch(i, fusor::all, fusor::all, fusor::all) = placed(vol[std::size_t(i)], w, shift, scale, p.window.grid, squared);
+      }
+    }
+    if constexpr (!std::is_same_v<B, cpu>) fft::rfftn_into(first(out, used), first(scratch, used), {}, {1, 2, 3});
+  }
+
+  /// Every used lane of out = CC(target, lane's template) from a target spectrum ft (one grid,
+  /// broadcast over the lanes) and the lanes' spectra g, through `scratch` (which may be g).
+  void correlate_lanes(const array<std::complex<float>, B>& ft, array<std::complex<float>, B>& g,
+                       array<std::complex<float>, B>& scratch, array<float, B>& out, index_t used) {
+    auto s = first(scratch, used);
+    s = ft * conj(first(g, used));
+    fft::irfftn_into(first(out, used), s, p.window.grid, {1, 2, 3}, fft::norm_mode::forward, fft::input_use::overwrite);
+  }
+
+  /// The template steps of one rotation: rotated (and filtered) into its lane, its moments taken.
+  void prepare(index_t i, const quaternion& q, std::uint32_t index) {
+    lane& l = lane_of[std::size_t(i)];
+    array<float, B>& g = rot[std::size_t(i)];
+    const matrix3 r = to_matrix(q);
+    rigid_transform(p.source, r, {}, g, p.rotate);
+    if (p.box_filter.size()) {
+      fft::rfftn_into(spec_box, g);
+      spec_box = spec_box * p.box_filter;
+      fft::irfftn_into(g, spec_box, p.template_shape, {}, fft::norm_mode::forward, fft::input_use::overwrite);
+    }
+    l = lane{};
+    l.index = index;
+    l.n = p.mask_sum;
+    if (p.rotates_mask()) {
+      array<float, B>& gm = rot_mask[std::size_t(i)];
+      rigid_transform(p.mask_source, r, {}, gm, p.rotate);
+      l.n = double(sum(cast<double>(gm)));
+      std::tie(l.shift, l.scale) = weighted_standardisation(g, gm, l.n);
+      l.weights = gm.data();
+    } else if (p.kind == score::flc_spherical_mask) {
+      std::tie(l.shift, l.scale) = weighted_standardisation(g, p.mask, l.n);
+      l.weights = p.mask.data();
     }
   }
 
-  void run(const quaternion& q, std::uint32_t index) {
-    const matrix3 r = to_matrix(q);
-    rigid_transform(p.source, r, {}, rot, p.rotate);
-    if (p.box_filter.size()) {
-      fft::rfftn_into(spec_box, rot);
-      spec_box = spec_box * p.box_filter;
-      fft::irfftn_into(rot, spec_box, p.template_shape, {}, fft::norm_mode::forward, fft::input_use::overwrite);
+  /// Scores rotations q[0, used) (indices first, first + 1, ...) as one batch.
+  void run(const quaternion* q, std::uint32_t first_index, index_t used) {
+    for (index_t i = 0; i < used; ++i) prepare(i, q[i], first_index + std::uint32_t(i));
+    forward(spec, used, rot, true, false, grid);
+    if (p.kind == score::mcc) correlate_lanes(p.ft_tmask, spec, spec_mask, cc_tg, used);  // spec kept for the next
+    correlate_lanes(p.ft_target, spec, spec, grid, used);
+    if (p.kind == score::mcc) {
+      // the rotated mask's correlations with the target mask, the target and its square
+      forward(spec, used, rot_mask, false, false, cc_mask);
+      correlate_lanes(p.ft_tmask, spec, spec_mask, overlap, used);
+      correlate_lanes(p.ft_target, spec, spec_mask, cc_mask, used);
+      correlate_lanes(p.ft_target2, spec, spec, cc_mask2, used);
+      // the standardised template's square against the target mask
+      forward(spec, used, rot, true, true, cc_tg2);
+      correlate_lanes(p.ft_tmask, spec, spec, cc_tg2, used);
+    } else if (p.kind == score::flc) {
+      forward(spec_mask, used, rot_mask, false, false, cc_mask);
+      correlate_lanes(p.ft_target, spec_mask, spec, cc_mask, used);
+      correlate_lanes(p.ft_target2, spec_mask, spec, cc_mask2, used);
     }
-    float shift = 0.0f, scale = 1.0f;
-    const float* weights = nullptr;
-    double n = p.mask_sum;
-    if (p.rotates_mask()) {
-      rigid_transform(p.mask_source, r, {}, rot_mask, p.rotate);
-      n = double(sum(cast<double>(rot_mask)));
-      std::tie(shift, scale) = weighted_standardisation(rot, rot_mask, n);
-      weights = rot_mask.data();
-    } else if (p.kind == score::flc_spherical_mask) {
-      std::tie(shift, scale) = weighted_standardisation(rot, p.mask, n);
-      weights = p.mask.data();
-    }
-    forward(spec, rot, weights, shift, scale, false, grid);
-    if (p.kind == score::mcc) correlate(p.ft_tmask, spec, spec_mask, cc_tg);  // spec kept for the next
-    correlate(p.ft_target, spec, spec, grid);
+    for (index_t i = 0; i < used; ++i) score(i);
+  }
 
+  /// The score of lane i from its correlations, folded into the running maps.
+  void score(index_t i) {
+    const lane& l = lane_of[std::size_t(i)];
     const extents& t = p.window.core;
-    score_map m{score_map::form::plain, grid.data(), nullptr, nullptr, t[1], t[2], p.window.grid[1], p.window.grid[2],
+    const extents& f = p.window.grid;
+    score_map m{score_map::form::plain, grid.data() + i * f.numel(), nullptr, nullptr, t[1], t[2], f[1], f[2],
                 p.window.offset[0], p.window.offset[1], p.window.offset[2]};
     // FLC and MCC: the score is computed on the scored box of the grid, in place of the correlation,
     // by one fused elementwise pass (SIMD square roots and divisions on cpu); the key pass then
     // reads it as a plain map
     const auto box = [&](array<float, B>& a) {
       const auto& o = p.window.offset;
-      return a(fusor::range(o[0], o[0] + t[0]), fusor::range(o[1], o[1] + t[1]), fusor::range(o[2], o[2] + t[2]));
+      return a(i, fusor::range(o[0], o[0] + t[0]), fusor::range(o[1], o[1] + t[1]), fusor::range(o[2], o[2] + t[2]));
     };
-    const float nf = float(n), eps = float_eps;
+    const float nf = float(l.n), eps = float_eps;
     if (p.kind == score::mcc) {
-      // the rotated mask's correlations with the target mask, the target and its square
-      forward(spec, rot_mask, nullptr, 0.0f, 1.0f, false, cc_mask);
-      correlate(p.ft_tmask, spec, spec_mask, overlap);
-      correlate(p.ft_target, spec, spec_mask, cc_mask);
-      correlate(p.ft_target2, spec, spec, cc_mask2);
-      // the standardised template's square against the target mask
-      forward(spec, rot, weights, shift, scale, true, cc_tg2);
-      correlate(p.ft_tmask, spec, spec, cc_tg2);
       // Padfield's score (scores.hpp), 0 where the overlap or either variance term is too small
       auto g = box(grid);
       const auto o = maximum(box(overlap), eps);
       const auto d = box(cc_mask), b = box(cc_tg), e = box(cc_mask2), h = box(cc_tg2);
       const auto fixed = e - d * d / o;
       const auto moving = h - b * b / o;
-      const float tol = 1e3f * eps, min_overlap = float(p.overlap_ratio * n);
+      const float tol = 1e3f * eps, min_overlap = float(p.overlap_ratio * l.n);
       g = where(o >= min_overlap && fixed > tol * e && moving > tol * h,
                 clip((g - d * b / o) / sqrt(fixed * moving), -1.0f, 1.0f), 0.0f);
     } else if (p.kind == score::flc) {
-      forward(spec_mask, rot_mask, nullptr, 0.0f, 1.0f, false, cc_mask);
-      correlate(p.ft_target, spec_mask, spec, cc_mask);
-      correlate(p.ft_target2, spec_mask, spec, cc_mask2);
       // cc / (N sigma), sigma^2 = CC(f^2, m) / N - (CC(f, m) / N)^2, sigma = 1 where below eps
       auto g = box(grid);
       const auto mean = box(cc_mask) / nf;
@@ -384,7 +447,7 @@ struct scan_worker {
       m.numerator = p.numerator.size() ? p.numerator.data() : nullptr;
       m.inv_denominator = p.inv_denominator.data();
     }
-    keys = generator_expr<best_update, B>{best_update{m, keys.data(), index}, t, contiguous_strides(t)};
+    keys = generator_expr<best_update, B>{best_update{m, keys.data(), l.index}, t, contiguous_strides(t)};
     if (sums.size()) sums = generator_expr<sum_update, B>{sum_update{m, sums.data()}, t, contiguous_strides(t)};
     if (statistics) {
       const generator_expr<score_values, B> v{score_values{m}, t, contiguous_strides(t)};
@@ -528,32 +591,48 @@ struct scan_memory_estimate {
   extents tile;            ///< the voxels each tile scores: the target's shape when the whole fits
   extents tiles;           ///< tiles along each axis
   extents grid;            ///< each tile's FFT grid
+  index_t batch = 1;       ///< rotations per batch (scan_options::batch, or the backend's choice)
 };
 
 namespace detail {
 
+/// The threads a scan deals its batches of rotations to: cpu the thread count, at most one per
+/// batch; other backends one (their parallelism is inside each call).
 template <class B>
-int scan_workers(const scan_options& o, std::size_t rotations) {
+int scan_workers(const scan_options& o, std::size_t batches) {
   int workers = 1;
 #if defined(_OPENMP)
   if constexpr (std::is_same_v<B, cpu>) {
     workers = o.threads > 0 ? o.threads : executor<B>::threads();
-    if (std::size_t(workers) > rotations) workers = int(rotations);
+    if (std::size_t(workers) > batches) workers = int(batches);
   }
 #else
   (void)o;
-  (void)rotations;
+  (void)batches;
 #endif
   return workers < 1 ? 1 : workers;
 }
 
+/// The batch the backend scores at most at once when scan_options::batch is 0: on cpu one (the
+/// threads are the parallelism, and a template's grid stays in cache); on a device enough
+/// rotations that each transform call fills it.
+template <class B>
+index_t default_scan_batch() {
+  return std::is_same_v<B, cpu> ? 1 : 8;
+}
+
+inline std::size_t batches_of(std::size_t rotations, index_t batch) {
+  return (rotations + std::size_t(batch) - 1) / std::size_t(batch);
+}
+
 /// The peak bytes of a scan of a target n with a template m on windows like w: what the whole
 /// scan keeps (the prepared target, the key map, the sums), the larger of a tile's planning and
-/// its workers (each its grid, spectra, rotated template, key map, and a grid's worth of scratch
-/// for its transforms), and the result's maps. Every array is counted at its size; the FFT
-/// libraries' plans are not. On cpu the peak the arrays reach is within 10% of it (tested).
+/// its workers (each its grids, spectra and rotated templates for `lanes` rotations, its key
+/// map, and a grid's worth of scratch per lane for its transforms), and the result's maps. Every
+/// array is counted at its size; the FFT libraries' plans are not. On cpu the peak the arrays
+/// reach is within 10% of it (tested).
 inline double scan_bytes(const extents& n, const extents& m, const scan_window& w, score kind, const scan_options& o,
-                         int workers, bool tiled, bool pruned) {
+                         int workers, index_t lanes, bool tiled, bool pruned) {
   const double F = double(w.grid.numel()), H = double(w.grid[0] * w.grid[1] * (w.grid[2] / 2 + 1));
   const double N = double(n.numel()), M = double(m.numel()), C = double(w.core.numel());
   const bool mcc = kind == score::mcc, flc = kind == score::flc || mcc;
@@ -566,9 +645,8 @@ inline double scan_bytes(const extents& n, const extents& m, const scan_window& 
   const double plan = 8.0 * H + (flc ? 8.0 * H : 0.0) + (mcc ? 8.0 * H : 0.0) + (shifted ? 4.0 * F : 0.0) + (windows ? 4.0 * F : 0.0) + 16.0 * M + box;
   const double planning = 4.0 * F + (squares ? 8.0 * H : 0.0) + (windows ? 16.0 * H + 12.0 * F : 0.0);
   const double pruning = pruned ? 8.0 * H + 4.0 * double(m[0] * m[1] * w.grid[2]) : 0.0;
-  const double worker = 16.0 * F + 8.0 * H + pruning + (flc ? 8.0 * F + 8.0 * H + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M +
-                        box + 8.0 * C +
-                        (o.mean_map ? 8.0 * C : 0.0);
+  const double lane = 16.0 * F + 8.0 * H + (flc ? 8.0 * F + 8.0 * H + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M;
+  const double worker = double(lanes) * lane + pruning + box + 8.0 * C + (o.mean_map ? 8.0 * C : 0.0);
   const double merge = workers > 1 ? 8.0 * C : 0.0;  // the max of two workers' key maps
   const double results = 16.0 * N + (o.mean_map ? 12.0 * N : 0.0);  // the keys (and sums) with the maps made from them
   return whole + std::max({plan + planning, plan + double(workers) * worker + merge, results});
@@ -578,24 +656,40 @@ inline double scan_bytes(const extents& n, const extents& m, const scan_window& 
 
 /// How a scan of a target with a template will use memory, and the tiles it will be cut into to
 /// stay within options.memory_budget (or within what backend B has available now): the largest
-/// tiles that fit, each axis cut into equal parts, the longest tile axis cut first. A budget that
-/// not even a single-voxel tile fits is a value_error naming what that tile needs.
+/// tiles that fit, each axis cut into equal parts, the longest tile axis cut first. The backend's
+/// batch of rotations (scan_options::batch 0) is halved until the whole target fits before any
+/// tiling, and tiles are scanned one rotation at a time. A budget that not even a single-voxel
+/// tile fits is a value_error naming what that tile needs.
 template <class B>
 scan_memory_estimate estimate_scan_memory(const extents& target, const extents& templ, score kind, const scan_options& o = {},
                                           std::size_t rotations = std::size_t(1) << 20) {
   detail::require_volume(target, "estimate_scan_memory (the target)");
   detail::require_volume(templ, "estimate_scan_memory (the template)");
-  const int workers = detail::scan_workers<B>(o, rotations == 0 ? 1 : rotations);
+  if (o.batch < 0)
+    throw value_error("fusor::match::scan: expected a batch of 0 (the backend's choice) or more rotations, got " +
+                      std::to_string(o.batch));
+  const std::size_t count = rotations == 0 ? 1 : rotations;
+  const bool chosen = o.batch == 0;
+  index_t batch = std::min<index_t>(chosen ? detail::default_scan_batch<B>() : o.batch, index_t(std::min<std::size_t>(count, INT32_MAX)));
+  int workers = detail::scan_workers<B>(o, detail::batches_of(count, batch));
+  const auto bytes = [&](const detail::scan_window& w, bool tiled) {
+    return detail::scan_bytes(target, templ, w, kind, o, workers, batch, tiled, std::is_same_v<B, cpu>);
+  };
+  const auto halve_batch = [&] {
+    batch = (batch + 1) / 2;
+    workers = detail::scan_workers<B>(o, detail::batches_of(count, batch));
+  };
   scan_memory_estimate e;
   const std::size_t available = backend_memory<B>::available();  // 0: the backend cannot tell
   e.budget = o.memory_budget       ? o.memory_budget
              : available > 0 ? std::size_t(0.9 * double(available))
                              : std::numeric_limits<std::size_t>::max();
-  const auto fits = [&](double bytes) { return bytes <= double(e.budget); };
-  const auto set = [&](const extents& tile, const detail::scan_window& w, double bytes) {
+  const auto fits = [&](double b) { return b <= double(e.budget); };
+  const auto set = [&](const extents& tile, const detail::scan_window& w, double b) {
     e.tile = tile;
     e.grid = w.grid;
-    e.bytes = std::size_t(bytes);
+    e.bytes = std::size_t(b);
+    e.batch = batch;
     e.tiles = {(target[0] + tile[0] - 1) / tile[0], (target[1] + tile[1] - 1) / tile[1], (target[2] + tile[2] - 1) / tile[2]};
   };
   if (o.tile.size() != 0) {
@@ -604,14 +698,19 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
     const extents t{std::min(o.tile[0], target[0]), std::min(o.tile[1], target[1]), std::min(o.tile[2], target[2])};
     const bool whole = t == target;
     const auto w = whole ? detail::whole_window(target, templ) : detail::tile_window(target, templ, t, {0, 0, 0});
-    set(t, w, detail::scan_bytes(target, templ, w, kind, o, workers, !whole, std::is_same_v<B, cpu>));
+    while (chosen && batch > 1 && !fits(bytes(w, !whole))) halve_batch();
+    set(t, w, bytes(w, !whole));
     return e;
   }
   const auto whole = detail::whole_window(target, templ);
-  const double all = detail::scan_bytes(target, templ, whole, kind, o, workers, false, std::is_same_v<B, cpu>);
-  if (fits(all)) {
-    set(target, whole, all);
-    return e;
+  for (;;) {
+    const double all = bytes(whole, false);
+    if (fits(all)) {
+      set(target, whole, all);
+      return e;
+    }
+    if (!chosen || batch == 1) break;
+    halve_batch();
   }
   std::array<index_t, 3> parts{1, 1, 1};
   extents t = target;
@@ -622,17 +721,17 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
     if (t[a] == 1) {
       const auto w = detail::tile_window(target, templ, t, {0, 0, 0});
       throw value_error("fusor::match::scan: a memory budget of " + std::to_string(e.budget) +
-                        " bytes does not hold even a one-voxel tile, which needs " +
-                        std::to_string(std::size_t(detail::scan_bytes(target, templ, w, kind, o, workers, true, std::is_same_v<B, cpu>))) +
-                        " bytes with a template of shape " + to_string(templ) + " and " + std::to_string(workers) +
-                        " worker(s); raise the budget or use fewer threads");
+                        " bytes does not hold even a one-voxel tile, which needs " + std::to_string(std::size_t(bytes(w, true))) +
+                        " bytes with a template of shape " + to_string(templ) + ", " + std::to_string(workers) +
+                        " worker(s) and batches of " + std::to_string(batch) +
+                        " rotation(s); raise the budget, use fewer threads or a smaller batch");
     }
     ++parts[std::size_t(a)];
     t[a] = (target[a] + parts[std::size_t(a)] - 1) / parts[std::size_t(a)];
     const auto w = detail::tile_window(target, templ, t, {0, 0, 0});
-    const double bytes = detail::scan_bytes(target, templ, w, kind, o, workers, true, std::is_same_v<B, cpu>);
-    if (fits(bytes)) {
-      set(t, w, bytes);
+    const double b = bytes(w, true);
+    if (fits(b)) {
+      set(t, w, b);
       return e;
     }
   }
@@ -640,12 +739,18 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
 
 namespace detail {
 
-/// Every rotation scored on one plan (a whole target or a tile): the merged key map of the
-/// plan's scored box, its sums for the mean, and the sums for the statistics.
+/// Every rotation scored on one plan (a whole target or a tile), in batches of `batch`: the
+/// merged key map of the plan's scored box, its sums for the mean, and the sums for the
+/// statistics.
 template <class B>
 void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rotations, const scan_options& o, int workers,
-                    array<std::uint64_t, B>& keys, array<double, B>& sums, double& score_sum, double& score_sum2) {
-  const std::size_t n = rotations.size();
+                    index_t batch, array<std::uint64_t, B>& keys, array<double, B>& sums, double& score_sum,
+                    double& score_sum2) {
+  const std::size_t n = rotations.size(), k = std::size_t(batch), batches = batches_of(n, batch);
+  const auto run_batch = [&](scan_worker<B>& w, std::size_t b) {
+    const std::size_t first = b * k;
+    w.run(rotations.data() + first, std::uint32_t(first), index_t(std::min(k, n - first)));
+  };
   keys = array<std::uint64_t, B>(extents{0});
   sums = array<double, B>(extents{0});
   const auto merge = [&](scan_worker<B>& w) {
@@ -660,13 +765,13 @@ void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rot
     }
   };
   if (workers <= 1) {
-    scan_worker<B> w(plan, o.mean_map, o.statistics);
-    for (std::size_t r = 0; r < n; ++r) w.run(rotations[r], std::uint32_t(r));
+    scan_worker<B> w(plan, batch, o.mean_map, o.statistics);
+    for (std::size_t b = 0; b < batches; ++b) run_batch(w, b);
     merge(w);
     return;
   }
   // OpenMP may start fewer threads than asked (scan called inside a parallel region, a thread
-  // limit, dynamic teams): the rotations are dealt to the team that actually runs
+  // limit, dynamic teams): the batches are dealt to the team that actually runs
   std::vector<std::unique_ptr<scan_worker<B>>> done(static_cast<std::size_t>(workers));
   std::atomic<bool> stop{false};
   std::exception_ptr failure;
@@ -682,9 +787,9 @@ void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rot
     try {
       const fft::planning_scope<B> thread_effort(o.planning);
       const fft::threads_scope<B> one_thread(1);  // the team is the parallelism: each transform on its thread
-      auto w = std::make_unique<scan_worker<B>>(plan, o.mean_map, o.statistics);
-      for (std::size_t r = std::size_t(t); r < n && !stop.load(std::memory_order_relaxed); r += std::size_t(team))
-        w->run(rotations[r], std::uint32_t(r));
+      auto w = std::make_unique<scan_worker<B>>(plan, batch, o.mean_map, o.statistics);
+      for (std::size_t b = std::size_t(t); b < batches && !stop.load(std::memory_order_relaxed); b += std::size_t(team))
+        run_batch(*w, b);
       done[std::size_t(t)] = std::move(w);
     } catch (...) {
       stop = true;  // the other threads stop at their next rotation
@@ -712,10 +817,10 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
     throw value_error("fusor::match::scan: expected an overlap_ratio in [0, 1], got " + std::to_string(o.overlap_ratio));
   const fft::planning_scope<B> effort(o.planning);
   const std::size_t n = rotations.size();
-  const int workers = scan_workers<B>(o, n);
   const scan_memory_estimate est = estimate_scan_memory<B>(target.shape(), templ.shape(), kind, o, n);
   const extents& s = target.shape();
   const bool whole = est.tile == s;
+  const int workers = scan_workers<B>(o, batches_of(n, est.batch));
 
   const bool prepare = prepares_target(kind, o, target_mask != nullptr);
   const array<float, B> prepared = prepare ? prepared_target(target, kind, o, target_mask) : array<float, B>(extents{0});
@@ -732,7 +837,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
   };
   if (whole && !excluded({0, 0, 0}, s)) {
     const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, whole_window(s, templ.shape()), target_mask);
-    scan_rotations(plan, rotations, o, workers, keys, sums, score_sum, score_sum2);
+    scan_rotations(plan, rotations, o, workers, est.batch, keys, sums, score_sum, score_sum2);
     scored = s.numel();
   } else {
     keys = zeros<std::uint64_t, B>(s);  // key 0: score NaN, rotation -1 where no tile scored
@@ -750,7 +855,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
           array<double, B> tile_sums(extents{0});
           {
             const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, w, target_mask);
-            scan_rotations(plan, rotations, o, workers, tile_keys, tile_sums, score_sum, score_sum2);
+            scan_rotations(plan, rotations, o, workers, est.batch, tile_keys, tile_sums, score_sum, score_sum2);
           }
           const extents& c = w.core;
           const fusor::range r0(a0, a0 + c[0]), r1(a1, a1 + c[1]), r2(a2, a2 + c[2]);
