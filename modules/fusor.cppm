@@ -585,6 +585,25 @@ using fusor::ad::var;
 using fusor::ad::var_leaf;
 using fusor::ad::vjp;
 }  // namespace fusor::ad
+export namespace fusor::ad::optim {
+using fusor::ad::optim::adagrad;
+using fusor::ad::optim::adagrad_options;
+using fusor::ad::optim::adam;
+using fusor::ad::optim::adam_options;
+using fusor::ad::optim::adamw;
+using fusor::ad::optim::clip_grad_norm;
+using fusor::ad::optim::constant_lr;
+using fusor::ad::optim::cosine_lr;
+using fusor::ad::optim::exponential_lr;
+using fusor::ad::optim::optimizer_state;
+using fusor::ad::optim::rmsprop;
+using fusor::ad::optim::rmsprop_options;
+using fusor::ad::optim::schedule;
+using fusor::ad::optim::sgd;
+using fusor::ad::optim::sgd_options;
+using fusor::ad::optim::step_lr;
+using fusor::ad::optim::warmup;
+}  // namespace fusor::ad::optim
 
 // Vector Symbolic Architectures
 export namespace fusor::vsa {

@@ -2,7 +2,8 @@
 // Automatic differentiation (namespace fusor::ad): dual numbers as an element type, forward-mode
 // transforms (jvp, derivative, jacfwd), central differences and gradcheck; reverse mode (tape,
 // variables, grad, value_and_grad, vjp, jacrev, hessian, hvp; reductions, softmax, views, matmul,
-// joins, gathers, custom_vjp). Included by fusor.hpp.
+// joins, gathers, custom_vjp); optimizers over parameter trees, learning-rate schedules and
+// gradient clipping (ad/optim). Included by fusor.hpp.
 #include "ad/dual.hpp"
 #include "ad/dual_packet.hpp"
 #include "ad/forward.hpp"
@@ -24,3 +25,5 @@
 #include "ad/fft.hpp"
 #include "ad/params.hpp"
 #include "ad/transforms.hpp"
+#include "ad/optim/optimizers.hpp"
+#include "ad/optim/clip.hpp"
