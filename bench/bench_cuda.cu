@@ -163,6 +163,21 @@ void matmul_cublas(benchmark::State& state) {
 
 constexpr int scan_rotations = 64;
 
+/// Times `work` (scan_rotations rotations' worth) after a warm-up that makes its plans; counter
+/// ms_per_rotation.
+template <class F>
+void time_rotations(benchmark::State& state, F&& work) {
+  work();
+  fusor::cuda_synchronize();
+  double total = 0;
+  for (auto _ : state) {
+    const double s = double(time_ms(work)) / 1e3;
+    total += s;
+    state.SetIterationTime(s);
+  }
+  state.counters["ms_per_rotation"] = 1e3 * total / double(state.iterations()) / scan_rotations;
+}
+
 void match_scan(benchmark::State& state) {
   const auto kind = fusor::match::score(int(state.range(0)));
   const index_t n = state.range(1), m = state.range(2);
@@ -174,19 +189,10 @@ void match_scan(benchmark::State& state) {
   rots.resize(scan_rotations);
   fusor::match::scan_options o;
   o.batch = state.range(3);
-  const auto scan = [&] {
+  time_rotations(state, [&] {
     const auto r = fusor::match::scan(target, templ, mask, rots, kind, o);
     benchmark::DoNotOptimize(r.best_score.data());
-  };
-  scan();  // plans made
-  fusor::cuda_synchronize();
-  double total = 0;
-  for (auto _ : state) {
-    const double s = double(time_ms(scan)) / 1e3;
-    total += s;
-    state.SetIterationTime(s);
-  }
-  state.counters["ms_per_rotation"] = 1e3 * total / double(state.iterations()) / scan_rotations;
+  });
 }
 
 void cufft_floor(benchmark::State& state) {
@@ -209,21 +215,12 @@ void cufft_floor(benchmark::State& state) {
   cufftSetStream(inv, fusor::current_cuda_stream());
   auto* re = real.data();
   auto* sp = reinterpret_cast<cufftComplex*>(spec.data());
-  const auto pairs = [&] {
+  time_rotations(state, [&] {
     for (int r = 0; r < scan_rotations; r += batch) {
       for (int k = 0; k < r2c; ++k) cufftExecR2C(fwd, re, sp);
       for (int k = 0; k < c2r; ++k) cufftExecC2R(inv, sp, re);
     }
-  };
-  pairs();
-  fusor::cuda_synchronize();
-  double total = 0;
-  for (auto _ : state) {
-    const double s = double(time_ms(pairs)) / 1e3;
-    total += s;
-    state.SetIterationTime(s);
-  }
-  state.counters["ms_per_rotation"] = 1e3 * total / double(state.iterations()) / scan_rotations;
+  });
   cufftDestroy(fwd);
   cufftDestroy(inv);
 }

@@ -3,6 +3,7 @@
 //   fusor_scan/<score>/<target>/<template>/<threads>:  match::scan over 8 rotations (uniform
 //       rotations, the cubic spline, measured FFT plans: the scan's defaults), its setup included
 //       (the target's spectra, the template's prefilter), its plans made by a warm-up scan
+//       (counter plans_made: plans the timed scans had to make again, 0 when the cache kept them)
 //   fusor_scan_setup/...:  the same with one rotation per thread: bench/pairs.py prints the cost of
 //       one more rotation, (fusor_scan - fusor_scan_setup) / (8 - threads), beside the floor's
 //   fftw_floor/<score>/<target>/<template>/<threads>:   the transforms the score needs per rotation on
@@ -78,7 +79,10 @@ void scan_run(benchmark::State& st, int rotations) {
   // its loop too
   static std::set<std::array<std::int64_t, 4>> warm;
   if (warm.insert({st.range(0), n, m, threads}).second) run();
+  const auto misses = fft::plan_cache_info<fusor::cpu>().misses;
   for (auto _ : st) run();
+  // plans made inside the timed loop (the plan cache evicted some): a second or more each at 256^3
+  st.counters["plans_made"] = double(fft::plan_cache_info<fusor::cpu>().misses - misses);
   count_rotations(st, rotations);
 }
 void fusor_scan(benchmark::State& st) { scan_run(st, rotations_per_run); }

@@ -39,40 +39,19 @@ const std::string* key_name(const K& k) {
   else return nullptr;
 }
 
-/// The type of a tree's first array (a tree of no arrays: a std::vector or map reads its element
-/// type).
-template <class P, int K = tree_kind_v<P>>
-struct leaf_of;
+/// The type of a tree's first array (a std::vector or map of none reads its element type).
 template <class P>
-struct leaf_of<P, 1> {
-  using type = P;
-};
+auto leaf_type() {
+  using X = std::remove_cvref_t<P>;
+  constexpr int k = tree_kind_v<X>;
+  if constexpr (k == 1) return std::type_identity<X>{};
+  else if constexpr (k == 2) return leaf_type<std::tuple_element_t<0, X>>();
+  else if constexpr (k == 3) return leaf_type<typename X::first_type>();
+  else if constexpr (k == 4 || k == 5) return leaf_type<typename X::value_type>();
+  else return leaf_type<typename X::mapped_type>();
+}
 template <class P>
-struct leaf_of<P, 2> {
-  using type = typename leaf_of<std::remove_cvref_t<std::tuple_element_t<0, P>>>::type;
-};
-template <class P>
-struct leaf_of<P, 3> {
-  using type = typename leaf_of<std::remove_cvref_t<typename P::first_type>>::type;
-};
-template <class P>
-struct leaf_of<P, 4> {
-  using type = typename leaf_of<std::remove_cvref_t<typename P::value_type>>::type;
-};
-template <class P>
-struct leaf_of<P, 5> {
-  using type = typename leaf_of<std::remove_cvref_t<typename P::value_type>>::type;
-};
-template <class P>
-struct leaf_of<P, 6> {
-  using type = typename leaf_of<std::remove_cvref_t<typename P::mapped_type>>::type;
-};
-template <class P>
-struct leaf_of<P, 7> {
-  using type = typename leaf_of<std::remove_cvref_t<typename P::mapped_type>>::type;
-};
-template <class P>
-using leaf_t = typename leaf_of<std::remove_cvref_t<P>>::type;
+using leaf_t = typename decltype(leaf_type<P>())::type;
 
 /// One parameter and its gradient.
 template <class T, class B>
