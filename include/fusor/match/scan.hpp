@@ -13,7 +13,7 @@
 //   4. one pass over the target's voxels computes the score from the correlation and the
 //      precomputed maps and folds it into the running maximum: score and rotation as one 64-bit
 //      key (scores.hpp), so the maximum and its argument are one max per voxel.
-// On cpu the rotations are dealt to threads (rotation r to thread r mod T), each with its own
+// On cpu the batches of rotations are dealt to threads (batch b to thread b mod T), each with its own
 // buffers and key map; the key maps are merged by a max at the end, so the result does not depend
 // on the thread count. On cuda each step is one kernel or cuFFT call on the device, and the
 // rotations go in batches (scan_options::batch): every transform of steps 2 and 3 is one cuFFT
@@ -658,7 +658,8 @@ inline double scan_bytes(const extents& n, const extents& m, const scan_window& 
 /// stay within options.memory_budget (or within what backend B has available now): the largest
 /// tiles that fit, each axis cut into equal parts, the longest tile axis cut first. The backend's
 /// batch of rotations (scan_options::batch 0) is halved until the whole target fits before any
-/// tiling, and tiles are scanned one rotation at a time. A budget that not even a single-voxel
+/// tiling (so a tiled scan takes one rotation at a time unless options.batch or a fitting
+/// options.tile says otherwise). A budget that not even a single-voxel
 /// tile fits is a value_error naming what that tile needs.
 template <class B>
 scan_memory_estimate estimate_scan_memory(const extents& target, const extents& templ, score kind, const scan_options& o = {},

@@ -197,7 +197,7 @@ class optimizer_state {
 };
 
 struct sgd_options {
-  double lr = 0.01;
+  double lr = 1e-3;  // torch.optim.SGD's default since PyTorch 2.2
   double momentum = 0.0;
   double dampening = 0.0;
   double weight_decay = 0.0;
@@ -322,7 +322,8 @@ class rmsprop : public optimizer_state<T, B> {
     detail::check_rate(o.lr, "rmsprop");
     if (!(o.alpha >= 0.0 && o.alpha <= 1.0))
       throw value_error("fusor::ad::optim::rmsprop: expected an alpha in [0, 1], got " + std::to_string(o.alpha));
-    if (!(o.eps >= 0.0) || !(o.weight_decay >= 0.0) || !(o.momentum >= 0.0))
+    if (!(o.eps >= 0.0) || !(o.weight_decay >= 0.0) || !(o.momentum >= 0.0) || !std::isfinite(o.eps) ||
+        !std::isfinite(o.weight_decay) || !std::isfinite(o.momentum))
       throw value_error("fusor::ad::optim::rmsprop: expected eps, weight_decay and momentum >= 0, got " + std::to_string(o.eps) +
                         ", " + std::to_string(o.weight_decay) + " and " + std::to_string(o.momentum));
   }
