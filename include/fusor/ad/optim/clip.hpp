@@ -21,14 +21,14 @@ template <class T, class B, class G>
 double clip_grad_norm(G& grads, double max_norm) {
   if (!(max_norm > 0.0) || !std::isfinite(max_norm))
     throw value_error("fusor::ad::optim::clip_grad_norm: expected a finite max_norm > 0, got " + std::to_string(max_norm));
-  std::vector<array<T, B>*> leaves;
-  detail::leaves<T, B>(grads, leaves);
+  std::vector<detail::leaf_pair<T, B>> leaves;  // the tree paired with itself: its arrays, in order
+  detail::leaf_pairs<T, B>(grads, grads, leaves);
   double squares = 0.0;
-  for (const array<T, B>* g : leaves) squares += double(sum(cast<double>(*g) * cast<double>(*g)));
+  for (const auto& l : leaves) squares += double(sum(square(cast<double>(*l.grad))));
   const double norm = std::sqrt(squares);
   if (std::isfinite(norm) && norm > max_norm) {
     const T scale = T(max_norm / (norm + 1e-6));
-    for (array<T, B>* g : leaves) *g = *g * scale;
+    for (const auto& l : leaves) *l.param = *l.param * scale;
   }
   return norm;
 }

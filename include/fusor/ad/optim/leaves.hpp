@@ -108,24 +108,6 @@ void leaf_pairs(P& params, const G& grads, std::vector<leaf_pair<T, B>>& out) {
   zip<T, B>(params, grads, out, tree_path{});
 }
 
-/// Every array of a tree, in order (the gradients clip_grad_norm scales).
-template <class T, class B, class P>
-void leaves(P& p, std::vector<array<T, B>*>& out) {
-  using X = std::remove_cvref_t<P>;
-  constexpr int k = tree_kind_v<X>;
-  static_assert(k >= 1, "fusor::ad::optim: expected a parameter tree");
-  if constexpr (k == 1) {
-    static_assert(std::is_same_v<X, array<T, B>>, "fusor::ad::optim: every array of the tree has one element type and backend");
-    out.push_back(&p);
-  } else if constexpr (k == 2 || k == 3 || k == 4) {
-    std::apply([&](auto&... e) { (leaves<T, B>(e, out), ...); }, p);
-  } else if constexpr (k == 5) {
-    for (auto& e : p) leaves<T, B>(e, out);
-  } else {
-    for (auto& [key, e] : p) leaves<T, B>(e, out);
-  }
-}
-
 }  // namespace detail
 
 }  // namespace fusor::ad::optim
