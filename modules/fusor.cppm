@@ -93,6 +93,8 @@ using fusor::less_equal_fn;
 using fusor::less_fn;
 using fusor::log10_fn;
 using fusor::log1p_fn;
+using fusor::erf_fn;
+using fusor::sigmoid_fn;
 using fusor::log2_fn;
 using fusor::log_fn;
 using fusor::logical_and_fn;
@@ -283,6 +285,8 @@ using fusor::load_npy_bytes;
 using fusor::log;
 using fusor::log10;
 using fusor::log1p;
+using fusor::erf;
+using fusor::sigmoid;
 using fusor::log2;
 using fusor::logical_and;
 using fusor::logical_not;
@@ -510,6 +514,8 @@ using fusor::ad::jvp;
 using fusor::ad::log;
 using fusor::ad::log10;
 using fusor::ad::log1p;
+using fusor::ad::erf;
+using fusor::ad::logistic;
 using fusor::ad::log2;
 using fusor::ad::log_softmax;
 using fusor::ad::logsumexp;
@@ -604,6 +610,69 @@ using fusor::ad::optim::sgd_options;
 using fusor::ad::optim::step_lr;
 using fusor::ad::optim::warmup;
 }  // namespace fusor::ad::optim
+export namespace fusor::ad::nn {
+using fusor::ad::nn::accuracy;
+using fusor::ad::nn::any_features;
+using fusor::ad::nn::binary_cross_entropy;
+using fusor::ad::nn::binary_cross_entropy_with_logits;
+using fusor::ad::nn::cross_entropy;
+using fusor::ad::nn::dropout;
+using fusor::ad::nn::early_stopping;
+using fusor::ad::nn::embedding;
+using fusor::ad::nn::gelu;
+using fusor::ad::nn::gelu_fn;
+using fusor::ad::nn::gelu_tanh;
+using fusor::ad::nn::gelu_tanh_fn;
+using fusor::ad::nn::init_kind;
+using fusor::ad::nn::initialize;
+using fusor::ad::nn::initializer;
+using fusor::ad::nn::l1_loss;
+using fusor::ad::nn::layer_norm;
+using fusor::ad::nn::leaky_relu;
+using fusor::ad::nn::leaky_relu_fn;
+using fusor::ad::nn::linear;
+using fusor::ad::nn::linear_options;
+using fusor::ad::nn::log_softmax;
+using fusor::ad::nn::log_softmax_fn;
+using fusor::ad::nn::mse_loss;
+using fusor::ad::nn::no_bias;
+using fusor::ad::nn::no_bias_t;
+using fusor::ad::nn::param_spec;
+using fusor::ad::nn::parameters;
+using fusor::ad::nn::progress_line;
+using fusor::ad::nn::reduction;
+using fusor::ad::nn::relu;
+using fusor::ad::nn::relu_fn;
+using fusor::ad::nn::sequential;
+using fusor::ad::nn::sequential_model;
+using fusor::ad::nn::shuffled_batches;
+using fusor::ad::nn::sigmoid;
+using fusor::ad::nn::sigmoid_fn;
+using fusor::ad::nn::silu;
+using fusor::ad::nn::silu_fn;
+using fusor::ad::nn::softmax;
+using fusor::ad::nn::softmax_fn;
+using fusor::ad::nn::stopwatch;
+using fusor::ad::nn::tanh;
+using fusor::ad::nn::tanh_fn;
+}  // namespace fusor::ad::nn
+export namespace fusor::ad::nn::init {
+using fusor::ad::nn::init::constant;
+using fusor::ad::nn::init::kaiming_normal;
+using fusor::ad::nn::init::kaiming_uniform;
+using fusor::ad::nn::init::normal;
+using fusor::ad::nn::init::ones;
+using fusor::ad::nn::init::torch_linear;
+using fusor::ad::nn::init::uniform;
+using fusor::ad::nn::init::xavier_normal;
+using fusor::ad::nn::init::xavier_uniform;
+using fusor::ad::nn::init::zeros;
+}  // namespace fusor::ad::nn::init
+export namespace fusor::ad::nn::functional {
+using fusor::ad::nn::functional::dropout;
+using fusor::ad::nn::functional::layer_norm;
+using fusor::ad::nn::functional::linear;
+}  // namespace fusor::ad::nn::functional
 
 // Vector Symbolic Architectures
 export namespace fusor::vsa {

@@ -3,7 +3,8 @@
 // transforms (jvp, derivative, jacfwd), central differences and gradcheck; reverse mode (tape,
 // variables, grad, value_and_grad, vjp, jacrev, hessian, hvp; reductions, softmax, views, matmul,
 // joins, gathers, custom_vjp); optimizers over parameter trees, learning-rate schedules and
-// gradient clipping (ad/optim). Included by fusor.hpp.
+// gradient clipping (ad/optim); layers, losses, initialisers and sequential models (ad/nn).
+// Included by fusor.hpp.
 #include "ad/dual.hpp"
 #include "ad/dual_packet.hpp"
 #include "ad/forward.hpp"
@@ -27,3 +28,4 @@
 #include "ad/transforms.hpp"
 #include "ad/optim/optimizers.hpp"
 #include "ad/optim/clip.hpp"
+#include "ad/nn.hpp"

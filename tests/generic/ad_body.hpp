@@ -106,6 +106,8 @@ TEST_CASE("every elementary function: forward (dual numbers, scalar and SIMD) an
   AD_CASE("log2", 0.1, 5, log2(x), std::log2(x), 1 / (x * std::log(L(2))));
   AD_CASE("log10", 0.1, 5, log10(x), std::log10(x), 1 / (x * std::log(L(10))));
   AD_CASE("log1p", -0.5, 5, log1p(x), std::log1p(x), 1 / (1 + x));
+  AD_CASE("erf", -3, 3, erf(x), std::erf(x), 1.1283791670955125739 * std::exp(-x * x));
+  AD_CASE("sigmoid", -8, 8, sigmoid(x), 1 / (1 + std::exp(-x)), std::exp(-x) / ((1 + std::exp(-x)) * (1 + std::exp(-x))));
   AD_CASE("sqrt", 0.1, 5, sqrt(x), std::sqrt(x), 1 / (2 * std::sqrt(x)));
   AD_CASE("cbrt", 0.1, 5, cbrt(x), std::cbrt(x), 1 / (3 * std::cbrt(x) * std::cbrt(x)));
   AD_CASE("asin", -0.9, 0.9, asin(x), std::asin(x), 1 / std::sqrt(1 - x * x));

@@ -95,6 +95,8 @@ TEST_CASE_TEMPLATE("unary functions match the C++ library on every size, contigu
   BODY_UNARY(log2, std::log2(x), 1e-3, 1e3, 4);
   BODY_UNARY(log10, std::log10(x), 1e-3, 1e3, 4);
   BODY_UNARY(log1p, std::log1p(x), -0.9, 100, 4);
+  BODY_UNARY(erf, std::erf(x), -5, 5, 4);
+  BODY_UNARY(sigmoid, 1 / (1 + std::exp(-x)), -30, 30, 4);
   BODY_UNARY(sin, std::sin(x), -10, 10, 4);
   BODY_UNARY(cos, std::cos(x), -10, 10, 4);
   BODY_UNARY(tan, std::tan(x), -1.5, 1.5, 4);

@@ -289,6 +289,21 @@ FUSOR_HD dual<T, N> cosh(const dual<T, N>& x) {
   using std::sinh;
   return detail::chain(cosh(x.value), sinh(x.value), x);
 }
+/// erf: the derivative is 2/sqrt(pi) e^(-x^2).
+template <class T, int N>
+FUSOR_HD dual<T, N> erf(const dual<T, N>& x) {
+  using std::erf;
+  using std::exp;
+  return detail::chain(erf(x.value), T(1.128379167095512573896158903121545172) * exp(-(x.value * x.value)), x);
+}
+/// The logistic function (fusor::sigmoid on duals): its derivative s(1 - s) from its own value,
+/// finite where e^-x overflows.
+template <class T, int N>
+FUSOR_HD dual<T, N> logistic(const dual<T, N>& x) {
+  using std::exp;
+  const T s = T(1) / (T(1) + exp(-x.value));
+  return detail::chain(s, s * (T(1) - s), x);
+}
 template <class T, int N>
 FUSOR_HD dual<T, N> tanh(const dual<T, N>& x) {
   using std::tanh;

@@ -41,7 +41,7 @@ struct gate_fn : same_type_policy {
 template <class F>
 inline constexpr bool forward_simd_v = fusor::detail::one_of<
     F, add_fn, subtract_fn, multiply_fn, divide_fn, negate_fn, square_fn, abs_fn, power_fn, atan2_fn, sqrt_fn,
-    cbrt_fn, exp_fn, exp2_fn, expm1_fn, log_fn, log2_fn, log10_fn, log1p_fn, sin_fn, cos_fn, tan_fn, asin_fn,
+    cbrt_fn, exp_fn, exp2_fn, expm1_fn, log_fn, log2_fn, log10_fn, log1p_fn, erf_fn, sigmoid_fn, sin_fn, cos_fn, tan_fn, asin_fn,
     acos_fn, atan_fn, sinh_fn, cosh_fn, tanh_fn, floor_fn, ceil_fn, trunc_fn, round_fn>;
 
 }  // namespace fusor::ad

@@ -336,7 +336,22 @@ FUSOR_FLOAT_FUNCTION(exp2_fn, exp2, real_float_policy)
 FUSOR_FLOAT_FUNCTION(expm1_fn, expm1, real_float_policy)
 FUSOR_FLOAT_FUNCTION(log2_fn, log2, real_float_policy)
 FUSOR_FLOAT_FUNCTION(log1p_fn, log1p, real_float_policy)
+FUSOR_FLOAT_FUNCTION(erf_fn, erf, real_float_policy)
 #undef FUSOR_FLOAT_FUNCTION
+
+namespace detail {
+// The logistic function 1 / (1 + e^-x), for scalars and SIMD batches (0 for x -> -inf, 1 for
+// +inf). Dual numbers have their own overload (fusor::ad), found by argument-dependent lookup,
+// whose derivative s(1 - s) stays finite where e^-x overflows.
+template <class T>
+FUSOR_HD T logistic(const T& a) {
+  using std::exp;
+  return T(1) / (T(1) + exp(-a));
+}
+}  // namespace detail
+struct sigmoid_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a) const { using detail::logistic; return logistic(a); }
+};
 
 struct atan2_fn : real_float_policy {
   template <class T> FUSOR_HD T operator()(const T& y, const T& x) const { using std::atan2; return atan2(y, x); }

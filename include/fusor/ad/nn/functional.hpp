@@ -1,0 +1,122 @@
+#pragma once
+// The functional forms of the layers that are more than one expression (PyTorch's
+// torch.nn.functional): linear, dropout and layer_norm, for arrays and for variables. The layer
+// types (nn::linear, nn::dropout, nn::layer_norm in layers.hpp) call these with their parameters.
+//
+// On variables a result may be a lazy expression of variables (its leaves are tape buffers, so it
+// outlives the statement) and fuses with what follows; on arrays each returns an array, because
+// an expression would point into temporaries.
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "../../core/array.hpp"
+#include "../../core/random.hpp"
+#include "../ops.hpp"
+#include "../products.hpp"
+#include "../reductions.hpp"
+
+namespace fusor::ad::nn::functional {
+
+namespace detail {
+template <class X>
+constexpr bool has_vars() {
+  return ad::detail::holds_vars_v<X>;
+}
+/// x as a value: an expression of variables stays lazy, anything else becomes an array.
+template <class X>
+auto settle(X&& x) {
+  using N = std::remove_cvref_t<X>;
+  if constexpr (has_vars<N>()) return std::forward<X>(x);
+  else if constexpr (fusor::detail::is_array_v<N>) return N(std::forward<X>(x));
+  else return fusor::eval(x);
+}
+/// matmul of variables (ad's: one node, GEMM adjoints) or of arrays (the engine's).
+template <class X, class W>
+auto matmul_of(const X& x, const W& w) {
+  if constexpr (has_vars<X>() || has_vars<W>()) return ad::matmul(x, w);
+  else return fusor::matmul(x, w);
+}
+}  // namespace detail
+
+/// x · weight (+ bias): weight of shape (in, out), bias (out,), x (..., in). One GEMM (BLAS or
+/// cuBLAS); on variables the bias add stays lazy, to fuse with the activation after it.
+template <expression X, expression W>
+auto linear(const X& x, const W& weight) {
+  return detail::matmul_of(x, weight);
+}
+template <expression X, expression W, expression Bi>
+auto linear(const X& x, const W& weight, const Bi& bias) {
+  if constexpr (detail::has_vars<X>() || detail::has_vars<W>() || detail::has_vars<Bi>()) {
+    return detail::matmul_of(x, weight) + bias;
+  } else {
+    auto y = detail::matmul_of(x, weight);
+    y += bias;  // in place: no second buffer
+    return y;
+  }
+}
+
+/// Inverted dropout: each element is zeroed with probability p and the others scaled by 1/(1 − p),
+/// so the expectation is x's. The mask is a Philox draw from rng (its next stream): the same for
+/// a seed on every backend and thread count, and drawn again identically by the backward pass
+/// instead of being stored. Not training (or p = 0): x unchanged, and rng is not advanced.
+/// 0 <= p <= 1, a value_error otherwise; p = 1 gives zeros.
+template <expression X>
+auto dropout(const X& x, double p, fusor::random::generator& rng, bool training = true) {
+  using T = value_t<node_t<X>>;
+  using B = backend_of_t<node_t<X>>;
+  static_assert(std::is_floating_point_v<T>, "fusor: dropout takes float or double values");
+  if (!(p >= 0.0 && p <= 1.0)) throw value_error("fusor: dropout needs 0 <= p <= 1, got p = " + std::to_string(p));
+  const extents shape = expr_shape(fusor::detail::to_node(x));
+  const bool active = training && p > 0.0;
+  // one expression type for both cases: a kept fraction of 1 draws nothing (a scalar condition)
+  const T scale = p < 1.0 ? T(1.0 / (1.0 - p)) : T(0);
+  if constexpr (detail::has_vars<X>()) {
+    if (!active) return ad::eval(x * T(1));
+    return ad::eval(where(lazy::random::bernoulli<B>(rng, shape, 1.0 - p), x * scale, T(0)));
+  } else {
+    if (!active) return array<T, B>(x * T(1));  // a copy: x may be an array, a view or an expression
+    return array<T, B>(where(lazy::random::bernoulli<B>(rng, shape, 1.0 - p), x * scale, T(0)));
+  }
+}
+
+/// Layer normalisation over the last axis: (x − mean) / sqrt(var + eps), the biased variance
+/// (PyTorch's), then · weight + bias when given (each of shape (features,)).
+template <expression X>
+auto layer_norm(const X& x, double eps = 1e-5) {
+  using T = value_t<node_t<X>>;
+  static_assert(std::is_floating_point_v<T>, "fusor: layer_norm takes float or double values");
+  const extents shape = expr_shape(fusor::detail::to_node(x));
+  if (shape.size() == 0) throw shape_error("fusor: layer_norm needs an input of rank >= 1, got a 0-dimensional one");
+  if (!(eps > 0.0)) throw value_error("fusor: layer_norm needs eps > 0, got " + std::to_string(eps));
+  auto mu = mean(x, -1, true);
+  auto centred = detail::settle(x - mu);
+  auto variance = mean(square(centred), -1, true);
+  auto inv = detail::settle(T(1) / sqrt(variance + T(eps)));
+  if constexpr (detail::has_vars<X>()) {
+    return centred * inv;
+  } else {
+    centred *= inv;
+    return centred;
+  }
+}
+template <expression X, expression W, expression Bi>
+auto layer_norm(const X& x, const W& weight, const Bi& bias, double eps = 1e-5) {
+  const extents shape = expr_shape(fusor::detail::to_node(x));
+  const extents ws = expr_shape(fusor::detail::to_node(weight)), bs = expr_shape(fusor::detail::to_node(bias));
+  const extents features = shape.size() ? extents{shape[shape.size() - 1]} : extents{};
+  if (!(ws == features) || !(bs == features))
+    throw shape_error("fusor: layer_norm's weight and bias must have the shape of the last axis, " +
+                      to_string(features) + ", got " + to_string(ws) + " and " + to_string(bs));
+  if constexpr (detail::has_vars<X>() || detail::has_vars<W>() || detail::has_vars<Bi>()) {
+    if constexpr (detail::has_vars<X>()) return layer_norm(x, eps) * weight + bias;
+    else return ad::eval(layer_norm(x, eps) * weight + bias);  // evaluated while the normalised array lives
+  } else {
+    auto y = layer_norm(x, eps);
+    y *= weight;
+    y += bias;
+    return y;
+  }
+}
+
+}  // namespace fusor::ad::nn::functional

@@ -1,0 +1,168 @@
+#pragma once
+// Layers with parameters: linear, embedding, layer_norm, and dropout (no parameters, but a seed
+// and a training flag). A layer describes its parameters (names, shapes, initialisers, fans),
+// checks and maps the feature count flowing through a model, and is applied to an input with its
+// parameters looked up by the model. Plain structs: no virtual functions, copied into the model.
+//
+// What a model needs of a layer L (the layer protocol):
+//   std::vector<param_spec> parameters() const   what it owns, names relative to the layer
+//   index_t output_features(index_t in) const    its output's last axis for an input's (any_features
+//                                                when not known); a shape_error when `in` is wrong
+//   auto operator()(const X& x, const Get& get)  the output; get(k) is parameter k (array or variable)
+//   void train(bool) (optional)                  training or evaluation mode
+// Anything else callable with one argument (nn::relu, a lambda) is a layer without parameters
+// that keeps the feature count.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../../core/array.hpp"
+#include "../../core/random.hpp"
+#include "../gather.hpp"
+#include "functional.hpp"
+#include "init.hpp"
+
+namespace fusor::ad::nn {
+
+/// A feature count not known until the model is called (the input of a first embedding).
+inline constexpr index_t any_features = -1;
+
+/// One parameter of a layer: its name (within the layer), shape, initialiser and fans.
+struct param_spec {
+  std::string name;
+  extents shape;
+  initializer init;
+  index_t fan_in = 0, fan_out = 0;
+};
+
+namespace detail {
+inline void check_positive(const char* layer, const char* what, index_t n) {
+  if (n <= 0)
+    throw value_error(std::string("fusor: ") + layer + " needs " + what + " >= 1, got " + std::to_string(n));
+}
+inline index_t expect_features(const char* layer, index_t want, index_t in) {
+  if (in != any_features && in != want)
+    throw shape_error(std::string("fusor: ") + layer + " expects inputs with " + std::to_string(want) +
+                      " features (the last axis), but gets " + std::to_string(in));
+  return want;
+}
+}  // namespace detail
+
+/// Picks the linear layer without a bias: nn::linear(in, out, nn::no_bias).
+struct no_bias_t {
+  explicit no_bias_t() = default;
+};
+inline constexpr no_bias_t no_bias{};
+
+struct linear_options {
+  initializer weight_init = init::torch_linear();  // PyTorch's: U(±1/sqrt(in))
+  initializer bias_init = init::torch_linear();
+};
+
+/// y = x · weight + bias: weight (in, out), bias (out,) (JAX's layout: no transpose in the GEMM).
+/// nn::linear(in, out) has a bias, nn::linear(in, out, nn::no_bias) has not (a type of its own:
+/// on variables the two return different expressions).
+template <bool Bias = true>
+struct linear {
+  index_t in, out;
+  linear_options options;
+
+  linear(index_t in_features, index_t out_features, linear_options o = {})
+    requires Bias
+      : in(in_features), out(out_features), options(o) {
+    check();
+  }
+  linear(index_t in_features, index_t out_features, no_bias_t, linear_options o = {})
+    requires(!Bias)
+      : in(in_features), out(out_features), options(o) {
+    check();
+  }
+  std::vector<param_spec> parameters() const {
+    std::vector<param_spec> p{{"weight", extents{in, out}, options.weight_init, in, out}};
+    if constexpr (Bias) p.push_back({"bias", extents{out}, options.bias_init, in, out});
+    return p;
+  }
+  index_t output_features(index_t f) const {
+    detail::expect_features("linear", in, f);
+    return out;
+  }
+  template <class X, class Get>
+  auto operator()(const X& x, const Get& get) const {
+    if constexpr (Bias) return functional::linear(x, get(0), get(1));
+    else return functional::linear(x, get(0));
+  }
+
+ private:
+  void check() const {
+    detail::check_positive("linear", "in_features", in);
+    detail::check_positive("linear", "out_features", out);
+  }
+};
+linear(index_t, index_t) -> linear<true>;
+linear(index_t, index_t, linear_options) -> linear<true>;
+linear(index_t, index_t, no_bias_t) -> linear<false>;
+linear(index_t, index_t, no_bias_t, linear_options) -> linear<false>;
+
+/// A lookup table: integer indices (any shape) -> rows of weight (num, dim), i.e. x.shape + (dim,).
+/// The adjoint scatter-adds into the rows read (an index read k times gets k contributions).
+struct embedding {
+  index_t num, dim;
+  initializer weight_init = init::normal(0, 1);  // PyTorch's
+
+  embedding(index_t num_embeddings, index_t embedding_dim, initializer w = init::normal(0, 1))
+      : num(num_embeddings), dim(embedding_dim), weight_init(w) {
+    detail::check_positive("embedding", "num_embeddings", num);
+    detail::check_positive("embedding", "embedding_dim", dim);
+  }
+  std::vector<param_spec> parameters() const { return {{"weight", extents{num, dim}, weight_init, num, dim}}; }
+  index_t output_features(index_t) const { return dim; }  // its input is indices, not features
+  template <class X, class Get>
+  auto operator()(const X& indices, const Get& get) const {
+    static_assert(std::is_integral_v<value_t<node_t<X>>>, "fusor: embedding takes integer indices");
+    const auto& w = get(0);
+    if constexpr (ad::detail::holds_vars_v<std::remove_cvref_t<decltype(w)>>) return ad::take(w, indices, 0);
+    else return fusor::take(w, indices, 0);
+  }
+};
+
+/// Layer normalisation over the last axis, with a weight (ones) and a bias (zeros) per feature.
+struct layer_norm {
+  index_t features;
+  double eps = 1e-5;
+
+  explicit layer_norm(index_t n, double epsilon = 1e-5) : features(n), eps(epsilon) {
+    detail::check_positive("layer_norm", "features", features);
+    if (!(eps > 0)) throw value_error("fusor: layer_norm needs eps > 0, got " + std::to_string(eps));
+  }
+  std::vector<param_spec> parameters() const {
+    return {{"weight", extents{features}, init::ones(), features, features},
+            {"bias", extents{features}, init::zeros(), features, features}};
+  }
+  index_t output_features(index_t f) const { return detail::expect_features("layer_norm", features, f); }
+  template <class X, class Get>
+  auto operator()(const X& x, const Get& get) const {
+    return functional::layer_norm(x, get(0), get(1), eps);
+  }
+};
+
+/// Inverted dropout with probability p while training (nn::functional::dropout), the identity in
+/// evaluation mode. Its masks come from its own generator, seeded here: a training run repeats
+/// exactly, on any backend.
+struct dropout {
+  double p;
+  fusor::random::generator rng;
+  bool training = true;
+
+  explicit dropout(double probability, std::uint64_t seed = 0) : p(probability), rng(seed) {
+    if (!(p >= 0.0 && p <= 1.0)) throw value_error("fusor: dropout needs 0 <= p <= 1, got p = " + std::to_string(p));
+  }
+  std::vector<param_spec> parameters() const { return {}; }
+  index_t output_features(index_t f) const { return f; }
+  void train(bool on) { training = on; }
+  template <class X, class Get>
+  auto operator()(const X& x, const Get&) {
+    return functional::dropout(x, p, rng, training);
+  }
+};
+
+}  // namespace fusor::ad::nn

@@ -1,0 +1,299 @@
+#pragma once
+// Losses: mse, l1, binary cross-entropy (of probabilities, and of logits), and categorical
+// cross-entropy with the softmax fused in. Called on variables each returns a one-element
+// variable (the loss to differentiate); called on arrays, the number.
+//
+// mse, l1 and binary_cross_entropy are expressions reduced by ad's mean or sum: one node, whose
+// adjoint is one fused pass. The two losses of logits are one node each with a hand-written
+// adjoint, because their good adjoints are simpler than their expressions' and stay finite where
+// the expressions' would overflow: softmax(z) − onehot for cross_entropy, sigmoid(z) − y for
+// binary_cross_entropy_with_logits, each one fused pass.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "../../core/array.hpp"
+#include "../../core/create.hpp"
+#include "../ops.hpp"
+#include "../reductions.hpp"
+#include "activations.hpp"
+
+namespace fusor::ad::nn {
+
+/// How a loss combines the per-element losses (PyTorch's reduction="mean" and "sum").
+enum class reduction { mean, sum };
+
+namespace detail {
+
+template <class X>
+constexpr bool has_vars() {
+  return ad::detail::holds_vars_v<X>;
+}
+
+/// An array's or a view's elements as a view.
+template <class X>
+auto view_of(const X& x) {
+  const auto l = x.as_leaf();
+  return array_view<value_t<node_t<X>>, backend_of_t<node_t<X>>>(l.data, l.shape, l.strides);
+}
+
+inline void check_same_shape(const char* what, const extents& input, const extents& target) {
+  if (!(input == target))
+    throw shape_error(std::string("fusor: ") + what + " needs the target's shape to equal the input's, got input " +
+                      to_string(input) + " and target " + to_string(target));
+}
+
+template <class E>
+auto reduce_loss(const E& e, reduction r) {
+  // mean and sum of an expression of variables are ad's (found by argument-dependent lookup);
+  // of arrays, the engine's. Both branches have one type.
+  if (r == reduction::sum) return sum(e);
+  return mean(e);
+}
+
+/// The plain values of x (a variable, an expression, an array): an array view, valid while x's tape
+/// or array is. An expression of variables becomes a variable first (one node).
+template <class X>
+auto plain_values(const X& x) {
+  using T = value_t<node_t<X>>;
+  using B = backend_of_t<node_t<X>>;
+  if constexpr (has_vars<X>()) {
+    const var<T, B> v = ad::eval(x);
+    const leaf<T, B> l = v.as_leaf().value;
+    return std::make_pair(v, array_view<T, B>(l.data, l.shape, l.strides));
+  } else if constexpr (fusor::detail::is_array_v<X> || fusor::detail::is_view_v<X>) {
+    return std::make_pair(0, view_of(x));
+  } else {
+    array<T, B> a(x);
+    const array_view<T, B> v = view_of(a);
+    return std::make_pair(std::move(a), v);  // the buffer moves with the array: the view stays valid
+  }
+}
+
+/// A leaf of the 0-d adjoint g read at every position of `shape` (stride 0 on every axis).
+template <class T, class B>
+leaf<T, B> spread_scalar(const leaf<T, B>& g, const extents& shape) {
+  extents strides;
+  for (int k = 0; k < shape.size(); ++k) strides.push_back(0);
+  return {g.data, shape, strides};
+}
+
+/// A leaf that reads the (rows..., 1) array `a` at every class of shape (rows..., C).
+template <class T, class B>
+leaf<T, B> spread_last(const T* a, const extents& shape) {
+  extents s = shape;
+  s[s.size() - 1] = 1;
+  extents strides = contiguous_strides(s);
+  strides[s.size() - 1] = 0;
+  return {const_cast<T*>(a), shape, strides};
+}
+
+/// cross_entropy's node: z the logits, lse their logsumexp per row (kept by the tape), the labels
+/// (class indices, broadcast along the class axis) or the target probabilities q with their row sums.
+template <class T, class B, class L>
+struct ce_back {
+  ad::detail::operand<T, B> z;
+  const T* lse;
+  leaf<L, B> labels;               // class indices (when L is integral)
+  ad::detail::operand<T, B> q;     // probabilities (when L is T)
+  const T* qsum;
+  T scale;
+
+  void operator()(tape& t, const leaf<T, B>& g) const {
+    const extents& shape = z.shape();
+    const index_t classes = shape[shape.size() - 1];
+    const auto gs = spread_scalar(g, shape) * scalar_expr<T>{scale};
+    const leaf<T, B> m = spread_last<T, B>(lse, shape);
+    if constexpr (std::is_integral_v<L>) {
+      const auto cls = lazy::arange<L, B>(L(0), L(classes));
+      ad::detail::accumulate_into(t, z, gs * (exp(z.value - m) - where(cls == labels, T(1), T(0))), shape);
+    } else {
+      const leaf<T, B> s = spread_last<T, B>(qsum, shape);
+      ad::detail::accumulate_into(t, z, gs * (exp(z.value - m) * s - q.value), shape);
+      ad::detail::accumulate_into(t, q, gs * (m - z.value), shape);
+    }
+  }
+};
+
+/// binary_cross_entropy_with_logits' node: dz = g·scale·(sigmoid(z) − y), dy = −g·scale·z.
+template <class T, class B>
+struct bce_logits_back {
+  ad::detail::operand<T, B> z, y;
+  T scale;
+  void operator()(tape& t, const leaf<T, B>& g) const {
+    const auto gs = spread_scalar(g, z.shape()) * scalar_expr<T>{scale};
+    ad::detail::accumulate_into(t, z, gs * (fusor::sigmoid(z.value) - y.value), z.shape());
+    ad::detail::accumulate_into(t, y, gs * (T(0) - z.value), z.shape());
+  }
+};
+
+/// Writes `value` into a new one-element output on t and records `back` when any operand needs it.
+template <class T, class B, class Back>
+var<T, B> scalar_output(tape& t, T value, bool any_grad, const Back& back) {
+  auto [out, grad] = ad::detail::new_output<T, B>(t, extents{}, any_grad);
+  backend_memory<B>::copy_from_host(ad::detail::output_leaf(out).data, &value, 1);
+  if (grad) ad::detail::record_op<T, B>(t, out.id(), back);
+  return out;
+}
+
+template <class T>
+T scale_of(reduction r, index_t count) {
+  return r == reduction::sum ? T(1) : T(1) / T(count);  // a mean of nothing is 0/0: NaN, as in NumPy
+}
+
+}  // namespace detail
+
+/// Mean (or sum) of (input − target)²; input and target of one shape.
+template <expression X, expression Y>
+auto mse_loss(const X& input, const Y& target, reduction r = reduction::mean) {
+  detail::check_same_shape("mse_loss", expr_shape(fusor::detail::to_node(input)),
+                           expr_shape(fusor::detail::to_node(target)));
+  return detail::reduce_loss(square(input - target), r);
+}
+
+/// Mean (or sum) of |input − target|; the gradient at a tie is 0.
+template <expression X, expression Y>
+auto l1_loss(const X& input, const Y& target, reduction r = reduction::mean) {
+  detail::check_same_shape("l1_loss", expr_shape(fusor::detail::to_node(input)),
+                           expr_shape(fusor::detail::to_node(target)));
+  return detail::reduce_loss(abs(input - target), r);
+}
+
+/// −(y log p + (1 − y) log(1 − p)), each log clamped at −100 (PyTorch's), for probabilities p in
+/// [0, 1] (a value_error otherwise) and targets y. For raw scores use
+/// binary_cross_entropy_with_logits: it is exact where p rounds to 0 or 1.
+template <expression X, expression Y>
+auto binary_cross_entropy(const X& p, const Y& y, reduction r = reduction::mean) {
+  using T = value_t<node_t<X>>;
+  const auto [keep, values] = detail::plain_values(p);
+  (void)keep;
+  detail::check_same_shape("binary_cross_entropy", values.shape(), expr_shape(fusor::detail::to_node(y)));
+  if (values.size() > 0) {
+    const T lo = fusor::min(values), hi = fusor::max(values);
+    if (!(lo >= T(0) && hi <= T(1)))
+      throw value_error("fusor: binary_cross_entropy needs probabilities in [0, 1], got values in [" +
+                        std::to_string(lo) + ", " + std::to_string(hi) +
+                        "] (for scores use binary_cross_entropy_with_logits)");
+  }
+  const T floor = T(-100);
+  if constexpr (detail::has_vars<X>()) {
+    const auto& pv = keep;  // the checked values, as a variable: one evaluation of p
+    return detail::reduce_loss(T(0) - (y * maximum(log(pv), floor) + (T(1) - y) * maximum(log(T(1) - pv), floor)), r);
+  } else {
+    return detail::reduce_loss(T(0) - (y * maximum(log(p), floor) + (T(1) - y) * maximum(log(T(1) - p), floor)), r);
+  }
+}
+
+/// Binary cross-entropy of logits z against targets y: mean (or sum) of
+/// max(z, 0) − z·y + log(1 + e^−|z|), exact for any z. Adjoints: (sigmoid(z) − y) and −z.
+template <expression X, expression Y>
+auto binary_cross_entropy_with_logits(const X& z, const Y& y, reduction r = reduction::mean) {
+  using T = value_t<node_t<X>>;
+  using B = backend_of_t<node_t<X>>;
+  static_assert(std::is_floating_point_v<T> && std::is_same_v<T, value_t<node_t<Y>>>,
+                "fusor: binary_cross_entropy_with_logits takes float or double logits and targets of their type");
+  const extents shape = expr_shape(fusor::detail::to_node(z));
+  detail::check_same_shape("binary_cross_entropy_with_logits", shape, expr_shape(fusor::detail::to_node(y)));
+  const T scale = detail::scale_of<T>(r, shape.numel());
+  auto value_of = [&](const auto& zv, const auto& yv) {
+    const T total = T(fusor::sum(maximum(zv, T(0)) - zv * yv + log1p(exp(T(0) - abs(zv)))));
+    return r == reduction::sum ? total : total * scale;
+  };
+  if constexpr (!detail::has_vars<X>() && !detail::has_vars<Y>()) {
+    return value_of(z, y);
+  } else {
+    tape& t = *ad::detail::common_tape("binary_cross_entropy_with_logits", z, y);
+    const auto zo = ad::detail::make_operand<T>(t, z);
+    const auto yo = ad::detail::make_operand<T>(t, y);
+    const T value = value_of(zo.view(), yo.view());
+    return detail::scalar_output<T, B>(t, value, zo.grad || yo.grad, detail::bce_logits_back<T, B>{zo, yo, scale});
+  }
+}
+
+/// Categorical cross-entropy of logits (classes along the last axis) with the softmax fused in:
+/// the mean (or sum) over rows of logsumexp(z) − z[label]. The target is either class indices
+/// (an integer array of the logits' shape without the last axis, each in [0, classes): an
+/// index_error otherwise) or probabilities of the logits' shape (−Σ q · log_softmax(z) per row).
+/// One node; its adjoint is softmax(z) − onehot (softmax(z)·Σq − q), one fused pass.
+/// The labels are read again by the backward pass: keep them alive and unchanged until then.
+template <expression X, expression L>
+auto cross_entropy(const X& logits, const L& target, reduction r = reduction::mean) {
+  using T = value_t<node_t<X>>;
+  using B = backend_of_t<node_t<X>>;
+  using LT = value_t<node_t<L>>;
+  static_assert(std::is_floating_point_v<T>, "fusor: cross_entropy takes float or double logits");
+  static_assert(std::is_integral_v<LT> || std::is_same_v<LT, T>,
+                "fusor: cross_entropy's target is class indices (an integer array) or probabilities of the "
+                "logits' type");
+  static_assert(std::is_same_v<backend_of_t<node_t<L>>, B>, "fusor: cross_entropy's target must be on the logits' backend");
+  const extents shape = expr_shape(fusor::detail::to_node(logits));
+  if (shape.size() == 0 || shape[shape.size() - 1] == 0)
+    throw shape_error("fusor: cross_entropy needs logits with a class axis (the last) of at least one class, got shape " +
+                      to_string(shape));
+  const index_t classes = shape[shape.size() - 1];
+  const extents rows_shape = fusor::detail::drop_axis(shape, shape.size() - 1);
+  const extents target_shape = expr_shape(fusor::detail::to_node(target));
+  if constexpr (std::is_integral_v<LT>) {
+    if (!(target_shape == rows_shape))
+      throw shape_error("fusor: cross_entropy's class labels must have the logits' shape without the class axis, " +
+                        to_string(rows_shape) + ", got " + to_string(target_shape));
+    if (rows_shape.numel() > 0) {
+      const auto lo = fusor::min(target), hi = fusor::max(target);
+      if (lo < 0 || hi >= classes)
+        throw index_error("fusor: cross_entropy's labels must be class indices in [0, " + std::to_string(classes) +
+                          "), got labels from " + std::to_string(lo) + " to " + std::to_string(hi));
+    }
+  } else {
+    detail::check_same_shape("cross_entropy with probabilities", shape, target_shape);
+  }
+  const T scale = detail::scale_of<T>(r, rows_shape.numel());
+  // the value from plain views: lse per row (keepdims), then Σ over rows of lse·Σq − Σ q·z
+  auto value_of = [&](const auto& zv, const auto& tv, array<T, B>& lse, array<T, B>& qsum) {
+    lse = ad::detail::plain_logsumexp(fusor::detail::to_node(zv), shape.size() - 1);
+    const leaf<T, B> m = detail::spread_last<T, B>(lse.data(), shape);
+    T total;
+    if constexpr (std::is_integral_v<LT>) {
+      const auto cls = lazy::arange<LT, B>(LT(0), LT(classes));
+      const auto lab = fusor::expand_dims(tv, -1);
+      total = T(fusor::sum(where(cls == lab, m - zv, T(0))));
+    } else {
+      qsum = fusor::sum(tv, -1, true);
+      total = T(fusor::sum(tv * (m - zv)));
+    }
+    return r == reduction::sum ? total : total * scale;
+  };
+  if constexpr (!detail::has_vars<X>() && !detail::has_vars<L>()) {
+    array<T, B> lse, qsum;
+    return value_of(logits, target, lse, qsum);
+  } else {
+    tape& t = *ad::detail::common_tape("cross_entropy", logits, target);
+    const auto zo = ad::detail::make_operand<T>(t, logits);
+    array<T, B>* lse = t.keep(array<T, B>());
+    array<T, B>* qsum = t.keep(array<T, B>());
+    if constexpr (std::is_integral_v<LT>) {
+      static_assert(!detail::has_vars<L>(), "fusor: class labels are constants");
+      // the labels as they lie (watched like any constant), or evaluated once into the tape
+      const array_view<LT, B> lab = [&] {
+        if constexpr (fusor::detail::is_array_v<L> || fusor::detail::is_view_v<L>) {
+          if (ad::recording()) t.watch(target.as_leaf(), false);
+          return detail::view_of(target);
+        } else {
+          return detail::view_of(*t.keep(array<LT, B>(target)));
+        }
+      }();
+      const T value = value_of(zo.view(), lab, *lse, *qsum);
+      const leaf<LT, B> lab_rows = fusor::expand_dims(lab, -1).as_leaf();
+      return detail::scalar_output<T, B>(
+          t, value, zo.grad,
+          detail::ce_back<T, B, LT>{zo, lse->data(), {lab_rows.data, shape, lab_rows.strides}, {}, nullptr, scale});
+    } else {
+      const auto qo = ad::detail::make_operand<T>(t, target);
+      const T value = value_of(zo.view(), qo.view(), *lse, *qsum);
+      return detail::scalar_output<T, B>(t, value, zo.grad || qo.grad,
+                                         detail::ce_back<T, B, T>{zo, lse->data(), {}, qo, qsum->data(), scale});
+    }
+  }
+}
+
+}  // namespace fusor::ad::nn
