@@ -602,6 +602,41 @@ TEST_CASE("Mithril's linear regression: a linear layer fitted by Adam (cosine sc
   CHECK(hv(params.at("0.bias"))[0] == doctest::Approx(double(A[f][m] / A[f][f])).epsilon(1e-7).scale(1e-7));
 }
 
+TEST_CASE("float32 models and losses agree with float64 within float rounding") {
+  using Fa = fusor::array<float, B>;
+  const index_t n = 9, in = 6, out = 4;
+  const auto m64 = nn::sequential<double, B>(nn::linear(in, 8), nn::gelu, nn::layer_norm(8), nn::linear(8, out));
+  const auto m32 = nn::sequential<float, B>(nn::linear(in, 8), nn::gelu, nn::layer_norm(8), nn::linear(8, out));
+  params_t p64 = m64.init(5);
+  nn::parameters<float, B> p32;
+  for (const auto& [name, a] : p64) p32.emplace(name, Fa(fusor::cast<float>(a)));
+  const D x = dvals(n * in, -2, 2, 4, extents{n, in});
+  const Fa x32 = fusor::cast<float>(x);
+  const I64 labels = test::on<B>(std::vector<std::int64_t>{0, 1, 2, 3, 0, 1, 2, 3, 0});
+  const D z64 = m64(p64, x);
+  const Fa z32 = m32(p32, x32);
+  const auto a = test::host_values(z32);
+  const auto b = hv(z64);
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-5).scale(1e-5));
+  const D t64 = dvals(n * out, 0.05, 0.95, 6, extents{n, out});
+  const Fa t32 = fusor::cast<float>(t64), s32 = fusor::sigmoid(z32);
+  const D s64 = fusor::sigmoid(z64);
+  CHECK(nn::mse_loss(z32, t32) == doctest::Approx(nn::mse_loss(z64, t64)).epsilon(1e-5));
+  CHECK(nn::l1_loss(z32, t32, nn::reduction::sum) == doctest::Approx(nn::l1_loss(z64, t64, nn::reduction::sum)).epsilon(1e-5));
+  CHECK(nn::binary_cross_entropy(s32, t32) == doctest::Approx(nn::binary_cross_entropy(s64, t64)).epsilon(1e-5));
+  CHECK(nn::binary_cross_entropy_with_logits(z32, t32) ==
+        doctest::Approx(nn::binary_cross_entropy_with_logits(z64, t64)).epsilon(1e-5));
+  CHECK(nn::cross_entropy(z32, labels) == doctest::Approx(nn::cross_entropy(z64, labels)).epsilon(1e-5));
+  const auto g64 = ad::grad([&](const auto& p) { return nn::cross_entropy(m64(p, x), labels); })(p64);
+  const auto g32 = ad::grad([&](const auto& p) { return nn::cross_entropy(m32(p, x32), labels); })(p32);
+  for (const auto& s : m64.parameter_specs()) {
+    INFO(s.name);
+    const auto ga = test::host_values(g32.at(s.name));
+    const auto gb = hv(g64.at(s.name));
+    for (std::size_t i = 0; i < ga.size(); ++i) CHECK(ga[i] == doctest::Approx(gb[i]).epsilon(1e-4).scale(1e-4));
+  }
+}
+
 // ---- training helpers ------------------------------------------------------------------------
 
 TEST_CASE("shuffled_batches: every row once per epoch, in a seeded order, the same on every backend") {

@@ -1,0 +1,174 @@
+// One training step of a 784-128-10 ReLU MLP with softmax cross-entropy at batch 64 (the issue's
+// benchmark), float32 and float64, on 1 and 2 threads:
+//   fusor_step:   ad::value_and_grad of nn::cross_entropy(model(params, x), y) (the tape recorded
+//                 again every step, into its kept buffers), then optim::sgd's step
+//   fusor_infer:  the model's forward pass on arrays (inference)
+//   hand_step:    the same step by hand: four GEMMs and two more for the backward pass (direct
+//                 cblas calls on preallocated buffers), the bias, ReLU, softmax–cross-entropy and
+//                 SGD loops written out; the floor a library step is measured against
+//   gemm_floor:   the step's six GEMMs alone
+// Args: {batch, threads}. bench/pairs.py prints fusor/hand; bench/peers/learn_peers.py runs the
+// same step in PyTorch and JAX.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <fusor/fusor.hpp>
+
+namespace {
+
+using fusor::index_t;
+namespace nn = fusor::ad::nn;
+namespace optim = fusor::ad::optim;
+constexpr index_t in_f = 784, hid = 128, out_f = 10;
+
+void use_threads(const benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(1)));
+  fusor::set_blas_num_threads(int(st.range(1)));
+}
+
+template <class T>
+struct data {
+  fusor::array<T> x;
+  fusor::array<std::int64_t> y;
+  explicit data(index_t batch) {
+    fusor::random::generator rng(1);
+    x = fusor::random::uniform<T>(rng, {batch, in_f}, T(0), T(1));
+    y = fusor::random::integers<std::int64_t>(rng, {batch}, 0, out_f);
+  }
+};
+
+template <class T>
+void fusor_step(benchmark::State& st) {
+  use_threads(st);
+  const index_t batch = st.range(0);
+  const data<T> d(batch);
+  const auto model = nn::sequential<T>(nn::linear(in_f, hid), nn::relu, nn::linear(hid, out_f));
+  nn::parameters<T> params = model.init(0);
+  optim::sgd<T, fusor::cpu> opt({.lr = 1e-3});
+  auto step = fusor::ad::value_and_grad([&](const auto& p) { return nn::cross_entropy(model(p, d.x), d.y); });
+  T loss{};
+  for (auto _ : st) {
+    auto [value, grads] = step(params);
+    opt.step(params, grads);
+    loss = value;
+  }
+  benchmark::DoNotOptimize(loss);
+  st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <class T>
+void fusor_infer(benchmark::State& st) {
+  use_threads(st);
+  const data<T> d(st.range(0));
+  const auto model = nn::sequential<T>(nn::linear(in_f, hid), nn::relu, nn::linear(hid, out_f));
+  const nn::parameters<T> params = model.init(0);
+  for (auto _ : st) {
+    fusor::array<T> z = model(params, d.x);
+    benchmark::DoNotOptimize(z.data());
+  }
+}
+
+template <class T>
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b,
+          index_t ldb, T* c, index_t ldc) {
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a, int(lda), b, int(ldb), 0.0f, c, int(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a, int(lda), b, int(ldb), 0.0, c, int(ldc));
+}
+
+/// The step by hand on preallocated buffers: forward, loss, backward, SGD.
+template <class T>
+struct hand_mlp {
+  index_t n;
+  std::vector<T> w1, b1, w2, b2, h, z, dz, dh, gw1, gb1, gw2, gb2;
+  explicit hand_mlp(index_t batch)
+      : n(batch), w1(in_f * hid), b1(hid), w2(hid * out_f), b2(out_f), h(batch * hid), z(batch * out_f),
+        dz(batch * out_f), dh(batch * hid), gw1(in_f * hid), gb1(hid), gw2(hid * out_f), gb2(out_f) {
+    for (std::size_t i = 0; i < w1.size(); ++i) w1[i] = T(0.03) * T(std::sin(double(i)));
+    for (std::size_t i = 0; i < w2.size(); ++i) w2[i] = T(0.08) * T(std::cos(double(i)));
+  }
+  T step(const T* x, const std::int64_t* y, T lr, bool gemms_only) {
+    gemm<T>(CblasNoTrans, CblasNoTrans, n, hid, in_f, x, in_f, w1.data(), hid, h.data(), hid);
+    if (!gemms_only)
+      for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < hid; ++j) h[i * hid + j] = std::max(h[i * hid + j] + b1[j], T(0));
+    gemm<T>(CblasNoTrans, CblasNoTrans, n, out_f, hid, h.data(), hid, w2.data(), out_f, z.data(), out_f);
+    T loss = 0;
+    if (!gemms_only) {
+      for (index_t i = 0; i < n; ++i) {  // softmax cross-entropy and its adjoint (softmax − onehot)/n
+        T* zi = &z[i * out_f];
+        T m = -INFINITY;
+        for (index_t c = 0; c < out_f; ++c) m = std::max(m, zi[c] += b2[c]);
+        T s = 0;
+        for (index_t c = 0; c < out_f; ++c) s += std::exp(zi[c] - m);
+        const T lse = m + std::log(s);
+        loss += lse - zi[y[i]];
+        for (index_t c = 0; c < out_f; ++c) dz[i * out_f + c] = (std::exp(zi[c] - lse) - (c == y[i] ? T(1) : T(0))) / T(n);
+      }
+      std::fill(gb2.begin(), gb2.end(), T(0));
+      for (index_t i = 0; i < n; ++i)
+        for (index_t c = 0; c < out_f; ++c) gb2[c] += dz[i * out_f + c];
+    }
+    gemm<T>(CblasTrans, CblasNoTrans, hid, out_f, n, h.data(), hid, dz.data(), out_f, gw2.data(), out_f);
+    gemm<T>(CblasNoTrans, CblasTrans, n, hid, out_f, dz.data(), out_f, w2.data(), out_f, dh.data(), hid);
+    if (!gemms_only) {
+      std::fill(gb1.begin(), gb1.end(), T(0));
+      for (index_t i = 0; i < n; ++i)
+        for (index_t j = 0; j < hid; ++j) {
+          T& g = dh[i * hid + j];
+          g = h[i * hid + j] > 0 ? g : T(0);
+          gb1[j] += g;
+        }
+    }
+    gemm<T>(CblasTrans, CblasNoTrans, in_f, hid, n, x, in_f, dh.data(), hid, gw1.data(), hid);
+    if (!gemms_only) {
+      for (std::size_t i = 0; i < w1.size(); ++i) w1[i] -= lr * gw1[i];
+      for (std::size_t i = 0; i < b1.size(); ++i) b1[i] -= lr * gb1[i];
+      for (std::size_t i = 0; i < w2.size(); ++i) w2[i] -= lr * gw2[i];
+      for (std::size_t i = 0; i < b2.size(); ++i) b2[i] -= lr * gb2[i];
+    }
+    return loss / T(n);
+  }
+};
+
+template <class T>
+void hand_step(benchmark::State& st) {
+  use_threads(st);  // OpenBLAS's threads; the loops are one thread
+  const data<T> d(st.range(0));
+  hand_mlp<T> m(st.range(0));
+  T loss{};
+  for (auto _ : st) loss = m.step(d.x.data(), d.y.data(), T(1e-3), false);
+  benchmark::DoNotOptimize(loss);
+}
+
+template <class T>
+void gemm_floor(benchmark::State& st) {
+  use_threads(st);
+  const data<T> d(st.range(0));
+  hand_mlp<T> m(st.range(0));
+  for (auto _ : st) benchmark::DoNotOptimize(m.step(d.x.data(), d.y.data(), T(1e-3), true));
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (int t : {1, 2}) b->Args({64, t});
+  b->UseRealTime();
+}
+
+}  // namespace
+
+BENCHMARK(fusor_step<float>)->Apply(sizes);
+BENCHMARK(fusor_step<double>)->Apply(sizes);
+BENCHMARK(hand_step<float>)->Apply(sizes);
+BENCHMARK(hand_step<double>)->Apply(sizes);
+BENCHMARK(gemm_floor<float>)->Apply(sizes);
+BENCHMARK(gemm_floor<double>)->Apply(sizes);
+BENCHMARK(fusor_infer<float>)->Apply(sizes);
+BENCHMARK(fusor_infer<double>)->Apply(sizes);
+
+BENCHMARK_MAIN();

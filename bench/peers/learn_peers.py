@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""bench_learn's training step in PyTorch (eager autograd, and torch.compile where this PyTorch has
+it) and JAX (jit), on the CPU with the same thread count, beside fusor's time from bench_learn's
+JSON: prints each peer's median time per step and the ratio fusor/peer (< 1: fusor is faster).
+Usage: learn_peers.py BENCH_LEARN_JSON [threads] [jax|torch]   (default: every peer that imports)
+
+The step (float32 and float64, batch 64): a 784-128-10 MLP, ReLU, softmax cross-entropy against
+integer labels, the gradient of the mean loss by reverse mode, and a plain SGD update (lr 1e-3) of
+the four parameters; inputs U(0, 1), labels uniform in 0..9, as bench_learn draws them (other
+numbers, the same shapes)."""
+import json
+import os
+import sys
+
+THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+os.environ.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen={'true' if THREADS > 1 else 'false'} "
+                                   f"intra_op_parallelism_threads={THREADS}")
+os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+
+import numpy as np  # noqa: E402
+from timing import median_seconds as timed  # noqa: E402
+
+BATCH, IN, HID, OUT = 64, 784, 128, 10
+
+
+def median_seconds(fn):
+    return timed(fn, reps=51, warmup=5)  # JIT compilation on the first calls
+
+
+def fusor_times(path):
+    med = {}
+    for b in json.load(open(path))["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            head, _, rest = b["run_name"].partition("/")
+            med[(head, rest.replace("/real_time", ""))] = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}.get(
+                b.get("time_unit", "ns"), 1e-9)
+    return med
+
+
+def problem(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0, 1, (BATCH, IN)).astype(dtype)
+    y = rng.integers(0, OUT, BATCH)
+    b1, b2 = 1 / np.sqrt(IN), 1 / np.sqrt(HID)
+    params = [rng.uniform(-b1, b1, (IN, HID)).astype(dtype), rng.uniform(-b1, b1, HID).astype(dtype),
+              rng.uniform(-b2, b2, (HID, OUT)).astype(dtype), rng.uniform(-b2, b2, OUT).astype(dtype)]
+    return x, y, params
+
+
+def jax_peer():
+    import jax
+    import jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+
+    def loss(p, x, y):
+        w1, b1, w2, b2 = p
+        z = jax.nn.relu(x @ w1 + b1) @ w2 + b2
+        return jnp.mean(jax.nn.logsumexp(z, axis=1) - jnp.take_along_axis(z, y[:, None], axis=1)[:, 0])
+
+    @jax.jit
+    def step(p, x, y):
+        value, g = jax.value_and_grad(loss)(p, x, y)
+        return value, [w - 1e-3 * gw for w, gw in zip(p, g)]
+
+    out = {}
+    for dtype, t in (("float", np.float32), ("double", np.float64)):
+        x, y, params = problem(t)
+        x, y, state = jnp.asarray(x), jnp.asarray(y), [jnp.asarray(w) for w in params]
+
+        def run():
+            nonlocal state
+            value, state = step(state, x, y)
+            jax.block_until_ready(state)
+
+        out[("jit", dtype)] = median_seconds(run)
+    return out
+
+
+def torch_peer():
+    import torch
+    torch.set_num_threads(THREADS)
+    out = {}
+    for dtype, t in (("float", np.float32), ("double", np.float64)):
+        x, y, params = problem(t)
+        x, y = torch.from_numpy(x), torch.from_numpy(y)
+        ps = [torch.from_numpy(w).requires_grad_(True) for w in params]
+
+        def loss_of(x, y, w1, b1, w2, b2):
+            z = torch.relu(x @ w1 + b1) @ w2 + b2
+            return torch.nn.functional.cross_entropy(z, y)
+
+        def make_step(f):
+            def step():
+                value = f(x, y, *ps)
+                grads = torch.autograd.grad(value, ps)
+                with torch.no_grad():
+                    for w, g in zip(ps, grads):
+                        w.sub_(1e-3 * g)
+                return value
+            return step
+
+        out[("eager", dtype)] = median_seconds(make_step(loss_of))
+        if hasattr(torch, "compile"):
+            try:
+                out[("compile", dtype)] = median_seconds(make_step(torch.compile(loss_of)))
+            except Exception as e:  # noqa: BLE001  (a compiler backend missing on this machine)
+                print(f"(torch.compile failed: {type(e).__name__}: {e})")
+        else:
+            print(f"(torch.compile needs PyTorch >= 2.0; this is {torch.__version__})")
+    return out
+
+
+def main():
+    fusor = fusor_times(sys.argv[1])
+    only = sys.argv[3] if len(sys.argv) > 3 else None
+    peers = {}
+    for key, label, fn in (("jax", "JAX", jax_peer), ("torch", "PyTorch", torch_peer)):
+        if only not in (None, key):
+            continue
+        try:
+            for (mode, dtype), seconds in fn().items():
+                peers[(f"{label} {mode}", dtype)] = seconds
+        except ImportError as e:
+            print(f"({label} not installed: {e}; scripts/bench learn installs JAX from PyPI and Debian's python3-torch)")
+    if not peers:
+        return
+    print(f"threads: {THREADS}; one training step of a 784-128-10 MLP at batch {BATCH}")
+    print(f"{'peer':22} {'dtype':7} {'peer':>10} {'fusor':>10} {'fusor/peer':>11}")
+    for (label, dtype), tp in sorted(peers.items()):
+        tf = fusor.get((f"fusor_step<{dtype}>", f"{BATCH}/{THREADS}"))
+        ratio = f"{tf / tp:11.3f}" if tf else f"{'-':>11}"
+        fus = f"{tf * 1e3:8.3f}ms" if tf else f"{'-':>10}"
+        print(f"{label:22} {dtype:7} {tp * 1e3:8.3f}ms {fus} {ratio}")
+
+
+if __name__ == "__main__":
+    main()
