@@ -15,7 +15,6 @@ forward, backward), and the JVP of sinexp at 1e6 (jax.jvp under jit; torch.func.
   jacfwd_tanh, jacrev_tanh: the 100 x 100 Jacobian of y = sum(A * tanh(x), 1) in forward and reverse
           mode (jax.jacfwd / jax.jacrev under jit; torch.autograd.functional.jacobian, vectorised
           reverse mode, and forward mode where this PyTorch has it)."""
-import json
 import os
 import sys
 
@@ -25,23 +24,12 @@ os.environ.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen={'true' if THR
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
 import numpy as np  # noqa: E402
+from timing import fusor_medians as fusor_times  # noqa: E402
 from timing import median_seconds as timed  # noqa: E402
 
 
 def median_seconds(fn):
     return timed(fn, reps=15, warmup=3)  # JIT compilation on the first calls
-
-
-
-
-def fusor_times(path):
-    med = {}
-    for b in json.load(open(path))["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            head, _, rest = b["run_name"].partition("/")
-            med[(head, rest.replace("/real_time", ""))] = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}.get(
-                b.get("time_unit", "ns"), 1e-9)
-    return med
 
 
 def inputs(n, dtype, seed):

@@ -8,7 +8,6 @@ The step (float32 and float64, batch 64): a 784-128-10 MLP, ReLU, softmax cross-
 integer labels, the gradient of the mean loss by reverse mode, and a plain SGD update (lr 1e-3) of
 the four parameters; inputs U(0, 1), labels uniform in 0..9, as bench_learn draws them (other
 numbers, the same shapes)."""
-import json
 import os
 import sys
 
@@ -18,6 +17,7 @@ os.environ.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen={'true' if THR
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 
 import numpy as np  # noqa: E402
+from timing import fusor_medians as fusor_times  # noqa: E402
 from timing import median_seconds as timed  # noqa: E402
 
 BATCH, IN, HID, OUT = 64, 784, 128, 10
@@ -25,16 +25,6 @@ BATCH, IN, HID, OUT = 64, 784, 128, 10
 
 def median_seconds(fn):
     return timed(fn, reps=51, warmup=5)  # JIT compilation on the first calls
-
-
-def fusor_times(path):
-    med = {}
-    for b in json.load(open(path))["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            head, _, rest = b["run_name"].partition("/")
-            med[(head, rest.replace("/real_time", ""))] = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3}.get(
-                b.get("time_unit", "ns"), 1e-9)
-    return med
 
 
 def problem(dtype):
