@@ -122,6 +122,8 @@ TEST_CASE("relu's and leaky_relu's gradient at 0 is the left one (PyTorch's), si
   CHECK((hv(g) == std::vector<double>{0, 0, 1, 0, 1}));
   const D gl = ad::grad([](const auto& t) { return sum(nn::leaky_relu(t)); })(x);
   CHECK((hv(gl) == std::vector<double>{0.01, 0.01, 1, 0.01, 1}));
+  const D nan = test::on<B>(std::vector<double>{std::nan(""), -1.0});
+  CHECK(std::isnan(hv(D(nn::relu(nan)))[0]));  // a diverging run shows, as in PyTorch
   const D gs = ad::grad([](const auto& t) { return sum(nn::sigmoid(t)); })(x);
   const auto s = hv(gs);
   CHECK(s[0] == doctest::Approx(0.25));
@@ -548,6 +550,12 @@ TEST_CASE("a model of an embedding, layer_norm, gelu, dropout and a bias-free li
     CHECK(ge[2 * 4 + k] == 0.0);
     CHECK(ge[3 * 4 + k] == 0.0);
   }
+  // an index outside the table is an error, not a wrapped-around row
+  const I64 negative = test::on<B>(std::vector<std::int64_t>{1, -1});
+  CHECK_THROWS_WITH_AS(model(params, negative), doctest::Contains("indices in [0, 6), got indices from -1 to 1"),
+                       fusor::index_error);
+  const I64 past = test::on<B>(std::vector<std::int64_t>{6});
+  CHECK_THROWS_AS(model(params, past), fusor::index_error);
   // training mode: dropout draws a new mask per call, the evaluation output stays put
   const D e1 = model(params, idx), e2 = model(params, idx);
   CHECK(hv(e1) == hv(e2));
@@ -668,6 +676,20 @@ TEST_CASE("shuffled_batches: every row once per epoch, in a seeded order, the sa
   CHECK_THROWS_AS(nn::shuffled_batches<B>(-1, 2, rng), fusor::value_error);
 }
 
+TEST_CASE("two dropout layers of one model draw different masks, repeatably") {
+  auto model = nn::sequential<double, B>(nn::dropout(0.5), nn::dropout(0.5, 0));
+  const D x = fusor::ones<double, B>({1000});
+  const params_t none;
+  // the two layers' masks multiply: with independent masks about a quarter survive, with one
+  // shared mask a half
+  const auto y = hv(model(none, x));
+  const auto kept = std::count_if(y.begin(), y.end(), [](double v) { return v != 0; });
+  CHECK(kept > 180);
+  CHECK(kept < 320);
+  auto again = nn::sequential<double, B>(nn::dropout(0.5), nn::dropout(0.5, 0));
+  CHECK(hv(again(none, x)) == y);
+}
+
 TEST_CASE("accuracy counts the rows whose first largest logit is at the label") {
   const D z = test::on<B>(std::vector<double>{1, 3, 3, 0, 0, -1, 2, 2, 2, 5, 4, 4}, extents{4, 3});
   const auto lab = test::on<B>(std::vector<std::uint8_t>{1, 0, 1, 0});  // ties go to the first
@@ -675,6 +697,13 @@ TEST_CASE("accuracy counts the rows whose first largest logit is at the label") 
   const I64 wrong = test::on<B>(std::vector<std::int64_t>{1, 0, 1});
   CHECK_THROWS_WITH_AS(nn::accuracy(z, wrong), doctest::Contains("(4,), got (3,)"), fusor::shape_error);
   CHECK(nn::accuracy(fusor::zeros<double, B>({0, 3}), fusor::zeros<std::int64_t, B>({0})) == 0.0);
+  // on variables (inside a differentiated function): read as constants
+  double seen = -1;
+  (void)ad::grad([&](const auto& t) {
+    seen = nn::accuracy(t, lab);
+    return sum(t);
+  })(z);
+  CHECK(seen == 0.75);
 }
 
 TEST_CASE("early_stopping waits `patience` epochs without an improvement beyond min_delta") {
@@ -697,6 +726,9 @@ TEST_CASE("early_stopping waits `patience` epochs without an improvement beyond 
   CHECK(nn::progress_line(3, 20, 0.1234, 0.9725, 0.9611, 52100, 1.0) ==
         "epoch 3/20  loss 0.1234  accuracy 97.25%  val 96.11%  52.1k samples/s");
   CHECK(nn::progress_line(1, 2, 1.5, std::nan(""), std::nan(""), 3e6, 2.0) == "epoch 1/2  loss 1.5000  1.5M samples/s");
+  const std::string huge = nn::progress_line(1, 2, 1e200, 0.5, 0.5, 10, 1.0);  // 200 digits: no overrun
+  CHECK(huge.size() > 200);
+  CHECK(huge.find("  accuracy 50.00%  val 50.00%  10 samples/s") != std::string::npos);
 }
 
 }  // namespace nnbody

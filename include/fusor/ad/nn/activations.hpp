@@ -25,13 +25,14 @@ constexpr void require_real() {
 }
 }  // namespace detail
 
-/// max(x, 0). The gradient is 1 where x > 0 and 0 elsewhere, at 0 too (PyTorch's and JAX's choice).
+/// max(x, 0). The gradient is 1 where x > 0 and 0 elsewhere, at 0 too (PyTorch's and JAX's
+/// choice); NaN stays NaN (a diverging run shows).
 struct relu_fn {
   template <expression X>
   auto operator()(const X& x) const {
     detail::require_real<X>();
     using V = detail::value_of_t<X>;
-    return where(x > V(0), x, V(0));
+    return where(x <= V(0), V(0), x);
   }
 };
 inline constexpr relu_fn relu{};

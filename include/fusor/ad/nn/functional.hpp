@@ -4,8 +4,9 @@
 // types (nn::linear, nn::dropout, nn::layer_norm in layers.hpp) call these with their parameters.
 //
 // On variables a result may be a lazy expression of variables (its leaves are tape buffers, so it
-// outlives the statement) and fuses with what follows; on arrays each returns an array, because
-// an expression would point into temporaries.
+// outlives the statement) and fuses with what follows; where a constant array takes part (a
+// weight that is not a variable) the result is a variable, and on arrays an array, because an
+// expression would point into the caller's arrays, which may be temporaries.
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -47,8 +48,10 @@ auto linear(const X& x, const W& weight) {
 }
 template <expression X, expression W, expression Bi>
 auto linear(const X& x, const W& weight, const Bi& bias) {
-  if constexpr (detail::has_vars<X>() || detail::has_vars<W>() || detail::has_vars<Bi>()) {
-    return detail::matmul_of(x, weight) + bias;
+  if constexpr (detail::has_vars<W>() && detail::has_vars<Bi>()) {
+    return detail::matmul_of(x, weight) + bias;  // leaves: the product's and the bias's tape buffers
+  } else if constexpr (detail::has_vars<X>() || detail::has_vars<W>() || detail::has_vars<Bi>()) {
+    return ad::eval(detail::matmul_of(x, weight) + bias);  // the constant bias is read now
   } else {
     auto y = detail::matmul_of(x, weight);
     y += bias;  // in place: no second buffer
@@ -108,9 +111,10 @@ auto layer_norm(const X& x, const W& weight, const Bi& bias, double eps = 1e-5) 
   if (!(ws == features) || !(bs == features))
     throw shape_error("fusor: layer_norm's weight and bias must have the shape of the last axis, " +
                       to_string(features) + ", got " + to_string(ws) + " and " + to_string(bs));
-  if constexpr (detail::has_vars<X>() || detail::has_vars<W>() || detail::has_vars<Bi>()) {
-    if constexpr (detail::has_vars<X>()) return layer_norm(x, eps) * weight + bias;
-    else return ad::eval(layer_norm(x, eps) * weight + bias);  // evaluated while the normalised array lives
+  if constexpr (detail::has_vars<X>() && detail::has_vars<W>() && detail::has_vars<Bi>()) {
+    return layer_norm(x, eps) * weight + bias;
+  } else if constexpr (detail::has_vars<X>() || detail::has_vars<W>() || detail::has_vars<Bi>()) {
+    return ad::eval(layer_norm(x, eps) * weight + bias);  // evaluated while its constants live
   } else {
     auto y = layer_norm(x, eps);
     y *= weight;

@@ -119,6 +119,13 @@ struct embedding {
   template <class X, class Get>
   auto operator()(const X& indices, const Get& get) const {
     static_assert(std::is_integral_v<value_t<node_t<X>>>, "fusor: embedding takes integer indices");
+    if (expr_shape(fusor::detail::to_node(indices)).numel() > 0) {
+      // take would wrap a negative index around (NumPy's rule); a lookup table has no row -1
+      const auto lo = fusor::min(indices), hi = fusor::max(indices);
+      if (lo < 0 || hi >= num)
+        throw index_error("fusor: embedding needs indices in [0, " + std::to_string(num) + "), got indices from " +
+                          std::to_string(lo) + " to " + std::to_string(hi));
+    }
     const auto& w = get(0);
     if constexpr (ad::detail::holds_vars_v<std::remove_cvref_t<decltype(w)>>) return ad::take(w, indices, 0);
     else return fusor::take(w, indices, 0);
@@ -146,19 +153,29 @@ struct layer_norm {
 };
 
 /// Inverted dropout with probability p while training (nn::functional::dropout), the identity in
-/// evaluation mode. Its masks come from its own generator, seeded here: a training run repeats
-/// exactly, on any backend.
+/// evaluation mode. Its masks come from its own generator, seeded from `seed` and the layer's
+/// place in its model (placed(index)), so two dropout layers of one model never share masks and
+/// a training run repeats exactly, on any backend.
 struct dropout {
   double p;
+  std::uint64_t seed;
   fusor::random::generator rng;
   bool training = true;
 
-  explicit dropout(double probability, std::uint64_t seed = 0) : p(probability), rng(seed) {
+  explicit dropout(double probability, std::uint64_t s = 0) : p(probability), seed(s), rng(s) {
     if (!(p >= 0.0 && p <= 1.0)) throw value_error("fusor: dropout needs 0 <= p <= 1, got p = " + std::to_string(p));
   }
   std::vector<param_spec> parameters() const { return {}; }
   index_t output_features(index_t f) const { return f; }
   void train(bool on) { training = on; }
+  /// Called by a model with the layer's index: the generator restarts from (seed, index), mixed
+  /// by SplitMix64's finaliser so that neighbouring seeds and indices give unrelated streams.
+  void placed(std::size_t index) {
+    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (std::uint64_t(index) + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    rng = fusor::random::generator(z ^ (z >> 31));
+  }
   template <class X, class Get>
   auto operator()(const X& x, const Get&) {
     return functional::dropout(x, p, rng, training);

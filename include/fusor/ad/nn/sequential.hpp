@@ -129,6 +129,7 @@ class sequential_model {
     names_.resize(sizeof...(L));
     auto visit = [&](auto& layer, std::size_t index) {
       using Li = std::remove_cvref_t<decltype(layer)>;
+      if constexpr (requires { layer.placed(index); }) layer.placed(index);
       if constexpr (detail::parametrised<Li>) {
         try {
           f = layer.output_features(f);

@@ -15,6 +15,7 @@
 #include "../../core/indexing.hpp"
 #include "../../core/random.hpp"
 #include "../../core/reduce.hpp"
+#include "../ops.hpp"
 
 namespace fusor::ad::nn {
 
@@ -37,35 +38,47 @@ std::vector<array<std::int64_t, B>> shuffled_batches(index_t n, index_t batch_si
 }
 
 /// The fraction of rows whose largest logit (the first of equal ones) is at the label: logits
-/// (..., classes), labels of the logits' shape without the last axis. 0 rows give 0.
+/// (..., classes), labels of the logits' shape without the last axis. 0 rows give 0. Logits that
+/// are variables are read as constants (nothing is recorded).
 template <expression X, expression L>
 double accuracy(const X& logits, const L& labels) {
-  const auto z = fusor::detail::to_node(logits);
-  const extents shape = expr_shape(z);
-  if (shape.size() == 0) throw shape_error("fusor: accuracy needs logits with a class axis (the last), got a 0-dimensional one");
-  const extents rows = fusor::detail::drop_axis(shape, shape.size() - 1);
-  const extents ls = expr_shape(fusor::detail::to_node(labels));
-  if (!(ls == rows))
-    throw shape_error("fusor: accuracy's labels must have the logits' shape without the class axis, " +
-                      to_string(rows) + ", got " + to_string(ls));
-  if (rows.numel() == 0) return 0;
-  const auto predicted = fusor::argmax(logits, -1);
-  return double(fusor::sum(predicted == cast<std::int64_t>(labels))) / double(rows.numel());
+  if constexpr (ad::detail::holds_vars_v<X>) {
+    return accuracy(ad::stop_gradient(logits), labels);
+  } else {
+    const auto z = fusor::detail::to_node(logits);
+    const extents shape = expr_shape(z);
+    if (shape.size() == 0)
+      throw shape_error("fusor: accuracy needs logits with a class axis (the last), got a 0-dimensional one");
+    const extents rows = fusor::detail::drop_axis(shape, shape.size() - 1);
+    const extents ls = expr_shape(fusor::detail::to_node(labels));
+    if (!(ls == rows))
+      throw shape_error("fusor: accuracy's labels must have the logits' shape without the class axis, " +
+                        to_string(rows) + ", got " + to_string(ls));
+    if (rows.numel() == 0) return 0;
+    const auto predicted = fusor::argmax(logits, -1);
+    return double(fusor::sum(predicted == cast<std::int64_t>(labels))) / double(rows.numel());
+  }
 }
 
 /// "epoch 3/20  loss 0.1234  accuracy 97.25%  val 96.11%  52.1k samples/s": one line per epoch.
 /// A NaN accuracy or validation figure is left out.
 inline std::string progress_line(int epoch, int epochs, double loss, double train_accuracy, double val_accuracy,
                                  double samples, double seconds) {
-  char buf[200];
-  int n = std::snprintf(buf, sizeof buf, "epoch %d/%d  loss %.4f", epoch, epochs, loss);
-  if (!std::isnan(train_accuracy)) n += std::snprintf(buf + n, sizeof buf - n, "  accuracy %.2f%%", 100 * train_accuracy);
-  if (!std::isnan(val_accuracy)) n += std::snprintf(buf + n, sizeof buf - n, "  val %.2f%%", 100 * val_accuracy);
+  // each piece is formatted on its own: a huge loss (1e200 has 200 digits in %f) cannot overrun
+  const auto piece = [](const char* format, auto... values) {
+    const int n = std::snprintf(nullptr, 0, format, values...);
+    std::string text(std::size_t(n > 0 ? n : 0), '\0');
+    std::snprintf(text.data(), text.size() + 1, format, values...);
+    return text;
+  };
+  std::string line = piece("epoch %d/%d  loss %.4f", epoch, epochs, loss);
+  if (!std::isnan(train_accuracy)) line += piece("  accuracy %.2f%%", 100 * train_accuracy);
+  if (!std::isnan(val_accuracy)) line += piece("  val %.2f%%", 100 * val_accuracy);
   const double rate = seconds > 0 ? samples / seconds : 0;
-  if (rate >= 1e6) std::snprintf(buf + n, sizeof buf - n, "  %.1fM samples/s", rate / 1e6);
-  else if (rate >= 1e3) std::snprintf(buf + n, sizeof buf - n, "  %.1fk samples/s", rate / 1e3);
-  else std::snprintf(buf + n, sizeof buf - n, "  %.0f samples/s", rate);
-  return buf;
+  if (rate >= 1e6) line += piece("  %.1fM samples/s", rate / 1e6);
+  else if (rate >= 1e3) line += piece("  %.1fk samples/s", rate / 1e3);
+  else line += piece("  %.0f samples/s", rate);
+  return line;
 }
 
 /// Early stopping on a validation metric (Keras's EarlyStopping): update(value) after each
