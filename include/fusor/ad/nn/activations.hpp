@@ -7,9 +7,13 @@
 // Their gradients are the engine's: where() sends the adjoint to the branch taken, and the
 // functions' derivative forms (tanh, sigmoid, erf) run as one forward-mode pass.
 #include <cmath>
+#include <string>
+#include <type_traits>
 
 #include "../../core/array.hpp"
 #include "../../core/operators.hpp"
+#include "../../core/reduce.hpp"
+#include "../ops.hpp"
 #include "../softmax.hpp"
 
 namespace fusor::ad::nn {
@@ -17,6 +21,23 @@ namespace fusor::ad::nn {
 namespace detail {
 template <class X>
 using value_of_t = value_t<node_t<X>>;
+
+/// Whether x holds variables (the recording path) rather than arrays.
+template <class X>
+constexpr bool has_vars() {
+  return ad::detail::holds_vars_v<std::remove_cvref_t<X>>;
+}
+
+/// Throws an index_error unless every integer of `indices` lies in [0, n): what the lookups of the
+/// layers need where take() would wrap a negative index around (NumPy's rule).
+template <class I>
+void check_indices(const char* what, const char* expected, const char* given, const I& indices, index_t n) {
+  if (expr_shape(fusor::detail::to_node(indices)).numel() == 0) return;
+  const auto lo = fusor::min(indices), hi = fusor::max(indices);
+  if (lo < 0 || hi >= n)
+    throw index_error(std::string("fusor: ") + what + " needs " + expected + " in [0, " + std::to_string(n) + "), got " +
+                      given + " from " + std::to_string(lo) + " to " + std::to_string(hi));
+}
 
 template <class X>
 constexpr void require_real() {

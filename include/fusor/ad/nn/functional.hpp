@@ -16,14 +16,12 @@
 #include "../ops.hpp"
 #include "../products.hpp"
 #include "../reductions.hpp"
+#include "activations.hpp"
 
 namespace fusor::ad::nn::functional {
 
 namespace detail {
-template <class X>
-constexpr bool has_vars() {
-  return ad::detail::holds_vars_v<X>;
-}
+using nn::detail::has_vars;
 /// x as a value: an expression of variables stays lazy, anything else becomes an array.
 template <class X>
 auto settle(X&& x) {

@@ -19,6 +19,7 @@
 #include "../../core/array.hpp"
 #include "../../core/random.hpp"
 #include "../gather.hpp"
+#include "activations.hpp"
 #include "functional.hpp"
 #include "init.hpp"
 
@@ -119,13 +120,7 @@ struct embedding {
   template <class X, class Get>
   auto operator()(const X& indices, const Get& get) const {
     static_assert(std::is_integral_v<value_t<node_t<X>>>, "fusor: embedding takes integer indices");
-    if (expr_shape(fusor::detail::to_node(indices)).numel() > 0) {
-      // take would wrap a negative index around (NumPy's rule); a lookup table has no row -1
-      const auto lo = fusor::min(indices), hi = fusor::max(indices);
-      if (lo < 0 || hi >= num)
-        throw index_error("fusor: embedding needs indices in [0, " + std::to_string(num) + "), got indices from " +
-                          std::to_string(lo) + " to " + std::to_string(hi));
-    }
+    detail::check_indices("embedding", "indices", "indices", indices, num);  // a table has no row -1
     const auto& w = get(0);
     if constexpr (ad::detail::holds_vars_v<std::remove_cvref_t<decltype(w)>>) return ad::take(w, indices, 0);
     else return fusor::take(w, indices, 0);

@@ -26,11 +26,6 @@ enum class reduction { mean, sum };
 
 namespace detail {
 
-template <class X>
-constexpr bool has_vars() {
-  return ad::detail::holds_vars_v<X>;
-}
-
 /// An array's or a view's elements as a view.
 template <class X>
 auto view_of(const X& x) {
@@ -177,12 +172,12 @@ auto binary_cross_entropy(const X& p, const Y& y, reduction r = reduction::mean)
                         "] (for scores use binary_cross_entropy_with_logits)");
   }
   const T floor = T(-100);
-  if constexpr (detail::has_vars<X>()) {
-    const auto& pv = keep;  // the checked values, as a variable: one evaluation of p
-    return detail::reduce_loss(T(0) - (y * maximum(log(pv), floor) + (T(1) - y) * maximum(log(T(1) - pv), floor)), r);
-  } else {
-    return detail::reduce_loss(T(0) - (y * maximum(log(p), floor) + (T(1) - y) * maximum(log(T(1) - p), floor)), r);
-  }
+  auto loss_of = [&](const auto& q) {
+    return detail::reduce_loss(T(0) - (y * maximum(log(q), floor) + (T(1) - y) * maximum(log(T(1) - q), floor)), r);
+  };
+  // on variables, the checked values (one evaluation of p); on arrays, p itself
+  if constexpr (detail::has_vars<X>()) return loss_of(keep);
+  else return loss_of(p);
 }
 
 /// Binary cross-entropy of logits z against targets y: mean (or sum) of
@@ -238,12 +233,7 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
     if (!(target_shape == rows_shape))
       throw shape_error("fusor: cross_entropy's class labels must have the logits' shape without the class axis, " +
                         to_string(rows_shape) + ", got " + to_string(target_shape));
-    if (rows_shape.numel() > 0) {
-      const auto lo = fusor::min(target), hi = fusor::max(target);
-      if (lo < 0 || hi >= classes)
-        throw index_error("fusor: cross_entropy's labels must be class indices in [0, " + std::to_string(classes) +
-                          "), got labels from " + std::to_string(lo) + " to " + std::to_string(hi));
-    }
+    detail::check_indices("cross_entropy", "class indices", "labels", target, classes);
   } else {
     detail::check_same_shape("cross_entropy with probabilities", shape, target_shape);
   }
@@ -270,8 +260,8 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
     tape& t = *ad::detail::common_tape("cross_entropy", logits, target);
     const auto zo = ad::detail::make_operand<T>(t, logits);
     array<T, B>* lse = t.keep(array<T, B>());
-    array<T, B>* qsum = t.keep(array<T, B>());
     if constexpr (std::is_integral_v<LT>) {
+      array<T, B> no_qsum;  // labels have no row sums
       static_assert(!detail::has_vars<L>(), "fusor: class labels are constants");
       // the labels as they lie (watched like any constant), or evaluated once into the tape
       const array_view<LT, B> lab = [&] {
@@ -282,13 +272,14 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
           return detail::view_of(*t.keep(array<LT, B>(target)));
         }
       }();
-      const T value = value_of(zo.view(), lab, *lse, *qsum);
+      const T value = value_of(zo.view(), lab, *lse, no_qsum);
       const leaf<LT, B> lab_rows = fusor::expand_dims(lab, -1).as_leaf();
       return detail::scalar_output<T, B>(
           t, value, zo.grad,
           detail::ce_back<T, B, LT>{zo, lse->data(), {lab_rows.data, shape, lab_rows.strides}, {}, nullptr, scale});
     } else {
       const auto qo = ad::detail::make_operand<T>(t, target);
+      array<T, B>* qsum = t.keep(array<T, B>());
       const T value = value_of(zo.view(), qo.view(), *lse, *qsum);
       return detail::scalar_output<T, B>(t, value, zo.grad || qo.grad,
                                          detail::ce_back<T, B, T>{zo, lse->data(), {}, qo, qsum->data(), scale});

@@ -126,7 +126,7 @@ class sequential_model {
   void build(std::index_sequence<I...>) {
     index_t f = any_features;
     bool first = true;
-    names_.resize(sizeof...(L));
+    params_of_.resize(sizeof...(L));
     auto visit = [&](auto& layer, std::size_t index) {
       using Li = std::remove_cvref_t<decltype(layer)>;
       if constexpr (requires { layer.placed(index); }) layer.placed(index);
@@ -140,7 +140,7 @@ class sequential_model {
         if (first && !std::is_same_v<Li, embedding>) in_features_ = input_of(layer);
         for (param_spec s : layer.parameters()) {
           s.name = std::to_string(index) + "." + s.name;
-          names_[index].push_back(s.name);
+          params_of_[index].push_back(specs_.size());
           specs_.push_back(std::move(s));
         }
       }
@@ -184,21 +184,15 @@ class sequential_model {
 
   template <class P>
   const auto& lookup(const P& params, std::size_t layer, std::size_t k) const {
-    const std::string& name = names_[layer][k];
-    const auto it = params.find(name);
-    const param_spec& spec = spec_of(name);
+    const param_spec& spec = specs_[params_of_[layer][k]];
+    const auto it = params.find(spec.name);
     if (it == params.end())
-      throw value_error("fusor: the parameters have no \"" + name + "\" (expected shape " + to_string(spec.shape) +
-                        "; make them with the model's init)");
+      throw value_error("fusor: the parameters have no \"" + spec.name + "\" (expected shape " +
+                        to_string(spec.shape) + "; make them with the model's init)");
     if (!(it->second.shape() == spec.shape))
-      throw shape_error("fusor: the parameter \"" + name + "\" has shape " + to_string(it->second.shape()) +
+      throw shape_error("fusor: the parameter \"" + spec.name + "\" has shape " + to_string(it->second.shape()) +
                         ", the model expects " + to_string(spec.shape));
     return it->second;
-  }
-  const param_spec& spec_of(const std::string& name) const {
-    for (const param_spec& s : specs_)
-      if (s.name == name) return s;
-    throw value_error("fusor: no parameter named \"" + name + "\"");  // not reached: names come from specs_
   }
 
   /// A final result as a value: a variable, or an array (an expression is evaluated).
@@ -217,7 +211,7 @@ class sequential_model {
   }
 
   mutable std::tuple<L...> layers_;
-  std::vector<std::vector<std::string>> names_;
+  std::vector<std::vector<std::size_t>> params_of_;  // each layer's parameters: indices into specs_
   std::vector<param_spec> specs_;
   index_t in_features_ = any_features, out_features_ = any_features;
   bool training_ = true;
