@@ -6,7 +6,7 @@ fusor::fusor, fusor::cuda (option cuda) and fusor::module (option with_module, b
 consumer's project with its compiler, as the installed config does). Conan's CMakeDeps is told
 not to generate a config for fusor: a generated config cannot carry a C++20 module target, and
 with [platform_requires] (conan/debian.profile) it would drop the system libraries from the link.
-fusor's config finds xsimd, FFTW and BLAS itself (find_dependency).
+fusor's config finds xsimd, FFTW, BLAS and libzip itself (find_dependency).
 
 Tested with conan/debian.profile and conan/debian-clang.profile, which map the requirements to
 Debian's packages. ConanCenter's binaries are not tried: its fftw packages one precision without
@@ -40,6 +40,7 @@ class FusorConan(ConanFile):
         self.requires("xsimd/[>=8.1 <14]")
         self.requires("fftw/[>=3.3.9 <4]")
         self.requires("openblas/[>=0.3.20 <1]")
+        self.requires("libzip/[>=1.7 <2]")
 
     def package_id(self):
         # header-only: one package for every compiler, architecture and build type. The options
@@ -83,7 +84,7 @@ class FusorConan(ConanFile):
         self.cpp_info.components["fusor"].includedirs = ["include"]
         # the package root goes on CMAKE_PREFIX_PATH, where find_package finds lib/cmake/fusor
         self.cpp_info.components["fusor"].builddirs = [""]
-        self.cpp_info.components["fusor"].requires = ["xsimd::xsimd", "fftw::fftw", "openblas::openblas"]
+        self.cpp_info.components["fusor"].requires = ["xsimd::xsimd", "fftw::fftw", "openblas::openblas", "libzip::libzip"]
         if self.settings.os in ("Linux", "FreeBSD"):
             # FFTW's OpenMP threading libraries and OpenMP itself, as fusorDependencies.cmake links
             self.cpp_info.components["fusor"].system_libs = ["fftw3_omp", "fftw3f_omp", "pthread", "m"]

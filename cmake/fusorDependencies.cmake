@@ -1,7 +1,7 @@
 # What fusor::fusor links, found the same way by fusor's own build and by an installed
 # fusorConfig.cmake (there each lookup is a find_dependency, so a missing one makes
 # find_package(fusor) fail with the dependency's name instead of a broken target).
-# In: FUSOR_OPENMP (ON/OFF). Out: the targets fusor::cblas and fusor::fftw, plus xsimd,
+# In: FUSOR_OPENMP (ON/OFF). Out: the targets fusor::cblas, fusor::fftw and fusor::zip, plus xsimd,
 # BLAS::BLAS, Threads::Threads and (with FUSOR_OPENMP) OpenMP::OpenMP_CXX.
 # Per directory: imported targets are visible only below the directory that created them, so a
 # sibling directory that also calls find_package(fusor) must create its own.
@@ -32,6 +32,28 @@ if(FUSOR_OPENMP)
   _fusor_require(OpenMP COMPONENTS CXX)
 endif()
 _fusor_require(Threads)
+
+# .npz archives (io/npz.hpp) are zip files written and read by libzip (Debian: libzip-dev), as
+# fusor::zip. pkg-config first: Debian's libzip CMake package fails to load (a hard error, even
+# QUIET) unless the zipcmp, zipmerge and ziptool programs are installed too; its CMake package
+# where there is no pkg-config file (a libzip built with CMake elsewhere).
+if(NOT TARGET fusor::zip)
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(FUSOR_LIBZIP QUIET IMPORTED_TARGET libzip)
+  endif()
+  if(FUSOR_LIBZIP_FOUND)
+    set(_fusor_zip_target PkgConfig::FUSOR_LIBZIP)
+  else()
+    find_package(libzip CONFIG QUIET)
+    if(NOT TARGET libzip::zip)
+      _fusor_fail("libzip was found neither through pkg-config nor as a CMake package; install libzip-dev")
+    endif()
+    set(_fusor_zip_target libzip::zip)
+  endif()
+  add_library(fusor::zip INTERFACE IMPORTED)
+  set_target_properties(fusor::zip PROPERTIES INTERFACE_LINK_LIBRARIES ${_fusor_zip_target})
+endif()
 
 # GEMM goes to CBLAS. Any CBLAS works: pick one with -DBLA_VENDOR=... (FindBLAS), and point
 # FUSOR_CBLAS_INCLUDE_DIR at its cblas.h if it is not on the default paths.

@@ -1,5 +1,5 @@
 #pragma once
-// Umbrella header: the core, the cpu backend, the host-safe cuda tag, file IO (.npy, printing),
+// Umbrella header: the core, the cpu backend, the host-safe cuda tag, file IO (.npy, .npz, printing),
 // linear algebra (CBLAS), FFTs (FFTW), autodiff (fusor::ad), Vector Symbolic Architectures
 // (fusor::vsa) and template matching (fusor::match).
 #include "core/config.hpp"
@@ -35,6 +35,7 @@
 #include "backend/cpu/algorithms.hpp"
 #include "io/print.hpp"
 #include "io/npy.hpp"
+#include "io/npz.hpp"
 #include "backend/cuda/traits.hpp"
 #include "linalg.hpp"
 #include "backend/cpu/blas.hpp"

@@ -5,10 +5,12 @@
 //
 // The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
 #include "../common.hpp"
+#include "../temp_dir.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -736,6 +738,36 @@ TEST_CASE("early_stopping waits `patience` epochs without an improvement beyond 
   const std::string huge = nn::progress_line(1, 2, 1e200, 0.5, 0.5, 10, 1.0);  // 200 digits: no overrun
   CHECK(huge.size() > 200);
   CHECK(huge.find("  accuracy 50.00%  val 50.00%  10 samples/s") != std::string::npos);
+}
+
+TEST_CASE("a checkpoint of a model's parameters and Adam's state resumes training on this backend bit for bit") {
+  const test::temp_dir dir("nn_checkpoint");
+  const auto model = nn::sequential<double, B>(nn::linear(3, 4), nn::tanh, nn::linear(4, 2));
+  const D x = dvals(15, -1, 1, 5, extents{5, 3});
+  const I64 labels = test::on<B>(std::vector<std::int64_t>{0, 1, 1, 0, 1});
+  auto vg = ad::value_and_grad([&](const auto& p) { return nn::cross_entropy(model(p, x), labels); });
+  params_t p = model.init(1);
+  ad::optim::adam<double, B> opt({.lr = 0.05});
+  for (int k = 0; k < 3; ++k) {
+    auto [value, g] = vg(p);
+    opt.step(p, g);
+  }
+  const std::filesystem::path path = dir.path / "ck.npz";
+  nn::save_parameters(path, p, opt, fusor::npz_compression::deflated);
+  params_t q = model.init(2);
+  ad::optim::adam<double, B> resumed({.lr = 0.05});
+  nn::load_parameters(path, q, resumed);
+  CHECK(resumed.steps() == 3);
+  for (int k = 0; k < 2; ++k) {
+    auto [v1, g1] = vg(p);
+    opt.step(p, g1);
+    auto [v2, g2] = vg(q);
+    resumed.step(q, g2);
+  }
+  for (const auto& [name, a] : p) {
+    INFO(name);
+    CHECK(hv(q.at(name)) == hv(a));
+  }
 }
 
 }  // namespace nnbody

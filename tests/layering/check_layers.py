@@ -19,7 +19,8 @@ ALLOWED = {
     "backend/cuda": {"core", "fft", "linalg", "backend/cpu"},  # host fallbacks reuse cpu loops
     "io": {"core", "backend/cpu"},
     # autodiff: generic code over core, plus the cpu packet trait of its dual numbers
-    "ad": {"core", "fft", "linalg", "backend/cpu"},          # files are read and written through host memory
+    # (and io: checkpoints are .npz archives)
+    "ad": {"core", "fft", "linalg", "backend/cpu", "io"},
     # VSA: generic code over core, FFTs (HRR), GEMMs (similarity), .npy (memories), and autodiff
     # (learned encoders); never a backend folder
     "vsa": {"core", "fft", "linalg", "io", "ad"},

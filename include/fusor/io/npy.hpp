@@ -163,7 +163,8 @@ inline std::string file_label(const std::filesystem::path& p) { return ".npy fil
 struct memory_source {
   std::span<const std::byte> bytes;
   std::size_t pos = 0;
-  std::string label() const { return "in-memory .npy data"; }
+  std::string name = "in-memory .npy data";  // what messages call the data (an .npz entry says which)
+  std::string label() const { return name; }
   std::size_t size() const { return bytes.size(); }
   void read(void* dst, std::size_t n) {
     if (n) std::memcpy(dst, bytes.data() + pos, n);

@@ -1,9 +1,11 @@
 // A consumer that includes fusor's headers: a fused expression and a reduction against a plain
-// loop, and an FFT round trip (links FFTW and CBLAS through the package's targets or fusor.pc).
+// loop, an FFT round trip, a GEMM and an .npz round trip (links FFTW, CBLAS and libzip through the
+// package's targets or fusor.pc).
 #include <fusor/fusor.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 int main() {
   using fusor::index_t;
@@ -22,6 +24,12 @@ int main() {
   ok = ok && fusor::max(fusor::abs(back - y)) < 1e-2f;
   fusor::array<float> p = fusor::matmul(fusor::reshape(x, {7, 143}), fusor::ones<float>({143, 1}));
   ok = ok && p(6, 0) == float(143 * (6 * 143) + 143 * 142 / 2);
+  const auto archive = std::filesystem::temp_directory_path() / "fusor_headers_consumer.npz";
+  fusor::npz_writer w(archive);
+  w.add("p", p);
+  w.close();
+  ok = ok && fusor::npz_archive(archive).load<float>("p")(6, 0) == p(6, 0);
+  std::filesystem::remove(archive);
   std::printf("%s\n", ok ? "headers consumer: ok" : "headers consumer: WRONG RESULT");
   return ok ? 0 : 1;
 }

@@ -145,6 +145,28 @@ class optimizer_state {
     state_.clear();
     steps_ = 0;
   }
+  /// The optimizer's name, as PyTorch's class in lower case ("sgd", "adam", "adamw", ...).
+  const char* name() const { return name_; }
+  /// Continues from a saved state (a checkpoint's, see ad/nn/checkpoint.hpp): the step count and
+  /// the state as state() returned it. Throws value_error when the slots do not hold the same
+  /// number of arrays of the same shapes; the next step checks them against its parameters and
+  /// the optimizer's slot count (which its options decide).
+  void load_state(std::int64_t steps, std::vector<std::vector<array<T, B>>> state) {
+    if (steps < 0)
+      throw value_error(std::string("fusor::ad::optim::") + name_ + "::load_state: a step count of " +
+                        std::to_string(steps) + " (expected >= 0)");
+    for (std::size_t k = 1; k < state.size(); ++k) {
+      bool same = state[k].size() == state[0].size();
+      for (std::size_t i = 0; same && i < state[k].size(); ++i) same = state[k][i].shape() == state[0][i].shape();
+      if (!same)
+        throw value_error(std::string("fusor::ad::optim::") + name_ + "::load_state: slot " + std::to_string(k) +
+                          " does not hold arrays of slot 0's count and shapes (expected one array per parameter in "
+                          "every slot)");
+    }
+    if (!state.empty() && state[0].empty()) state.clear();  // no parameters: as before the first step
+    state_ = std::move(state);
+    steps_ = steps;
+  }
 
  protected:
   const char* name_;
@@ -172,6 +194,10 @@ class optimizer_state {
         for (const auto& lp : pairs_) slot.push_back(full<T, B>(lp.param->shape(), initial));
       return;
     }
+    if (state_.size() != std::size_t(slots))
+      throw value_error(std::string("fusor::ad::optim::") + name_ + ": its state has " + std::to_string(state_.size()) +
+                        " slots, where its options need " + std::to_string(slots) +
+                        " (a state loaded from another optimizer or other options? reset() starts afresh)");
     const auto& first = state_[0];
     bool same = first.size() == pairs_.size();
     for (std::size_t i = 0; same && i < pairs_.size(); ++i) same = first[i].shape() == pairs_[i].param->shape();
