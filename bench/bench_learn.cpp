@@ -2,6 +2,9 @@
 // benchmark), float32 and float64, on 1 and 2 threads:
 //   fusor_step:   ad::value_and_grad of nn::cross_entropy(model(params, x), y) (the tape recorded
 //                 again every step, into its kept buffers), then optim::sgd's step
+//   fusor_replay: the same step through ad::compile: recorded once, then replayed (forward steps,
+//                 backward nodes, gradients written into the compiled object's arrays; no tape
+//                 built, nothing allocated), then optim::sgd's step
 //   fusor_infer:  the model's forward pass on arrays (inference)
 //   hand_step:    the same step by hand: four GEMMs and two more for the backward pass (direct
 //                 cblas calls on preallocated buffers), the bias, ReLU, softmax–cross-entropy and
@@ -58,6 +61,27 @@ void fusor_step(benchmark::State& st) {
     loss = value;
   }
   benchmark::DoNotOptimize(loss);
+  st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <class T>
+void fusor_replay(benchmark::State& st) {
+  use_threads(st);
+  const index_t batch = st.range(0);
+  const data<T> d(batch);
+  const auto model = nn::sequential<T>(nn::linear(in_f, hid), nn::relu, nn::linear(hid, out_f));
+  nn::parameters<T> params = model.init(0);
+  optim::sgd<T, fusor::cpu> opt({.lr = 1e-3});
+  auto step = fusor::ad::compile(
+      [&](const auto& p, const auto& x, const auto& y) { return nn::cross_entropy(model(p, x), y); }, params, d.x, d.y);
+  T loss{};
+  for (auto _ : st) {
+    auto [value, grads] = step(params, d.x, d.y);
+    opt.step(params, grads);
+    loss = value;
+  }
+  benchmark::DoNotOptimize(loss);
+  if (step.recordings() != 1) st.SkipWithError("the step was recorded again: it should only replay");
   st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -164,6 +188,8 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(fusor_step<float>)->Apply(sizes);
 BENCHMARK(fusor_step<double>)->Apply(sizes);
+BENCHMARK(fusor_replay<float>)->Apply(sizes);
+BENCHMARK(fusor_replay<double>)->Apply(sizes);
 BENCHMARK(hand_step<float>)->Apply(sizes);
 BENCHMARK(hand_step<double>)->Apply(sizes);
 BENCHMARK(gemm_floor<float>)->Apply(sizes);

@@ -23,7 +23,8 @@ for op in ("random", "bind", "bundle100", "sim1000", "search1", "search1000"):  
     PAIRS += [(f"fusor_vsa_{op}", f"floor_vsa_{op}")]
 PAIRS += [("fusor_vsa_search1000", "hand_vsa_search1000")]
 for t in ("float", "double"):  # learning (bench_learn): a training step beside the hand-written one
-    PAIRS += [(f"fusor_step<{t}>", f"hand_step<{t}>"), (f"fusor_step<{t}>", f"gemm_floor<{t}>"),
+    PAIRS += [(f"fusor_step<{t}>", f"hand_step<{t}>"), (f"fusor_replay<{t}>", f"hand_step<{t}>"),
+              (f"fusor_replay<{t}>", f"fusor_step<{t}>"), (f"fusor_step<{t}>", f"gemm_floor<{t}>"),
               (f"hand_step<{t}>", f"gemm_floor<{t}>")]
 PAIRS += [("fusor_scan", "fftw_floor"), ("fusor_rigid_transform", "copy_floor")]  # template matching (bench_match)
 PAIRS += [("fusor_find_peaks", "hand_local_maxima"), ("fusor_read_mrc", "raw_fread_mrc"), ("fusor_write_mrc", "raw_fwrite_mrc")]

@@ -472,6 +472,8 @@ using fusor::ad::backward;
 using fusor::ad::broadcast_to;
 using fusor::ad::cbrt;
 using fusor::ad::ceil;
+using fusor::ad::compile;
+using fusor::ad::compiled;
 using fusor::ad::concatenate;
 using fusor::ad::correlate;
 using fusor::ad::cos;

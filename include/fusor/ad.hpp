@@ -26,6 +26,7 @@
 #include "ad/fft.hpp"
 #include "ad/params.hpp"
 #include "ad/transforms.hpp"
+#include "ad/compile.hpp"
 #include "ad/optim/optimizers.hpp"
 #include "ad/optim/clip.hpp"
 #include "ad/nn.hpp"

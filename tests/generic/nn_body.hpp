@@ -770,4 +770,65 @@ TEST_CASE("a checkpoint of a model's parameters and Adam's state resumes trainin
   }
 }
 
+TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no allocation, a new recording when arrays change") {
+  const auto model = nn::sequential<double, B>(nn::linear(5, 7), nn::relu, nn::linear(7, 3));
+  D x = dvals(4 * 5, -1, 1, 21, extents{4, 5});
+  const I64 labels = test::on<B>(std::vector<std::int64_t>{2, 0, 1, 2});
+  auto f = [&](const auto& p, const auto& xs, const auto& ys, double weight) {
+    // a linear model's loss, a mean along an axis and a whole sum: every replayable kind of step
+    return nn::cross_entropy(model(p, xs), ys) + weight * sum(mean(square(p.at("0.weight")), 0));
+  };
+  params_t p = model.init(5), q = model.init(5);
+  auto reference = ad::value_and_grad(f);
+  auto step = ad::compile(f, p, x, labels, 0.01);
+  CHECK(step.recordings() == 1);
+  CHECK(step.forward_steps() == 8);
+  ad::optim::sgd<double, B> opt_p({.lr = 0.1, .momentum = 0.9}), opt_q({.lr = 0.1, .momentum = 0.9});
+  for (int k = 0; k < 4; ++k) {
+    CAPTURE(k);
+    if (k == 2) x.view() = dvals(4 * 5, -2, 2, 22, extents{4, 5});  // new values in the same array: a replay
+    fusor::instrument::allocations = 0;
+    auto [value, grads] = step(p, x, labels, 0.01);
+    CHECK(fusor::instrument::allocations == 0);
+    auto [value_ref, grads_ref] = reference(q, x, labels, 0.01);
+    CHECK(value == value_ref);  // bit for bit: the same passes in the same order
+    for (const auto& [name, g] : grads_ref) {
+      INFO(name);
+      CHECK(hv(grads.at(name)) == hv(g));
+    }
+    opt_p.step(p, grads);
+    opt_q.step(q, grads_ref);
+  }
+  CHECK(step.recordings() == 1);
+  CHECK(step.replays() == 4);
+  // another array, another shape, another scalar: each records again (and still gives the reference's bits)
+  const D x2 = dvals(6 * 5, -1, 1, 23, extents{6, 5});
+  const I64 labels2 = test::on<B>(std::vector<std::int64_t>{0, 1, 2, 0, 1, 2});
+  auto [v2, g2] = step(p, x2, labels2, 0.01);
+  CHECK(step.recordings() == 2);
+  CHECK(v2 == reference(p, x2, labels2, 0.01).first);
+  (void)step(p, x2, labels2, 0.5);
+  CHECK(step.recordings() == 3);
+  (void)step(p, x2, labels2, 0.5);
+  CHECK(step.recordings() == 3);
+  CHECK(hv(g2.at("2.bias")) == hv(reference(p, x2, labels2, 0.5).second.at("2.bias")));  // g2 is the latest gradient
+}
+
+TEST_CASE("ad::compile refuses what it cannot replay, naming it") {
+  const D x = dvals(12, -1, 1, 31, extents{3, 4});
+  const D w = dvals(4, -1, 1, 32);
+  // a reduction without a forward step
+  CHECK_THROWS_WITH_AS(ad::compile([](const auto& v, const auto& xs) { return ad::max(xs * v); }, w, x),
+                       doctest::Contains("registers no forward step (its result has shape ())"), ad::tape_error);
+  // dropout in training mode draws a new mask each call
+  auto train = nn::sequential<double, B>(nn::linear(4, 2), nn::dropout(0.5, 1));
+  const params_t p = train.init(1);
+  auto loss = [&](const auto& q, const auto& xs) { return sum(train(q, xs)); };
+  CHECK_THROWS_WITH_AS(ad::compile(loss, p, x), doctest::Contains("dropout in training mode"), ad::tape_error);
+  train.eval();  // evaluation mode: dropout is the identity, and the function can be replayed
+  auto step = ad::compile(loss, p, x);
+  CHECK(step(p, x).first == doctest::Approx(ad::value_and_grad(loss)(p, x).first));
+  CHECK(step.replays() == 1);
+}
+
 }  // namespace nnbody

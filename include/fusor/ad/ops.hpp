@@ -91,10 +91,12 @@ auto make_operand(tape& t, const X& x) {
     return operand<T, B>{x.as_leaf(), 0, 0, false};
   } else {  // a constant expression: evaluated into a tape buffer (reused after reset, like any slot)
     const auto node = fusor::detail::to_node(x);
+    using N = std::remove_cv_t<decltype(node)>;
     const std::uint32_t id = t.new_slot<T, B>(expr_shape(node), false);
-    const leaf<T, B> dst = value_leaf<T, B>(t, id);
-    fusor::detail::assign_expr(dst, node, false);
-    return operand<T, B>{dst, 0, 0, false};
+    const map_node<N> step{node, id};
+    map_forward<N>(t, &step);
+    t.record_forward(&map_forward<N>, step, id);
+    return operand<T, B>{value_leaf<T, B>(t, id), 0, 0, false};
   }
 }
 

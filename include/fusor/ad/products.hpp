@@ -104,17 +104,33 @@ struct matmul_back {
   }
 };
 
+// out = a @ b (a capture's forward step; matmul_op computes through it)
+template <class T, class B>
+struct matmul_step {
+  operand<T, B> a, b;
+  std::uint32_t out;
+};
+template <class T, class B>
+void matmul_forward(tape& t, const void* payload) {
+  namespace la = fusor::detail::linalg;
+  const auto& n = *static_cast<const matmul_step<T, B>*>(payload);
+  const auto p = la::plan_matmul(n.a.shape(), n.b.shape(), "matmul");
+  const leaf<T, B> o = value_leaf<T, B>(t, n.out);
+  product_into_view(la::promote_view(strided_t<T, B>(n.a.view()), true),
+                    la::promote_view(strided_t<T, B>(n.b.view()), false),
+                    la::full_view(strided_t<T, B>(o.data, p.result, contiguous_strides(p.result)), p,
+                                  n.a.shape().size() == 1, n.b.shape().size() == 1));
+}
+
 template <class T, class B>
 var<T, B> matmul_op(tape& t, const operand<T, B>& a, const operand<T, B>& b) {
   namespace la = fusor::detail::linalg;
   la::require_blas<B>();
   const auto p = la::plan_matmul(a.shape(), b.shape(), "matmul");
   auto [out, grad] = new_output<T, B>(t, p.result, a.grad || b.grad);
-  const leaf<T, B> o = output_leaf(out);
-  product_into_view(la::promote_view(strided_t<T, B>(a.view()), true),
-                    la::promote_view(strided_t<T, B>(b.view()), false),
-                    la::full_view(strided_t<T, B>(o.data, o.shape, o.strides), p, a.shape().size() == 1,
-                                  b.shape().size() == 1));
+  const matmul_step<T, B> step{a, b, out.id()};
+  matmul_forward<T, B>(t, &step);
+  t.record_forward(&matmul_forward<T, B>, step, out.id());
   if (grad) record_op<T, B>(t, out.id(), matmul_back<T, B>{a, b, p.result});
   return out;
 }

@@ -69,16 +69,31 @@ leaf<T, B> adjoint_leaf(tape& t, std::uint32_t id) {
 }
 
 /// Sums x (of shape `out`) down to `target` (which broadcasts to `out`): the adjoint of a
-/// broadcast. One fused pass for the first axis, then passes over the (smaller) partial sums.
+/// broadcast. One fused pass for the first axis, then passes over the (smaller) partial sums, all
+/// in the tape's scratch buffers (a second backward pass of the same shapes allocates nothing).
+/// The result lives until the tape's next backward pass.
 template <class B, class X>
-auto reduce_to(const X& x, const extents& target, const extents& out) {
+leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const extents& out) {
   using V = value_t<X>;
   const int lead = out.size() - target.size();
-  array<V, B> r(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
-  fusor::detail::assign_expr(r.as_leaf(), x, false);
+  auto buffer = [&](const extents& s) {
+    void* p = t.scratch<B>(t.next_scratch(), std::size_t(s.numel()) * sizeof(V));
+    return leaf<V, B>{static_cast<V*>(p), s, contiguous_strides(s)};
+  };
+  leaf<V, B> r = buffer(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
+  fusor::detail::assign_expr(r, x, false);
+  // sums r along axis k into a new buffer of shape `to` (r's shape with axis k kept as 1 or dropped)
+  auto sum_axis = [&](int k, const extents& to) {
+    const leaf<V, B> dst = buffer(to);
+    const extents dropped = fusor::detail::drop_axis(r.shape, k);
+    const leaf<V, B> flat{dst.data, dropped, contiguous_strides(dropped)};
+    if (r.shape[k] == 0) fusor::detail::assign_expr(flat, scalar_expr<V>{V{}}, false);
+    else executor<B>::template reduce_axis<fusor::detail::sum_op>(flat, r, k);
+    r = dst;
+  };
   for (int k = out.size() - 1; k >= lead; --k)  // axes the target has as 1
-    if (target[k - lead] == 1 && out[k] != 1) r = array<V, B>(fusor::sum(r, k, true));
-  for (int k = 0; k < lead; ++k) r = array<V, B>(fusor::sum(r, 0));  // axes the target lacks
+    if (target[k - lead] == 1 && out[k] != 1) sum_axis(k, fusor::detail::keep_axis(r.shape, k));
+  for (int k = 0; k < lead; ++k) sum_axis(0, fusor::detail::drop_axis(r.shape, 0));  // axes the target lacks
   return r;
 }
 
@@ -157,9 +172,8 @@ void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents&
   if (!repeated && v.value.shape == out) {
     add(total);
   } else {
-    const auto r = reduce_to<B>(total, target, out);
-    using R = value_t<decltype(r)>;
-    add(leaf<R, B>{const_cast<R*>(r.data()), target, contiguous_strides(target)});
+    const auto r = reduce_to<B>(t, total, target, out);
+    add(r);
   }
 }
 
@@ -225,6 +239,15 @@ struct map_node {  // out = e
   E tree;
   std::uint32_t out;
 };
+// out = e again (a capture's forward step; materialise computes through it too, so a replay
+// gives the recording's bits)
+template <class E>
+void map_forward(tape& t, const void* p) {
+  const auto& n = *static_cast<const map_node<E>*>(p);
+  using T = value_t<E>;
+  using B = backend_of_t<E>;
+  fusor::detail::assign_expr(value_leaf<T, B>(t, n.out), strip(n.tree), false);
+}
 template <class E>
 void map_backward(tape& t, const void* p) {
   const auto& n = *static_cast<const map_node<E>*>(p);
@@ -276,13 +299,43 @@ auto materialise(const N& node) {
   const bool grad = recording() && any_requires_grad(t, node);
   const extents shape = expr_shape(node);
   const std::uint32_t id = t.new_slot<T, B>(shape, grad);
-  fusor::detail::assign_expr(value_leaf<T, B>(t, id), strip(node), false);
-  if (grad) record_tree(t, &map_backward<N>, map_node<N>{node, id}, node);
+  const map_node<N> n{node, id};
+  map_forward<N>(t, &n);
+  t.record_forward(&map_forward<N>, n, id);
+  if (grad) record_tree(t, &map_backward<N>, n, node);
   return var<T, B>(&t, id);
 }
 
 /// The axis argument of a whole reduction (any real axis is > -max_rank).
 inline constexpr int whole = -1000;
+
+// out = sum or mean of e, whole (axis == whole) or along axis (a capture's forward step; reduce
+// computes through it)
+template <reduction Kind, class E>
+struct reduce_step {
+  E tree;
+  std::uint32_t out;
+  int axis;
+};
+template <reduction Kind, class E>
+void reduce_forward(tape& t, const void* p) {
+  const auto& n = *static_cast<const reduce_step<Kind, E>*>(p);
+  using V = value_t<E>;
+  using B = backend_of_t<E>;
+  const auto plain = strip(n.tree);
+  if (n.axis == whole) {
+    const V value = Kind == reduction::sum ? V(fusor::sum(plain)) : V(fusor::mean(plain));
+    backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(n.out).value), &value, 1);
+    return;
+  }
+  const extents shape = expr_shape(n.tree);
+  const extents out_shape = fusor::detail::drop_axis(shape, n.axis);
+  const leaf<V, B> dst{static_cast<V*>(t.slot_at(n.out).value), out_shape, contiguous_strides(out_shape)};
+  if (shape[n.axis] == 0) fusor::detail::assign_expr(dst, scalar_expr<V>{V{}}, false);
+  else executor<B>::template reduce_axis<fusor::detail::sum_op>(dst, plain, n.axis);
+  if (Kind == reduction::mean)
+    fusor::detail::assign_expr(dst, dst * scalar_expr<V>{V{1} / real_constant<V>(double(shape[n.axis]))}, false);
+}
 
 template <reduction Kind, class N>
 auto reduce(const N& node, int axis, bool keepdims) {
@@ -293,12 +346,12 @@ auto reduce(const N& node, int axis, bool keepdims) {
   tape& t = tape_of(node, "reducing an expression");
   const bool grad = recording() && any_requires_grad(t, node);
   const extents shape = expr_shape(node);
-  const auto plain = strip(node);
   if (axis == whole) {
     const index_t count = shape.numel();
-    const V value = Kind == reduction::sum ? V(fusor::sum(plain)) : V(fusor::mean(plain));
     const std::uint32_t id = t.new_slot<V, B>(extents{}, grad);
-    backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(id).value), &value, 1);
+    const reduce_step<Kind, N> step{node, id, whole};
+    reduce_forward<Kind, N>(t, &step);
+    t.record_forward(&reduce_forward<Kind, N>, step, id);
     if (grad)
       record_tree(t, &reduce_backward<N, V>,
                   reduce_node<N, V>{node, id, -1,
@@ -312,14 +365,10 @@ auto reduce(const N& node, int axis, bool keepdims) {
   const int ax = normalize_axis(axis, shape.size());
   const extents out_shape = fusor::detail::drop_axis(shape, ax);
   const std::uint32_t id = t.new_slot<V, B>(keepdims ? fusor::detail::keep_axis(shape, ax) : out_shape, grad);
-  const leaf<V, B> dst{static_cast<V*>(t.slot_at(id).value), out_shape, contiguous_strides(out_shape)};
-  if (shape[ax] == 0) fusor::detail::assign_expr(dst, scalar_expr<V>{V{}}, false);
-  else executor<B>::template reduce_axis<fusor::detail::sum_op>(dst, plain, ax);
-  V scale{1};
-  if (Kind == reduction::mean) {
-    scale = V{1} / real_constant<V>(double(shape[ax]));
-    fusor::detail::assign_expr(dst, dst * scalar_expr<V>{scale}, false);
-  }
+  const reduce_step<Kind, N> step{node, id, ax};
+  reduce_forward<Kind, N>(t, &step);
+  t.record_forward(&reduce_forward<Kind, N>, step, id);
+  const V scale = Kind == reduction::mean ? V{1} / real_constant<V>(double(shape[ax])) : V{1};
   if (grad) record_tree(t, &reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale}, node);
   return var<V, B>(&t, id);
 }
@@ -374,7 +423,9 @@ auto mean(const E& e, int axis, bool keepdims = false) {
 template <class T, class B>
 var<T, B> param(tape& t, const array<T, B>& x) {
   t.watch(x.as_leaf(), true);  // written before the backward pass: a tape_error there
-  return var<T, B>(&t, t.borrowed_slot<T, B>(const_cast<T*>(x.data()), x.shape()));
+  const std::uint32_t id = t.borrowed_slot<T, B>(const_cast<T*>(x.data()), x.shape());
+  t.mark_produced(id);  // a replay reads it where it lies
+  return var<T, B>(&t, id);
 }
 /// A parameter on this thread's active tape (ad::use_tape, or the tape of the transform calling
 /// the function).

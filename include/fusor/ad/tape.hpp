@@ -41,6 +41,7 @@ struct slot {
   std::size_t value_capacity = 0;    // bytes
   std::size_t adjoint_capacity = 0;  // bytes
   bool owns_value = true;            // false: a parameter borrowed from the caller's array
+  bool owns_adjoint = true;          // false: the caller's gradient array (tape::borrow_adjoint)
   const void* backend = nullptr;     // the backend the buffers live on (a per-backend tag address)
   void (*release)(void*, std::size_t) = nullptr;
   extents shape;
@@ -61,6 +62,11 @@ struct node {
   void (*backward)(tape&, const void* payload);
   const void* payload;
 };
+// A forward step of a capture (ad::compile): what computes one slot's value again, in the arena.
+struct forward_step {
+  void (*run)(tape&, const void* payload);
+  const void* payload;
+};
 
 inline thread_local int no_grad_depth = 0;
 inline thread_local tape* active_top = nullptr;  // the innermost use_tape scope's tape
@@ -76,6 +82,8 @@ class tape {
   ~tape() {
     unwatch_all();
     for (auto& s : slots_) free_slot(s);
+    for (auto& s : scratch_)
+      if (s.data) s.release(s.data, s.capacity);
   }
 
   /// Forgets the recording: variables made before become invalid (using one is a tape_error);
@@ -88,6 +96,16 @@ class tape {
     kept_.clear();
     arena_used_ = 0;
     arena_block_ = 0;
+    forwards_.clear();
+    produced_.clear();
+    capturing_ = false;
+    unreplayable_ = nullptr;
+    for (auto& s : slots_)  // borrowed gradient buffers go back to their owner
+      if (!s.owns_adjoint) {
+        s.adjoint = nullptr;
+        s.adjoint_capacity = 0;
+        s.owns_adjoint = true;
+      }
   }
   std::uint32_t generation() const { return generation_; }
   /// Nodes recorded since the last reset (one per materialised expression).
@@ -125,9 +143,10 @@ class tape {
       s.value_capacity = 0;
     }
     if (s.backend != &detail::backend_tag<B> && s.adjoint) {
-      s.release(s.adjoint, s.adjoint_capacity);
+      if (s.owns_adjoint) s.release(s.adjoint, s.adjoint_capacity);
       s.adjoint = nullptr;
       s.adjoint_capacity = 0;
+      s.owns_adjoint = true;
     }
     s.backend = &detail::backend_tag<B>;
     s.release = &detail::release_bytes<B>;
@@ -146,11 +165,22 @@ class tape {
     detail::slot& s = slots_[id];
     const std::size_t bytes = std::size_t(s.shape.numel()) * sizeof(T);
     if (s.adjoint_capacity < bytes || (s.adjoint == nullptr && bytes > 0)) {
-      if (s.adjoint) s.release(s.adjoint, s.adjoint_capacity);
+      if (s.adjoint && s.owns_adjoint) s.release(s.adjoint, s.adjoint_capacity);
       s.adjoint = backend_memory<B>::template allocate<std::byte>(index_t(bytes));
       s.adjoint_capacity = bytes;
+      s.owns_adjoint = true;
     }
     return static_cast<T*>(s.adjoint);
+  }
+  /// Makes `data` (at least the slot's bytes, on backend B, owned by the caller, who keeps it
+  /// alive as long as the tape) slot id's adjoint buffer: backward passes write the gradient there.
+  template <class T, class B>
+  void borrow_adjoint(std::uint32_t id, T* data) {
+    detail::slot& s = slots_[id];
+    if (s.adjoint && s.owns_adjoint) s.release(s.adjoint, s.adjoint_capacity);
+    s.adjoint = data;
+    s.adjoint_capacity = std::size_t(s.shape.numel()) * sizeof(T);
+    s.owns_adjoint = false;
   }
 
   /// Copies a trivially copyable payload into the arena and records a node for it.
@@ -218,13 +248,92 @@ class tape {
                      "the backward pass (update parameters after it, then record again)");
   }
 
+  // ---- record once, replay (ad::compile) ---------------------------------------------------------
+  // While a capture is on, every operation that can run again registers a forward step that
+  // computes its output slot from its inputs' buffers, in recording order; replay_forward() runs
+  // them again. An operation that registers none leaves its slot unproduced, and end_capture()
+  // finds it: such a recording cannot be replayed (the operations that can are listed in
+  // ad/compile.hpp).
+  /// Starts capturing forward steps (after reset()).
+  void begin_capture() {
+    capturing_ = true;
+    forwards_.clear();
+    produced_.clear();
+    unreplayable_ = nullptr;
+  }
+  bool capturing() const { return capturing_; }
+  /// Registers the step that computes slot `out` (a plain-data payload, copied into the arena).
+  template <class P>
+  void record_forward(void (*run)(tape&, const void*), const P& payload, std::uint32_t out) {
+    static_assert(std::is_trivially_copyable_v<P> && std::is_trivially_destructible_v<P>,
+                  "fusor: a forward step's payload must be plain data");
+    if (!capturing_) return;
+    void* p = arena_allocate(sizeof(P), alignof(P));
+    std::memcpy(p, &payload, sizeof(P));
+    forwards_.push_back(detail::forward_step{run, p});
+    mark_produced(out);
+  }
+  /// Slot `id` needs no forward step: its value is read where it lies (a parameter, an input).
+  void mark_produced(std::uint32_t id) {
+    if (!capturing_) return;
+    if (produced_.size() <= id) produced_.resize(std::size_t(id) + 1, false);
+    produced_[id] = true;
+  }
+  /// What could not be replayed, named by the operation (the first such one).
+  void not_replayable(const char* what) {
+    if (capturing_ && unreplayable_ == nullptr) unreplayable_ = what;
+  }
+  /// Ends the capture. Returns nullptr when every slot made since begin_capture() has a forward
+  /// step (or is read where it lies); else what cannot be replayed, for the caller's message.
+  const char* end_capture(std::string& detail_out) {
+    capturing_ = false;
+    if (unreplayable_ != nullptr) return unreplayable_;
+    for (std::size_t k = 0; k < used_; ++k)
+      if (k >= produced_.size() || !produced_[k]) {
+        detail_out = "its result has shape " + to_string(slots_[k].shape);
+        return "an operation that registers no forward step";
+      }
+    return nullptr;
+  }
+  /// Runs the captured forward steps again, in order: every slot's value from the current inputs.
+  void replay_forward() {
+    for (const auto& f : forwards_) f.run(*this, f.payload);
+  }
+  /// The backward pass of a replay: the recorded nodes again, without checking watched writes (the
+  /// forward steps have just recomputed every value the nodes read).
+  void replay_backward() {
+    for (std::size_t k = nodes_.size(); k-- > 0;) nodes_[k].backward(*this, nodes_[k].payload);
+  }
+  std::size_t forward_steps() const { return forwards_.size(); }
+
+  /// Scratch buffer `k` of at least `bytes` on backend B, kept across resets (a backward pass's
+  /// temporaries: a second pass with the same shapes allocates nothing). Numbered by the caller.
+  template <class B>
+  void* scratch(std::size_t k, std::size_t bytes) {
+    if (scratch_.size() <= k) scratch_.resize(k + 1);
+    auto& s = scratch_[k];
+    if (s.backend != &detail::backend_tag<B> || s.capacity < bytes) {
+      if (s.data) s.release(s.data, s.capacity);
+      s = scratch_buffer{};
+      s.data = backend_memory<B>::template allocate<std::byte>(index_t(bytes ? bytes : 1));
+      s.capacity = bytes ? bytes : 1;
+      s.backend = &detail::backend_tag<B>;
+      s.release = &detail::release_bytes<B>;
+    }
+    return s.data;
+  }
+  /// The next free scratch number of this backward pass (reset by clear_adjoints and backward).
+  std::size_t next_scratch() { return scratch_used_++; }
+
   /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.
   void clear_adjoints() {
     for (std::size_t k = 0; k < used_; ++k) slots_[k].adjoint_written = false;
+    scratch_used_ = 0;
   }
   /// Runs the recorded nodes' adjoints from the last to the first.
   void run_backward() {
     check_reads();
+    scratch_used_ = 0;
     for (std::size_t k = nodes_.size(); k-- > 0;) nodes_[k].backward(*this, nodes_[k].payload);
   }
 
@@ -237,7 +346,7 @@ class tape {
   }
   void free_slot(detail::slot& s) {
     if (s.value && s.owns_value) s.release(s.value, s.value_capacity);
-    if (s.adjoint) s.release(s.adjoint, s.adjoint_capacity);
+    if (s.adjoint && s.owns_adjoint) s.release(s.adjoint, s.adjoint_capacity);
     s.value = s.adjoint = nullptr;
     s.value_capacity = s.adjoint_capacity = 0;
   }
@@ -264,8 +373,21 @@ class tape {
     std::size_t size;
   };
 
+  struct scratch_buffer {
+    void* data = nullptr;
+    std::size_t capacity = 0;
+    const void* backend = nullptr;
+    void (*release)(void*, std::size_t) = nullptr;
+  };
+
   std::vector<detail::slot> slots_;
   std::size_t used_ = 0;
+  std::vector<detail::forward_step> forwards_;
+  std::vector<bool> produced_;
+  bool capturing_ = false;
+  const char* unreplayable_ = nullptr;
+  std::vector<scratch_buffer> scratch_;
+  std::size_t scratch_used_ = 0;
   std::vector<detail::node> nodes_;
   std::vector<std::unique_ptr<void, void (*)(void*)>> kept_;
   std::vector<block> arena_;

@@ -74,6 +74,8 @@ auto dropout(const X& x, double p, fusor::random::generator& rng, bool training 
   const T scale = p < 1.0 ? T(1.0 / (1.0 - p)) : T(0);
   if constexpr (detail::has_vars<X>()) {
     if (!active) return ad::eval(x * T(1));
+    // a replay would draw the recorded mask again: a capture of it cannot be replayed
+    ad::detail::tape_of(fusor::detail::to_node(x), "dropout").not_replayable("dropout in training mode (a new mask each call)");
     return ad::eval(where(lazy::random::bernoulli<B>(rng, shape, 1.0 - p), x * scale, T(0)));
   } else {
     if (!active) return array<T, B>(x * T(1));  // a copy: x may be an array, a view or an expression

@@ -111,6 +111,42 @@ struct ce_back {
   }
 };
 
+/// cross_entropy with class labels as a capture's forward step (cross_entropy computes through
+/// it): the row maxima m and lse = log Σ exp(z − m) + m into buffers the tape keeps (so the node
+/// reads them where they lie, and a replay allocates nothing), then the loss into slot `out`.
+template <class T, class B, class L>
+struct ce_step {
+  ad::detail::operand<T, B> z;
+  T* lse;
+  T* m;
+  leaf<L, B> labels;  // (rows...) as given
+  index_t classes;
+  T scale;
+  bool mean;
+  std::uint32_t out;
+};
+template <class T, class B, class L>
+void ce_forward(tape& t, const void* p) {
+  const auto& n = *static_cast<const ce_step<T, B, L>*>(p);
+  const extents& shape = n.z.shape();
+  const int ax = shape.size() - 1;
+  const extents rows = fusor::detail::drop_axis(shape, ax);
+  const leaf<T, B> m{n.m, rows, contiguous_strides(rows)}, lse{n.lse, rows, contiguous_strides(rows)};
+  executor<B>::template reduce_axis<fusor::detail::max_op>(m, n.z.value, ax);
+  fusor::detail::assign_expr(m, where(isfinite(m), m, T(0)), false);  // all −inf: the shift changes nothing
+  executor<B>::template reduce_axis<fusor::detail::sum_op>(lse, exp(n.z.value - spread_last<T, B>(n.m, shape)), ax);
+  fusor::detail::assign_expr(lse, log(lse) + m, false);
+  check_indices("cross_entropy", "class indices", "labels", array_view<L, B>(n.labels.data, n.labels.shape, n.labels.strides),
+                n.classes);
+  extents lab_strides = n.labels.strides;
+  lab_strides.push_back(0);
+  const leaf<L, B> lab{n.labels.data, shape, lab_strides};  // each row's label along the class axis
+  const auto cls = lazy::arange<L, B>(L(0), L(n.classes));
+  const T total = T(fusor::sum(where(cls == lab, spread_last<T, B>(n.lse, shape) - n.z.value, T(0))));
+  const T value = n.mean ? total * n.scale : total;
+  backend_memory<B>::copy_from_host(static_cast<T*>(t.slot_at(n.out).value), &value, 1);
+}
+
 /// binary_cross_entropy_with_logits' node: dz = g·scale·(sigmoid(z) − y), dy = −g·scale·z.
 template <class T, class B>
 struct bce_logits_back {
@@ -261,7 +297,6 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
     const auto zo = ad::detail::make_operand<T>(t, logits);
     array<T, B>* lse = t.keep(array<T, B>());
     if constexpr (std::is_integral_v<LT>) {
-      array<T, B> no_qsum;  // labels have no row sums
       static_assert(!detail::has_vars<L>(), "fusor: class labels are constants");
       // the labels as they lie (watched like any constant), or evaluated once into the tape
       const array_view<LT, B> lab = [&] {
@@ -269,14 +304,24 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
           if (ad::recording()) t.watch(target.as_leaf(), false);
           return detail::view_of(target);
         } else {
+          t.not_replayable("cross_entropy of labels given as an expression (pass an array: its values are read again)");
           return detail::view_of(*t.keep(array<LT, B>(target)));
         }
       }();
-      const T value = value_of(zo.view(), lab, *lse, no_qsum);
+      const extents kept_rows = fusor::detail::keep_axis(shape, shape.size() - 1);
+      *lse = array<T, B>(kept_rows);
+      array<T, B>* m = t.keep(array<T, B>(kept_rows));
+      auto [out, grad] = ad::detail::new_output<T, B>(t, extents{}, zo.grad);
+      const detail::ce_step<T, B, LT> step{zo,     lse->data(), m->data(), lab.as_leaf(), classes, scale,
+                                           r == reduction::mean, out.id()};
+      detail::ce_forward<T, B, LT>(t, &step);
+      t.record_forward(&detail::ce_forward<T, B, LT>, step, out.id());
       const leaf<LT, B> lab_rows = fusor::expand_dims(lab, -1).as_leaf();
-      return detail::scalar_output<T, B>(
-          t, value, zo.grad,
-          detail::ce_back<T, B, LT>{zo, lse->data(), {lab_rows.data, shape, lab_rows.strides}, {}, nullptr, scale});
+      if (grad)
+        ad::detail::record_op<T, B>(
+            t, out.id(),
+            detail::ce_back<T, B, LT>{zo, lse->data(), {lab_rows.data, shape, lab_rows.strides}, {}, nullptr, scale});
+      return out;
     } else {
       const auto qo = ad::detail::make_operand<T>(t, target);
       array<T, B>* qsum = t.keep(array<T, B>());

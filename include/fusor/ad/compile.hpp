@@ -1,0 +1,216 @@
+#pragma once
+// Record once, replay: ad::compile(f, params, args...) is value_and_grad of f with respect to its
+// first argument (a parameter tree), recorded at once; every later call with the same arrays
+// replays the recording instead of calling f: the captured forward steps run again from the
+// arrays' current values, then the recorded backward nodes. No tape is built and nothing is
+// allocated; the gradients land in arrays this object owns (the tape's adjoint buffers of the
+// parameters are those arrays), which the next call overwrites.
+//
+//   auto step = ad::compile([&](const auto& p, const auto& x, const auto& y) {
+//     return nn::cross_entropy(model(p, x), y); }, params, xb, yb);
+//   for (...) { xb.view() = next batch; auto [loss, grads] = step(params, xb, yb); opt.step(params, grads); }
+//
+// What "the same arrays" means: a replay reads every array argument (every leaf of every
+// argument's tree) where it lay when it was recorded, so each call compares their data addresses,
+// shapes and strides, and scalar arguments by value, with the recording's. Any difference records
+// again (as jax.jit traces again for a new shape); recordings() counts them. So keep the arrays
+// and write new values into them (`x.view() = batch`, an optimizer's in-place step) rather than
+// passing new ones. Arrays f captures instead of taking as arguments are read where they lie too:
+// keep them alive and write into them, never replace them.
+//
+// What can be replayed: elementwise expressions of variables (eval, assignments), sum and mean
+// (whole or along an axis), matmul (and the linear layers), cross_entropy with class labels, and
+// ad::param; a model made of linear layers, activations and these losses. Anything else (the
+// other reductions, softmax, gathers, joins, FFTs, convolutions, custom_vjp, dropout in training
+// mode, cross_entropy with probabilities) registers no forward step, and compiling a function
+// that uses it is a tape_error naming it: call value_and_grad instead.
+//
+// On cuda the replay launches the same kernels one by one (not yet as one CUDA graph).
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../core/array.hpp"
+#include "../core/shape_ops.hpp"
+#include "params.hpp"
+#include "record.hpp"
+#include "tape.hpp"
+#include "transforms.hpp"
+
+namespace fusor::ad {
+
+namespace detail {
+
+/// Calls fn on every leaf of x: arrays and views (also inside tuples, pairs, std::arrays, vectors
+/// and maps) and arithmetic scalars. Anything else cannot be compared between calls.
+template <class X, class Fn>
+void visit_leaves(const X& x, Fn& fn) {
+  using Y = std::remove_cvref_t<X>;
+  constexpr int k = tree_kind_v<Y>;
+  if constexpr (fusor::detail::is_array_v<Y> || fusor::detail::is_view_v<Y> || std::is_arithmetic_v<Y>) {
+    fn(x);
+  } else if constexpr (k == 2 || k == 3 || k == 4) {
+    std::apply([&](const auto&... e) { (visit_leaves(e, fn), ...); }, x);
+  } else if constexpr (k == 5) {
+    for (const auto& e : x) visit_leaves(e, fn);
+  } else if constexpr (k == 6 || k == 7) {
+    for (const auto& [key, e] : x) visit_leaves(e, fn);
+  } else {
+    static_assert(sizeof(Y) == 0, "fusor: ad::compile's arguments are arrays, views, arithmetic scalars, or tuples/pairs/"
+                          "std::arrays/vectors/maps of them (a replay must be able to tell whether they changed)");
+  }
+}
+
+/// Where one array argument lay, or a scalar argument's value, when it was recorded.
+struct binding {
+  const void* data = nullptr;
+  extents shape, strides;
+  double scalar = 0;
+  bool operator==(const binding&) const = default;
+};
+
+template <class X>
+binding bind_leaf(const X& x) {
+  if constexpr (std::is_arithmetic_v<X>) {
+    binding b;
+    b.scalar = double(x);
+    return b;
+  } else {
+    const auto l = x.as_leaf();
+    return binding{l.data, l.shape, l.strides, 0};
+  }
+}
+}  // namespace detail
+
+/// A function recorded once and replayed (see the file comment): made by ad::compile.
+template <class F, class P, class... A>
+class compiled {
+  using vars_t = decltype(param_tree(std::declval<tape&>(), std::declval<const P&>()));
+  using loss_t = decltype(detail::loss_var(std::declval<std::invoke_result_t<F&, const vars_t&, const A&...>>()));
+  using grads_t = decltype(gradient_tree(std::declval<const vars_t&>()));
+
+ public:
+  using value_type = typename loss_t::value_type;
+  using backend_type = typename loss_t::backend_type;
+
+  /// Records f(params, args...) at once (a tape_error when it uses an operation that cannot be
+  /// replayed, naming it).
+  compiled(F f, const P& params, const A&... args) : f_(std::move(f)) { record(params, args...); }
+  compiled(const compiled&) = delete;
+  compiled& operator=(const compiled&) = delete;
+  compiled(compiled&&) = default;
+  compiled& operator=(compiled&&) = default;
+
+  /// (loss, gradients with respect to params): a replay when params and args are the arrays (and
+  /// scalars) of the last recording, else a new recording. The gradients are this object's arrays,
+  /// in params' structure, valid and unchanged until the next call.
+  std::pair<value_type, const grads_t&> operator()(const P& params, const A&... args) {
+    if (ready_ && same(params, args...)) replay();
+    else record(params, args...);
+    return {value_, *grads_};
+  }
+
+  /// How many times f was recorded (1, plus one per call whose arrays or scalars differed).
+  std::size_t recordings() const { return recordings_; }
+  /// How many calls replayed the recording.
+  std::size_t replays() const { return replays_; }
+  /// The forward steps a replay runs (one per materialised expression or operation).
+  std::size_t forward_steps() const { return tape_ ? tape_->forward_steps() : 0; }
+  /// The backward nodes a replay runs.
+  std::size_t backward_nodes() const { return tape_ ? tape_->size() : 0; }
+
+ private:
+  void record(const P& params, const A&... args) {
+    ready_ = false;
+    grads_.reset();
+    vars_.reset();
+    tape_ = std::make_unique<tape>();  // a fresh tape: nothing of an earlier recording survives
+    tape& t = *tape_;
+    t.begin_capture();
+    const use_tape active(t);
+    vars_.emplace(param_tree(t, params));
+    // the parameters' adjoint buffers are the gradient arrays handed out
+    grads_.emplace(detail::map_tree(*vars_, [&t](const auto& v) {
+      using V = std::remove_cvref_t<decltype(v)>;
+      array<typename V::value_type, typename V::backend_type> g(v.shape());
+      t.borrow_adjoint<typename V::value_type, typename V::backend_type>(v.id(), g.data());
+      return g;
+    }));
+    const loss_t y = detail::loss_var(std::invoke(f_, std::as_const(*vars_), args...));
+    std::string where;
+    if (const char* what = t.end_capture(where))
+      throw tape_error(std::string("fusor: ad::compile cannot replay this function: it uses ") + what +
+                       (where.empty() ? "" : " (" + where + ")") +
+                       " (expected only elementwise expressions, sum, mean, matmul, linear layers and cross_entropy "
+                       "with class labels; use ad::value_and_grad for the rest)");
+    if (y.size() != 1)
+      throw tape_error("fusor: ad::compile needs a function with one number as output, got shape " + to_string(y.shape()));
+    loss_ = y.id();
+    backward(y);
+    detail::map_tree(*vars_, [](const auto& v) {
+      (void)gradient(v);  // zero-fills a gradient nothing wrote (replays never write it either)
+      return 0;
+    });
+    t.stop_watching();  // replays are checked by address instead
+    value_ = y.item();
+    bound_.clear();
+    auto bind = [this](const auto& x) { bound_.push_back(detail::bind_leaf(x)); };
+    detail::visit_leaves(params, bind);
+    (detail::visit_leaves(args, bind), ...);
+    ++recordings_;
+    ready_ = true;
+  }
+
+  bool same(const P& params, const A&... args) const {
+    std::size_t k = 0;
+    bool equal = true;
+    auto compare = [&](const auto& x) {
+      equal = equal && k < bound_.size() && bound_[k] == detail::bind_leaf(x);
+      ++k;
+    };
+    detail::visit_leaves(params, compare);
+    (detail::visit_leaves(args, compare), ...);
+    return equal && k == bound_.size();
+  }
+
+  void replay() {
+    using T = value_type;
+    using B = backend_type;
+    tape& t = *tape_;
+    t.replay_forward();
+    t.clear_adjoints();
+    const T one{1};
+    backend_memory<B>::copy_from_host(t.adjoint_buffer<T, B>(loss_), &one, 1);
+    t.slot_at(loss_).adjoint_written = true;
+    t.replay_backward();
+    backend_memory<B>::copy_to_host(&value_, static_cast<const T*>(t.slot_at(loss_).value), 1);
+    ++replays_;
+  }
+
+  F f_;
+  std::unique_ptr<tape> tape_;
+  std::optional<vars_t> vars_;
+  std::optional<grads_t> grads_;
+  std::vector<detail::binding> bound_;
+  std::uint32_t loss_ = 0;
+  value_type value_{};
+  bool ready_ = false;
+  std::size_t recordings_ = 0, replays_ = 0;
+};
+
+/// Records value_and_grad of f(params, args...) with respect to params once, and replays it on
+/// later calls with the same arrays (see the file comment). f takes the parameters' variables and
+/// the other arguments, as given, and returns its loss.
+template <class F, parameter_tree P, class... A>
+compiled<F, P, A...> compile(F f, const P& params, const A&... args) {
+  return compiled<F, P, A...>(std::move(f), params, args...);
+}
+
+}  // namespace fusor::ad
