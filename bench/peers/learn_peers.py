@@ -115,12 +115,14 @@ def main():
     if not peers:
         return
     print(f"threads: {THREADS}; one training step of a 784-128-10 MLP at batch {BATCH}")
-    print(f"{'peer':22} {'dtype':7} {'peer':>10} {'fusor':>10} {'fusor/peer':>11}")
+    # fusor's step recorded every time (value_and_grad) and replayed (ad::compile)
+    print(f"{'peer':22} {'dtype':7} {'peer':>10} {'step':>10} {'step/peer':>10} {'replay':>10} {'replay/peer':>12}")
     for (label, dtype), tp in sorted(peers.items()):
-        tf = fusor.get((f"fusor_step<{dtype}>", f"{BATCH}/{THREADS}"))
-        ratio = f"{tf / tp:11.3f}" if tf else f"{'-':>11}"
-        fus = f"{tf * 1e3:8.3f}ms" if tf else f"{'-':>10}"
-        print(f"{label:22} {dtype:7} {tp * 1e3:8.3f}ms {fus} {ratio}")
+        cols = []
+        for name, width in (("fusor_step", 10), ("fusor_replay", 12)):
+            tf = fusor.get((f"{name}<{dtype}>", f"{BATCH}/{THREADS}"))
+            cols.append(f"{tf * 1e3:8.3f}ms {tf / tp:{width}.3f}" if tf else f"{'-':>10} {'-':>{width}}")
+        print(f"{label:22} {dtype:7} {tp * 1e3:8.3f}ms {cols[0]} {cols[1]}")
 
 
 if __name__ == "__main__":

@@ -820,6 +820,22 @@ TEST_CASE("ad::compile refuses what it cannot replay, naming it") {
   // a reduction without a forward step
   CHECK_THROWS_WITH_AS(ad::compile([](const auto& v, const auto& xs) { return ad::max(xs * v); }, w, x),
                        doctest::Contains("registers no forward step (its result has shape ())"), ad::tape_error);
+  // a value read to the host while recording would be the recorded one in every replay
+  CHECK_THROWS_WITH_AS(ad::compile(
+                           [](const auto& v, const auto& xs) {
+                             auto s = sum(xs * v);
+                             return s * s.item();
+                           },
+                           w, x),
+                       doctest::Contains("item()"), ad::tape_error);
+  // an array f made itself is gone after the recording (and was computed from the recorded arguments)
+  CHECK_THROWS_WITH_AS(ad::compile(
+                           [](const auto& v, const auto& xs) {
+                             const D twice = xs * 2.0;
+                             return sum(twice * v);
+                           },
+                           w, x),
+                       doctest::Contains("shape (3, 4) that it created itself"), ad::tape_error);
   // dropout in training mode draws a new mask each call
   auto train = nn::sequential<double, B>(nn::linear(4, 2), nn::dropout(0.5, 1));
   const params_t p = train.init(1);

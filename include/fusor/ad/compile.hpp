@@ -18,6 +18,9 @@
 // passing new ones. Arrays f captures instead of taking as arguments are read where they lie too:
 // keep them alive and write into them, never replace them.
 //
+// Host values are frozen too: a value f reads to the host (item()) is a tape_error, and state f
+// captures (a model's train/eval mode, a lazy random draw's seed) keeps its recorded value.
+//
 // What can be replayed: elementwise expressions of variables (eval, assignments), sum and mean
 // (whole or along an axis), matmul (and the linear layers), cross_entropy with class labels, and
 // ad::param; a model made of linear layers, activations and these losses. Anything else (the
@@ -132,6 +135,21 @@ class compiled {
     grads_.reset();
     vars_.reset();
     tape_ = std::make_unique<tape>();  // a fresh tape: nothing of an earlier recording survives
+    try {
+      capture(params, args...);
+    } catch (...) {
+      tape_->stop_watching();  // (a watched table slows every engine write until then)
+      throw;
+    }
+    bound_.clear();
+    auto bind = [this](const auto& x) { bound_.push_back(detail::bind_leaf(x)); };
+    detail::visit_leaves(params, bind);
+    (detail::visit_leaves(args, bind), ...);
+    ++recordings_;
+    ready_ = true;
+  }
+
+  void capture(const P& params, const A&... args) {
     tape& t = *tape_;
     t.begin_capture();
     const use_tape active(t);
@@ -158,14 +176,14 @@ class compiled {
       (void)gradient(v);  // zero-fills a gradient nothing wrote (replays never write it either)
       return 0;
     });
+    // an array f made and dropped (its buffer kept by the watch table until now) would be gone in a
+    // replay, and its values were computed once, from the recorded arguments
+    if (const extents* gone = t.released_read())
+      throw tape_error("fusor: ad::compile cannot replay this function: it reads an array of shape " + to_string(*gone) +
+                       " that it created itself (expected every array it reads to be an argument or to outlive the "
+                       "compiled function; compute it with variables, or pass it as an argument)");
     t.stop_watching();  // replays are checked by address instead
     value_ = y.item();
-    bound_.clear();
-    auto bind = [this](const auto& x) { bound_.push_back(detail::bind_leaf(x)); };
-    detail::visit_leaves(params, bind);
-    (detail::visit_leaves(args, bind), ...);
-    ++recordings_;
-    ready_ = true;
   }
 
   bool same(const P& params, const A&... args) const {

@@ -87,12 +87,13 @@ auto make_operand(tape& t, const X& x) {
       return operand<T, B>{l.value, l.id, l.generation, t.slot_at(l.id).requires_grad};
     }
   } else if constexpr (fusor::detail::is_array_v<X> || fusor::detail::is_view_v<X>) {
-    if (recording()) t.watch(x.as_leaf(), false);  // read where it lies, again in the backward pass
+    if (recording() || t.capturing()) t.watch(x.as_leaf(), false);  // read where it lies, in backward and replays
     return operand<T, B>{x.as_leaf(), 0, 0, false};
   } else {  // a constant expression: evaluated into a tape buffer (reused after reset, like any slot)
     const auto node = fusor::detail::to_node(x);
     using N = std::remove_cv_t<decltype(node)>;
     const std::uint32_t id = t.new_slot<T, B>(expr_shape(node), false);
+    if (t.capturing()) for_each_constant(node, [&](const auto& l) { t.watch(l, false); });  // replays read them
     const map_node<N> step{node, id};
     map_forward<N>(t, &step);
     t.record_forward(&map_forward<N>, step, id);

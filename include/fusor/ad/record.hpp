@@ -70,14 +70,18 @@ leaf<T, B> adjoint_leaf(tape& t, std::uint32_t id) {
 
 /// Sums x (of shape `out`) down to `target` (which broadcasts to `out`): the adjoint of a
 /// broadcast. One fused pass for the first axis, then passes over the (smaller) partial sums, all
-/// in the tape's scratch buffers (a second backward pass of the same shapes allocates nothing).
-/// The result lives until the tape's next backward pass.
+/// in the tape's two scratch buffers (a second backward pass of the same shapes allocates nothing).
+/// The result lives until the next reduce_to on the same tape.
 template <class B, class X>
 leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const extents& out) {
   using V = value_t<X>;
   const int lead = out.size() - target.size();
+  // two scratch buffers in alternation: each pass reads one and writes the other, and the
+  // result is consumed (accumulate) before the next reduce_to
+  std::size_t next = 0;
   auto buffer = [&](const extents& s) {
-    void* p = t.scratch<B>(t.next_scratch(), std::size_t(s.numel()) * sizeof(V));
+    void* p = t.scratch<B>(next, std::size_t(s.numel()) * sizeof(V));
+    next ^= 1;
     return leaf<V, B>{static_cast<V*>(p), s, contiguous_strides(s)};
   };
   leaf<V, B> r = buffer(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
@@ -303,6 +307,7 @@ auto materialise(const N& node) {
   map_forward<N>(t, &n);
   t.record_forward(&map_forward<N>, n, id);
   if (grad) record_tree(t, &map_backward<N>, n, node);
+  else if (t.capturing()) for_each_constant(node, [&](const auto& l) { t.watch(l, false); });  // replays read them
   return var<T, B>(&t, id);
 }
 
@@ -352,6 +357,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
     const reduce_step<Kind, N> step{node, id, whole};
     reduce_forward<Kind, N>(t, &step);
     t.record_forward(&reduce_forward<Kind, N>, step, id);
+    if (!grad && t.capturing()) for_each_constant(node, [&](const auto& l) { t.watch(l, false); });  // replays read them
     if (grad)
       record_tree(t, &reduce_backward<N, V>,
                   reduce_node<N, V>{node, id, -1,
@@ -368,6 +374,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
   const reduce_step<Kind, N> step{node, id, ax};
   reduce_forward<Kind, N>(t, &step);
   t.record_forward(&reduce_forward<Kind, N>, step, id);
+  if (!grad && t.capturing()) for_each_constant(node, [&](const auto& l) { t.watch(l, false); });  // replays read them
   const V scale = Kind == reduction::mean ? V{1} / real_constant<V>(double(shape[ax])) : V{1};
   if (grad) record_tree(t, &reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale}, node);
   return var<V, B>(&t, id);

@@ -231,6 +231,13 @@ class tape {
     watch_handles_.push_back(fusor::detail::watched_memory().watch(lo, hi));
     watches_.push_back(watched{lo, hi, l.shape, parameter});
   }
+  /// The shape of the first array the recording reads whose owner released it while it was watched
+  /// (the table keeps its buffer until stop_watching); nullptr when every such array is alive.
+  const extents* released_read() const {
+    if (watch_handles_.empty()) return nullptr;
+    const std::size_t k = fusor::detail::watched_memory().first_adopted(watch_handles_.data(), watch_handles_.size());
+    return k < watches_.size() ? &watches_[k].shape : nullptr;
+  }
   /// Stops watching (and lets the table free the buffers it kept for this recording): for a
   /// recording whose backward pass is done and will not run again (the transforms call it).
   void stop_watching() { unwatch_all(); }
@@ -307,7 +314,8 @@ class tape {
   std::size_t forward_steps() const { return forwards_.size(); }
 
   /// Scratch buffer `k` of at least `bytes` on backend B, kept across resets (a backward pass's
-  /// temporaries: a second pass with the same shapes allocates nothing). Numbered by the caller.
+  /// temporaries: a second pass with the same shapes allocates nothing). Numbered by the caller,
+  /// who must be done with it before another caller takes the same number.
   template <class B>
   void* scratch(std::size_t k, std::size_t bytes) {
     if (scratch_.size() <= k) scratch_.resize(k + 1);
@@ -322,18 +330,14 @@ class tape {
     }
     return s.data;
   }
-  /// The next free scratch number of this backward pass (reset by clear_adjoints and backward).
-  std::size_t next_scratch() { return scratch_used_++; }
 
   /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.
   void clear_adjoints() {
     for (std::size_t k = 0; k < used_; ++k) slots_[k].adjoint_written = false;
-    scratch_used_ = 0;
   }
   /// Runs the recorded nodes' adjoints from the last to the first.
   void run_backward() {
     check_reads();
-    scratch_used_ = 0;
     for (std::size_t k = nodes_.size(); k-- > 0;) nodes_[k].backward(*this, nodes_[k].payload);
   }
 
@@ -387,7 +391,6 @@ class tape {
   bool capturing_ = false;
   const char* unreplayable_ = nullptr;
   std::vector<scratch_buffer> scratch_;
-  std::size_t scratch_used_ = 0;
   std::vector<detail::node> nodes_;
   std::vector<std::unique_ptr<void, void (*)(void*)>> kept_;
   std::vector<block> arena_;

@@ -121,6 +121,8 @@ class var {
       throw shape_error("fusor: item() needs a variable of one element, got shape " + to_string(v.shape()));
     T x;
     backend_memory<B>::copy_to_host(&x, v.data(), 1);
+    // a value read to the host while ad::compile records would be the recorded one in every replay
+    tape_->not_replayable("item() (a value read to the host while recording: replays would reuse it)");
     return x;
   }
   /// Whether this variable depends on a parameter (has a gradient).

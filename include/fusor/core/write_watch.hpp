@@ -100,6 +100,14 @@ class write_watches {
       }
     return 0;
   }
+  /// The position (in h) of the first of n ranges whose array released its buffer (the table keeps
+  /// it); n when none.
+  std::size_t first_adopted(const std::uint32_t* h, std::size_t n) {
+    std::lock_guard<std::mutex> hold(lock_);
+    for (std::size_t k = 0; k < n; ++k)
+      if (ranges_[h[k]].buffer >= 0) return k;
+    return n;
+  }
   /// Whether nothing is watched (the fast path of every report).
   bool idle() const { return live_.load(std::memory_order_relaxed) == 0; }
   /// The engine wrote [lo, hi).

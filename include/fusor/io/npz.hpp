@@ -21,7 +21,9 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <system_error>
 #include <map>
 #include <span>
 #include <string>
@@ -109,12 +111,13 @@ class npz_writer {
   std::vector<std::string> names() const { return names_; }
 
   /// Writes the archive, replacing any file at the path. Throws io_error with libzip's reason
-  /// (a missing directory, a full disk); the target is then left as it was.
+  /// (a missing directory, a full disk); the target is then left as it was, and the writer keeps
+  /// its arrays (close() may be called again).
   void close() {
     if (closed_) return;
-    closed_ = true;
     if (names_.empty()) {
       write_empty();
+      closed_ = true;
       return;
     }
     int code = 0;
@@ -137,10 +140,10 @@ class npz_writer {
       }
       if (zip_close(za) != 0) fail(za, "cannot write it");
     } catch (...) {
-      zip_discard(za);
-      bytes_.clear();
+      zip_discard(za);  // the target is left as it was; the arrays stay for another close()
       throw;
     }
+    closed_ = true;
     bytes_.clear();
   }
 
@@ -150,10 +153,13 @@ class npz_writer {
   }
   // libzip removes an archive left with no entries instead of writing it; NumPy writes an empty
   // archive, which is the zip format's end record alone (22 bytes: signature, then zero counts).
+  // Written beside the target and renamed over it, as libzip does, so a failure leaves it as it was.
   void write_empty() const {
     static constexpr unsigned char end_record[22] = {'P', 'K', 5, 6};
+    std::filesystem::path temp = path_;
+    temp += ".fusor-tmp";
     errno = 0;
-    std::FILE* f = std::fopen(path_.string().c_str(), "wb");
+    std::FILE* f = std::fopen(temp.string().c_str(), "wb");
     if (!f) throw io_error("fusor: cannot create the " + detail::npz::archive_label(path_) + ": " + detail::npy::errno_text(errno));
     bool ok = std::fwrite(end_record, 1, sizeof end_record, f) == sizeof end_record;
     int err = errno;
@@ -161,7 +167,13 @@ class npz_writer {
       ok = false;
       err = errno;
     }
-    if (!ok) throw io_error("fusor: cannot write the " + detail::npz::archive_label(path_) + ": " + detail::npy::errno_text(err));
+    std::error_code ec;
+    if (ok) std::filesystem::rename(temp, path_, ec);
+    if (!ok || ec) {
+      const std::string why = ok ? ec.message() : detail::npy::errno_text(err);
+      std::filesystem::remove(temp, ec);
+      throw io_error("fusor: cannot write the " + detail::npz::archive_label(path_) + ": " + why);
+    }
   }
 
   std::filesystem::path path_;
@@ -239,7 +251,13 @@ class npz_archive {
     zip_stat_t st;
     zip_stat_init(&st);
     if (zip_stat_index(za_, zip_uint64_t(k), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) fail(name, "cannot read its size");
-    std::vector<std::byte> out(std::size_t(st.size));
+    std::vector<std::byte> out;
+    try {  // the size is the archive's word: a damaged one may ask for more than there is memory
+      out.resize(std::size_t(st.size));
+    } catch (const std::exception&) {
+      throw io_error("fusor: cannot read " + entry_label(name) + ": its directory entry gives a size of " +
+                     std::to_string(st.size) + " bytes, more than can be allocated");
+    }
     zip_file_t* f = zip_fopen_index(za_, zip_uint64_t(k), 0);
     if (f == nullptr) fail(name, "cannot open it");
     std::size_t got = 0;

@@ -301,7 +301,7 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
       // the labels as they lie (watched like any constant), or evaluated once into the tape
       const array_view<LT, B> lab = [&] {
         if constexpr (fusor::detail::is_array_v<L> || fusor::detail::is_view_v<L>) {
-          if (ad::recording()) t.watch(target.as_leaf(), false);
+          if (ad::recording() || t.capturing()) t.watch(target.as_leaf(), false);
           return detail::view_of(target);
         } else {
           t.not_replayable("cross_entropy of labels given as an expression (pass an array: its values are read again)");
