@@ -45,12 +45,18 @@ struct data {
   }
 };
 
+/// The benchmark's model: 784-128-10 with ReLU.
+template <class T>
+auto mlp() {
+  return nn::sequential<T>(nn::linear(in_f, hid), nn::relu, nn::linear(hid, out_f));
+}
+
 template <class T>
 void fusor_step(benchmark::State& st) {
   use_threads(st);
   const index_t batch = st.range(0);
   const data<T> d(batch);
-  const auto model = nn::sequential<T>(nn::linear(in_f, hid), nn::relu, nn::linear(hid, out_f));
+  const auto model = mlp<T>();
   nn::parameters<T> params = model.init(0);
   optim::sgd<T, fusor::cpu> opt({.lr = 1e-3});
   auto step = fusor::ad::value_and_grad([&](const auto& p) { return nn::cross_entropy(model(p, d.x), d.y); });
@@ -69,7 +75,7 @@ void fusor_replay(benchmark::State& st) {
   use_threads(st);
   const index_t batch = st.range(0);
   const data<T> d(batch);
-  const auto model = nn::sequential<T>(nn::linear(in_f, hid), nn::relu, nn::linear(hid, out_f));
+  const auto model = mlp<T>();
   nn::parameters<T> params = model.init(0);
   optim::sgd<T, fusor::cpu> opt({.lr = 1e-3});
   auto step = fusor::ad::compile(
@@ -89,7 +95,7 @@ template <class T>
 void fusor_infer(benchmark::State& st) {
   use_threads(st);
   const data<T> d(st.range(0));
-  const auto model = nn::sequential<T>(nn::linear(in_f, hid), nn::relu, nn::linear(hid, out_f));
+  const auto model = mlp<T>();
   const nn::parameters<T> params = model.init(0);
   for (auto _ : st) {
     fusor::array<T> z = model(params, d.x);

@@ -93,10 +93,9 @@ auto make_operand(tape& t, const X& x) {
     const auto node = fusor::detail::to_node(x);
     using N = std::remove_cv_t<decltype(node)>;
     const std::uint32_t id = t.new_slot<T, B>(expr_shape(node), false);
-    if (t.capturing()) for_each_constant(node, [&](const auto& l) { t.watch(l, false); });  // replays read them
     const map_node<N> step{node, id};
     map_forward<N>(t, &step);
-    t.record_forward(&map_forward<N>, step, id);
+    capture_tree(t, &map_forward<N>, step, id, node, false);
     return operand<T, B>{value_leaf<T, B>(t, id), 0, 0, false};
   }
 }

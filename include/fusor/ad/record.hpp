@@ -56,6 +56,15 @@ void record_tree(tape& t, void (*backward)(tape&, const void*), const P& payload
   for_each_constant(e, [&](const auto& l) { t.watch(l, false); });
   t.record(backward, payload);
 }
+/// While ad::compile captures: registers the forward step that computes slot `out` from tree e,
+/// and watches e's constant arrays (replays read them) unless a backward node already watches them.
+template <class P, class E>
+void capture_tree(tape& t, void (*forward)(tape&, const void*), const P& payload, std::uint32_t out, const E& e,
+                  bool watched) {
+  if (!t.capturing()) return;
+  if (!watched) for_each_constant(e, [&](const auto& l) { t.watch(l, false); });
+  t.record_forward(forward, payload, out);
+}
 
 template <class T, class B>
 leaf<T, B> value_leaf(tape& t, std::uint32_t id) {
@@ -305,9 +314,8 @@ auto materialise(const N& node) {
   const std::uint32_t id = t.new_slot<T, B>(shape, grad);
   const map_node<N> n{node, id};
   map_forward<N>(t, &n);
-  t.record_forward(&map_forward<N>, n, id);
+  capture_tree(t, &map_forward<N>, n, id, node, grad);
   if (grad) record_tree(t, &map_backward<N>, n, node);
-  else if (t.capturing()) for_each_constant(node, [&](const auto& l) { t.watch(l, false); });  // replays read them
   return var<T, B>(&t, id);
 }
 
@@ -356,8 +364,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
     const std::uint32_t id = t.new_slot<V, B>(extents{}, grad);
     const reduce_step<Kind, N> step{node, id, whole};
     reduce_forward<Kind, N>(t, &step);
-    t.record_forward(&reduce_forward<Kind, N>, step, id);
-    if (!grad && t.capturing()) for_each_constant(node, [&](const auto& l) { t.watch(l, false); });  // replays read them
+    capture_tree(t, &reduce_forward<Kind, N>, step, id, node, grad);
     if (grad)
       record_tree(t, &reduce_backward<N, V>,
                   reduce_node<N, V>{node, id, -1,
@@ -373,8 +380,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
   const std::uint32_t id = t.new_slot<V, B>(keepdims ? fusor::detail::keep_axis(shape, ax) : out_shape, grad);
   const reduce_step<Kind, N> step{node, id, ax};
   reduce_forward<Kind, N>(t, &step);
-  t.record_forward(&reduce_forward<Kind, N>, step, id);
-  if (!grad && t.capturing()) for_each_constant(node, [&](const auto& l) { t.watch(l, false); });  // replays read them
+  capture_tree(t, &reduce_forward<Kind, N>, step, id, node, grad);
   const V scale = Kind == reduction::mean ? V{1} / real_constant<V>(double(shape[ax])) : V{1};
   if (grad) record_tree(t, &reduce_backward<N, V>, reduce_node<N, V>{node, id, ax, scale}, node);
   return var<V, B>(&t, id);

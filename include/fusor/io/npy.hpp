@@ -522,6 +522,13 @@ void with_c_order(const E& x, F&& f) {
   }
 }
 
+// A source's array on backend B: read on the host, transferred once.
+template <class T, class B, class Source>
+array<T, B> load_on(Source& src) {
+  if constexpr (std::is_same_v<B, cpu>) return load<T>(src);
+  else return to<B>(load<T>(src));
+}
+
 }  // namespace detail::npy
 
 /// The header of a .npy file, checked as load_npy checks it (the data length is not checked).
@@ -541,15 +548,13 @@ inline npy_header read_npy_header_bytes(std::span<const std::byte> bytes) {
 template <element T, backend B = default_backend>
 array<T, B> load_npy(const std::filesystem::path& path) {
   detail::npy::file_source src(path);
-  if constexpr (std::is_same_v<B, cpu>) return detail::npy::load<T>(src);
-  else return to<B>(detail::npy::load<T>(src));
+  return detail::npy::load_on<T, B>(src);
 }
 /// load_npy for the bytes of a .npy file held in memory.
 template <element T, backend B = default_backend>
 array<T, B> load_npy_bytes(std::span<const std::byte> bytes) {
   detail::npy::memory_source src{bytes};
-  if constexpr (std::is_same_v<B, cpu>) return detail::npy::load<T>(src);
-  else return to<B>(detail::npy::load<T>(src));
+  return detail::npy::load_on<T, B>(src);
 }
 
 /// The bytes np.save would write for x (an array, a view or an expression, which is evaluated).

@@ -239,8 +239,7 @@ class npz_archive {
   array<T, B> load(std::string_view name) const {
     const std::vector<std::byte> b = bytes(name);
     detail::npy::memory_source src{b, 0, entry_label(name)};
-    if constexpr (std::is_same_v<B, cpu>) return detail::npy::load<T>(src);
-    else return to<B>(detail::npy::load<T>(src));
+    return detail::npy::load_on<T, B>(src);
   }
   /// The raw bytes of entry `name` (a .npy file's contents).
   std::vector<std::byte> bytes(std::string_view name) const {
