@@ -77,6 +77,36 @@ leaf<T, B> adjoint_leaf(tape& t, std::uint32_t id) {
   return {t.adjoint_buffer<T, B>(id), s.shape, contiguous_strides(s.shape)};
 }
 
+/// The additive identity of T: -0, since -0 + x is x bit for bit (+0 + -0 would be +0).
+template <class T>
+T additive_identity() {
+  if constexpr (std::is_floating_point_v<T>) return -T(0);
+  else if constexpr (is_complex_v<T>) return T(-real_t<T>(0), -real_t<T>(0));
+  else return T{};
+}
+template <class T>
+inline constexpr char identity_key = 0;
+
+/// additive_identity<T>() seen as an array of `shape` (one element, strides 0). A first write
+/// to an adjoint adds its contribution to this leaf and later writes add to the adjoint itself:
+/// the same statement type either way, so each adjoint expression compiles to one kernel.
+template <class T, class B>
+leaf<T, B> identity_leaf(tape& t, const extents& shape) {
+  T* p;
+  if constexpr (backend_traits<B>::host_accessible) {
+    static T value = additive_identity<T>();  // never written: statements only read it
+    p = &value;
+  } else {
+    p = static_cast<T*>(t.constant<B>(&identity_key<T>, sizeof(T), [](void* d) {
+      const T v = additive_identity<T>();
+      backend_memory<B>::copy_from_host(static_cast<T*>(d), &v, 1);
+    }));
+  }
+  extents strides = shape;
+  for (int k = 0; k < strides.size(); ++k) strides[k] = 0;
+  return {p, shape, strides};
+}
+
 /// Sums x (of shape `out`) down to `target` (which broadcasts to `out`): the adjoint of a
 /// broadcast. One fused pass for the first axis, then passes over the (smaller) partial sums, all
 /// in the tape's two scratch buffers (a second backward pass of the same shapes allocates nothing).
@@ -94,7 +124,8 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
     return leaf<V, B>{static_cast<V*>(p), s, contiguous_strides(s)};
   };
   leaf<V, B> r = buffer(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
-  fusor::detail::assign_expr(r, x, false);
+  // written as accumulate's statement (identity + x), which the same x then shares
+  fusor::detail::assign_expr(r, identity_leaf<V, B>(t, out) + x, false);
   // sums r along axis k into a new buffer of shape `to` (r's shape with axis k kept as 1 or dropped)
   auto sum_axis = [&](int k, const extents& to) {
     const leaf<V, B> dst = buffer(to);
@@ -148,8 +179,11 @@ bool zero_outside_box(const leaf<T, B>& whole, const leaf<T, B>& dst) {
 }
 
 /// adjoint(v) += total, where total has the node's shape `out` and v is a view of a variable.
-/// The first write assigns: to the whole buffer, or to a box of it with the rest zeroed; any other
-/// partial first write (a strided or flipped view) zero-fills first.
+/// Every write is one statement, base + total: the first takes the identity as its base (to the
+/// whole buffer, or to a box of it with the rest zeroed; any other partial first write, a strided
+/// or flipped view, zero-fills first and adds), later ones the adjoint itself. One statement type
+/// per adjoint expression, not one to assign and another to add: the autodiff layer's compile
+/// time is mostly these kernels.
 template <class T, class B, class X>
 void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents& out) {
   auto& s = t.slot_at(v.id);
@@ -163,15 +197,13 @@ void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents&
   const bool full = dst.data == adj && dst.shape.numel() == s.shape.numel() &&
                     (dst.strides == contiguous_strides(dst.shape) || (dst.shape == s.shape && dst.strides == whole.strides));
   auto add = [&](const auto& contribution) {
+    leaf<T, B> base = dst;
     if (!s.adjoint_written) {
       s.adjoint_written = true;
-      if (full || zero_outside_box(whole, dst)) {
-        fusor::detail::assign_expr(dst, contribution, false);
-        return;
-      }
-      fusor::detail::assign_expr(whole, scalar_expr<T>{T{}}, false);
+      if (full || zero_outside_box(whole, dst)) base = identity_leaf<T, B>(t, dst.shape);
+      else fusor::detail::assign_expr(whole, scalar_expr<T>{T{}}, false);
     }
-    fusor::detail::assign_expr(dst, dst + contribution, false);
+    fusor::detail::assign_expr(dst, base + contribution, false);
   };
   // a broadcast view (stride 0 along an axis of extent > 1, from broadcast_to) reads one element
   // many times: that element receives the sum over the axis

@@ -84,6 +84,7 @@ class tape {
     for (auto& s : slots_) free_slot(s);
     for (auto& s : scratch_)
       if (s.data) s.release(s.data, s.capacity);
+    for (auto& c : constants_) c.buffer.release(c.buffer.data, c.buffer.capacity);
   }
 
   /// Forgets the recording: variables made before become invalid (using one is a tape_error);
@@ -331,6 +332,23 @@ class tape {
     return s.data;
   }
 
+  /// A buffer of `bytes` on backend B kept for the tape's lifetime, one per key: constants that
+  /// backward passes read (on a device backend, which cannot read host statics). `init(data)`
+  /// fills it once, when it is made.
+  template <class B, class Init>
+  void* constant(const void* key, std::size_t bytes, Init&& init) {
+    for (auto& c : constants_)
+      if (c.key == key && c.buffer.backend == &detail::backend_tag<B>) return c.buffer.data;
+    scratch_buffer b;
+    b.data = backend_memory<B>::template allocate<std::byte>(index_t(bytes ? bytes : 1));
+    b.capacity = bytes ? bytes : 1;
+    b.backend = &detail::backend_tag<B>;
+    b.release = &detail::release_bytes<B>;
+    constants_.push_back(keyed_buffer{key, b});
+    init(b.data);
+    return b.data;
+  }
+
   /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.
   void clear_adjoints() {
     for (std::size_t k = 0; k < used_; ++k) slots_[k].adjoint_written = false;
@@ -391,6 +409,11 @@ class tape {
   bool capturing_ = false;
   const char* unreplayable_ = nullptr;
   std::vector<scratch_buffer> scratch_;
+  struct keyed_buffer {
+    const void* key;
+    scratch_buffer buffer;
+  };
+  std::vector<keyed_buffer> constants_;
   std::vector<detail::node> nodes_;
   std::vector<std::unique_ptr<void, void (*)(void*)>> kept_;
   std::vector<block> arena_;
