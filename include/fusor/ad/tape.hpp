@@ -84,7 +84,8 @@ class tape {
     for (auto& s : slots_) free_slot(s);
     for (auto& s : scratch_)
       if (s.data) s.release(s.data, s.capacity);
-    for (auto& c : constants_) c.buffer.release(c.buffer.data, c.buffer.capacity);
+    for (auto& c : constants_)
+      if (c.buffer.data) c.buffer.release(c.buffer.data, c.buffer.capacity);
   }
 
   /// Forgets the recording: variables made before become invalid (using one is a tape_error);
@@ -332,21 +333,29 @@ class tape {
     return s.data;
   }
 
-  /// A buffer of `bytes` on backend B kept for the tape's lifetime, one per key: constants that
-  /// backward passes read (on a device backend, which cannot read host statics). `init(data)`
-  /// fills it once, when it is made.
-  template <class B, class Init>
-  void* constant(const void* key, std::size_t bytes, Init&& init) {
+  /// A buffer of at least `bytes` on backend B kept for the tape's lifetime, one per key:
+  /// constants that backward passes read. `fill(data, bytes)` fills it when it is made or grown
+  /// (a second pass with the same shapes allocates and fills nothing).
+  template <class B, class Fill>
+  void* constant(const void* key, std::size_t bytes, Fill&& fill) {
+    scratch_buffer* found = nullptr;
     for (auto& c : constants_)
-      if (c.key == key && c.buffer.backend == &detail::backend_tag<B>) return c.buffer.data;
-    scratch_buffer b;
-    b.data = backend_memory<B>::template allocate<std::byte>(index_t(bytes ? bytes : 1));
-    b.capacity = bytes ? bytes : 1;
-    b.backend = &detail::backend_tag<B>;
-    b.release = &detail::release_bytes<B>;
-    constants_.push_back(keyed_buffer{key, b});
-    init(b.data);
-    return b.data;
+      if (c.key == key && c.buffer.backend == &detail::backend_tag<B>) found = &c.buffer;
+    if (found && found->capacity >= bytes) return found->data;
+    if (!found) {
+      constants_.push_back(keyed_buffer{key, scratch_buffer{}});
+      found = &constants_.back().buffer;
+    } else {
+      found->release(found->data, found->capacity);
+      *found = scratch_buffer{};
+    }
+    const std::size_t size = bytes ? bytes : 1;
+    found->data = backend_memory<B>::template allocate<std::byte>(index_t(size));
+    found->capacity = size;
+    found->backend = &detail::backend_tag<B>;
+    found->release = &detail::release_bytes<B>;
+    fill(found->data, size);
+    return found->data;
   }
 
   /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.
