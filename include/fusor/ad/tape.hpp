@@ -9,6 +9,7 @@
 // reuses slot k's buffers when they are large enough, so a second iteration with the same shapes
 // allocates nothing. Adjoints are allocated when first needed and the first write assigns (no
 // zero-fill pass) when it covers the whole buffer, or a box of it (a slice: the rest is zeroed).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -322,14 +323,7 @@ class tape {
   void* scratch(std::size_t k, std::size_t bytes) {
     if (scratch_.size() <= k) scratch_.resize(k + 1);
     auto& s = scratch_[k];
-    if (s.backend != &detail::backend_tag<B> || s.capacity < bytes) {
-      if (s.data) s.release(s.data, s.capacity);
-      s = scratch_buffer{};
-      s.data = backend_memory<B>::template allocate<std::byte>(index_t(bytes ? bytes : 1));
-      s.capacity = bytes ? bytes : 1;
-      s.backend = &detail::backend_tag<B>;
-      s.release = &detail::release_bytes<B>;
-    }
+    ensure<B>(s, bytes);
     return s.data;
   }
 
@@ -338,24 +332,12 @@ class tape {
   /// (a second pass with the same shapes allocates and fills nothing).
   template <class B, class Fill>
   void* constant(const void* key, std::size_t bytes, Fill&& fill) {
-    scratch_buffer* found = nullptr;
-    for (auto& c : constants_)
-      if (c.key == key && c.buffer.backend == &detail::backend_tag<B>) found = &c.buffer;
-    if (found && found->capacity >= bytes) return found->data;
-    if (!found) {
-      constants_.push_back(keyed_buffer{key, scratch_buffer{}});
-      found = &constants_.back().buffer;
-    } else {
-      found->release(found->data, found->capacity);
-      *found = scratch_buffer{};
-    }
-    const std::size_t size = bytes ? bytes : 1;
-    found->data = backend_memory<B>::template allocate<std::byte>(index_t(size));
-    found->capacity = size;
-    found->backend = &detail::backend_tag<B>;
-    found->release = &detail::release_bytes<B>;
-    fill(found->data, size);
-    return found->data;
+    auto it = std::find_if(constants_.begin(), constants_.end(), [&](const keyed_buffer& c) {
+      return c.key == key && c.buffer.backend == &detail::backend_tag<B>;
+    });
+    if (it == constants_.end()) it = constants_.insert(it, keyed_buffer{key, scratch_buffer{}});
+    if (ensure<B>(it->buffer, bytes)) fill(it->buffer.data, it->buffer.capacity);
+    return it->buffer.data;
   }
 
   /// Forgets every adjoint (their buffers stay), for another backward pass over the same recording.
@@ -417,6 +399,20 @@ class tape {
   std::vector<bool> produced_;
   bool capturing_ = false;
   const char* unreplayable_ = nullptr;
+  /// Makes b a buffer of at least `bytes` on backend B unless it already is one (buffers only
+  /// grow); true when it was (re)allocated.
+  template <class B>
+  static bool ensure(scratch_buffer& b, std::size_t bytes) {
+    if (b.backend == &detail::backend_tag<B> && b.capacity >= bytes) return false;
+    if (b.data) b.release(b.data, b.capacity);
+    b = scratch_buffer{};
+    b.data = backend_memory<B>::template allocate<std::byte>(index_t(bytes ? bytes : 1));
+    b.capacity = bytes ? bytes : 1;
+    b.backend = &detail::backend_tag<B>;
+    b.release = &detail::release_bytes<B>;
+    return true;
+  }
+
   std::vector<scratch_buffer> scratch_;
   struct keyed_buffer {
     const void* key;
