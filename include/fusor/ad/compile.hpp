@@ -155,12 +155,7 @@ class compiled {
     const use_tape active(t);
     vars_.emplace(param_tree(t, params));
     // the parameters' adjoint buffers are the gradient arrays handed out
-    grads_.emplace(detail::map_tree(*vars_, [&t](const auto& v) {
-      using V = std::remove_cvref_t<decltype(v)>;
-      array<typename V::value_type, typename V::backend_type> g(v.shape());
-      t.borrow_adjoint<typename V::value_type, typename V::backend_type>(v.id(), g.data());
-      return g;
-    }));
+    grads_.emplace(detail::borrowed_gradient_tree(t, *vars_));
     const loss_t y = detail::loss_var(std::invoke(f_, std::as_const(*vars_), args...));
     std::string where;
     if (const char* what = t.end_capture(where))
@@ -172,10 +167,7 @@ class compiled {
       throw tape_error("fusor: ad::compile needs a function with one number as output, got shape " + to_string(y.shape()));
     loss_ = y.id();
     backward(y);
-    detail::map_tree(*vars_, [](const auto& v) {
-      (void)gradient(v);  // zero-fills a gradient nothing wrote (replays never write it either)
-      return 0;
-    });
+    detail::finish_gradient_tree(*vars_);  // (replays never write an unwritten gradient either)
     // an array f made and dropped (its buffer kept by the watch table until now) would be gone in a
     // replay, and its values were computed once, from the recorded arguments
     if (const extents* gone = t.released_read())

@@ -132,4 +132,27 @@ auto gradient_tree(const V& v) {
   });
 }
 
+namespace detail {
+/// Arrays in the structure of v's tree, one per variable, each made its variable's adjoint buffer
+/// (tape::borrow_adjoint): a backward pass writes the gradients straight into the arrays handed
+/// back, with no copy out of the tape. Call finish_gradient_tree after the backward pass.
+template <class V>
+auto borrowed_gradient_tree(tape& t, const V& v) {
+  return map_tree(v, [&t](const auto& x) {
+    using X = std::remove_cvref_t<decltype(x)>;
+    array<typename X::value_type, typename X::backend_type> g(x.shape());
+    t.borrow_adjoint<typename X::value_type, typename X::backend_type>(x.id(), g.data());
+    return g;
+  });
+}
+/// Zero-fills the gradients of v's tree that no backward pass wrote (an unused parameter).
+template <class V>
+void finish_gradient_tree(const V& v) {
+  map_tree(v, [](const auto& x) {
+    (void)gradient(x);
+    return 0;
+  });
+}
+}  // namespace detail
+
 }  // namespace fusor::ad

@@ -88,29 +88,20 @@ T additive_identity() {
 template <class T>
 inline constexpr char identity_key = 0;
 
-/// additive_identity<T>() seen as an array of `shape`. A first write to an adjoint adds its
-/// contribution to this leaf and later writes add to the adjoint itself: the same statement type
-/// either way, so each adjoint expression compiles to one kernel. On the cpu it is a contiguous
-/// buffer of identities kept by the tape (a broadcast operand would take the evaluators' strided
-/// packet path, which made the whole backward pass 1.5-2.5x slower); on a device one element
-/// with strides 0, which the vector kernel reads as a broadcast.
+/// additive_identity<T>() seen as an array of `shape`: one element kept by the tape, with strides
+/// 0. A first write to an adjoint adds its contribution to this leaf and later writes add to the
+/// adjoint itself: the same statement type either way, so each adjoint expression compiles to one
+/// kernel. The loops read a zero-stride operand as a broadcast (the cpu's packet loop and the
+/// cuda vector kernel alike), so the first write reads no more memory than an assignment.
 template <class T, class B>
 leaf<T, B> identity_leaf(tape& t, const extents& shape) {
   const T id = additive_identity<T>();
-  if constexpr (backend_traits<B>::host_accessible) {
-    const std::size_t n = std::size_t(shape.numel());
-    T* p = static_cast<T*>(t.constant<B>(&identity_key<T>, n * sizeof(T), [id](void* d, std::size_t bytes) {
-      std::fill_n(static_cast<T*>(d), bytes / sizeof(T), id);
-    }));
-    return {p, shape, contiguous_strides(shape)};
-  } else {
-    T* p = static_cast<T*>(t.constant<B>(&identity_key<T>, sizeof(T), [id](void* d, std::size_t) {
-      backend_memory<B>::copy_from_host(static_cast<T*>(d), &id, 1);
-    }));
-    extents strides = shape;
-    for (int k = 0; k < strides.size(); ++k) strides[k] = 0;
-    return {p, shape, strides};
-  }
+  T* p = static_cast<T*>(t.constant<B>(&identity_key<T>, sizeof(T), [id](void* d, std::size_t) {
+    backend_memory<B>::copy_from_host(static_cast<T*>(d), &id, 1);
+  }));
+  extents strides = shape;
+  for (int k = 0; k < strides.size(); ++k) strides[k] = 0;
+  return {p, shape, strides};
 }
 
 /// Sums x (of shape `out`) down to `target` (which broadcasts to `out`): the adjoint of a

@@ -64,6 +64,8 @@ class value_and_grad_fn {
     t.reset();
     const use_tape active(t);  // ad::param inside f records here; an enclosing recording is untouched
     auto wrapped = wrap(t, std::index_sequence_for<A...>{}, args...);
+    // the gradients handed back are the adjoint buffers the backward pass writes
+    auto grads = std::make_tuple(detail::borrowed_gradient_tree(t, std::get<I>(wrapped))...);
     auto out = std::apply(f_, wrapped);
     auto y = [&] {
       if constexpr (Aux) return loss_var(std::get<0>(out));
@@ -71,7 +73,7 @@ class value_and_grad_fn {
     }();
     backward(y);
     const auto value = y.item();
-    auto grads = std::make_tuple(gradient_tree(std::get<I>(wrapped))...);
+    (detail::finish_gradient_tree(std::get<I>(wrapped)), ...);
     t.stop_watching();  // the recording is done: writes into its arrays are no longer its concern
     auto g = [&] {
       if constexpr (sizeof...(I) == 1) return std::move(std::get<0>(grads));

@@ -110,12 +110,13 @@ class sequential_model {
     tape t;
     const use_tape on(t);
     const auto vars = param_tree(t, params);
+    auto grads = ad::detail::borrowed_gradient_tree(t, vars);
     const auto y = (*this)(vars, x);
     if (!(y.shape() == output_gradient.shape()))
       throw shape_error("fusor: evaluate's output gradient must have the outputs' shape " + to_string(y.shape()) +
                         ", got " + to_string(output_gradient.shape()));
     backward(sum(y * output_gradient));
-    auto grads = gradient_tree(vars);
+    ad::detail::finish_gradient_tree(vars);
     array<T, B> out(y.value());
     t.stop_watching();
     return {std::move(out), std::move(grads)};

@@ -77,6 +77,10 @@ struct leaf_ev {
     if constexpr (!std::is_same_v<T, L>) {
       return P::lift(packet<Contiguous, T>(i));
     } else if constexpr (Contiguous) {
+      // "contiguous" rows read each operand along unit or zero strides: a broadcast operand (an
+      // adjoint's first-write identity, a row vector added to a matrix) stays on this loop, as
+      // the check is a branch the predictor always gets right
+      if (inner == 0) return P::broadcast(row[0]);
       return P::load(row + i);
     } else {
       if (inner == 1) return P::load(row + i);
@@ -268,6 +272,9 @@ struct generator_ev {
   template <bool Contiguous, class L = value_type>
   auto own_packet(index_t i) const {
     using P = packet_traits<L>;
+    // a broadcast generator (one position along the row) is rare: out of line, so the hot
+    // contiguous path stays as small as it was before zero strides joined it
+    if (inner == 0) [[unlikely]] return broadcast_packet<L>();
     L tmp[P::size];
     if (Contiguous || inner == 1) {
       // a generator that can build a packet itself (autodiff's seeds load their planes straight
@@ -275,13 +282,16 @@ struct generator_ev {
       if constexpr (requires { gen.template packet<packet_t<L>>(row + i); })
         return gen.template packet<packet_t<L>>(row + i);
       gen.fill(row + i, tmp, index_t(P::size));
-    } else if (inner == 0) {
-      gen.fill(row, tmp, 1);
-      return P::broadcast(tmp[0]);
     } else {
       for (std::size_t k = 0; k < P::size; ++k) gen.fill(row + (i + index_t(k)) * inner, tmp + k, 1);
     }
     return P::load(tmp);
+  }
+  template <class L>
+  [[gnu::noinline]] packet_t<L> broadcast_packet() const {
+    L v;
+    gen.fill(row, &v, 1);
+    return packet_traits<L>::broadcast(v);
   }
   template <class V>
   void visit_strides(V&& v) {

@@ -54,14 +54,19 @@ void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
   const int r = sp.rank;
   const index_t inner = sp.inner(), rows = sp.rows();
   const bool simd_ok = dst_st[r - 1] == 1;
-  bool contiguous = true;
-  for (std::size_t j = 1; j < ops.size(); ++j) contiguous = contiguous && ops[j][r - 1] == 1;
+  // every operand read along unit or zero (broadcast) strides: the packet<true> loop, whose
+  // evaluators test for a zero stride; the generator's straight write needs unit strides
+  bool contiguous = true, unit = true;
+  for (std::size_t j = 1; j < ops.size(); ++j) {
+    contiguous = contiguous && (ops[j][r - 1] == 1 || ops[j][r - 1] == 0);
+    unit = unit && ops[j][r - 1] == 1;
+  }
   if constexpr (Ev::template kind<T> == pk::value)
     if (simd_ok) FUSOR_COUNT_SIMD_PASS();
 
   auto run_row = [&](Ev& e, T* d, index_t b, index_t end) {
     if constexpr (requires { e.write_row(d, b, end); }) {  // dst = a generator, as it is
-      if (contiguous && simd_ok) {
+      if (unit && simd_ok) {
         e.write_row(d, b, end);
         return;
       }

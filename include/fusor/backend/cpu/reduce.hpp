@@ -47,7 +47,7 @@ inline constexpr bool packet_reducible =
     simd_reduce_v<Op, typename Ev::value_type> && Ev::template kind<typename Ev::value_type> == pk::value;
 
 /// Reduces elements [b, e) of the evaluator's current row.
-template <class Op, class W, bool Simd, bool Contiguous, class Ev>
+template <class Op, class W, bool Simd, class Ev>
 W reduce_row(const Ev& ev, index_t b, index_t e) {
   W total = Op::template identity<W>();
   index_t i = b;
@@ -70,14 +70,14 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
         // a composite packet (a dual<batch, 8> is 9 registers): one accumulator, as four would
         // spill to the stack on every step
         acc = id;
-        for (; i + w <= stop; i += w) acc = packet_combine<Op>(acc, ev.template packet<Contiguous, L>(i));
+        for (; i + w <= stop; i += w) acc = packet_combine<Op>(acc, ev.template packet<true, L>(i));
       } else {
         batch a0 = id, a1 = id, a2 = id, a3 = id;
         for (; i + 4 * w <= stop; i += 4 * w) {
-          a0 = packet_combine<Op>(a0, ev.template packet<Contiguous, L>(i));
-          a1 = packet_combine<Op>(a1, ev.template packet<Contiguous, L>(i + w));
-          a2 = packet_combine<Op>(a2, ev.template packet<Contiguous, L>(i + 2 * w));
-          a3 = packet_combine<Op>(a3, ev.template packet<Contiguous, L>(i + 3 * w));
+          a0 = packet_combine<Op>(a0, ev.template packet<true, L>(i));
+          a1 = packet_combine<Op>(a1, ev.template packet<true, L>(i + w));
+          a2 = packet_combine<Op>(a2, ev.template packet<true, L>(i + 2 * w));
+          a3 = packet_combine<Op>(a3, ev.template packet<true, L>(i + 3 * w));
         }
         acc = packet_combine<Op>(packet_combine<Op>(a0, a1), packet_combine<Op>(a2, a3));
       }
@@ -86,7 +86,7 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
     // whole packets left over (short rows: a row of 100 floats is 6 packets, not 6 scalar
     // quarters); fewer than 4 of them, so they join the last block's packet without widening
     for (; i + w <= e; i += w) {
-      acc = pending ? packet_combine<Op>(acc, ev.template packet<Contiguous, L>(i)) : ev.template packet<Contiguous, L>(i);
+      acc = pending ? packet_combine<Op>(acc, ev.template packet<true, L>(i)) : ev.template packet<true, L>(i);
       pending = true;
     }
     if (pending) total = Op::combine(total, horizontal<Op, W, L>(acc));
@@ -95,23 +95,22 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
   return total;
 }
 
-// Reduces the current row with the best loop its strides allow.
+// Reduces the current row with the best loop its strides allow: packets where every operand is
+// read along a unit or zero stride (the packet<true> evaluators test for a zero stride).
 template <class Op, class W, class Ev>
-W reduce_row_auto(const Ev& ev, index_t b, index_t e, bool contiguous, bool unit_or_zero) {
+W reduce_row_auto(const Ev& ev, index_t b, index_t e, bool unit_or_zero) {
   if constexpr (packet_reducible<Op, Ev>) {
-    if (contiguous) return reduce_row<Op, W, true, true>(ev, b, e);
-    if (unit_or_zero) return reduce_row<Op, W, true, false>(ev, b, e);
+    if (unit_or_zero) return reduce_row<Op, W, true>(ev, b, e);
   }
-  return reduce_row<Op, W, false, false>(ev, b, e);
+  return reduce_row<Op, W, false>(ev, b, e);
 }
 
+// Whether every operand's stride along dimension pos is 1 or 0.
 template <std::size_t N>
-void inner_stride_kinds(const std::array<index_t*, N>& ops, int pos, bool& contiguous, bool& unit_or_zero) {
-  contiguous = unit_or_zero = true;
-  for (index_t* s : ops) {
-    contiguous = contiguous && s[pos] == 1;
-    unit_or_zero = unit_or_zero && (s[pos] == 1 || s[pos] == 0);
-  }
+bool unit_or_zero_strides(const std::array<index_t*, N>& ops, int pos) {
+  bool ok = true;
+  for (index_t* s : ops) ok = ok && (s[pos] == 1 || s[pos] == 0);
+  return ok;
 }
 
 inline constexpr int max_partials = 256;
@@ -129,8 +128,7 @@ auto reduce_all(const E& e) {
   FUSOR_COUNT_PASS();
   const int r = sp.rank;
   const index_t rows = sp.rows(), inner = sp.inner();
-  bool contiguous, unit_or_zero;
-  inner_stride_kinds(ops, r - 1, contiguous, unit_or_zero);
+  const bool unit_or_zero = unit_or_zero_strides(ops, r - 1);
 
   W partial[max_partials];
   const int nt = std::min(threads_for(shape.numel()), max_partials);
@@ -141,14 +139,14 @@ auto reduce_all(const E& e) {
     if (r == 1) {
       local.seek(nullptr, 0);
       auto [b, end] = split_range(inner, t, n, 64);
-      if (b < end) acc = reduce_row_auto<Op, W>(local, b, end, contiguous, unit_or_zero);
+      if (b < end) acc = reduce_row_auto<Op, W>(local, b, end, unit_or_zero);
     } else {
       auto [rb, re] = split_range(rows, t, n);
       index_t idx[max_rank] = {};
       if (rb < re) unravel(rb, idx, sp.dims, r - 1);
       for (index_t row = rb; row < re; ++row) {
         local.seek(idx, r - 1);
-        acc = Op::combine(acc, reduce_row_auto<Op, W>(local, 0, inner, contiguous, unit_or_zero));
+        acc = Op::combine(acc, reduce_row_auto<Op, W>(local, 0, inner, unit_or_zero));
         next_index(idx, sp.dims, r - 1);
       }
     }
@@ -237,17 +235,15 @@ void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
   const int m = p.m;
 
   if (!slabs) {
-    bool contiguous, unit_or_zero;
-    inner_stride_kinds(ops, m, contiguous, unit_or_zero);
+    const bool unit_or_zero = unit_or_zero_strides(ops, m);
     for_each_axis_row(ev, p, p.rows * K, [&](const Ev& row, index_t o) {
-      out.data[o] = convert_element<T>(reduce_row_auto<Op, W>(row, 0, K, contiguous, unit_or_zero));
+      out.data[o] = convert_element<T>(reduce_row_auto<Op, W>(row, 0, K, unit_or_zero));
     });
     return;
   }
 
   const index_t J = shape[n - 1], out_j = out.strides[n - 2];
-  bool contiguous, unit_or_zero;
-  inner_stride_kinds(ops, m + 1, contiguous, unit_or_zero);
+  const bool unit_or_zero = unit_or_zero_strides(ops, m + 1);
   constexpr index_t chunk = 512;
   const index_t chunks = (J + chunk - 1) / chunk, items = p.rows * chunks;
   run_team(int(std::min<index_t>(threads_for(p.rows * K * J), items)), [&](int t, int nt) {
@@ -272,7 +268,7 @@ void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
             index_t j = j0;
             for (; j + w <= j1; j += w) {
               L* a = acc + (j - j0);
-              P::store_aligned(a, packet_combine<Op>(P::load(a), local.template packet<false, L>(j)));
+              P::store_aligned(a, packet_combine<Op>(P::load(a), local.template packet<true, L>(j)));
             }
             for (; j < j1; ++j) acc[j - j0] = Op::combine(acc[j - j0], local.scalar(j));
           }
