@@ -800,6 +800,28 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     }
     CHECK(compiled_g.replays() == 2);
   }
+  {
+    // softmax and log_softmax along either axis replay too, without allocating (their row maxima
+    // and sums live in buffers the recording keeps)
+    const D onehot = test::on<B>(std::vector<double>{0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1}, extents{4, 3});
+    auto h = [&](const auto& p, const auto& xs, const D& ys) {
+      const auto z = model(p, xs);
+      return -sum(ad::log_softmax(z) * ys) + sum(square(ad::softmax(z * 2.0, 0)));
+    };
+    params_t r = model.init(7);
+    auto compiled_h = ad::compile(h, r, x, onehot);
+    auto reference_h = ad::value_and_grad(h);
+    for (int k = 0; k < 2; ++k) {
+      fusor::instrument::allocations = 0;
+      auto [value, grads] = compiled_h(r, x, onehot);
+      CHECK(fusor::instrument::allocations == 0);
+      auto [value_ref, grads_ref] = reference_h(r, x, onehot);
+      CHECK(value == value_ref);
+      for (const auto& [name, gr] : grads_ref) CHECK(hv(grads.at(name)) == hv(gr));
+    }
+    CHECK(compiled_h.replays() == 2);
+    CHECK(compiled_h.recordings() == 1);
+  }
   ad::optim::sgd<double, B> opt_p({.lr = 0.1, .momentum = 0.9}), opt_q({.lr = 0.1, .momentum = 0.9});
   for (int k = 0; k < 4; ++k) {
     CAPTURE(k);

@@ -2,7 +2,8 @@
 // softmax and log_softmax along an axis, stable (the row maximum is subtracted first): for arrays
 // and expressions a new array, for expressions of variables one node that keeps the tree. The
 // backward pass runs y·(g − Σ g·y) (softmax) or g − exp(y)·Σ g (log_softmax) through the tree's
-// adjoint: one reduction of the output's adjoint, then one fused pass per input.
+// adjoint: one reduction of the output's adjoint, then one fused pass per input. Neither pass
+// allocates (the row maxima and sums live in a buffer the tape keeps), so ad::compile replays them.
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -13,52 +14,66 @@ namespace fusor::ad {
 
 namespace detail {
 
-template <class E>
+template <class E, class R>
 struct softmax_node {
   E tree;
   std::uint32_t out;
   int axis;
   bool log;
+  R* work;  // the reduced shape, kept by the tape: the row maxima and sums, then the backward's row sums
 };
 
 /// softmax (or log_softmax) of plain expression x along axis ax, into dst (x's shape, contiguous).
+/// `work` holds x's shape without the axis: the row maxima, then the row sums. Nothing allocates,
+/// so a replay (ad::compile) runs it as it is.
 template <class R, class B, class N>
-void softmax_into(const leaf<R, B>& dst, const N& x, int ax, bool log) {
+void softmax_into(const leaf<R, B>& dst, const N& x, int ax, bool log, R* work) {
   const extents shape = expr_shape(x);
   if (shape.numel() == 0) return;
   const axis_reduced<R, B> red{ax, shape};
-  array<R, B> m = fusor::max(x, ax, true);
-  m = where(isfinite(m), m, R(0));  // a row of -inf stays NaN-free until its own arithmetic
-  const array_view<R, B> y(dst.data, dst.shape, dst.strides);
+  const extents rows = fusor::detail::drop_axis(shape, ax);
+  const leaf<R, B> w{work, rows, contiguous_strides(rows)};
+  executor<B>::template reduce_axis<fusor::detail::max_op>(w, x, ax);
+  fusor::detail::assign_expr(w, where(isfinite(w), w, R(0)), false);  // a row of -inf stays NaN-free until its own arithmetic
+  const leaf<R, B> y = dst;
   if (log) {
-    fusor::detail::assign_expr(dst, x - red.spread(m), false);
-    array<R, B> s = fusor::sum(exp(y), ax, true);
-    s = fusor::log(s);  // in place: no second buffer
-    fusor::detail::assign_expr(dst, y - red.spread(s), false);
+    fusor::detail::assign_expr(dst, x - red.spread(work), false);
+    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, exp(y), ax);
+    fusor::detail::assign_expr(w, fusor::log(w), false);
+    fusor::detail::assign_expr(dst, y - red.spread(work), false);
   } else {
-    fusor::detail::assign_expr(dst, exp(x - red.spread(m)), false);
-    array<R, B> s = fusor::sum(y, ax, true);
-    fusor::detail::assign_expr(dst, y / red.spread(s), false);
+    fusor::detail::assign_expr(dst, exp(x - red.spread(work)), false);
+    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, y, ax);
+    fusor::detail::assign_expr(dst, y / red.spread(work), false);
   }
 }
 
-template <class E>
+// the forward step (a capture's replay computes through it too)
+template <class E, class R>
+void softmax_forward(tape& t, const void* p) {
+  const auto& n = *static_cast<const softmax_node<E, R>*>(p);
+  softmax_into(value_leaf<R, backend_of_t<E>>(t, n.out), strip(n.tree), n.axis, n.log, n.work);
+}
+
+template <class E, class R>
 void softmax_backward(tape& t, const void* p) {
-  const auto& n = *static_cast<const softmax_node<E>*>(p);
+  const auto& n = *static_cast<const softmax_node<E, R>*>(p);
   const auto& s = t.slot_at(n.out);
   if (!s.adjoint_written) return;
-  using R = value_t<E>;
   using B = backend_of_t<E>;
   const extents shape = s.shape;
+  if (shape.numel() == 0) return;  // (the inputs' gradients stay unwritten: zero)
   const leaf<R, B> y{static_cast<R*>(s.value), shape, contiguous_strides(shape)};
   const leaf<R, B> g{static_cast<R*>(s.adjoint), shape, contiguous_strides(shape)};
   const axis_reduced<R, B> red{n.axis, shape};
+  const extents rows = fusor::detail::drop_axis(shape, n.axis);
+  const leaf<R, B> w{n.work, rows, contiguous_strides(rows)};  // the forward is done with it
   if (n.log) {
-    const array<R, B> total = fusor::sum(g, n.axis, true);
-    propagate(t, n.tree, g - exp(y) * red.spread(total), shape);
+    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, g, n.axis);
+    propagate(t, n.tree, g - exp(y) * red.spread(n.work), shape);
   } else {
-    const array<R, B> gy = fusor::sum(g * y, n.axis, true);
-    propagate(t, n.tree, y * (g - red.spread(gy)), shape);
+    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, g * y, n.axis);
+    propagate(t, n.tree, y * (g - red.spread(n.work)), shape);
   }
 }
 
@@ -75,16 +90,19 @@ auto softmax_of(const E& e, int axis, bool log) {
     throw index_error(std::string("fusor: ") + (log ? "log_softmax" : "softmax") +
                       " needs an expression of rank >= 1, got a 0-dimensional one");
   const int ax = normalize_axis(axis, shape.size());
+  const extents rows = fusor::detail::drop_axis(shape, ax);
   if constexpr (has_vars_v<N>) {
     tape& t = tape_of(node, log ? "log_softmax" : "softmax");
     const bool grad = recording() && any_requires_grad(t, node);
     const std::uint32_t id = t.new_slot<R, B>(shape, grad);
-    softmax_into(value_leaf<R, B>(t, id), strip(node), ax, log);
-    if (grad) record_tree(t, &softmax_backward<N>, softmax_node<N>{node, id, ax, log}, node);
+    const softmax_node<N, R> n{node, id, ax, log, t.keep(array<R, B>(rows))->data()};
+    softmax_forward<N, R>(t, &n);
+    capture_tree(t, &softmax_forward<N, R>, n, id, node, grad);
+    if (grad) record_tree(t, &softmax_backward<N, R>, n, node);
     return var<R, B>(&t, id);
   } else {
-    array<R, B> out(shape);
-    softmax_into(out.as_leaf(), node, ax, log);
+    array<R, B> out(shape), work(rows);
+    softmax_into(out.as_leaf(), node, ax, log, work.data());
     return out;
   }
 }
