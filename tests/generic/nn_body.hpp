@@ -822,6 +822,42 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     CHECK(compiled_h.replays() == 2);
     CHECK(compiled_h.recordings() == 1);
   }
+  {
+    // an embedding (a gather) replays and reads its index array again: new indices written into
+    // the same array are gathered, and checked (a table has no row -1, nor row 6)
+    const auto emb = nn::sequential<double, B>(nn::embedding(6, 4), nn::linear(4, 3));
+    I64 tokens = test::on<B>(std::vector<std::int64_t>{1, 5, 5, 0});
+    auto e = [&](const auto& p, const I64& ids, const I64& ys) { return nn::cross_entropy(emb(p, ids), ys); };
+    params_t r = emb.init(8);
+    auto compiled_e = ad::compile(e, r, tokens, labels);
+    auto reference_e = ad::value_and_grad(e);
+    for (int k = 0; k < 3; ++k) {
+      CAPTURE(k);
+      if (k == 1) tokens.view() = test::on<B>(std::vector<std::int64_t>{2, 2, 3, 4});
+      fusor::instrument::allocations = 0;
+      auto [value, grads] = compiled_e(r, tokens, labels);
+      CHECK(fusor::instrument::allocations == 0);
+      auto [value_ref, grads_ref] = reference_e(r, tokens, labels);
+      CHECK(value == value_ref);
+      for (const auto& [name, gr] : grads_ref) CHECK(hv(grads.at(name)) == hv(gr));
+    }
+    CHECK(compiled_e.recordings() == 1);
+    tokens.view() = test::on<B>(std::vector<std::int64_t>{0, 6, 1, 2});
+    CHECK_THROWS_WITH_AS(compiled_e(r, tokens, labels), doctest::Contains("embedding needs indices in [0, 6), got indices from 0 to 6"),
+                         fusor::index_error);
+    tokens.view() = test::on<B>(std::vector<std::int64_t>{0, -1, 1, 2});
+    CHECK_THROWS_WITH_AS(compiled_e(r, tokens, labels), doctest::Contains("from -1 to 2"), fusor::index_error);
+    // ad::take (not a table) counts a negative index from the end, in a replay as when recorded
+    auto tk = [](const auto& v, const I64& ids) { return sum(square(ad::take(v, ids, 0))); };
+    const D w = dvals(5, -1, 1, 33);
+    I64 ids = test::on<B>(std::vector<std::int64_t>{-1, 0, 4});
+    auto compiled_tk = ad::compile(tk, w, ids);
+    (void)compiled_tk(w, ids);
+    CHECK(compiled_tk.replays() == 1);
+    CHECK(hv(compiled_tk(w, ids).second) == hv(ad::grad(tk)(w, ids)));
+    ids.view() = test::on<B>(std::vector<std::int64_t>{-6, 0, 4});
+    CHECK_THROWS_WITH_AS(compiled_tk(w, ids), doctest::Contains("index -6 is out of bounds for axis 0 with size 5"), fusor::index_error);
+  }
   ad::optim::sgd<double, B> opt_p({.lr = 0.1, .momentum = 0.9}), opt_q({.lr = 0.1, .momentum = 0.9});
   for (int k = 0; k < 4; ++k) {
     CAPTURE(k);
@@ -875,6 +911,14 @@ TEST_CASE("ad::compile refuses what it cannot replay, naming it") {
                            },
                            w, x),
                        doctest::Contains("shape (3, 4) that it created itself"), ad::tape_error);
+  // a lazy random draw would give the recorded numbers in every replay
+  fusor::random::generator noise(5);
+  CHECK_THROWS_WITH_AS(ad::compile(
+                           [&](const auto& v, const auto& xs) {
+                             return sum(square(xs * v + fusor::lazy::random::normal<double, B>(noise, extents{3, 4})));
+                           },
+                           w, x),
+                       doctest::Contains("a lazy random draw"), ad::tape_error);
   // dropout in training mode draws a new mask each call
   auto train = nn::sequential<double, B>(nn::linear(4, 2), nn::dropout(0.5, 1));
   const params_t p = train.init(1);

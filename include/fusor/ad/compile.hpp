@@ -18,13 +18,15 @@
 // passing new ones. Arrays f captures instead of taking as arguments are read where they lie too:
 // keep them alive and write into them, never replace them.
 //
-// Host values are frozen too: a value f reads to the host (item()) is a tape_error, and state f
-// captures (a model's train/eval mode, a lazy random draw's seed) keeps its recorded value.
+// Host values are frozen too: a value f reads to the host (item()) is a tape_error, as is a lazy
+// random draw (a replay would draw the same numbers), and state f captures (a model's train/eval
+// mode) keeps its recorded value.
 //
 // What can be replayed: elementwise expressions of variables (eval, assignments), sum and mean
-// (whole or along an axis), softmax and log_softmax, matmul (and the linear layers),
-// cross_entropy with class labels, and ad::param; a model made of linear layers, activations and
-// these losses. Anything else (the other reductions, gathers, joins, FFTs, convolutions,
+// (whole or along an axis), softmax and log_softmax, take with an index array (and embedding),
+// matmul (and the linear layers), cross_entropy with class labels, and ad::param; a model made of
+// embeddings, linear layers, layer_norm, activations and these losses. Anything else (the other
+// reductions, mask_select, joins, FFTs, convolutions,
 // custom_vjp, dropout in training mode, cross_entropy with probabilities) registers no forward
 // step, and compiling a function that uses it is a tape_error naming it: call value_and_grad instead.
 //
@@ -161,8 +163,9 @@ class compiled {
     if (const char* what = t.end_capture(where))
       throw tape_error(std::string("fusor: ad::compile cannot replay this function: it uses ") + what +
                        (where.empty() ? "" : " (" + where + ")") +
-                       " (expected only elementwise expressions, sum, mean, softmax, log_softmax, matmul, linear "
-                       "layers and cross_entropy with class labels; use ad::value_and_grad for the rest)");
+                        " (expected only elementwise expressions, sum, mean, softmax, log_softmax, take, embedding, "
+                       "matmul, linear layers and cross_entropy with class labels; use ad::value_and_grad for the "
+                       "rest)");
     if (y.size() != 1)
       throw tape_error("fusor: ad::compile needs a function with one number as output, got shape " + to_string(y.shape()));
     loss_ = y.id();

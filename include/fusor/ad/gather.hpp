@@ -3,7 +3,9 @@
 // mask_select (boolean indexing). Each is one node made by the array function; the adjoint of a
 // gather is a scatter-add (np.add.at) of the output's adjoint into the positions read, so an index
 // repeated k times receives k contributions. The checked indices (or the mask) are kept by the tape.
+// take replays under ad::compile (its index array is read again); mask_select does not.
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "../core/indexing.hpp"
@@ -60,23 +62,88 @@ struct mask_back {
 };
 }  // namespace detail
 
+namespace detail {
+// out = x gathered along `axis` at the indices `source` holds (a capture's forward step, and the
+// first computation too): the caller's index array is read again, checked and copied into the
+// kept int64 buffer the backward pass reads, so a replay with new indices in the same array
+// gathers those. `table` names a lookup table (an embedding), whose indices must lie in [0, n):
+// no negative index counts from the end there.
+template <class T, class B, class I>
+struct take_step {
+  operand<T, B> x;  // contiguous
+  leaf<I, B> source;
+  std::int64_t* idx;
+  int axis;
+  const char* table;
+  std::uint32_t out;
+};
+template <class T, class B, class I>
+void take_forward(tape& t, const void* p) {
+  const auto& n = *static_cast<const take_step<T, B, I>*>(p);
+  const extents& xs = n.x.shape();
+  const index_t count = n.source.shape.numel(), len = xs[n.axis];
+  array_view<std::int64_t, B> idx(n.idx, n.source.shape, contiguous_strides(n.source.shape));
+  idx = array_view<I, B>(n.source.data, n.source.shape, n.source.strides);
+  if (n.table != nullptr && count > 0) {
+    const std::int64_t lo = fusor::min(idx), hi = fusor::max(idx);
+    if (lo < 0 || hi >= len)
+      throw index_error(std::string("fusor: ") + n.table + " needs indices in [0, " + std::to_string(len) +
+                        "), got indices from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  fusor::detail::wrap_checked<B>(n.idx, count, len, n.axis, xs);
+  index_t outer, inner;
+  fusor::detail::split_around(xs, n.axis, outer, inner);
+  if (outer * inner * count > 0)
+    algorithms<B>::gather(n.x.value.data, outer, len, inner, n.idx, count, value_leaf<T, B>(t, n.out).data);
+}
+
+template <class X, class I>
+auto take_of(const X& x, const I& indices, int axis, const char* table) {
+  using T = value_t<node_t<X>>;
+  using B = backend_of_t<node_t<X>>;
+  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+                "fusor: index arrays must hold integers (use a bool array as a mask instead)");
+  tape& t = *common_tape(table != nullptr ? table : "take", x);
+  const auto o0 = make_operand<T>(t, x);
+  if (o0.shape().size() == 0)
+    throw index_error("fusor: take along an axis needs a variable of rank >= 1, got a 0-dimensional one");
+  // the variable as contiguous elements (a view that is not is copied: one node)
+  const auto o = o0.value.strides == contiguous_strides(o0.shape())
+                     ? o0
+                     : make_operand<T>(t, materialise(o0.as_var(t)));
+  const int ax = normalize_axis(axis, o.shape().size());
+  const extents ishape = expr_shape(fusor::detail::to_node(indices));
+  extents shape;
+  for (int k = 0; k < ax; ++k) shape.push_back(o.shape()[k]);
+  for (index_t d : ishape) shape.push_back(d);
+  for (int k = ax + 1; k < o.shape().size(); ++k) shape.push_back(o.shape()[k]);
+  auto* idx = t.keep(array<std::int64_t, B>(ishape));
+  auto [out, grad] = new_output<T, B>(t, shape, o.grad);
+  if constexpr (fusor::detail::is_array_v<I> || fusor::detail::is_view_v<I>) {
+    // an array is read where it lies, in a replay too
+    if (t.capturing()) t.watch(indices.as_leaf(), false);
+    const take_step<T, B, value_t<I>> step{o, indices.as_leaf(), idx->data(), ax, table, out.id()};
+    take_forward<T, B, value_t<I>>(t, &step);
+    t.record_forward(&take_forward<T, B, value_t<I>>, step, out.id());
+  } else {
+    // an expression is evaluated once here: its values could not be read again
+    t.not_replayable("take of indices given as an expression (pass an integer array: a replay reads its values again)");
+    const array<value_t<I>, B> values(indices);
+    const take_step<T, B, value_t<I>> step{o, values.as_leaf(), idx->data(), ax, table, out.id()};
+    take_forward<T, B, value_t<I>>(t, &step);
+  }
+  if (grad) record_op<T, B>(t, out.id(), take_back<T, B>{o, idx, ax});
+  return out;
+}
+}  // namespace detail
+
 /// np.take of a variable: the elements at integer `indices` along `axis` (negative indices count
-/// from the end). One node; the adjoint scatter-adds the output's adjoint back.
+/// from the end). One node; the adjoint scatter-adds the output's adjoint back. Under ad::compile
+/// an index array is read again by every replay.
 template <class X, expression I>
   requires detail::holds_vars_v<X>
 auto take(const X& x, const I& indices, int axis) {
-  using T = value_t<node_t<X>>;
-  using B = backend_of_t<node_t<X>>;
-  tape& t = *detail::common_tape("take", x);
-  const auto o = detail::make_operand<T>(t, x);
-  if (o.shape().size() == 0)
-    throw index_error("fusor: take along an axis needs a variable of rank >= 1, got a 0-dimensional one");
-  const int ax = normalize_axis(axis, o.shape().size());
-  const auto* idx = t.keep(fusor::detail::checked_indices<B>(indices, o.shape()[ax], ax, o.shape()));
-  array<T, B> result = fusor::take(o.view(), *idx, ax);
-  auto [out, grad] = detail::kept_output(t, std::move(result), o.grad);
-  if (grad) detail::record_op<T, B>(t, out.id(), detail::take_back<T, B>{o, idx, ax});
-  return out;
+  return detail::take_of(x, indices, axis, nullptr);
 }
 /// np.take without an axis: indices into the flattened variable.
 template <class X, expression I>

@@ -64,6 +64,9 @@ void capture_tree(tape& t, void (*forward)(tape&, const void*), const P& payload
                   bool watched) {
   if (!t.capturing()) return;
   if (!watched) for_each_constant(e, [&](const auto& l) { t.watch(l, false); });
+  if (draws_random(e))
+    t.not_replayable("a lazy random draw (a replay would draw the recorded numbers again: draw into an array "
+                     "argument before each call instead)");
   t.record_forward(forward, payload, out);
 }
 

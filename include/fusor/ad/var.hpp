@@ -263,6 +263,17 @@ void for_each_constant(const E& e, Fn&& fn) {
     for_each_constant(e.a, fn);
   }
 }
+/// Whether tree e draws random numbers lazily (a Philox draw of fusor::lazy::random: its numbers
+/// are fixed by the stream it took when it was made, so a replay would draw them again).
+template <class E>
+bool draws_random(const E& e) {
+  if constexpr (requires { e.owner; e.value; }) return false;  // a variable
+  else if constexpr (requires { e.gen.seed; e.gen.stream; }) return true;
+  else if constexpr (requires { e.a; e.b; e.c; }) return draws_random(e.a) || draws_random(e.b) || draws_random(e.c);
+  else if constexpr (requires { e.a; e.b; }) return draws_random(e.a) || draws_random(e.b);
+  else if constexpr (requires { e.a; }) return draws_random(e.a);
+  else return false;
+}
 }  // namespace detail
 
 /// The expression with its variables as constants: no gradient flows through it (JAX's

@@ -44,6 +44,16 @@ auto contiguous_of(const X& x) {
     return contiguous<value_t<decltype(tmp)>, backend_of_t<decltype(tmp)>>(std::move(tmp));
   }
 }
+/// Makes the `count` indices at `data` (along an axis of length n of `shape`) non-negative in
+/// place; an index outside [-n, n) is an index_error naming the first.
+template <class B>
+void wrap_checked(std::int64_t* data, index_t count, index_t n, int axis, const extents& shape) {
+  const index_t bad = algorithms<B>::wrap_indices(data, count, n);
+  if (bad < count)
+    throw index_error("fusor: index " + std::to_string(array_view<std::int64_t, B>(data + bad, extents{}).item()) +
+                      " is out of bounds for axis " + std::to_string(axis) + " with size " + std::to_string(n) +
+                      " (shape " + to_string(shape) + ")");
+}
 /// Integer index arrays (any integer dtype, any layout) as checked, wrapped int64.
 template <class B, class I>
 array<std::int64_t, B> checked_indices(const I& idx, index_t n, int axis, const extents& shape) {
@@ -51,10 +61,7 @@ array<std::int64_t, B> checked_indices(const I& idx, index_t n, int axis, const 
                 "fusor: index arrays must hold integers (use a bool array as a mask instead)");
   array<std::int64_t, B> out(expr_shape(to_node(idx)));
   out.view() = idx;
-  const index_t bad = algorithms<B>::wrap_indices(out.data(), out.size(), n);
-  if (bad < out.size())
-    throw index_error("fusor: index " + std::to_string(array_view<std::int64_t, B>(out.data() + bad, extents{}).item()) + " is out of bounds for axis " +
-                      std::to_string(axis) + " with size " + std::to_string(n) + " (shape " + to_string(shape) + ")");
+  wrap_checked<B>(out.data(), out.size(), n, axis, shape);
   return out;
 }
 /// One coordinate array per axis of `shape` for in-range flat C-order indices (one fused pass each).

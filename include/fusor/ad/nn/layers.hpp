@@ -120,10 +120,14 @@ struct embedding {
   template <class X, class Get>
   auto operator()(const X& indices, const Get& get) const {
     static_assert(std::is_integral_v<value_t<node_t<X>>>, "fusor: embedding takes integer indices");
-    detail::check_indices("embedding", "indices", "indices", indices, num);  // a table has no row -1
     const auto& w = get(0);
-    if constexpr (ad::detail::holds_vars_v<std::remove_cvref_t<decltype(w)>>) return ad::take(w, indices, 0);
-    else return fusor::take(w, indices, 0);
+    // a table has no row -1: indices in [0, num), checked by every replay too (ad::compile)
+    if constexpr (ad::detail::holds_vars_v<std::remove_cvref_t<decltype(w)>>) {
+      return ad::detail::take_of(w, indices, 0, "embedding");
+    } else {
+      detail::check_indices("embedding", "indices", "indices", indices, num);
+      return fusor::take(w, indices, 0);
+    }
   }
 };
 
