@@ -61,7 +61,7 @@ def closing_brace(code, start):
 
 
 def shared_program(stem, blocks):
-    includes, bodies = [], []
+    includes, bodies = ["#include <cstdio>", "#include <cstdlib>"], []  # (the dispatching main's)
     for n, block in blocks:
         body = []
         for line in block.splitlines():
@@ -78,7 +78,7 @@ def shared_program(stem, blocks):
         bodies.append(f"namespace fusor_doc_{stem}_{n} {{  // block {n}\n{code}\n}}  // namespace fusor_doc_{stem}_{n}\n")
     cases = "".join(f"    case {n}: return fusor_doc_{stem}_{n}::block_main();\n" for n, _ in blocks)
     return ("// extracted from the page's blocks that share one program (tests/extract_snippets.py)\n"
-            + "\n".join(includes) + "\n#include <cstdio>\n#include <cstdlib>\n\n" + "\n".join(bodies)
+            + "\n".join(includes) + "\n\n" + "\n".join(bodies)
             + "\nint main(int argc, char** argv) {\n  switch (argc == 2 ? std::atoi(argv[1]) : 0) {\n" + cases
             + "    default:\n      std::fprintf(stderr, \"usage: %s BLOCK (the number of a block of the page)\\n\", argv[0]);\n"
             + "      return 2;\n  }\n}\n")

@@ -782,6 +782,16 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
   auto g = [&](const auto& p, const auto& xs, const auto& ys, double weight) {
     return nn::cross_entropy(model(p, xs), ys) + weight * sum(mean(square(p.at("0.weight")), 0));
   };
+  // one call of a compiled function against value_and_grad of the same function: the loss and
+  // every gradient bit for bit, and (where asked) no allocation
+  auto replay_matches = [&](auto& compiled, auto& reference, bool no_allocation, const auto&... args) {
+    fusor::instrument::allocations = 0;
+    auto [value, grads] = compiled(args...);
+    if (no_allocation) CHECK(fusor::instrument::allocations == 0);
+    auto [value_ref, grads_ref] = reference(args...);
+    CHECK(value == value_ref);
+    for (const auto& [name, gr] : grads_ref) CHECK(hv(grads.at(name)) == hv(gr));
+  };
   params_t p = model.init(5), q = model.init(5);
   auto reference = ad::value_and_grad(f);
   auto step = ad::compile(f, p, x, labels, 0.01);
@@ -792,12 +802,7 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     auto compiled_g = ad::compile(g, r, x, labels, 0.01);
     CHECK(compiled_g.forward_steps() == 8);
     auto reference_g = ad::value_and_grad(g);
-    for (int k = 0; k < 2; ++k) {
-      auto [value, grads] = compiled_g(r, x, labels, 0.01);
-      auto [value_ref, grads_ref] = reference_g(r, x, labels, 0.01);
-      CHECK(value == value_ref);
-      for (const auto& [name, gr] : grads_ref) CHECK(hv(grads.at(name)) == hv(gr));
-    }
+    for (int k = 0; k < 2; ++k) replay_matches(compiled_g, reference_g, false, r, x, labels, 0.01);
     CHECK(compiled_g.replays() == 2);
   }
   {
@@ -811,14 +816,7 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     params_t r = model.init(7);
     auto compiled_h = ad::compile(h, r, x, onehot);
     auto reference_h = ad::value_and_grad(h);
-    for (int k = 0; k < 2; ++k) {
-      fusor::instrument::allocations = 0;
-      auto [value, grads] = compiled_h(r, x, onehot);
-      CHECK(fusor::instrument::allocations == 0);
-      auto [value_ref, grads_ref] = reference_h(r, x, onehot);
-      CHECK(value == value_ref);
-      for (const auto& [name, gr] : grads_ref) CHECK(hv(grads.at(name)) == hv(gr));
-    }
+    for (int k = 0; k < 2; ++k) replay_matches(compiled_h, reference_h, true, r, x, onehot);
     CHECK(compiled_h.replays() == 2);
     CHECK(compiled_h.recordings() == 1);
   }
@@ -834,12 +832,7 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     for (int k = 0; k < 3; ++k) {
       CAPTURE(k);
       if (k == 1) tokens.view() = test::on<B>(std::vector<std::int64_t>{2, 2, 3, 4});
-      fusor::instrument::allocations = 0;
-      auto [value, grads] = compiled_e(r, tokens, labels);
-      CHECK(fusor::instrument::allocations == 0);
-      auto [value_ref, grads_ref] = reference_e(r, tokens, labels);
-      CHECK(value == value_ref);
-      for (const auto& [name, gr] : grads_ref) CHECK(hv(grads.at(name)) == hv(gr));
+      replay_matches(compiled_e, reference_e, true, r, tokens, labels);
     }
     CHECK(compiled_e.recordings() == 1);
     tokens.view() = test::on<B>(std::vector<std::int64_t>{0, 6, 1, 2});
@@ -855,6 +848,12 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     (void)compiled_tk(w, ids);
     CHECK(compiled_tk.replays() == 1);
     CHECK(hv(compiled_tk(w, ids).second) == hv(ad::grad(tk)(w, ids)));
+    {
+      // the closed form: d/dw Σ w[i]² over i = 4 (as -1), 0, 4 is 2w at 0, 4w at 4, 0 elsewhere
+      const auto wv = hv(w);
+      const auto g = hv(compiled_tk(w, ids).second);
+      CHECK(g == std::vector<double>{2 * wv[0], 0, 0, 0, 4 * wv[4]});
+    }
     ids.view() = test::on<B>(std::vector<std::int64_t>{-6, 0, 4});
     CHECK_THROWS_WITH_AS(compiled_tk(w, ids), doctest::Contains("index -6 is out of bounds for axis 0 with size 5"), fusor::index_error);
   }

@@ -5,7 +5,6 @@
 // repeated k times receives k contributions. The checked indices (or the mask) are kept by the tape.
 // take replays under ad::compile (its index array is read again); mask_select does not.
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 #include "../core/indexing.hpp"
@@ -84,12 +83,7 @@ void take_forward(tape& t, const void* p) {
   const index_t count = n.source.shape.numel(), len = xs[n.axis];
   array_view<std::int64_t, B> idx(n.idx, n.source.shape, contiguous_strides(n.source.shape));
   idx = array_view<I, B>(n.source.data, n.source.shape, n.source.strides);
-  if (n.table != nullptr && count > 0) {
-    const std::int64_t lo = fusor::min(idx), hi = fusor::max(idx);
-    if (lo < 0 || hi >= len)
-      throw index_error(std::string("fusor: ") + n.table + " needs indices in [0, " + std::to_string(len) +
-                        "), got indices from " + std::to_string(lo) + " to " + std::to_string(hi));
-  }
+  if (n.table != nullptr) fusor::detail::check_indices(n.table, "indices", "indices", idx, len);
   fusor::detail::wrap_checked<B>(n.idx, count, len, n.axis, xs);
   index_t outer, inner;
   fusor::detail::split_around(xs, n.axis, outer, inner);
@@ -113,12 +107,8 @@ auto take_of(const X& x, const I& indices, int axis, const char* table) {
                      : make_operand<T>(t, materialise(o0.as_var(t)));
   const int ax = normalize_axis(axis, o.shape().size());
   const extents ishape = expr_shape(fusor::detail::to_node(indices));
-  extents shape;
-  for (int k = 0; k < ax; ++k) shape.push_back(o.shape()[k]);
-  for (index_t d : ishape) shape.push_back(d);
-  for (int k = ax + 1; k < o.shape().size(); ++k) shape.push_back(o.shape()[k]);
   auto* idx = t.keep(array<std::int64_t, B>(ishape));
-  auto [out, grad] = new_output<T, B>(t, shape, o.grad);
+  auto [out, grad] = new_output<T, B>(t, fusor::detail::take_shape(o.shape(), ax, ishape), o.grad);
   if constexpr (fusor::detail::is_array_v<I> || fusor::detail::is_view_v<I>) {
     // an array is read where it lies, in a replay too
     if (t.capturing()) t.watch(indices.as_leaf(), false);

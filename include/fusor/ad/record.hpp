@@ -2,7 +2,6 @@
 // Recording and backward: materialising an expression of variables (one tape node), reductions
 // of such expressions (one node each), parameters, and the backward pass that runs each node's
 // adjoint as fused expressions accumulated into its inputs' adjoint buffers.
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>

@@ -35,16 +35,15 @@ void softmax_into(const leaf<R, B>& dst, const N& x, int ax, bool log, R* work) 
   const leaf<R, B> w{work, rows, contiguous_strides(rows)};
   executor<B>::template reduce_axis<fusor::detail::max_op>(w, x, ax);
   fusor::detail::assign_expr(w, where(isfinite(w), w, R(0)), false);  // a row of -inf stays NaN-free until its own arithmetic
-  const leaf<R, B> y = dst;
   if (log) {
     fusor::detail::assign_expr(dst, x - red.spread(work), false);
-    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, exp(y), ax);
+    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, exp(dst), ax);
     fusor::detail::assign_expr(w, fusor::log(w), false);
-    fusor::detail::assign_expr(dst, y - red.spread(work), false);
+    fusor::detail::assign_expr(dst, dst - red.spread(work), false);
   } else {
     fusor::detail::assign_expr(dst, exp(x - red.spread(work)), false);
-    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, y, ax);
-    fusor::detail::assign_expr(dst, y / red.spread(work), false);
+    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, dst, ax);
+    fusor::detail::assign_expr(dst, dst / red.spread(work), false);
   }
 }
 

@@ -328,8 +328,8 @@ class tape {
   }
 
   /// A buffer of at least `bytes` on backend B kept for the tape's lifetime, one per key:
-  /// constants that backward passes read. `fill(data, bytes)` fills it when it is made or grown
-  /// (a second pass with the same shapes allocates and fills nothing).
+  /// constants that backward passes read (the adjoint identity). `fill(data, bytes)` fills it
+  /// when it is made (or grown, for a larger request under the same key).
   template <class B, class Fill>
   void* constant(const void* key, std::size_t bytes, Fill&& fill) {
     auto it = std::find_if(constants_.begin(), constants_.end(), [&](const keyed_buffer& c) {

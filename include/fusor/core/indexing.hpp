@@ -44,6 +44,24 @@ auto contiguous_of(const X& x) {
     return contiguous<value_t<decltype(tmp)>, backend_of_t<decltype(tmp)>>(std::move(tmp));
   }
 }
+/// Throws an index_error unless every integer of `indices` lies in [0, n): what a lookup table (an
+/// embedding, class labels) needs where take() would wrap a negative index around (NumPy's rule).
+template <class I>
+void check_indices(const char* what, const char* expected, const char* given, const I& indices, index_t n) {
+  if (expr_shape(to_node(indices)).numel() == 0) return;
+  const auto lo = fusor::min(indices), hi = fusor::max(indices);
+  if (lo < 0 || hi >= n)
+    throw index_error(std::string("fusor: ") + what + " needs " + expected + " in [0, " + std::to_string(n) + "), got " +
+                      given + " from " + std::to_string(lo) + " to " + std::to_string(hi));
+}
+/// The shape of take(x, indices, axis): x's shape with the axis replaced by the indices' shape.
+inline extents take_shape(const extents& x, int axis, const extents& indices) {
+  extents s;
+  for (int k = 0; k < axis; ++k) s.push_back(x[k]);
+  for (index_t d : indices) s.push_back(d);
+  for (int k = axis + 1; k < x.size(); ++k) s.push_back(x[k]);
+  return s;
+}
 /// Makes the `count` indices at `data` (along an axis of length n of `shape`) non-negative in
 /// place; an index outside [-n, n) is an index_error naming the first.
 template <class B>
@@ -98,11 +116,7 @@ auto take(const X& x, const I& indices, int axis) {
   using B = backend_of_t<decltype(c.view())>;
   const int ax = normalize_axis(axis, c.view().ndim());
   const auto idx = detail::checked_indices<B>(indices, c.view().shape()[ax], ax, c.view().shape());
-  extents shape;
-  for (int k = 0; k < ax; ++k) shape.push_back(c.view().shape()[k]);
-  for (index_t d : idx.shape()) shape.push_back(d);
-  for (int k = ax + 1; k < c.view().ndim(); ++k) shape.push_back(c.view().shape()[k]);
-  array<T, B> out(shape);
+  array<T, B> out(detail::take_shape(c.view().shape(), ax, idx.shape()));
   index_t outer, inner;
   detail::split_around(c.view().shape(), ax, outer, inner);
   if (out.size() > 0)
@@ -123,11 +137,7 @@ void scatter_impl(D&& dst, const I& indices, const V& values, int axis, bool add
   using B = backend_of_t<decltype(d)>;
   const int ax = normalize_axis(axis, d.ndim());
   const auto idx = checked_indices<B>(indices, d.shape()[ax], ax, d.shape());
-  extents vshape;  // the shape take(dst, indices, axis) would have
-  for (int k = 0; k < ax; ++k) vshape.push_back(d.shape()[k]);
-  for (index_t s : idx.shape()) vshape.push_back(s);
-  for (int k = ax + 1; k < d.ndim(); ++k) vshape.push_back(d.shape()[k]);
-  array<T, B> vals(vshape);
+  array<T, B> vals(take_shape(d.shape(), ax, idx.shape()));  // the shape take(dst, indices, axis) would have
   vals.view() = values;  // broadcasts, checks the shape, converts the type by the assignment rules
   contiguous<T, B> c(d);
   index_t outer, inner;

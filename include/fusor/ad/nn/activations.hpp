@@ -28,16 +28,7 @@ constexpr bool has_vars() {
   return ad::detail::holds_vars_v<std::remove_cvref_t<X>>;
 }
 
-/// Throws an index_error unless every integer of `indices` lies in [0, n): what the lookups of the
-/// layers need where take() would wrap a negative index around (NumPy's rule).
-template <class I>
-void check_indices(const char* what, const char* expected, const char* given, const I& indices, index_t n) {
-  if (expr_shape(fusor::detail::to_node(indices)).numel() == 0) return;
-  const auto lo = fusor::min(indices), hi = fusor::max(indices);
-  if (lo < 0 || hi >= n)
-    throw index_error(std::string("fusor: ") + what + " needs " + expected + " in [0, " + std::to_string(n) + "), got " +
-                      given + " from " + std::to_string(lo) + " to " + std::to_string(hi));
-}
+using fusor::detail::check_indices;  // indices in [0, n), for the lookups of the layers
 
 template <class X>
 constexpr void require_real() {

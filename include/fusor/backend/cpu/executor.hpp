@@ -56,9 +56,9 @@ void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
   const bool simd_ok = dst_st[r - 1] == 1;
   // every operand read along unit or zero (broadcast) strides: the packet<true> loop, whose
   // evaluators test for a zero stride; the generator's straight write needs unit strides
-  bool contiguous = true, unit = true;
+  bool unit_or_zero = true, unit = true;
   for (std::size_t j = 1; j < ops.size(); ++j) {
-    contiguous = contiguous && (ops[j][r - 1] == 1 || ops[j][r - 1] == 0);
+    unit_or_zero = unit_or_zero && (ops[j][r - 1] == 1 || ops[j][r - 1] == 0);
     unit = unit && ops[j][r - 1] == 1;
   }
   if constexpr (Ev::template kind<T> == pk::value)
@@ -73,7 +73,7 @@ void assign(const leaf<T, cpu>& dst, const Ev& ev0) {
     }
     if constexpr (Ev::template kind<T> == pk::value) {
       if (simd_ok) {
-        if (contiguous) packet_row<true>(d, e, b, end);
+        if (unit_or_zero) packet_row<true>(d, e, b, end);
         else packet_row<false>(d, e, b, end);
         return;
       }
