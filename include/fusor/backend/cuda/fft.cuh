@@ -113,12 +113,24 @@ inline bool nest(int rank, const index_t* s, const index_t* len, long long* embe
 }
 
 /// Contiguous strides (in elements) for dimensions `lens` placed after batch dimensions `blens`;
-/// returns the number of elements.
+/// returns the number of elements. Each transform block is padded to an even count, so that every
+/// batch of a real buffer starts on a complex element's boundary (see complex_aligned).
 inline index_t contiguous(int rank, const index_t* lens, int brank, const index_t* blens, index_t* st, index_t* bst) {
   index_t acc = 1;
   for (int k = rank - 1; k >= 0; --k) st[k] = acc, acc *= lens[k];
+  if (brank > 0) acc += acc % 2;
   for (int k = brank - 1; k >= 0; --k) bst[k] = acc, acc *= blens[k];
   return acc;
+}
+
+/// Whether every batch of a real side (R elements from p, batch strides bst) starts on a
+/// complex<R> boundary, as cuFFT requires.
+template <class R>
+bool complex_aligned(const void* p, int brank, const index_t* bst) {
+  if (reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(R)) != 0) return false;
+  for (int k = 0; k + 1 < brank; ++k)  // the host-looped batch dimensions (cuFFT's own may be odd)
+    if (bst[k] % 2 != 0) return false;
+  return true;
 }
 
 /// A leaf over memory laid out by (batch dims, transform dims) with the given strides.
@@ -129,6 +141,34 @@ leaf<T, cuda> side_leaf(T* p, int rank, const index_t* lens, const index_t* st, 
   for (int k = 0; k < brank; ++k) l.shape.push_back(blens[k]), l.strides.push_back(bst[k]);
   for (int k = 0; k < rank; ++k) l.shape.push_back(lens[k]), l.strides.push_back(st[k]);
   return l;
+}
+
+/// A one-point transform along every axis: out = in, with the imaginary part zero (r2c) or
+/// dropped (c2r).
+template <class In, class Out>
+void one_point(kind what, int rank, const In* in, const index_t* is, Out* out, const index_t* os, int brank,
+               const index_t* bn, const index_t* bis, const index_t* bos) {
+  const index_t ones[3] = {1, 1, 1};
+  if constexpr (std::is_same_v<In, Out>) {  // c2c
+    executor<cuda>::assign(side_leaf(out, rank, ones, os, brank, bn, bos),
+                           side_leaf(const_cast<In*>(in), rank, ones, is, brank, bn, bis));
+  } else {
+    // the real parts of the complex side, as a real array with twice its strides
+    index_t s2[3], b2[max_rank];
+    const bool r2c = what == kind::r2c;
+    for (int k = 0; k < rank; ++k) s2[k] = 2 * (r2c ? os[k] : is[k]);
+    for (int k = 0; k < brank; ++k) b2[k] = 2 * (r2c ? bos[k] : bis[k]);
+    if constexpr (is_complex_v<Out>) {  // r2c
+      using R = In;
+      executor<cuda>::assign(side_leaf(out, rank, ones, os, brank, bn, bos), scalar_expr<Out>{Out(0)});
+      executor<cuda>::assign(side_leaf(reinterpret_cast<R*>(out), rank, ones, s2, brank, bn, b2),
+                             side_leaf(const_cast<In*>(in), rank, ones, is, brank, bn, bis));
+    } else {  // c2r
+      using R = Out;
+      executor<cuda>::assign(side_leaf(out, rank, ones, os, brank, bn, bos),
+                             side_leaf(reinterpret_cast<R*>(const_cast<In*>(in)), rank, ones, s2, brank, bn, b2));
+    }
+  }
 }
 
 template <class R, class In, class Out>
@@ -162,12 +202,22 @@ void run(kind what, const fft::fft_geometry& g0, const In* in, Out* out, int sig
       ++brank;
     }
   }
+  index_t points = 1;
+  for (int k = 0; k < rank; ++k) points *= n[k];
+  if (points == 1) {  // a one-point DFT is the identity (cuFFT gives wrong values for it with a batch distance)
+    one_point(what, rank, in, is, out, os, brank, bn, bis, bos);
+    return;
+  }
   layout l;
   l.rank = rank;
   for (int k = 0; k < rank; ++k) l.n[k] = n[k];
   bool in_ok = nest(rank, is, in_len, l.inembed, l.istride);
   bool out_ok = nest(rank, os, out_len, l.onembed, l.ostride);
   for (int k = 0; k < brank; ++k) in_ok = in_ok && bis[k] > 0;
+  // cuFFT refuses (CUFFT_INVALID_VALUE) a real array that does not start on a complex element's
+  // boundary, e.g. an odd row of a float matrix: such a side goes through a buffer, as above
+  if (what == kind::r2c) in_ok = in_ok && complex_aligned<R>(in, brank, bis);
+  if (what == kind::c2r) out_ok = out_ok && complex_aligned<R>(out, brank, bos);
   // a side cuFFT cannot address is packed into (or produced in) a contiguous buffer
   const bool in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
   array<In, cuda> in_buf;

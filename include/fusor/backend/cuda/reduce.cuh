@@ -8,6 +8,7 @@
 // threads read neighbouring columns).
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "../../core/reduce_ops.hpp"
 
@@ -107,17 +108,57 @@ __global__ void __launch_bounds__(block_threads)
   }
 }
 
+/// The whole-array reductions' workspace (block partials, the result, the ticket): one device
+/// block per host thread and device, made on first use and grown when a wider accumulator needs
+/// more, so that a reduction allocates nothing once warm (ad::compile's replays promise that).
+/// Like cuBLAS's workspace it is the backend's own, outside the arrays' accounting
+/// (cuda_memory_stats). Each reduction returns after its result has reached the host, so the
+/// thread's next one may reuse the block on any stream.
+inline unsigned char* reduce_workspace(std::size_t bytes) {
+  struct slot {
+    int device = -1;
+    void* p = nullptr;
+    std::size_t bytes = 0;
+  };
+  struct slots {
+    std::vector<slot> v;
+    slots() = default;
+    slots(const slots&) = delete;
+    slots& operator=(const slots&) = delete;
+    ~slots() {
+      for (slot& s : v) cudaFree(s.p);  // at thread exit; an error while the process ends is moot
+    }
+  };
+  thread_local slots mine;
+  const int dev = cuda_device();
+  slot* s = nullptr;
+  for (slot& x : mine.v)
+    if (x.device == dev) s = &x;
+  if (s == nullptr) s = &mine.v.emplace_back(slot{dev, nullptr, 0});
+  if (s->bytes < bytes) {
+    if (s->p != nullptr) {
+      FUSOR_CUDA_CHECK(cudaFree(s->p));  // waits for the device
+      s->p = nullptr;
+      s->bytes = 0;
+    }
+    const std::size_t want = (bytes + 4095) & ~std::size_t(4095);
+    FUSOR_CUDA_CHECK(cudaMalloc(&s->p, want));
+    s->bytes = want;
+  }
+  return static_cast<unsigned char*>(s->p);
+}
+
 /// Runs reduce_all_kernel over n elements and returns the result on the host.
 template <class Op, class W, class Fetch>
 W launch_reduce_all(const Fetch& fetch, index_t n) {
   check_parameter_size<Fetch>();
   const unsigned grid = grid_for(n);
-  // scratch: the partials, the result and the ticket in one pool block
+  // the partials, the result and the ticket in the thread's workspace
   // (the ticket's offset rounded up to 16: W may be a 1-byte bool, and atomics need alignment)
   const std::size_t partial_bytes = (std::size_t(grid + 1) * sizeof(W) + 15) & ~std::size_t(15);
-  array<unsigned char, cuda> scratch(extents{index_t(partial_bytes + sizeof(unsigned))});
-  W* partials = reinterpret_cast<W*>(scratch.data());
-  unsigned* ticket = reinterpret_cast<unsigned*>(scratch.data() + partial_bytes);
+  unsigned char* scratch = reduce_workspace(partial_bytes + sizeof(unsigned));
+  W* partials = reinterpret_cast<W*>(scratch);
+  unsigned* ticket = reinterpret_cast<unsigned*>(scratch + partial_bytes);
   const cudaStream_t stream = current_cuda_stream();
   FUSOR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
   FUSOR_COUNT_PASS();
