@@ -634,7 +634,9 @@ TEST_CASE("float32 models and losses agree with float64 within float rounding") 
   const Fa z32 = m32(p32, x32);
   const auto a = test::host_values(z32);
   const auto b = hv(z64);
-  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-5).scale(1e-5));
+  // relative to the outputs' scale (about 1): a logit near zero is a difference of O(1) terms,
+  // whose float rounding depends on the summation order (cuBLAS's differs from OpenBLAS's)
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i]).epsilon(1e-5).scale(0.1));
   const D t64 = dvals(n * out, 0.05, 0.95, 6, extents{n, out});
   const Fa t32 = fusor::cast<float>(t64), s32 = fusor::sigmoid(z32);
   const D s64 = fusor::sigmoid(z64);

@@ -139,14 +139,15 @@ struct algorithms<cuda> {
   static index_t wrap_indices(std::int64_t* idx, index_t m, index_t n) {
     using namespace detail;
     if (m == 0) return 0;
-    array<std::uint8_t, cuda> flag(extents{index_t(sizeof(unsigned long long))});
-    auto* first = reinterpret_cast<unsigned long long*>(flag.data());
+    // the flag lives in the thread's reduction workspace: a replayed gather allocates nothing
+    auto* first = reinterpret_cast<unsigned long long*>(cuda_exec::reduce_workspace(sizeof(unsigned long long)));
     const unsigned long long none = (unsigned long long)m;
     FUSOR_CUDA_CHECK(cudaMemcpyAsync(first, &none, sizeof none, cudaMemcpyHostToDevice, current_cuda_stream()));
     cuda_algo::wrap_kernel<<<cuda_exec::grid_for(m), cuda_exec::block_threads, 0, current_cuda_stream()>>>(idx, m, n, first);
     cuda_exec::check_launch("fusor index wrap kernel launch");
     unsigned long long r = 0;
-    backend_memory<cuda>::copy_to_host(reinterpret_cast<std::uint8_t*>(&r), flag.data(), index_t(sizeof r));
+    backend_memory<cuda>::copy_to_host(reinterpret_cast<std::uint8_t*>(&r), reinterpret_cast<const std::uint8_t*>(first),
+                                       index_t(sizeof r));
     return index_t(r);
   }
   template <class T>
