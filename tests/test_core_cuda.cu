@@ -4,6 +4,15 @@
 #define TEST_BACKEND fusor::cuda
 #include "generic/core_body.hpp"
 
+namespace {
+/// The largest difference between a device result and the cpu's, relative to the cpu result's
+/// largest magnitude (absolute below 1).
+template <class G, class W>
+double err(const G& got, const W& want) {
+  return double(max(abs(to<cpu>(got) - want))) / std::max(1.0, double(max(abs(want))));
+}
+}  // namespace
+
 TEST_CASE("one kernel launch per statement, and none for a transfer") {
   const index_t n = 1 << 20;
   auto x = body::dev(test::values<float>(n, -1, 1, 1)), y = body::dev(test::values<float>(n, -1, 1, 2)),
@@ -73,9 +82,6 @@ TEST_CASE("cuFFT transforms give the cpu's (FFTW's) spectra, for every layout") 
   random::generator g(11);
   const auto xc = random::normal<float>(g, {6, 40, 33});
   const auto xd = to<fusor::cuda>(xc);
-  auto err = [](const auto& got, const auto& want) {
-    return double(max(abs(to<cpu>(got) - want))) / std::max(1.0, double(max(abs(want))));
-  };
   const double tol = 1e-5;
   CHECK(err(fft::fft(xd), fft::fft(xc)) < tol);                              // batched over two axes
   CHECK(err(fft::fft(xd, -1, 0), fft::fft(xc, -1, 0)) < tol);                // along the outer axis
@@ -100,9 +106,6 @@ TEST_CASE("cuFFT: real rows that start off a complex boundary, and one-point tra
   random::generator g(12);
   const auto xc = random::normal<float>(g, {5, 9, 7});
   const auto xd = to<fusor::cuda>(xc);
-  auto err = [](const auto& got, const auto& want) {
-    return double(max(abs(to<cpu>(got) - want))) / std::max(1.0, double(max(abs(want))));
-  };
   const double tol = 1e-5;
   CHECK(err(fft::rfft(xd(fusor::all, 1, fusor::all)), fft::rfft(xc(fusor::all, 1, fusor::all))) < tol);  // starts at 7
   CHECK(err(fft::rfft(xd(2, 3, fusor::all)), fft::rfft(xc(2, 3, fusor::all))) < tol);                    // one odd row
@@ -149,9 +152,6 @@ TEST_CASE("cuBLAS products give the cpu's (CBLAS's), transposed and batched oper
   random::generator g(5);
   const auto a = random::normal<float>(g, {65, 33}), b = random::normal<float>(g, {33, 47});
   const auto da = to<fusor::cuda>(a), db = to<fusor::cuda>(b);
-  auto err = [](const auto& got, const auto& want) {
-    return double(max(abs(to<cpu>(got) - want))) / std::max(1.0, double(max(abs(want))));
-  };
   CHECK(err(matmul(da, db), matmul(a, b)) < 1e-5);
   CHECK(err(matmul(transpose(db), transpose(da)), matmul(transpose(b), transpose(a))) < 1e-5);
   const auto ba = random::normal<double>(g, {4, 17, 9}), bb = random::normal<double>(g, {9, 5});

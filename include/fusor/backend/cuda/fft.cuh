@@ -143,32 +143,14 @@ leaf<T, cuda> side_leaf(T* p, int rank, const index_t* lens, const index_t* st, 
   return l;
 }
 
-/// A one-point transform along every axis: out = in, with the imaginary part zero (r2c) or
-/// dropped (c2r).
+/// A one-point transform along every axis is the identity: out = in, converted as astype does
+/// (r2c: imaginary part zero; c2r: the real part). One pass.
 template <class In, class Out>
-void one_point(kind what, int rank, const In* in, const index_t* is, Out* out, const index_t* os, int brank,
-               const index_t* bn, const index_t* bis, const index_t* bos) {
+void one_point(int rank, const In* in, const index_t* is, Out* out, const index_t* os, int brank, const index_t* bn,
+               const index_t* bis, const index_t* bos) {
   const index_t ones[3] = {1, 1, 1};
-  if constexpr (std::is_same_v<In, Out>) {  // c2c
-    executor<cuda>::assign(side_leaf(out, rank, ones, os, brank, bn, bos),
-                           side_leaf(const_cast<In*>(in), rank, ones, is, brank, bn, bis));
-  } else {
-    // the real parts of the complex side, as a real array with twice its strides
-    index_t s2[3], b2[max_rank];
-    const bool r2c = what == kind::r2c;
-    for (int k = 0; k < rank; ++k) s2[k] = 2 * (r2c ? os[k] : is[k]);
-    for (int k = 0; k < brank; ++k) b2[k] = 2 * (r2c ? bos[k] : bis[k]);
-    if constexpr (is_complex_v<Out>) {  // r2c
-      using R = In;
-      executor<cuda>::assign(side_leaf(out, rank, ones, os, brank, bn, bos), scalar_expr<Out>{Out(0)});
-      executor<cuda>::assign(side_leaf(reinterpret_cast<R*>(out), rank, ones, s2, brank, bn, b2),
-                             side_leaf(const_cast<In*>(in), rank, ones, is, brank, bn, bis));
-    } else {  // c2r
-      using R = Out;
-      executor<cuda>::assign(side_leaf(out, rank, ones, os, brank, bn, bos),
-                             side_leaf(reinterpret_cast<R*>(const_cast<In*>(in)), rank, ones, s2, brank, bn, b2));
-    }
-  }
+  const leaf<In, cuda> src = side_leaf(const_cast<In*>(in), rank, ones, is, brank, bn, bis);
+  executor<cuda>::assign(side_leaf(out, rank, ones, os, brank, bn, bos), cast_expr<Out, leaf<In, cuda>>{src});
 }
 
 template <class R, class In, class Out>
@@ -205,7 +187,7 @@ void run(kind what, const fft::fft_geometry& g0, const In* in, Out* out, int sig
   index_t points = 1;
   for (int k = 0; k < rank; ++k) points *= n[k];
   if (points == 1) {  // a one-point DFT is the identity (cuFFT gives wrong values for it with a batch distance)
-    one_point(what, rank, in, is, out, os, brank, bn, bis, bos);
+    one_point(rank, in, is, out, os, brank, bn, bis, bos);
     return;
   }
   layout l;

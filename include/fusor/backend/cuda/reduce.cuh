@@ -109,8 +109,9 @@ __global__ void __launch_bounds__(block_threads)
 }
 
 /// The whole-array reductions' workspace (block partials, the result, the ticket; also the flag
-/// of algorithms<cuda>::wrap_indices): one device block per host thread and device, made on first use and grown when a wider accumulator needs
-/// more, so that a reduction allocates nothing once warm (ad::compile's replays promise that).
+/// of algorithms<cuda>::wrap_indices): one device block per host thread and device, made on first
+/// use and grown when a wider accumulator needs more, so that a reduction allocates nothing once
+/// warm (ad::compile's replays promise that).
 /// Like cuBLAS's workspace it is the backend's own, outside the arrays' accounting
 /// (cuda_memory_stats). Each reduction returns after its result has reached the host, so the
 /// thread's next one may reuse the block on any stream.
