@@ -1,7 +1,8 @@
 #pragma once
 // Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
 // BSC, BSDC, BSDC-CDT, BSDC-SEG, FHRR, HRR, VTB, MBAT, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
-// similarity, ...) and item memories, written once for every backend.
+// similarity, ...), item memories, and encoders of scalars (level, thermometer, circular codebooks;
+// fractional power encoding), written once for every backend.
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
 #include "vsa/dense.hpp"
@@ -22,3 +23,7 @@
 #include "vsa/memory.hpp"
 #include "vsa/associative.hpp"
 #include "vsa/resonator.hpp"
+#include "vsa/encode/positions.hpp"
+#include "vsa/encode/levels.hpp"
+#include "vsa/encode/scalar.hpp"
+#include "vsa/encode/fractional_power.hpp"

@@ -1,0 +1,371 @@
+// VSA scalar encoders (level, thermometer and circular codebooks, the scalar encoder over them,
+// fractional power encoding), written once and instantiated per backend: tests/test_vsa_encode.cpp
+// runs them on cpu, tests/test_vsa_cuda.cu on cuda. References: the codebooks' construction
+// checked position by position against the two random vectors they mix, similarities against
+// closed forms (computed here, not by the encoder), FPE vectors against a plain loop of phasors
+// (HRR: a naive inverse DFT), decoding against the encoded values.
+//
+// The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
+#include "../common.hpp"
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <numbers>
+#include <vector>
+
+namespace vsaencode {
+
+using fusor::index_t;
+using B = TEST_BACKEND;
+namespace vsa = fusor::vsa;
+using test::host_values;
+
+/// Element p of row r of model m's host rows as a comparable double pair (BSC: the bit).
+template <class M>
+std::complex<double> at(const M& m, const std::vector<typename M::value_type>& h, index_t r, index_t p) {
+  if constexpr (std::is_same_v<typename M::value_type, std::uint64_t>)
+    return double((h[std::size_t(r * m.width() + p / 64)] >> (p % 64)) & 1u);
+  else
+    return std::complex<double>(h[std::size_t(r * m.width() + p)]);
+}
+
+/// Cosine of rows i and j of host rows, by a plain loop (BSC: bipolar).
+template <class M>
+double cosine(const M& m, const std::vector<typename M::value_type>& h, index_t i, index_t j) {
+  double dot = 0, ni = 0, nj = 0;
+  for (index_t p = 0; p < m.dim(); ++p) {
+    std::complex<double> a = at(m, h, i, p), b = at(m, h, j, p);
+    if constexpr (std::is_same_v<M, vsa::bsc>) {
+      a = 1.0 - 2.0 * a;
+      b = 1.0 - 2.0 * b;
+    }
+    dot += (a * std::conj(b)).real();
+    ni += std::norm(a);
+    nj += std::norm(b);
+  }
+  return dot / std::sqrt(ni * nj);
+}
+
+/// The closed-form kernels, written out here.
+double kernel(vsa::fpe_kernel k, double u) {
+  const double pi = std::numbers::pi;
+  switch (k) {
+    case vsa::fpe_kernel::sinc: return u == 0 ? 1.0 : std::sin(pi * u) / (pi * u);
+    case vsa::fpe_kernel::gaussian: return std::exp(-u * u / 2);
+    case vsa::fpe_kernel::laplace: return std::exp(-std::abs(u));
+    default: return 1 / (1 + u * u);
+  }
+}
+
+// ---- codebooks ---------------------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("vsa level: each level mixes the two end vectors position by position, similarity linear", M,
+                   vsa::map_b, vsa::bsc, vsa::fhrr, vsa::hrr) {
+  const M m(4001);
+  const index_t n = 9;
+  const auto lv = host_values(vsa::level<B>(m, n, 17));
+  const auto ends = host_values(vsa::random<B>(m, 2, 17));
+  REQUIRE(lv.size() == std::size_t(n * m.width()));
+  // position p switches from the first end to the second at one level and stays switched
+  bool mixed = true, nested = true;
+  std::vector<index_t> switched(std::size_t(n), 0);
+  for (index_t p = 0; p < m.dim(); ++p) {
+    const auto a = at(m, ends, 0, p), b = at(m, ends, 1, p);
+    bool on = false;
+    for (index_t i = 0; i < n; ++i) {
+      const auto x = at(m, lv, i, p);
+      mixed = mixed && (x == a || x == b);
+      const bool now = x == b && x != a;
+      nested = nested && (!on || now || a == b);
+      on = on || now;
+      if (now) ++switched[std::size_t(i)];
+    }
+  }
+  CHECK(mixed);
+  CHECK(nested);
+  CHECK(lv[0] == ends[0]);  // level 0 is the first end, level n - 1 the second
+  CHECK(at(m, lv, n - 1, m.dim() - 1) == at(m, ends, 1, m.dim() - 1));
+  for (index_t i = 1; i < n; ++i) {
+    CAPTURE(i);
+    const double frac = double(i) / double(n - 1);
+    // about frac of the positions come from the second end (the positions where the ends differ)
+    const double differ = std::is_same_v<M, vsa::bsc> || std::is_same_v<M, vsa::map_b> ? 0.5 : 1.0;
+    CHECK(double(switched[std::size_t(i)]) / double(m.dim()) == doctest::Approx(frac * differ).epsilon(0).scale(1).epsilon(0.05));
+    CHECK(cosine(m, lv, 0, i) == doctest::Approx(1 - frac).epsilon(0).scale(1).epsilon(0.05));
+  }
+}
+
+TEST_CASE("vsa level: randomness, one level, models by position kind, bad input") {
+  const vsa::map_b m(1000);
+  // randomness 1: every level its own random vector (the ends of n - 1 spans)
+  CHECK(host_values(vsa::level<B>(m, 6, 5, 1.0)) == host_values(vsa::random<B>(m, 6, 5)));
+  CHECK(host_values(vsa::level<B>(m, 1, 5)) == host_values(vsa::random<B>(m, 1, 5)));
+  // randomness 1/2, n = 12: spans of (1 - r)(n - 1) + r = 6 steps, level 6 is the second span's start
+  const auto half = host_values(vsa::level<B>(m, 12, 5, 0.5));
+  const auto ends = host_values(vsa::random<B>(m, 3, 5));
+  CHECK(std::equal(half.begin() + 6 * 1000, half.begin() + 7 * 1000, ends.begin() + 1000));
+  CHECK(cosine(m, half, 0, 6) == doctest::Approx(0).epsilon(0).scale(1).epsilon(0.12));
+  CHECK(cosine(m, half, 6, 11) == doctest::Approx(1 - 5.0 / 6).epsilon(0).scale(1).epsilon(0.12));
+  CHECK(cosine(m, half, 2, 3) == doctest::Approx(1 - 1.0 / 6).epsilon(0).scale(1).epsilon(0.12));
+  // blocks move whole (GHRR) and bits keep their density (BSDC)
+  const vsa::ghrr g(500, 2);
+  const auto lg = host_values(vsa::level<B>(g, 3, 2));
+  const auto eg = host_values(vsa::random<B>(g, 2, 2));
+  bool whole = true;
+  for (index_t p = 0; p < g.dim(); ++p) {
+    const auto* blk = &lg[std::size_t(g.width() + 4 * p)];
+    const bool first = std::equal(blk, blk + 4, &eg[std::size_t(4 * p)]);
+    const bool second = std::equal(blk, blk + 4, &eg[std::size_t(g.width() + 4 * p)]);
+    whole = whole && (first || second);
+  }
+  CHECK(whole);
+  const vsa::bsdc sp(10000);
+  const auto ls = vsa::level<B>(sp, 3, 4);
+  const auto bits = host_values(fusor::array<std::int64_t, B>(fusor::sum(fusor::cast<std::int64_t>(sp.unpack(ls)), -1)));
+  for (auto b : bits) CHECK(double(b) == doctest::Approx(100).epsilon(0.3));
+  // bad input
+  CHECK_THROWS_WITH_AS(vsa::level<B>(m, 0, 1), doctest::Contains("at least 1 level, got 0"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(vsa::level<B>(m, 4, 1, 1.5), doctest::Contains("randomness in [0, 1], got 1.5"),
+                       fusor::value_error);
+  CHECK_THROWS_WITH_AS(vsa::level<B>(vsa::bsdc_seg(100, 10), 4, 1), doctest::Contains("BSDC-SEG has no positions"),
+                       fusor::value_error);
+}
+
+TEST_CASE_TEMPLATE("vsa thermometer: the first round(i d / (n - 1)) positions are the identity's", M, vsa::map_b,
+                   vsa::map_i, vsa::bsc, vsa::fhrr) {
+  for (index_t d : {index_t(1), index_t(63), index_t(65), index_t(1001)}) {
+    CAPTURE(d);
+    const M m(d);
+    const index_t n = 7;
+    const auto th = host_values(vsa::thermometer<B>(m, n));
+    const auto id = host_values(vsa::identity<B>(m, 1));
+    bool exact = true;
+    for (index_t i = 0; i < n; ++i) {
+      const index_t on = index_t(std::llround(double(i) * double(d) / double(n - 1)));
+      for (index_t p = 0; p < d; ++p) {
+        const auto x = at(m, th, i, p), e = at(m, id, 0, p);
+        exact = exact && (p < on ? x == e : x != e);
+      }
+    }
+    CHECK(exact);
+    if (d == 1001)
+      for (index_t j = 0; j < n; ++j)
+        CHECK(cosine(m, th, 0, j) ==
+              doctest::Approx(1 - 2 * double(std::llround(double(j) * 1001.0 / 6.0)) / 1001.0).epsilon(1e-6));
+  }
+  if constexpr (std::is_same_v<M, vsa::map_b>) {
+    CHECK(host_values(vsa::thermometer<B>(M(10), 1)) == std::vector<float>(10, -1.0f));
+    CHECK_THROWS_WITH_AS(vsa::thermometer<B>(vsa::hrr(10), 3), doctest::Contains("HRR has no negative"),
+                         fusor::value_error);
+  }
+}
+
+TEST_CASE_TEMPLATE("vsa circular: similarity 1 - 2 delta in turns, and it wraps", M, vsa::map_b, vsa::fhrr) {
+  const M m(8000);
+  const index_t n = 12;
+  const auto c = host_values(vsa::circular<B>(m, n, 3));
+  for (index_t i : {index_t(0), index_t(5)})
+    for (index_t k = 0; k < n; ++k) {
+      CAPTURE(i);
+      CAPTURE(k);
+      const double turns = double(k) / double(n), delta = std::min(turns, 1 - turns);
+      CHECK(cosine(m, c, i, (i + k) % n) == doctest::Approx(1 - 2 * delta).epsilon(0).scale(1).epsilon(0.04));
+    }
+  // each position holds the second vector for half the turn, starting anywhere
+  const auto ends = host_values(vsa::random<B>(m, 2, 3));
+  bool half = true;
+  for (index_t p = 0; p < m.dim(); ++p) {
+    if (at(m, ends, 0, p) == at(m, ends, 1, p)) continue;
+    index_t count = 0;
+    for (index_t i = 0; i < n; ++i) count += at(m, c, i, p) == at(m, ends, 1, p);
+    half = half && count == n / 2;
+  }
+  CHECK(half);
+  CHECK_THROWS_AS(vsa::circular<B>(m, 0, 1), fusor::value_error);
+}
+
+// ---- the scalar encoder ------------------------------------------------------------------------
+
+TEST_CASE("vsa scalar_encoder: values to levels, decode, periodic values, bad input") {
+  const vsa::map_b m(2000);
+  const auto enc = vsa::scalar_encoder<vsa::map_b, B>::level(m, 31, -1.0, 2.0, 9);
+  const std::vector<double> xs{-1.0, -0.951, -0.949, 0.0, 0.5, 1.96, 2.0};
+  const fusor::array<double, B> x(std::span<const double>(xs), fusor::extents{7});
+  const auto v = enc.encode(x);
+  REQUIRE(v.shape() == fusor::extents{7, 2000});
+  const auto book = host_values(enc.levels().items());
+  const auto hv = host_values(v);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const auto level = std::size_t(std::floor((xs[i] + 1.0) / 0.1 + 0.5));  // step 3 / 30
+    CAPTURE(i);
+    CHECK(std::equal(hv.begin() + std::ptrdiff_t(i * 2000), hv.begin() + std::ptrdiff_t((i + 1) * 2000),
+                     book.begin() + std::ptrdiff_t(level * 2000)));
+    CHECK(host_values(enc.decode(v))[i] == doctest::Approx(-1.0 + 0.1 * double(level)));
+  }
+  // any shape: (2, 3) values give (2, 3, width); none give (0, width)
+  const auto grid = enc.encode(fusor::zeros<float, B>(fusor::extents{2, 3}));
+  CHECK(grid.shape() == fusor::extents{2, 3, 2000});
+  CHECK(enc.encode(fusor::zeros<double, B>(fusor::extents{0})).shape() == fusor::extents{0, 2000});
+  CHECK_THROWS_WITH_AS(enc.encode(fusor::array<double, B>{0.0, 2.5}),
+                       doctest::Contains("expects values in [-1.000000, 2.000000], got 2.500000 at flat index 1"),
+                       fusor::value_error);
+  CHECK_THROWS_WITH_AS(enc.encode(fusor::array<double, B>{std::nan("")}), doctest::Contains("got nan"),
+                       fusor::value_error);
+  CHECK_THROWS_WITH_AS((vsa::scalar_encoder<vsa::map_b, B>::level(m, 4, 1.0, 1.0, 0)),
+                       doctest::Contains("finite low < high"), fusor::value_error);
+  // periodic: hours of a day; 25 wraps to 1, -1 to 23, and 23.6 rounds to level 0
+  const vsa::fhrr f(2000);
+  const auto hours = vsa::scalar_encoder<vsa::fhrr, B>::circular(f, 24, 0.0, 24.0, 4);
+  CHECK(host_values(hours.indices(fusor::array<double, B>{25.0, -1.0, 23.6, 12.0})) ==
+        std::vector<std::int64_t>{1, 23, 0, 12});
+  CHECK(host_values(hours.decode(hours.encode(fusor::array<double, B>{25.0, 13.2}))) == std::vector<double>{1.0, 13.0});
+  CHECK_THROWS_WITH_AS(hours.encode(fusor::array<double, B>{1.0, INFINITY}), doctest::Contains("expects finite values"),
+                       fusor::value_error);
+  // thermometer over bits
+  const vsa::bsc b(640);
+  const auto th = vsa::scalar_encoder<vsa::bsc, B>::thermometer(b, 5, 0.0, 1.0);
+  CHECK(host_values(th.decode(th.encode(fusor::array<float, B>{0.0f, 0.3f, 1.0f}))) ==
+        std::vector<double>{0.0, 0.25, 1.0});
+}
+
+// ---- fractional power encoding ------------------------------------------------------------------
+
+TEST_CASE_TEMPLATE("vsa FPE: vectors against a plain loop of phasors, bind adds values", M, vsa::fhrr, vsa::hrr) {
+  for (index_t d : {index_t(1), index_t(32), index_t(33)}) {
+    CAPTURE(d);
+    const M m(d);
+    const vsa::fractional_power_encoder<M, B> fp(m, 2.0, 6.0, 21, vsa::fpe_kernel::gaussian, 3.0);
+    const auto w = host_values(fp.frequencies());
+    REQUIRE(index_t(w.size()) == (std::is_same_v<M, vsa::hrr> ? d / 2 + 1 : d));
+    const std::vector<double> xs{2.0, 3.7, 6.0};
+    const auto v = host_values(fp.encode(fusor::array<double, B>(std::span<const double>(xs), fusor::extents{3})));
+    double err = 0;
+    for (std::size_t r = 0; r < xs.size(); ++r)
+      for (index_t j = 0; j < d; ++j) {
+        std::complex<double> ref;
+        if constexpr (std::is_same_v<M, vsa::fhrr>) {
+          ref = std::polar(1.0, double(w[std::size_t(j)]) * (xs[r] - 2.0));
+        } else {  // a naive inverse DFT of the conjugate-symmetric unit spectrum (DC, Nyquist: 1)
+          double s = 0;
+          for (index_t k = 0; k < d; ++k) {
+            const index_t kk = k <= d / 2 ? k : d - k;
+            const double ph = (kk == 0 || 2 * kk == d ? 0.0 : double(w[std::size_t(kk)]) * (xs[r] - 2.0)) * (k <= d / 2 ? 1 : -1);
+            s += std::cos(ph + 2 * std::numbers::pi * double(k * j) / double(d));
+          }
+          ref = s / double(d);
+        }
+        err = std::max(err, std::abs(std::complex<double>(v[r * std::size_t(d) + std::size_t(j)]) - ref));
+      }
+    CHECK(err < 2e-5);
+  }
+  // encode(low) is the identity; bind(encode(a), encode(b)) = encode(a + b - low)
+  const M m(512);
+  const vsa::fractional_power_encoder<M, B> fp(m, 1.0, 5.0, 3);
+  const auto e = fp.encode(fusor::array<double, B>{1.0, 1.5, 2.25, 2.75});
+  const auto one = host_values(vsa::identity<B>(m, 1));
+  const auto h = host_values(e);
+  double id_err = 0;
+  for (index_t j = 0; j < m.width(); ++j) id_err = std::max(id_err, double(std::abs(h[std::size_t(j)] - one[std::size_t(j)])));
+  CHECK(id_err < 1e-5);
+  const auto sum = host_values(vsa::bind(m, e(1, fusor::all), e(2, fusor::all)));
+  double bind_err = 0;
+  for (index_t j = 0; j < m.width(); ++j)
+    bind_err = std::max(bind_err, double(std::abs(sum[std::size_t(j)] - h[std::size_t(3 * m.width() + j)])));
+  CHECK(bind_err < 1e-4);
+}
+
+TEST_CASE_TEMPLATE("vsa FPE: the similarity follows the chosen kernel", M, vsa::fhrr, vsa::hrr) {
+  const index_t d = 4096;
+  const M m(d);
+  const double low = -3, high = 5, bw = 4;
+  const std::vector<double> deltas{0.0, 0.25, 0.5, 1.0, 1.7, 3.0};
+  using K = vsa::fpe_kernel;
+  for (K k : {K::sinc, K::gaussian, K::laplace, K::cauchy}) {
+    CAPTURE(vsa::to_string(k));
+    std::vector<double> mean(deltas.size(), 0.0);
+    const int seeds = 4;
+    for (int s = 0; s < seeds; ++s) {
+      const vsa::fractional_power_encoder<M, B> fp(m, low, high, std::uint64_t(100 + s), k, bw);
+      std::vector<double> xs{-1.0};
+      for (double dl : deltas) xs.push_back(-1.0 + dl);
+      const auto h = host_values(fp.encode(fusor::array<double, B>(std::span<const double>(xs), fusor::extents{index_t(xs.size())})));
+      for (std::size_t i = 0; i < deltas.size(); ++i) mean[i] += cosine(m, h, 0, index_t(i + 1)) / seeds;
+    }
+    for (std::size_t i = 0; i < deltas.size(); ++i) {
+      CAPTURE(deltas[i]);
+      const double u = bw * deltas[i] / (high - low);
+      double expect = kernel(k, u);
+      if constexpr (std::is_same_v<M, vsa::hrr>) expect = (2 + (d - 2) * expect) / d;  // DC and Nyquist always agree
+      CHECK(mean[i] == doctest::Approx(expect).epsilon(0).scale(1).epsilon(0.02));
+      const vsa::fractional_power_encoder<M, B> fp(m, low, high, 1, k, bw);
+      CHECK(fp.similarity(deltas[i]) == doctest::Approx(expect).epsilon(1e-12));
+    }
+  }
+  // a mixture: the weighted kernels, each position drawn from one component
+  const std::vector<vsa::fpe_component> mix{{K::gaussian, 1.0, 3.0}, {K::sinc, 8.0, 1.0}};
+  double mean = 0;
+  for (int s = 0; s < 4; ++s) {
+    const vsa::fractional_power_encoder<M, B> fp(m, 0.0, 1.0, std::uint64_t(7 + s), mix);
+    CHECK(fp.components()[0].weight == doctest::Approx(0.75));
+    const auto h = host_values(fp.encode(fusor::array<double, B>{0.2, 0.3}));
+    mean += cosine(m, h, 0, 1) / 4;
+  }
+  double expect = 0.75 * kernel(K::gaussian, 0.1) + 0.25 * kernel(K::sinc, 0.8);
+  if constexpr (std::is_same_v<M, vsa::hrr>) expect = (2 + (d - 2) * expect) / d;
+  CHECK(mean == doctest::Approx(expect).epsilon(0).scale(1).epsilon(0.02));
+}
+
+TEST_CASE_TEMPLATE("vsa FPE: decoding recovers the values, clean and noisy", M, vsa::fhrr, vsa::hrr) {
+  const M m(2000);
+  using K = vsa::fpe_kernel;
+  const std::vector<double> xs{10.0, 10.01, 13.3, 17.77, 19.999, 20.0};
+  const fusor::array<double, B> x(std::span<const double>(xs), fusor::extents{6});
+  for (K k : {K::sinc, K::gaussian, K::laplace, K::cauchy}) {
+    CAPTURE(vsa::to_string(k));
+    const vsa::fractional_power_encoder<M, B> fp(m, 10.0, 20.0, 5, k, 6.0);
+    const auto v = fp.encode(x);
+    const auto back = host_values(fp.decode(v));
+    for (std::size_t i = 0; i < xs.size(); ++i) CHECK(back[i] == doctest::Approx(xs[i]).epsilon(0).scale(1).epsilon(1e-3));
+    // one vector decodes to a 0-d array; a bundle with two random vectors still decodes near its value
+    const auto one = fp.decode(v(2, fusor::all));
+    CHECK(one.ndim() == 0);
+    CHECK(host_values(one)[0] == doctest::Approx(13.3).epsilon(0).scale(1).epsilon(1e-3));
+    const auto others = vsa::random<B>(m, 2, 77);
+    const auto noisy = vsa::bundle(m, fusor::concatenate(std::vector<fusor::array_view<typename M::value_type, B>>{
+                                           v(fusor::range(3, 4), fusor::all), others.view()}, 0),
+                                   {vsa::normalization::none});
+    CHECK(host_values(fp.decode(noisy))[0] == doctest::Approx(17.77).epsilon(0).scale(1).epsilon(0.05));
+  }
+  const vsa::fractional_power_encoder<M, B> fp(m, 0.0, 1.0, 5);
+  CHECK_THROWS_WITH_AS(fp.decode(vsa::random<B>(M(10), 1, 1)), doctest::Contains("dimension 2000"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(fp.decode(fp.encode(fusor::array<float, B>{0.5f}), 1), doctest::Contains("at least 2 values"),
+                       fusor::value_error);
+  CHECK_THROWS_WITH_AS(fp.encode(fusor::array<float, B>{-0.5f}), doctest::Contains("got -0.500000 at flat index 0"),
+                       fusor::value_error);
+}
+
+TEST_CASE("vsa FPE: models without fractional powers and bad parameters are value errors") {
+  using K = vsa::fpe_kernel;
+  CHECK_THROWS_WITH_AS((vsa::fractional_power_encoder<vsa::map_b, B>(vsa::map_b(16), 0.0, 1.0, 1)),
+                       doctest::Contains("MAP-B has no fractional powers"), fusor::value_error);
+  const vsa::fhrr f(16);
+  CHECK_THROWS_WITH_AS((vsa::fractional_power_encoder<vsa::fhrr, B>(f, 0.0, 1.0, 1, K::sinc, 0.0)),
+                       doctest::Contains("bandwidth > 0, got 0"), fusor::value_error);
+  CHECK_THROWS_WITH_AS((vsa::fractional_power_encoder<vsa::fhrr, B>(f, 0.0, 1.0, 1, std::vector<vsa::fpe_component>{})),
+                       doctest::Contains("at least one mixture component"), fusor::value_error);
+  CHECK_THROWS_WITH_AS((vsa::fractional_power_encoder<vsa::fhrr, B>(
+                           f, 0.0, 1.0, 1, std::vector<vsa::fpe_component>{{K::sinc, 1.0, -1.0}, {K::sinc, 2.0, 2.0}})),
+                       doctest::Contains("weights >= 0, got -1"), fusor::value_error);
+  CHECK_THROWS_WITH_AS((vsa::fractional_power_encoder<vsa::fhrr, B>(f, 2.0, 1.0, 1)),
+                       doctest::Contains("finite low < high, got low = 2"), fusor::value_error);
+  // the same frequencies on every backend: drawn by fusor's keyed Philox
+  const vsa::fractional_power_encoder<vsa::fhrr, B> a(f, 0.0, 1.0, 3, K::cauchy, 2.0);
+  const vsa::fractional_power_encoder<vsa::fhrr, fusor::cpu> c(f, 0.0, 1.0, 3, K::cauchy, 2.0);
+  const auto wa = host_values(a.frequencies()), wc = host_values(c.frequencies());
+  bool same = true;
+  for (std::size_t i = 0; i < wa.size(); ++i) same = same && std::abs(wa[i] - wc[i]) <= 1e-6f * std::abs(wc[i]);
+  CHECK(same);
+}
+
+}  // namespace vsaencode
