@@ -17,6 +17,12 @@
 //   floor_vsa_search1000/<m>: cblas_sgemm of the same shapes (FHRR: k = 2d); BSC: popcount
 //                             throughput, Q·N·words popcounts of L1-resident words
 //   hand_vsa_search1000/bsc:  the plain XOR+popcount triple loop a user would write
+//   fusor_vsa_fpe1000/<m>:    fractional power encoding (sinc kernel) of 1000 scalars, FHRR and HRR
+//   fusor_vsa_fpe1e6/<m>:     the same for 10^6 scalars at d = 128
+//   hand_vsa_fpe*/fhrr:       a plain loop of std::polar over the frequencies into a preallocated batch
+//   floor_vsa_fpe*/<m>:       FHRR: writing the output (std::fill); HRR: the batched FFTW c2r alone
+//   fusor_vsa_level1000/map, fusor_vsa_thermometer1000/bsc: 1000 values through a 100-level codebook
+//   floor_vsa_level1000/map, floor_vsa_thermometer1000/bsc: a hand loop of level index and memcpy of the row
 // The models VTB (d = 100 x 100), MCR and CGR (q = 16) and block codes (BSBC: 10 000 blocks of 64)
 // have the same rows. Their floors: VTB's bind is cblas_sgemm of the two 100 x 100 matrices; the
 // modular models' bind, bundle and similarity floors are hand loops of the same arithmetic (a
@@ -39,7 +45,9 @@
 #include <bit>
 #include <complex>
 #include <cstring>
+#include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fusor/fusor.hpp>
@@ -436,6 +444,101 @@ void hand_search1000_bsc(benchmark::State& st) {
   }
 }
 
+// ---- encoders -----------------------------------------------------------------------------------
+
+/// n evenly spread values in [0, 1] (the encoders' range here), in a scrambled order.
+array<double> unit_values(index_t n) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) v[std::size_t(i)] = double((i * 7919) % n) / double(n > 1 ? n - 1 : 1);
+  return array<double>(std::span<const double>(v), fusor::extents{n});
+}
+
+/// Fractional power encoding of n scalars at dimension d (st.range(0), st.range(1)).
+template <class M>
+void fusor_fpe(benchmark::State& st) {
+  one_thread();
+  const index_t n = st.range(0), d = st.range(1);
+  const vsa::fractional_power_encoder<M> fp(M(d), 0.0, 1.0, 5, vsa::fpe_kernel::sinc, 4.0);
+  const auto x = unit_values(n);
+  for (auto _ : st) benchmark::DoNotOptimize(fp.encode(x));
+}
+/// What a user writes: a loop of std::polar over the frequencies, into a preallocated (n, d).
+void hand_fpe(benchmark::State& st) {
+  const index_t n = st.range(0), d = st.range(1);
+  const vsa::fractional_power_encoder<vsa::fhrr> fp(vsa::fhrr(d), 0.0, 1.0, 5, vsa::fpe_kernel::sinc, 4.0);
+  const auto x = unit_values(n);
+  const float* w = fp.frequencies().data();
+  std::vector<std::complex<float>> out(static_cast<std::size_t>(n * d));
+  for (auto _ : st) {
+    for (index_t i = 0; i < n; ++i) {
+      const float t = float(x.data()[i]);
+      for (index_t j = 0; j < d; ++j) out[std::size_t(i * d + j)] = std::polar(1.0f, w[j] * t);
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+/// The floor of FHRR's encoding: writing the (n, d) complex output (std::fill); HRR's: the batched
+/// FFTW c2r of the (n, d / 2 + 1) phasor spectra (planned once, FFTW_ESTIMATE as fusor's plans).
+template <class M>
+void floor_fpe(benchmark::State& st) {
+  const index_t n = st.range(0), d = st.range(1);
+  if constexpr (std::is_same_v<M, vsa::fhrr>) {
+    std::vector<std::complex<float>> out(static_cast<std::size_t>(n * d));
+    for (auto _ : st) {
+      std::fill(out.begin(), out.end(), std::complex<float>(1, 0));
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+    }
+  } else {
+    const index_t k = d / 2 + 1;
+    auto* spec = fftwf_alloc_complex(std::size_t(n * k));
+    float* out = fftwf_alloc_real(std::size_t(n * d));
+    const int len = int(d);
+    fftwf_plan p = fftwf_plan_many_dft_c2r(1, &len, int(n), spec, nullptr, 1, int(k), out, nullptr, 1, int(d), FFTW_ESTIMATE);
+    for (index_t i = 0; i < n * k; ++i) {
+      spec[i][0] = std::cos(0.001f * float(i));
+      spec[i][1] = std::sin(0.001f * float(i));
+    }
+    for (auto _ : st) {
+      fftwf_execute(p);  // (c2r overwrites its input: the spectra are fixed inputs only in shape)
+      benchmark::DoNotOptimize(out);
+      benchmark::ClobberMemory();
+    }
+    fftwf_destroy_plan(p);
+    fftwf_free(spec);
+    fftwf_free(out);
+  }
+}
+
+/// Level (MAP-B, 100 levels) or thermometer (BSC, 100 levels) encoding of 1000 values at d = 10 000.
+template <class M>
+void fusor_levels1000(benchmark::State& st) {
+  one_thread();
+  const M m(dim);
+  const auto enc = std::is_same_v<M, vsa::bsc> ? vsa::scalar_encoder<M>::thermometer(m, 100, 0.0, 1.0)
+                                               : vsa::scalar_encoder<M>::level(m, 100, 0.0, 1.0, 3);
+  const auto x = unit_values(1000);
+  for (auto _ : st) benchmark::DoNotOptimize(enc.encode(x));
+}
+/// Its floor: a hand loop computing each value's level and copying that codebook row (memcpy).
+template <class M>
+void floor_levels1000(benchmark::State& st) {
+  const M m(dim);
+  const auto book = vsa::random(m, 100, 3);
+  const auto x = unit_values(1000);
+  const index_t w = m.width();
+  std::vector<typename M::value_type> out(static_cast<std::size_t>(1000 * w));
+  for (auto _ : st) {
+    for (index_t i = 0; i < 1000; ++i) {
+      const auto level = index_t(std::floor(x.data()[i] * 99.0 + 0.5));
+      std::memcpy(out.data() + i * w, book.data() + level * w, std::size_t(w) * sizeof(typename M::value_type));
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+
 template <class M>
 void register_model(const std::string& name) {
   using benchmark::RegisterBenchmark;
@@ -469,6 +572,22 @@ int main(int argc, char** argv) {
   register_model<vsa::cgr>("cgr");
   register_model<vsa::bsbc>("bsbc");
   benchmark::RegisterBenchmark("hand_vsa_search1000/bsc", hand_search1000_bsc)->Unit(benchmark::kMillisecond);
+  {  // the encoders: FPE of 1000 scalars at d = 10 000 and of 10^6 at d = 128; levels of 1000 values
+    using benchmark::RegisterBenchmark;
+    const auto ms = benchmark::kMillisecond;
+    for (auto [row, n, d] : {std::tuple{"fpe1000", 1000, 10000}, std::tuple{"fpe1e6", 1000000, 128}}) {
+      const std::string r(row);
+      RegisterBenchmark(("fusor_vsa_" + r + "/fhrr").c_str(), fusor_fpe<vsa::fhrr>)->Args({n, d})->Unit(ms);
+      RegisterBenchmark(("hand_vsa_" + r + "/fhrr").c_str(), hand_fpe)->Args({n, d})->Unit(ms);
+      RegisterBenchmark(("floor_vsa_" + r + "/fhrr").c_str(), floor_fpe<vsa::fhrr>)->Args({n, d})->Unit(ms);
+      RegisterBenchmark(("fusor_vsa_" + r + "/hrr").c_str(), fusor_fpe<vsa::hrr>)->Args({n, d})->Unit(ms);
+      RegisterBenchmark(("floor_vsa_" + r + "/hrr").c_str(), floor_fpe<vsa::hrr>)->Args({n, d})->Unit(ms);
+    }
+    RegisterBenchmark("fusor_vsa_level1000/map", fusor_levels1000<vsa::map_b>)->Unit(ms);
+    RegisterBenchmark("floor_vsa_level1000/map", floor_levels1000<vsa::map_b>)->Unit(ms);
+    RegisterBenchmark("fusor_vsa_thermometer1000/bsc", fusor_levels1000<vsa::bsc>)->Unit(ms);
+    RegisterBenchmark("floor_vsa_thermometer1000/bsc", floor_levels1000<vsa::bsc>)->Unit(ms);
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

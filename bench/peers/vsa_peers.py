@@ -14,6 +14,11 @@ matrix size; torchhd has no GHRR), bsdc (density 1/sqrt(d), XOR-bound; HoloVec o
   sim1000:    the 1000 similarities of a (1000, d) batch against one vector (the peer's similarity)
   search1:    1 query against a 1000-item codebook -> 1000 similarities
   search1000: 1000 queries against a 1000-item codebook -> (1000, 1000) similarities
+The encoders (fusor's rows fusor_vsa_<op>/<model>):
+  fpe1000:    fractional power encoding (sinc kernel, bandwidth 4) of 1000 scalars in [0, 1], FHRR and HRR
+  fpe1e6:     the same for 10^6 scalars at d = 128
+  level1000:  1000 values in [0, 1] through a 100-level MAP codebook (HoloVec LevelEncoder, torchhd Level)
+  thermometer1000: the same through a 100-level BSC thermometer (HoloVec ThermometerEncoder, torchhd Thermometer)
 Each row times the peer's idiomatic call on inputs made outside the timed region; where a peer offers
 no batched call, the Python loop it offers is timed and the row says so."""
 import json
@@ -31,7 +36,9 @@ MODELS = ("fhrr", "map", "bsc", "hrr")
 TORCHHD_ONLY = {"vtb": ("VTB", {}), "mcr": ("MCR", {"block_size": 16}), "cgr": ("CGR", {"block_size": 16}),
                 "bsbc": ("BSBC", {"block_size": 64})}
 CHUNK = 4  # queries per call where torchhd's modular similarity broadcasts (Q, N, d) int64 tensors
-OPS = ("random", "bind", "bundle100", "sim1000", "search1", "search1000")
+OPS = ("random", "bind", "bundle100", "sim1000", "search1", "search1000", "fpe1000", "fpe1e6", "level1000",
+       "thermometer1000")
+ENCODE_ROWS = {"fpe1000": (1000, D), "fpe1e6": (1_000_000, 128)}  # (scalars, dimension)
 # HoloVec's models: key -> (VSA.create name, dimension, notes on the rows). The default spaces: FHRR
 # complex64 phasors, MAP bipolar float32 (+-1), BSC int32 {0, 1}, HRR float32, BSDC int32 {0, 1} of
 # density 1/sqrt(d), GHRR complex64 blocks of 3 x 3 (its dimension counts blocks: 1111 of 9).
@@ -97,7 +104,42 @@ def holovec_peer():
         how += f"; {n} of the {ROWS} queries timed, x {ROWS // n}" if n < ROWS else ""
         out[("search1000", m)] = (median_seconds(lambda: [store.query(q, k=ROWS) for q in queries[:n]]) * ROWS / n,
                                   how)
+    out.update(holovec_encoders(np))
     return f"HoloVec {holovec.__version__} (NumPy {np.__version__} backend)", out
+
+
+def scaled_loop(encode, values):
+    """A Python loop of one-value encode calls over `values`: the first n timed (n grows while a call
+    stays under two seconds), scaled to all of them, and the note saying so."""
+    n = 100
+    while n < len(values) and median_seconds(lambda: [encode(v) for v in values[:n]]) * 10 < 2.0:
+        n *= 10
+    n = min(n, len(values))
+    t = median_seconds(lambda: [encode(v) for v in values[:n]]) * len(values) / n
+    return t, "" if n == len(values) else f"; {n} of the {len(values)} values timed, x {len(values) // n}"
+
+
+def holovec_encoders(np):
+    from holovec import VSA
+    from holovec.encoders import FractionalPowerEncoder, LevelEncoder, ThermometerEncoder
+
+    out = {}
+    for row, (n, dim) in ENCODE_ROWS.items():
+        values = [float(v) for v in np.linspace(0.0, 1.0, n)]
+        for m in ("fhrr", "hrr"):
+            model = VSA.create(m.upper(), dim=dim, backend="numpy", seed=1)
+            enc = FractionalPowerEncoder(model, 0.0, 1.0, bandwidth=4.0, seed=1)
+            t, note = scaled_loop(enc.encode, values)
+            out[(row, m)] = (t, "Python loop of FractionalPowerEncoder.encode (no batched call)" + note)
+    values = [float(v) for v in np.linspace(0.0, 1.0, ROWS)]
+    model = VSA.create("MAP", dim=D, backend="numpy", seed=1)
+    enc = LevelEncoder(model, 0.0, 1.0, 100, seed=1)
+    out[("level1000", "map")] = (scaled_loop(enc.encode, values)[0], "Python loop of LevelEncoder.encode")
+    model = VSA.create("BSC", dim=D, backend="numpy", seed=1)
+    enc = ThermometerEncoder(model, 0.0, 1.0, 100, seed=1)
+    out[("thermometer1000", "bsc")] = (scaled_loop(enc.encode, values)[0],
+                                       "Python loop of ThermometerEncoder.encode (its thermometer bundles bin vectors)")
+    return out
 
 
 def torchhd_peer():
@@ -148,7 +190,24 @@ def torchhd_peer():
                                     "torchhd.hamming_similarity (d - h)")
     out[("search1000", "bsc:hamming")] = (None, "torchhd.hamming_similarity broadcasts a (1000, 1000, d) "
                                                 "bool tensor (10 GB)")
+    out.update(torchhd_encoders(torch, torchhd))
     return f"torchhd {torchhd.__version__} (PyTorch {torch.__version__}, CPU)", out
+
+
+def torchhd_encoders(torch, torchhd):
+    out = {}
+    torch.set_grad_enabled(False)  # inference: the embeddings' weights need no graph
+    for row, (n, dim) in ENCODE_ROWS.items():
+        x = torch.linspace(0.0, 1.0, n).view(-1, 1)
+        for m in ("fhrr", "hrr"):
+            enc = torchhd.embeddings.FractionalPower(1, dim, "sinc", 4.0, m.upper())
+            out[(row, m)] = (median_seconds(lambda: enc(x)), f"embeddings.FractionalPower(1, {dim}, 'sinc', 4.0, '{m.upper()}')")
+    x = torch.linspace(0.0, 1.0, ROWS)
+    enc = torchhd.embeddings.Level(100, D, "MAP", low=0.0, high=1.0)
+    out[("level1000", "map")] = (median_seconds(lambda: enc(x)), "embeddings.Level(100, d, 'MAP')")
+    enc = torchhd.embeddings.Thermometer(100, D, "BSC", low=0.0, high=1.0)
+    out[("thermometer1000", "bsc")] = (median_seconds(lambda: enc(x)), "embeddings.Thermometer(100, d, 'BSC')")
+    return out
 
 
 def fmt(t):

@@ -231,6 +231,23 @@ TEST_CASE("vsa scalar_encoder: values to levels, decode, periodic values, bad in
 
 // ---- fractional power encoding ------------------------------------------------------------------
 
+TEST_CASE("vsa FPE: the vectorised sincos against double sin and cos, phases up to 1e4") {
+  double err = 0;
+  test::lcg g{5};
+  for (int i = 0; i < 200000; ++i) {
+    const float x = float((g.next() * 2 - 1) * (i % 4 == 0 ? 1e4 : i % 4 == 1 ? 100.0 : 4.0));
+    float s, c;
+    vsa::detail::sincos_poly(x, s, c);
+    err = std::max({err, std::abs(double(s) - std::sin(double(x))), std::abs(double(c) - std::cos(double(x)))});
+  }
+  for (float x : {0.0f, -0.0f, 0.785398f, 1.5707964f, 3.1415927f, -3.1415927f, 4.712389f, 6.2831855f}) {
+    float s, c;
+    vsa::detail::sincos_poly(x, s, c);
+    err = std::max({err, std::abs(double(s) - std::sin(double(x))), std::abs(double(c) - std::cos(double(x)))});
+  }
+  CHECK(err < 1e-6);
+}
+
 TEST_CASE_TEMPLATE("vsa FPE: vectors against a plain loop of phasors, bind adds values", M, vsa::fhrr, vsa::hrr) {
   for (index_t d : {index_t(1), index_t(32), index_t(33)}) {
     CAPTURE(d);
