@@ -328,7 +328,7 @@ class fractional_power_encoder {
     array<std::complex<float>, B> ph =
         detail::generate<B>(detail::phasor_outer{w_.data(), t.data(), w_.size()}, extents{n, w_.size()});
     if constexpr (std::is_same_v<M, hrr>)
-      return fft::irfft(ph, m_.dim());
+      return fft::irfft(std::move(ph), m_.dim());  // (c2r may overwrite its input: a temporary)
     else
       return ph;
   }
