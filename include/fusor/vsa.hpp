@@ -2,7 +2,8 @@
 // Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
 // BSC, BSDC, BSDC-CDT, BSDC-SEG, FHRR, HRR, VTB, MBAT, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
 // similarity, ...), item memories, and encoders of scalars (level, thermometer, circular codebooks;
-// fractional power encoding), written once for every backend.
+// fractional power encoding), structures (n-grams, records) and a centroid classifier, written once
+// for every backend.
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
 #include "vsa/dense.hpp"
@@ -27,3 +28,5 @@
 #include "vsa/encode/levels.hpp"
 #include "vsa/encode/scalar.hpp"
 #include "vsa/encode/fractional_power.hpp"
+#include "vsa/encode/structures.hpp"
+#include "vsa/learn/centroid.hpp"

@@ -1,5 +1,5 @@
-// VSA scalar encoders (level, thermometer and circular codebooks, the scalar encoder over them,
-// fractional power encoding), written once and instantiated per backend: tests/test_vsa_encode.cpp
+// VSA encoders (level, thermometer and circular codebooks, the scalar encoder over them, fractional
+// power encoding, n-grams, records) and the centroid classifier (with the digits data set), written once and instantiated per backend: tests/test_vsa_encode.cpp
 // runs them on cpu, tests/test_vsa_cuda.cu on cuda. References: the codebooks' construction
 // checked position by position against the two random vectors they mix, similarities against
 // closed forms (computed here, not by the encoder), FPE vectors against a plain loop of phasors
@@ -8,10 +8,13 @@
 // The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
 #include "../common.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <filesystem>
 #include <numbers>
+#include <span>
 #include <vector>
 
 namespace vsaencode {
@@ -383,6 +386,190 @@ TEST_CASE("vsa FPE: models without fractional powers and bad parameters are valu
   bool same = true;
   for (std::size_t i = 0; i < wa.size(); ++i) same = same && std::abs(wa[i] - wc[i]) <= 1e-6f * std::abs(wc[i]);
   CHECK(same);
+}
+
+}  // namespace vsaencode
+
+// ---- structures ----------------------------------------------------------------------------------
+
+namespace vsaencode {
+
+/// np.roll of a host row of d values by `shift` toward higher indices.
+template <class T>
+std::vector<T> rolled(const T* row, index_t d, index_t shift) {
+  std::vector<T> r(static_cast<std::size_t>(d));
+  for (index_t j = 0; j < d; ++j) r[std::size_t(((j + shift) % d + d) % d)] = row[j];
+  return r;
+}
+
+TEST_CASE("vsa ngrams: windows bound as permuted products, bundled; against a plain loop") {
+  const vsa::map_i m(37);
+  const index_t len = 7, d = 37;
+  const auto x = vsa::random<B>(m, 2 * len, 8).reshape(fusor::extents{2, len, d});  // two sequences
+  const auto hx = host_values(x);
+  for (index_t n : {index_t(1), index_t(3), index_t(7)})
+    for (index_t stride : {index_t(1), index_t(2)}) {
+      CAPTURE(n);
+      CAPTURE(stride);
+      const auto grams = vsa::ngram_vectors(m, x, n, stride);
+      const index_t windows = (len - n) / stride + 1;
+      REQUIRE(grams.shape() == fusor::extents{2, windows, d});
+      const auto hg = host_values(grams);
+      const auto bundled = host_values(vsa::ngrams(m, x, n, stride));
+      bool same = true, sums = true;
+      for (index_t s = 0; s < 2; ++s) {
+        std::vector<std::int64_t> total(static_cast<std::size_t>(d), 0);
+        for (index_t w = 0; w < windows; ++w) {
+          std::vector<std::int32_t> ref(static_cast<std::size_t>(d), 1);
+          for (index_t k = 0; k < n; ++k) {
+            const auto r = rolled(&hx[std::size_t((s * len + w * stride + k) * d)], d, n - 1 - k);
+            for (index_t j = 0; j < d; ++j) ref[std::size_t(j)] *= r[std::size_t(j)];
+          }
+          for (index_t j = 0; j < d; ++j) {
+            same = same && hg[std::size_t((s * windows + w) * d + j)] == ref[std::size_t(j)];
+            total[std::size_t(j)] += ref[std::size_t(j)];
+          }
+        }
+        for (index_t j = 0; j < d; ++j) sums = sums && bundled[std::size_t(s * d + j)] == total[std::size_t(j)];  // MAP-I: the plain sum
+      }
+      CHECK(same);
+      CHECK(sums);
+    }
+  // HRR: each window is bind_sequence of its rows
+  const vsa::hrr h(64);
+  const auto hs = vsa::random<B>(h, 5, 3);
+  const auto g = host_values(vsa::ngram_vectors(h, hs, 3));
+  const auto w1 = host_values(vsa::bind_sequence(h, hs(fusor::range(1, 4), fusor::all)));
+  double err = 0;
+  for (index_t j = 0; j < 64; ++j) err = std::max(err, double(std::abs(g[std::size_t(64 + j)] - w1[std::size_t(j)])));
+  CHECK(err < 1e-5);
+  CHECK_THROWS_WITH_AS(vsa::ngram_vectors(m, x, 8), doctest::Contains("1 <= n <= L (the sequence length 7)"),
+                       fusor::value_error);
+  CHECK_THROWS_AS(vsa::ngram_vectors(m, x, 2, 0), fusor::value_error);
+  CHECK_THROWS_WITH_AS(vsa::ngram_vectors(m, vsa::random<B>(m, 1, 1).reshape(fusor::extents{d}), 1),
+                       doctest::Contains("expects sequences of shape (..., L, 37)"), fusor::shape_error);
+}
+
+TEST_CASE("vsa record: values bound to keys and bundled; unbinding a key recovers its value") {
+  const vsa::map_i mi(50);
+  const auto keys = vsa::random<B>(mi, 4, 1);
+  const auto values = vsa::random<B>(mi, 8, 2).reshape(fusor::extents{2, 4, 50});
+  const auto rec = host_values(vsa::record(mi, keys, values));
+  const auto hk = host_values(keys), hv = host_values(values);
+  bool exact = true;
+  for (index_t r = 0; r < 2; ++r)
+    for (index_t j = 0; j < 50; ++j) {
+      std::int32_t s = 0;
+      for (index_t k = 0; k < 4; ++k) s += hv[std::size_t((r * 4 + k) * 50 + j)] * hk[std::size_t(k * 50 + j)];
+      exact = exact && rec[std::size_t(r * 50 + j)] == s;
+    }
+  CHECK(exact);
+  // a 20-field record at d = 4000: every field's value is the nearest item after unbinding
+  const vsa::fhrr f(4000);
+  const auto fields = vsa::random<B>(f, 20, 3);
+  const auto items = vsa::item_memory<vsa::fhrr, B>::random(f, 100, 4);
+  const fusor::array<std::int64_t, B> chosen = fusor::cast<std::int64_t>(fusor::lazy::arange<std::int64_t, B>(0, 20) * 5 + 2);
+  const auto r = vsa::record(f, fields, fusor::take(items.items(), chosen, 0));
+  const auto found = host_values(items.nearest(vsa::unbind(f, r, fields)));
+  CHECK(found == host_values(chosen));
+  CHECK_THROWS_WITH_AS(vsa::record(mi, keys, vsa::random<B>(mi, 3, 2)), doctest::Contains("with the same N"),
+                       fusor::shape_error);
+}
+
+// ---- the centroid classifier ----------------------------------------------------------------------
+
+TEST_CASE("vsa centroid classifier: sums per class, prediction, OnlineHD refinement, against plain loops") {
+  const vsa::map_b m(129);
+  const index_t n = 40, c = 3, d = 129;
+  const auto x = vsa::random<B>(m, n, 6);
+  std::vector<std::int64_t> labels(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) labels[std::size_t(i)] = (i * 7) % c;
+  const fusor::array<std::int64_t, B> y(std::span<const std::int64_t>(labels), fusor::extents{n});
+  vsa::centroid_classifier<vsa::map_b, B> clf(m, c);
+  clf.fit(x, y);
+  const auto hx = host_values(x);
+  std::vector<double> sums(static_cast<std::size_t>(c * d), 0.0);
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < d; ++j) sums[std::size_t(labels[std::size_t(i)] * d + j)] += hx[std::size_t(i * d + j)];
+  const auto hc = host_values(clf.centroids());
+  bool exact = true;
+  for (std::size_t k = 0; k < sums.size(); ++k) exact = exact && double(hc[k]) == sums[k];
+  CHECK(exact);
+  // the reference prediction: argmax of plain-loop cosines; one OnlineHD pass in doubles
+  auto cosines = [&](const std::vector<double>& cen) {
+    std::vector<double> s(static_cast<std::size_t>(n * c));
+    for (index_t i = 0; i < n; ++i)
+      for (index_t k = 0; k < c; ++k) {
+        double dot = 0, nx = 0, nc = 0;
+        for (index_t j = 0; j < d; ++j) {
+          const double a = hx[std::size_t(i * d + j)], b = cen[std::size_t(k * d + j)];
+          dot += a * b;
+          nx += a * a;
+          nc += b * b;
+        }
+        s[std::size_t(i * c + k)] = nc > 0 ? dot / std::sqrt(nx * nc) : 0.0;
+      }
+    return s;
+  };
+  const auto s0 = cosines(sums);
+  std::vector<std::int64_t> pred(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i)
+    pred[std::size_t(i)] = std::max_element(s0.begin() + i * c, s0.begin() + (i + 1) * c) - (s0.begin() + i * c);
+  CHECK(host_values(clf.predict(x)) == pred);
+  std::vector<double> after = sums;
+  index_t wrong = 0;
+  for (index_t i = 0; i < n; ++i) {
+    const auto yi = labels[std::size_t(i)], pi = pred[std::size_t(i)];
+    if (yi == pi) continue;
+    ++wrong;
+    for (index_t j = 0; j < d; ++j) {
+      after[std::size_t(yi * d + j)] += 0.5 * (1 - s0[std::size_t(i * c + yi)]) * hx[std::size_t(i * d + j)];
+      after[std::size_t(pi * d + j)] -= 0.5 * (1 - s0[std::size_t(i * c + pi)]) * hx[std::size_t(i * d + j)];
+    }
+  }
+  REQUIRE(wrong > 0);  // 40 random vectors in 3 classes: the sums do not separate them all
+  CHECK(clf.refine(x, y, 0.5) == wrong);
+  const auto hr = host_values(clf.centroids());
+  double err = 0;
+  for (std::size_t k = 0; k < after.size(); ++k) err = std::max(err, std::abs(double(hr[k]) - after[k]));
+  CHECK(err < 1e-4);
+  // bad input
+  CHECK_THROWS_WITH_AS(clf.fit(x, fusor::array<std::int64_t, B>{0, 1}), doctest::Contains("labels (n), got shapes (40, 129) and (2,)"),
+                       fusor::shape_error);
+  CHECK_THROWS_WITH_AS(clf.fit(x(fusor::range(0, 1), fusor::all), fusor::array<std::int64_t, B>{3}),
+                       doctest::Contains("labels in [0, 3), got 3"), fusor::index_error);
+  CHECK_THROWS_WITH_AS((vsa::centroid_classifier<vsa::bsc, B>(vsa::bsc(64), 2)),
+                       doctest::Contains("BSC vectors cannot be summed"), fusor::value_error);
+}
+
+TEST_CASE("vsa digits: level-encoded pixels bound to position keys, a centroid classifier >= 90% held out") {
+  using fusor::array;
+  const std::filesystem::path dir = std::filesystem::path(FUSOR_TEST_DATA_DIR) / "digits";
+  const array<std::uint8_t, B> images = fusor::to<B>(fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "images.npy"));
+  const array<std::int64_t, B> labels =
+      fusor::to<B>(array<std::int64_t, fusor::cpu>(fusor::cast<std::int64_t>(fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "labels.npy"))));
+  const index_t n = images.shape()[0], n_test = n / 5, n_train = n - n_test;
+  fusor::random::generator rng(2026);  // the split of examples/train_digits
+  const array<std::int64_t, B> order = fusor::random::permutation<B>(rng, n);
+  const vsa::map_b m(1000);
+  const auto pixels = vsa::scalar_encoder<vsa::map_b, B>::level(m, 17, 0.0, 16.0, 1);  // 0..16
+  const auto keys = vsa::random<B>(m, 64, 2);                                          // one per pixel
+  array<float, B> hv(fusor::extents{n, 1000});
+  for (index_t b = 0; b < n; b += 512) {  // (512, 64, 1000) bound pixels at a time
+    const index_t e = std::min(n, b + 512);
+    hv(fusor::range(b, e), fusor::all) = vsa::record(m, keys, pixels.encode(images(fusor::range(b, e), fusor::all)));
+  }
+  const array<std::int64_t, B> train = order(fusor::range(0, n_train)).copy(), test = order(fusor::range(n_train, n)).copy();
+  const array<float, B> x_train = fusor::take(hv, train, 0), x_test = fusor::take(hv, test, 0);
+  const array<std::int64_t, B> y_train = fusor::take(labels, train), y_test = fusor::take(labels, test);
+  vsa::centroid_classifier<vsa::map_b, B> clf(m, 10);
+  clf.fit(x_train, y_train);
+  const double one_pass = clf.accuracy(x_test, y_test);
+  clf.refine(x_train, y_train, 1.0, 12);
+  const double refined = clf.accuracy(x_test, y_test);
+  MESSAGE("digits, d = 1000: one pass " << one_pass << ", after 12 refinement passes " << refined);
+  CHECK(one_pass >= 0.85);
+  CHECK(refined >= 0.90);
 }
 
 }  // namespace vsaencode
