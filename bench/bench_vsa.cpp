@@ -23,6 +23,11 @@
 //   floor_vsa_fpe*/<m>:       FHRR: writing the output (std::fill); HRR: the batched FFTW c2r alone
 //   fusor_vsa_level1000/map, fusor_vsa_thermometer1000/bsc: 1000 values through a 100-level codebook
 //   floor_vsa_level1000/map, floor_vsa_thermometer1000/bsc: a hand loop of level index and memcpy of the row
+//   fusor_vsa_ngrams/map:     trigrams of a 100-vector sequence bundled (torchhd's ngrams); hand_: a plain loop
+//   fusor_vsa_digits_encode/map: the 1797 digits as records of 64 level-encoded pixels bound to keys;
+//                             hand_: a plain loop of key * level row sums and signs
+//   fusor_vsa_digits_train/map: a centroid classifier's one-pass fit and one OnlineHD pass over them
+//   fusor_vsa_digits_predict/map: the class of each; floor_: cblas_sgemm against the centroids and an argmax
 // The models VTB (d = 100 x 100), MCR and CGR (q = 16) and block codes (BSBC: 10 000 blocks of 64)
 // have the same rows. Their floors: VTB's bind is cblas_sgemm of the two 100 x 100 matrices; the
 // modular models' bind, bundle and similarity floors are hand loops of the same arithmetic (a
@@ -539,6 +544,114 @@ void floor_levels1000(benchmark::State& st) {
   }
 }
 
+/// n-grams (n = 3) of a sequence of 100 MAP-B vectors, bundled into one (torchhd's ngrams).
+void fusor_ngrams(benchmark::State& st) {
+  one_thread();
+  const vsa::map_b m(dim);
+  const auto x = vsa::random(m, 100, 9);
+  for (auto _ : st) benchmark::DoNotOptimize(vsa::ngrams(m, x, 3));
+}
+/// A hand loop: each window's product of the rolled rows accumulated, then the sign.
+void hand_ngrams(benchmark::State& st) {
+  const vsa::map_b m(dim);
+  const auto x = vsa::random(m, 100, 9);
+  std::vector<float> acc(static_cast<std::size_t>(dim)), out(static_cast<std::size_t>(dim));
+  const float* p = x.data();
+  for (auto _ : st) {
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    for (index_t w = 0; w + 3 <= 100; ++w) {
+      const float *a = p + w * dim, *b = a + dim, *c = b + dim;  // permuted by 2, 1, 0
+      for (index_t j = 0; j < dim; ++j) acc[std::size_t(j)] += a[(j + dim - 2) % dim] * b[(j + dim - 1) % dim] * c[j];
+    }
+    for (index_t j = 0; j < dim; ++j) out[std::size_t(j)] = acc[std::size_t(j)] > 0 ? 1.0f : -1.0f;
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+
+/// The digits (1797 images of 64 pixels) as records of level-encoded pixels, d = 10 000, MAP-B.
+struct digits_data {
+  vsa::map_b m{dim};
+  array<std::uint8_t> images = fusor::load_npy<std::uint8_t, fusor::cpu>(std::string(FUSOR_DIGITS_DIR) + "/images.npy");
+  array<std::int64_t> labels{fusor::cast<std::int64_t>(fusor::load_npy<std::uint8_t, fusor::cpu>(std::string(FUSOR_DIGITS_DIR) + "/labels.npy"))};
+  vsa::scalar_encoder<vsa::map_b> pixel = vsa::scalar_encoder<vsa::map_b>::level(m, 17, 0.0, 16.0, 1);
+  array<float> keys = vsa::random(m, 64, 2);
+  index_t n = images.shape()[0];
+  array<float> encode() const {
+    array<float> out(fusor::extents{n, dim});
+    for (index_t b = 0; b < n; b += 64)
+      out(fusor::range(b, std::min(n, b + 64)), fusor::all) =
+          vsa::record(m, keys, pixel.encode(images(fusor::range(b, std::min(n, b + 64)), fusor::all)));
+    return out;
+  }
+};
+const digits_data& digits() {
+  static const digits_data d;
+  return d;
+}
+/// Encoding all 1797 images (in blocks of 64 images, as a user would to bound the memory).
+void fusor_digits_encode(benchmark::State& st) {
+  one_thread();
+  const auto& d = digits();
+  for (auto _ : st) benchmark::DoNotOptimize(d.encode());
+}
+/// A hand loop: for each image, the sum over pixels of key * level row, then the sign.
+void hand_digits_encode(benchmark::State& st) {
+  const auto& d = digits();
+  const auto& book = d.pixel.levels().items();
+  std::vector<float> acc(static_cast<std::size_t>(dim)), out(static_cast<std::size_t>(d.n * dim));
+  for (auto _ : st) {
+    for (index_t i = 0; i < d.n; ++i) {
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (index_t p = 0; p < 64; ++p) {
+        const float* k = d.keys.data() + p * dim;
+        const float* v = book.data() + index_t(d.images.data()[i * 64 + p]) * dim;
+        for (index_t j = 0; j < dim; ++j) acc[std::size_t(j)] += v[j] * k[j];
+      }
+      for (index_t j = 0; j < dim; ++j) out[std::size_t(i * dim + j)] = acc[std::size_t(j)] > 0 ? 1.0f : -1.0f;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+/// Training: one pass of centroid sums over the 1797 records, then one OnlineHD refinement pass.
+void fusor_digits_train(benchmark::State& st) {
+  one_thread();
+  const auto& d = digits();
+  const auto x = d.encode();
+  for (auto _ : st) {
+    vsa::centroid_classifier<vsa::map_b> c(d.m, 10);
+    c.fit(x, d.labels);
+    benchmark::DoNotOptimize(c.refine(x, d.labels));
+  }
+}
+/// Inference: the class of each of the 1797 records.
+void fusor_digits_predict(benchmark::State& st) {
+  one_thread();
+  const auto& d = digits();
+  const auto x = d.encode();
+  vsa::centroid_classifier<vsa::map_b> c(d.m, 10);
+  c.fit(x, d.labels);
+  for (auto _ : st) benchmark::DoNotOptimize(c.predict(x));
+}
+/// Inference's floor: cblas_sgemm of the (1797, d) records by the (10, d) centroids, then the argmax.
+void floor_digits_predict(benchmark::State& st) {
+  const auto& d = digits();
+  const auto x = d.encode();
+  vsa::centroid_classifier<vsa::map_b> c(d.m, 10);
+  c.fit(x, d.labels);
+  std::vector<float> s(static_cast<std::size_t>(d.n * 10));
+  std::vector<std::int64_t> out(static_cast<std::size_t>(d.n));
+  for (auto _ : st) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(d.n), 10, int(dim), 1.0f, x.data(), int(dim),
+                c.centroids().data(), int(dim), 0.0f, s.data(), 10);
+    for (index_t i = 0; i < d.n; ++i)
+      out[std::size_t(i)] = std::max_element(s.begin() + i * 10, s.begin() + i * 10 + 10) - (s.begin() + i * 10);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+}
+
 template <class M>
 void register_model(const std::string& name) {
   using benchmark::RegisterBenchmark;
@@ -587,6 +700,13 @@ int main(int argc, char** argv) {
     RegisterBenchmark("floor_vsa_level1000/map", floor_levels1000<vsa::map_b>)->Unit(ms);
     RegisterBenchmark("fusor_vsa_thermometer1000/bsc", fusor_levels1000<vsa::bsc>)->Unit(ms);
     RegisterBenchmark("floor_vsa_thermometer1000/bsc", floor_levels1000<vsa::bsc>)->Unit(ms);
+    RegisterBenchmark("fusor_vsa_ngrams/map", fusor_ngrams)->Unit(ms);
+    RegisterBenchmark("hand_vsa_ngrams/map", hand_ngrams)->Unit(ms);
+    RegisterBenchmark("fusor_vsa_digits_encode/map", fusor_digits_encode)->Unit(ms);
+    RegisterBenchmark("hand_vsa_digits_encode/map", hand_digits_encode)->Unit(ms);
+    RegisterBenchmark("fusor_vsa_digits_train/map", fusor_digits_train)->Unit(ms);
+    RegisterBenchmark("fusor_vsa_digits_predict/map", fusor_digits_predict)->Unit(ms);
+    RegisterBenchmark("floor_vsa_digits_predict/map", floor_digits_predict)->Unit(ms);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

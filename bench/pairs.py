@@ -22,7 +22,7 @@ for t in ("float", "double"):  # autodiff (bench_ad): beside the hand-written de
 for op in ("random", "bind", "bundle100", "sim1000", "search1", "search1000"):  # VSA (bench_vsa): beside its floor
     PAIRS += [(f"fusor_vsa_{op}", f"floor_vsa_{op}")]
 PAIRS += [("fusor_vsa_search1000", "hand_vsa_search1000")]
-for op in ("fpe1000", "fpe1e6", "level1000", "thermometer1000"):  # VSA encoders (bench_vsa)
+for op in ("fpe1000", "fpe1e6", "level1000", "thermometer1000", "ngrams", "digits_encode", "digits_predict"):  # VSA encoders
     PAIRS += [(f"fusor_vsa_{op}", f"floor_vsa_{op}"), (f"fusor_vsa_{op}", f"hand_vsa_{op}")]
 for t in ("float", "double"):  # learning (bench_learn): a training step beside the hand-written one
     PAIRS += [(f"fusor_step<{t}>", f"hand_step<{t}>"), (f"fusor_replay<{t}>", f"hand_step<{t}>"),

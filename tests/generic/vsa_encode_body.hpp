@@ -476,6 +476,32 @@ TEST_CASE("vsa record: values bound to keys and bundled; unbinding a key recover
                        fusor::shape_error);
 }
 
+TEST_CASE_TEMPLATE("vsa record of codebook rows: the same vectors as binding and bundling the gathered rows", M,
+                   vsa::map_b, vsa::map_i, vsa::map_c, vsa::fhrr, vsa::hrr) {
+  for (index_t d : {index_t(1), index_t(255), index_t(257)}) {
+    CAPTURE(d);
+    const M m(d);
+    const auto enc = vsa::scalar_encoder<M, B>::level(m, 5, 0.0, 4.0, 3);
+    const auto keys = vsa::random<B>(m, 6, 4);
+    std::vector<double> xs(static_cast<std::size_t>(7 * 6));
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = double((i * 5) % 5);  // every level, even counts: ties
+    const fusor::array<double, B> x(std::span<const double>(xs), fusor::extents{7, 6});
+    for (auto norm : {vsa::normalization::model_default, vsa::normalization::none}) {
+      const auto fused = host_values(enc.encode_record(keys, x, {norm}));
+      const auto plain = host_values(vsa::record(m, keys, enc.encode(x), {norm}));
+      REQUIRE(fused.size() == plain.size());
+      double err = 0;
+      for (std::size_t i = 0; i < fused.size(); ++i) err = std::max(err, double(std::abs(fused[i] - plain[i])));
+      CHECK(err < 1e-5);
+    }
+  }
+  const vsa::map_b m(64);
+  const auto book = vsa::random<B>(m, 3, 1);
+  CHECK_THROWS_AS(vsa::record(m, vsa::random<B>(m, 2, 2), book, fusor::array<std::int64_t, B>{0, 3}), fusor::index_error);
+  CHECK_THROWS_WITH_AS(vsa::record(m, vsa::random<B>(m, 2, 2), book, fusor::array<std::int64_t, B>{0, 1, 2}),
+                       doctest::Contains("with the same N"), fusor::shape_error);
+}
+
 // ---- the centroid classifier ----------------------------------------------------------------------
 
 TEST_CASE("vsa centroid classifier: sums per class, prediction, OnlineHD refinement, against plain loops") {
@@ -557,7 +583,7 @@ TEST_CASE("vsa digits: level-encoded pixels bound to position keys, a centroid c
   array<float, B> hv(fusor::extents{n, 1000});
   for (index_t b = 0; b < n; b += 512) {  // (512, 64, 1000) bound pixels at a time
     const index_t e = std::min(n, b + 512);
-    hv(fusor::range(b, e), fusor::all) = vsa::record(m, keys, pixels.encode(images(fusor::range(b, e), fusor::all)));
+    hv(fusor::range(b, e), fusor::all) = pixels.encode_record(keys, images(fusor::range(b, e), fusor::all));
   }
   const array<std::int64_t, B> train = order(fusor::range(0, n_train)).copy(), test = order(fusor::range(n_train, n)).copy();
   const array<float, B> x_train = fusor::take(hv, train, 0), x_test = fusor::take(hv, test, 0);

@@ -14,6 +14,7 @@
 #include "../../core/reduce.hpp"
 #include "../memory.hpp"
 #include "levels.hpp"
+#include "structures.hpp"
 
 namespace fusor::vsa {
 
@@ -97,6 +98,13 @@ class scalar_encoder {
   template <class X>
   array<value_type, B> encode(const X& values) const {
     return take(levels_.items(), indices(values), 0);
+  }
+  /// Records of feature vectors: values (..., N) hold N features each; feature p's level is bound
+  /// to keys[p] (keys (N, width)) and the N pairs are bundled: (..., width). The same vectors as
+  /// record(m, keys, encode(values), o), in one pass for MAP and FHRR (vsa::record of codebook rows).
+  template <class K, class X>
+  array<value_type, B> encode_record(const K& keys, const X& values, const bundle_options& o = {}) const {
+    return vsa::record(model(), keys, levels_.items(), indices(values), o);
   }
   /// The value of the level most similar to each vector ((Q, width) -> (Q), (width) -> ()).
   template <class X>

@@ -7,8 +7,15 @@
 //   record                  torchhd's hash_table: values bound to their keys, bind(value, key), and
 //                           bundled; unbind(record, key) gives the value back (noisy), and an item
 //                           memory of the values cleans it up.
+#include <algorithm>
+#include <complex>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
+#include "../../core/indexing.hpp"
+#include "../fhrr.hpp"
+#include "../map.hpp"
 #include "../operations.hpp"
 
 namespace fusor::vsa {
@@ -60,6 +67,110 @@ auto record(const M& m, const K& keys, const V& values, const bundle_options& o 
                       std::to_string(m.width()) + ") with the same N, got shapes " + to_string(ks) + " and " +
                       to_string(vs));
   return bundle(m, bind(m, values, keys), o);
+}
+
+namespace detail {
+/// The models whose bind is an elementwise product of plain elements: a record of codebook rows
+/// can then be summed in one pass without materialising the bound rows.
+template <class M>
+inline constexpr bool elementwise_product_v =
+    std::is_same_v<M, map_b> || std::is_same_v<M, map_i> || std::is_same_v<M, map_c> || std::is_same_v<M, fhrr>;
+
+/// Element (r, j) of an (n, w) output: sum over p < f of keys[p, j] * book[idx[r, p], j]. Each
+/// run of a row is summed in blocks of 256 elements that stay in L1 while the f pairs of rows
+/// stream past; complex products are written out in real arithmetic (std::complex's operator*
+/// checks for infinities element by element, which no compiler vectorises).
+template <class T>
+struct bound_row_sums {
+  using value_type = T;
+  const T *keys, *book;
+  const std::int64_t* idx;
+  index_t w, f;
+  FUSOR_HD void fill(index_t first, T* out, index_t count) const {
+    index_t row = first / w, col = first % w, i = 0;
+    while (i < count) {
+      const index_t run = w - col < count - i ? w - col : count - i;
+      for (index_t b = 0; b < run; b += 256) {
+        const index_t e = run - b < 256 ? run : b + 256;
+        T* o = out + i;
+        for (index_t j = b; j < e; ++j) o[j] = T(0);
+        for (index_t p = 0; p < f; ++p) {
+          const T* kp = keys + p * w + col;
+          const T* vp = book + idx[row * f + p] * w + col;
+          if constexpr (fusor::is_complex_v<T>) {
+            using R = typename T::value_type;
+            R* of = reinterpret_cast<R*>(o);
+            const R *kf = reinterpret_cast<const R*>(kp), *vf = reinterpret_cast<const R*>(vp);
+            for (index_t j = b; j < e; ++j) {
+              const R kr = kf[2 * j], ki = kf[2 * j + 1], vr = vf[2 * j], vi = vf[2 * j + 1];
+              of[2 * j] += kr * vr - ki * vi;
+              of[2 * j + 1] += kr * vi + ki * vr;
+            }
+          } else {
+            for (index_t j = b; j < e; ++j) o[j] += kp[j] * vp[j];
+          }
+        }
+      }
+      i += run;
+      col = 0;
+      ++row;
+    }
+  }
+};
+}  // namespace detail
+
+/// A record whose values are rows of a codebook (K, width) picked by indices (..., N): the same
+/// vectors as record(m, keys, take(codebook, indices, 0), o) (up to the rounding of the sum's order
+/// for real-valued elements), without the (..., N, width) bound rows in memory. For MAP and FHRR
+/// with ties broken by the first vector this is one pass that sums the N products per element
+/// (a record of level-encoded features: each pixel's level bound to its position); other models
+/// and options bind and bundle blocks of records at a time.
+template <model M, class K, class C, class I>
+auto record(const M& m, const K& keys, const C& codebook, const I& indices, const bundle_options& o = {}) {
+  const extents ks = detail::checked_rows(m, keys, "record", "keys");
+  const extents cs = detail::checked_rows(m, codebook, "record", "codebook");
+  const auto kc = fusor::detail::contiguous_of(keys);
+  const auto cc = fusor::detail::contiguous_of(codebook);
+  using T = typename M::value_type;
+  using B = backend_of_t<decltype(kc.view())>;
+  const array<std::int64_t, B> idx = fusor::detail::checked_indices<B>(cast<std::int64_t>(indices), cs[0], 0, cs);
+  const extents is = idx.shape();
+  if (ks.size() != 2 || cs.size() != 2 || is.size() < 1 || is[is.size() - 1] != ks[0])
+    throw shape_error("fusor::vsa::record: expects keys (N, " + std::to_string(m.width()) + "), a codebook (K, " +
+                      std::to_string(m.width()) + ") and indices (..., N) with the same N, got shapes " + to_string(ks) +
+                      ", " + to_string(cs) + " and " + to_string(is));
+  extents out = is;
+  out[out.size() - 1] = m.width();
+  const index_t rows = is.numel() / ks[0], f = ks[0], w = m.width();
+  if constexpr (detail::elementwise_product_v<M>) {
+    if (o.ties == tie_break::first && f > 0) {
+      array<T, B> s = detail::generate<B>(detail::bound_row_sums<T>{kc.data(), cc.data(), idx.data(), w, f},
+                                          extents{rows, w});
+      normalization n = o.norm;
+      if (n == normalization::model_default) n = std::is_same_v<M, map_i> ? normalization::none : normalization::project;
+      if (n != normalization::none) {
+        if constexpr (std::is_same_v<M, map_c>) {
+          s = clip(s, T(-1), T(1));
+        } else if constexpr (std::is_same_v<M, fhrr>) {
+          s = m.normalize(s);
+        } else {  // the sign; a tie takes the first bound vector's element, as bundle does
+          const array<std::int64_t, B> first(idx.reshape(extents{rows, f})(all, 0));
+          const auto k0 = kc.view()(0, all);
+          s = where(s > T(0), T(1), where(s < T(0), T(-1), take(cc.view(), first, 0) * k0));
+        }
+      }
+      return std::move(s).reshape(out);
+    }
+  }
+  // the general path: blocks of records whose bound rows take about 64 MB
+  array<T, B> r(extents{rows, w});
+  const auto flat = idx.reshape(extents{rows, f});
+  const index_t block = std::max<index_t>(1, (index_t(64) << 20) / std::max<index_t>(1, f * w * index_t(sizeof(T))));
+  for (index_t b = 0; b < rows; b += block) {
+    const index_t e = std::min(rows, b + block);
+    r(range(b, e), all) = record(m, kc.view(), take(cc.view(), flat(range(b, e), all), 0), o);
+  }
+  return std::move(r).reshape(out);
 }
 
 }  // namespace fusor::vsa
