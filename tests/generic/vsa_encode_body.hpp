@@ -435,6 +435,19 @@ TEST_CASE("vsa ngrams: windows bound as permuted products, bundled; against a pl
       CHECK(same);
       CHECK(sums);
     }
+  // MAP-B (sign, ties to the first window), MAP-C (clip) and FHRR (unit phasors): the one-pass n-grams
+  // against bundling the n-gram vectors
+  auto one_pass = [](const auto& mm) {
+    const auto seq = vsa::random<B>(mm, 12, 5).reshape(fusor::extents{2, 6, mm.width()});
+    const auto a = host_values(vsa::ngrams(mm, seq, 3));  // 4 windows: a sum of 0 at about 3 in 8 positions
+    const auto b = host_values(vsa::bundle(mm, vsa::ngram_vectors(mm, seq, 3)));
+    double e = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) e = std::max(e, double(std::abs(a[i] - b[i])));
+    return e;
+  };
+  CHECK(one_pass(vsa::map_b(300)) == 0.0);
+  CHECK(one_pass(vsa::map_c(300)) < 1e-5);
+  CHECK(one_pass(vsa::fhrr(300)) < 1e-5);
   // HRR: each window is bind_sequence of its rows
   const vsa::hrr h(64);
   const auto hs = vsa::random<B>(h, 5, 3);

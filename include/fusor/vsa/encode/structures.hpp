@@ -20,55 +20,6 @@
 
 namespace fusor::vsa {
 
-/// The n-gram vectors of sequences x (..., L, width): window j binds rows j s ... j s + n - 1 (s the
-/// stride) as bind_sequence does. Shape (..., W, width), W = (L - n) / s + 1.
-template <model M, class X>
-auto ngram_vectors(const M& m, const X& x, index_t n, index_t stride = 1) {
-  const extents s = detail::checked_rows(m, x, "ngram_vectors", "sequences");
-  if (s.size() < 2)
-    throw shape_error("fusor::vsa::ngram_vectors: expects sequences of shape (..., L, " + std::to_string(m.width()) +
-                      "), got shape " + to_string(s));
-  const index_t len = s[s.size() - 2];
-  if (n < 1 || stride < 1 || n > len)
-    throw value_error("fusor::vsa::ngram_vectors: expects 1 <= n <= L (the sequence length " + std::to_string(len) +
-                      ") and stride >= 1, got n = " + std::to_string(n) + ", stride = " + std::to_string(stride));
-  const auto xc = fusor::detail::contiguous_of(x);
-  const auto v = xc.view();
-  using T = value_t<decltype(v)>;
-  using B = backend_of_t<decltype(v)>;
-  const index_t windows = (len - n) / stride + 1;
-  const int axis = v.ndim() - 2;
-  extents shape = v.shape(), strides = v.strides();
-  shape[axis] = windows;
-  strides[axis] *= stride;
-  // the k-th member of every window at once: rows k, k + s, ... as one strided view
-  auto member = [&](index_t k) { return array_view<T, B>(v.data() + k * v.strides()[axis], shape, strides); };
-  array<T, B> acc(m.permute(member(0), n - 1));
-  for (index_t k = 1; k < n; ++k) {
-    const array<T, B> p(m.permute(member(k), n - 1 - k));
-    acc = m.bind(acc, p);
-  }
-  return acc;
-}
-
-/// The n-grams of sequences x (..., L, width) bundled into one vector each: (..., width).
-template <model M, class X>
-auto ngrams(const M& m, const X& x, index_t n, index_t stride = 1, const bundle_options& o = {}) {
-  return bundle(m, ngram_vectors(m, x, n, stride), o);
-}
-
-/// A record (hash table): values (..., N, width) bound to keys (N, width) and bundled: (..., width).
-template <model M, class K, class V>
-auto record(const M& m, const K& keys, const V& values, const bundle_options& o = {}) {
-  const extents ks = detail::checked_rows(m, keys, "record", "keys");
-  const extents vs = detail::checked_rows(m, values, "record", "values");
-  if (ks.size() != 2 || vs.size() < 2 || vs[vs.size() - 2] != ks[0])
-    throw shape_error("fusor::vsa::record: expects keys (N, " + std::to_string(m.width()) + ") and values (..., N, " +
-                      std::to_string(m.width()) + ") with the same N, got shapes " + to_string(ks) + " and " +
-                      to_string(vs));
-  return bundle(m, bind(m, values, keys), o);
-}
-
 namespace detail {
 /// The models whose bind is an elementwise product of plain elements: a record of codebook rows
 /// can then be summed in one pass without materialising the bound rows.
@@ -117,7 +68,150 @@ struct bound_row_sums {
     }
   }
 };
+
+/// Element (s, j) of an (S, w) output: the sum over windows v < W of the product over k < n of
+/// x[s, v stride + k, (j - (n - 1 - k)) mod w], the n-grams of sequence s summed, for the models
+/// whose bind is an elementwise product and whose permute is np.roll. Blocks of 256 elements of a
+/// row stay in L1 while the windows' rows stream past; a rolled row is read as its two stretches.
+template <class T>
+struct window_product_sums {
+  using value_type = T;
+  const T* x;  // (S, L, w)
+  index_t w, len, n, stride, windows;
+  FUSOR_HD static void times(T* p, const T* src, index_t count) {
+    if constexpr (fusor::is_complex_v<T>) {
+      using R = typename T::value_type;
+      R* pf = reinterpret_cast<R*>(p);
+      const R* sf = reinterpret_cast<const R*>(src);
+      for (index_t j = 0; j < count; ++j) {
+        const R pr = pf[2 * j], pi = pf[2 * j + 1], sr = sf[2 * j], si = sf[2 * j + 1];
+        pf[2 * j] = pr * sr - pi * si;
+        pf[2 * j + 1] = pr * si + pi * sr;
+      }
+    } else {
+      for (index_t j = 0; j < count; ++j) p[j] *= src[j];
+    }
+  }
+  FUSOR_HD void fill(index_t first, T* out, index_t count) const {
+    index_t seq = first / w, col = first % w, i = 0;
+    T prod[256];
+    while (i < count) {
+      const index_t run = w - col < count - i ? w - col : count - i;
+      for (index_t b = 0; b < run; b += 256) {
+        const index_t e = run - b < 256 ? run : b + 256, c0 = col + b, m = e - b;
+        T* o = out + i + b;
+        for (index_t j = 0; j < m; ++j) o[j] = T(0);
+        for (index_t v = 0; v < windows; ++v) {
+          for (index_t j = 0; j < m; ++j) prod[j] = T(1);
+          for (index_t k = 0; k < n; ++k) {
+            const T* row = x + (seq * len + v * stride + k) * w;
+            // output columns c0 .. c0 + m - 1 read row[(c - shift) mod w]: up to two stretches
+            const index_t shift = (n - 1 - k) % w;
+            index_t start = c0 - shift;
+            if (start < 0) start += w;
+            const index_t first_part = w - start < m ? w - start : m;
+            times(prod, row + start, first_part);
+            if (first_part < m) times(prod + first_part, row, m - first_part);
+          }
+          for (index_t j = 0; j < m; ++j) o[j] += prod[j];
+        }
+      }
+      i += run;
+      col = 0;
+      ++seq;
+    }
+  }
+};
 }  // namespace detail
+
+/// The n-gram vectors of sequences x (..., L, width): window j binds rows j s ... j s + n - 1 (s the
+/// stride) as bind_sequence does. Shape (..., W, width), W = (L - n) / s + 1.
+template <model M, class X>
+auto ngram_vectors(const M& m, const X& x, index_t n, index_t stride = 1) {
+  const extents s = detail::checked_rows(m, x, "ngram_vectors", "sequences");
+  if (s.size() < 2)
+    throw shape_error("fusor::vsa::ngram_vectors: expects sequences of shape (..., L, " + std::to_string(m.width()) +
+                      "), got shape " + to_string(s));
+  const index_t len = s[s.size() - 2];
+  if (n < 1 || stride < 1 || n > len)
+    throw value_error("fusor::vsa::ngram_vectors: expects 1 <= n <= L (the sequence length " + std::to_string(len) +
+                      ") and stride >= 1, got n = " + std::to_string(n) + ", stride = " + std::to_string(stride));
+  const auto xc = fusor::detail::contiguous_of(x);
+  const auto v = xc.view();
+  using T = value_t<decltype(v)>;
+  using B = backend_of_t<decltype(v)>;
+  const index_t windows = (len - n) / stride + 1;
+  const int axis = v.ndim() - 2;
+  extents shape = v.shape(), strides = v.strides();
+  shape[axis] = windows;
+  strides[axis] *= stride;
+  // the k-th member of every window at once: rows k, k + s, ... as one strided view
+  auto member = [&](index_t k) { return array_view<T, B>(v.data() + k * v.strides()[axis], shape, strides); };
+  array<T, B> acc(m.permute(member(0), n - 1));
+  for (index_t k = 1; k < n; ++k) {
+    const array<T, B> p(m.permute(member(k), n - 1 - k));
+    acc = m.bind(acc, p);
+  }
+  return acc;
+}
+
+/// The n-grams of sequences x (..., L, width) bundled into one vector each: (..., width). For MAP
+/// and FHRR with ties broken by the first vector, one pass sums the windows' products without
+/// making the (..., W, width) n-gram vectors (see ngram_vectors for the rest).
+template <model M, class X>
+auto ngrams(const M& m, const X& x, index_t n, index_t stride = 1, const bundle_options& o = {}) {
+  if constexpr (detail::elementwise_product_v<M>) {
+    if (o.ties == tie_break::first) {
+      const extents s = detail::checked_rows(m, x, "ngrams", "sequences");
+      if (s.size() < 2)
+        throw shape_error("fusor::vsa::ngrams: expects sequences of shape (..., L, " + std::to_string(m.width()) +
+                          "), got shape " + to_string(s));
+      const index_t len = s[s.size() - 2];
+      if (n < 1 || stride < 1 || n > len)
+        throw value_error("fusor::vsa::ngrams: expects 1 <= n <= L (the sequence length " + std::to_string(len) +
+                          ") and stride >= 1, got n = " + std::to_string(n) + ", stride = " + std::to_string(stride));
+      const auto xc = fusor::detail::contiguous_of(x);
+      using T = typename M::value_type;
+      using B = backend_of_t<decltype(xc.view())>;
+      const index_t w = m.width(), seqs = s.numel() / (len * w), windows = (len - n) / stride + 1;
+      extents out;  // (..., width): the sequence axis gone
+      for (int k = 0; k < s.size(); ++k)
+        if (k != s.size() - 2) out.push_back(s[k]);
+      auto sums = [&](index_t count) {
+        return detail::generate<B>(detail::window_product_sums<T>{xc.data(), w, len, n, stride, count}, extents{seqs, w});
+      };
+      array<T, B> r = sums(windows);
+      normalization nm = o.norm;
+      if (nm == normalization::model_default) nm = std::is_same_v<M, map_i> ? normalization::none : normalization::project;
+      if (nm != normalization::none) {
+        if constexpr (std::is_same_v<M, map_c>) {
+          r = clip(r, T(-1), T(1));
+        } else if constexpr (std::is_same_v<M, fhrr>) {
+          r = m.normalize(r);
+        } else {  // the sign; a tie takes the first window's element, as bundle does
+          const array<T, B> first = sums(1);
+          r = where(r > T(0), T(1), where(r < T(0), T(-1), first));
+        }
+      }
+      return std::move(r).reshape(out);
+    }
+  }
+  return array<typename M::value_type, backend_of_t<decltype(fusor::detail::contiguous_of(x).view())>>(
+      bundle(m, ngram_vectors(m, x, n, stride), o));
+}
+
+/// A record (hash table): values (..., N, width) bound to keys (N, width) and bundled: (..., width).
+template <model M, class K, class V>
+auto record(const M& m, const K& keys, const V& values, const bundle_options& o = {}) {
+  const extents ks = detail::checked_rows(m, keys, "record", "keys");
+  const extents vs = detail::checked_rows(m, values, "record", "values");
+  if (ks.size() != 2 || vs.size() < 2 || vs[vs.size() - 2] != ks[0])
+    throw shape_error("fusor::vsa::record: expects keys (N, " + std::to_string(m.width()) + ") and values (..., N, " +
+                      std::to_string(m.width()) + ") with the same N, got shapes " + to_string(ks) + " and " +
+                      to_string(vs));
+  return bundle(m, bind(m, values, keys), o);
+}
+
 
 /// A record whose values are rows of a codebook (K, width) picked by indices (..., N): the same
 /// vectors as record(m, keys, take(codebook, indices, 0), o) (up to the rounding of the sum's order
