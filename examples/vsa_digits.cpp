@@ -1,13 +1,12 @@
 // Classifies scikit-learn's 8x8 handwritten digits with hyperdimensional computing, written once for
 // any backend and any MAP-like model: each pixel's value (0..16) is a level vector, bound to its
-// position's random key, and the 64 pairs are bundled into one record per image (vsa::record);
+// position's random key, and the 64 pairs are bundled into one record per image (encode_record);
 // a centroid classifier adds the records of each class (one pass) and then refines the centroids
 // as OnlineHD does. It prints the held-out accuracy (the 20% that examples/train_digits holds out)
 // after each refinement pass and a confusion table.
 // Usage: vsa_digits [directory of images.npy and labels.npy]   (default: tests/data/digits)
 #include <fusor/fusor.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -24,11 +23,10 @@ double classify_digits(const M& m, const std::filesystem::path& dir) {
   // the encoder: 17 levels for the pixel values 0..16, a random key per pixel position
   const auto pixel = vsa::scalar_encoder<M, B>::level(m, 17, 0.0, 16.0, /*seed=*/1);
   const auto position = vsa::random<B>(m, 64, /*seed=*/2);
-  array<typename M::value_type, B> records(extents{n, m.width()});
-  for (index_t b = 0; b < n; b += 256) {  // (256, 64, width) bound pixels at a time
-    const index_t e = std::min(n, b + 256);
-    records(range(b, e), all) = vsa::record(m, position, pixel.encode(images(range(b, e), all)));
-  }
+  // each image's record: pixel p's level bound to position[p], the 64 pairs bundled, in one pass
+  // (the same vectors as vsa::record(m, position, pixel.encode(images)) without the (n, 64, width)
+  // bound pixels in memory)
+  const auto records = pixel.encode_record(position, images);
 
   // the split of examples/train_digits: a seeded permutation, the last 20% held out
   random::generator rng(2026);

@@ -19,6 +19,11 @@ The encoders (fusor's rows fusor_vsa_<op>/<model>):
   fpe1e6:     the same for 10^6 scalars at d = 128
   level1000:  1000 values in [0, 1] through a 100-level MAP codebook (HoloVec LevelEncoder, torchhd Level)
   thermometer1000: the same through a 100-level BSC thermometer (HoloVec ThermometerEncoder, torchhd Thermometer)
+  ngrams:     trigrams of a sequence of 100 MAP vectors, bundled (torchhd.ngrams; HoloVec NGramEncoder)
+  digits_encode: the 1797 digits (8x8, values 0..16) as records: each pixel's level bound to its position's key,
+              bundled (fusor: scalar_encoder::encode_record; torchhd: hash_table of Level embeddings in blocks of 64)
+  digits_train: a centroid classifier's one-pass fit and one OnlineHD pass (torchhd Centroid.add, add_online)
+  digits_predict: the class of each of the 1797 records (torchhd Centroid, cosine)
 Each row times the peer's idiomatic call on inputs made outside the timed region; where a peer offers
 no batched call, the Python loop it offers is timed and the row says so."""
 import json
@@ -37,7 +42,8 @@ TORCHHD_ONLY = {"vtb": ("VTB", {}), "mcr": ("MCR", {"block_size": 16}), "cgr": (
                 "bsbc": ("BSBC", {"block_size": 64})}
 CHUNK = 4  # queries per call where torchhd's modular similarity broadcasts (Q, N, d) int64 tensors
 OPS = ("random", "bind", "bundle100", "sim1000", "search1", "search1000", "fpe1000", "fpe1e6", "level1000",
-       "thermometer1000")
+       "thermometer1000", "ngrams", "digits_encode", "digits_train", "digits_predict")
+DIGITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "digits")
 ENCODE_ROWS = {"fpe1000": (1000, D), "fpe1e6": (1_000_000, 128)}  # (scalars, dimension)
 # HoloVec's models: key -> (VSA.create name, dimension, notes on the rows). The default spaces: FHRR
 # complex64 phasors, MAP bipolar float32 (+-1), BSC int32 {0, 1}, HRR float32, BSDC int32 {0, 1} of
@@ -139,6 +145,17 @@ def holovec_encoders(np):
     enc = ThermometerEncoder(model, 0.0, 1.0, 100, seed=1)
     out[("thermometer1000", "bsc")] = (scaled_loop(enc.encode, values)[0],
                                        "Python loop of ThermometerEncoder.encode (its thermometer bundles bin vectors)")
+    from holovec.encoders import NGramEncoder
+    model = VSA.create("MAP", dim=D, backend="numpy", seed=1)
+    ngram = NGramEncoder(model, n=3, stride=1, mode="bundling", seed=1)
+    sequence = [i % 26 for i in range(100)]
+    out[("ngrams", "map")] = (median_seconds(lambda: ngram.encode(sequence)), "NGramEncoder(n=3).encode")
+    images = np.load(os.path.join(DIGITS, "images.npy")).astype(float)
+    levels = LevelEncoder(model, 0.0, 16.0, 17, seed=1)
+    keys = [model.random() for _ in range(64)]
+    encode_image = lambda img: model.bundle([model.bind(k, levels.encode(v)) for k, v in zip(keys, img)])
+    t, note = scaled_loop(encode_image, list(images))
+    out[("digits_encode", "map")] = (t, "Python loop of bundle(bind(key, LevelEncoder.encode(pixel)) for 64 pixels)" + note)
     return out
 
 
@@ -207,6 +224,29 @@ def torchhd_encoders(torch, torchhd):
     out[("level1000", "map")] = (median_seconds(lambda: enc(x)), "embeddings.Level(100, d, 'MAP')")
     enc = torchhd.embeddings.Thermometer(100, D, "BSC", low=0.0, high=1.0)
     out[("thermometer1000", "bsc")] = (median_seconds(lambda: enc(x)), "embeddings.Thermometer(100, d, 'BSC')")
+    seq = torchhd.random(100, D, "MAP")
+    out[("ngrams", "map")] = (median_seconds(lambda: torchhd.ngrams(seq, 3)), "torchhd.ngrams(x, 3)")
+    import numpy as np
+    images = torch.from_numpy(np.load(os.path.join(DIGITS, "images.npy")).astype(np.float32))
+    labels = torch.from_numpy(np.load(os.path.join(DIGITS, "labels.npy")).astype(np.int64))
+    keys = torchhd.random(64, D, "MAP")
+    level = torchhd.embeddings.Level(17, D, "MAP", low=0.0, high=16.0)
+
+    def encode():  # blocks of 64 images: the (64, 64, d) bound pixels take 164 MB
+        return torch.cat([torchhd.hash_table(keys, level(images[b:b + 64])).sign() for b in range(0, len(images), 64)])
+
+    out[("digits_encode", "map")] = (median_seconds(encode), "hash_table(keys, Level(17, d)(x)).sign(), 64 images a call")
+    h = encode()
+
+    def train():
+        model = torchhd.models.Centroid(D, 10)
+        model.add(h, labels)
+        model.add_online(h, labels)
+
+    out[("digits_train", "map")] = (median_seconds(train), "models.Centroid: add, then add_online")
+    model = torchhd.models.Centroid(D, 10)
+    model.add(h, labels)
+    out[("digits_predict", "map")] = (median_seconds(lambda: model(h).argmax(1)), "models.Centroid(x) (cosine), argmax")
     return out
 
 

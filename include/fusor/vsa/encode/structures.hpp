@@ -31,7 +31,7 @@ inline constexpr bool elementwise_product_v =
 /// run of a row is summed in blocks of 256 elements that stay in L1 while the f pairs of rows
 /// stream past; complex products are written out in real arithmetic (std::complex's operator*
 /// checks for infinities element by element, which no compiler vectorises).
-template <class T>
+template <class T, bool Sign = false>
 struct bound_row_sums {
   using value_type = T;
   const T *keys, *book;
@@ -59,6 +59,14 @@ struct bound_row_sums {
             }
           } else {
             for (index_t j = b; j < e; ++j) o[j] += kp[j] * vp[j];
+          }
+        }
+        if constexpr (Sign) {  // bundle's sign, a tie taking the first product (p = 0) as bundle does
+          const T* k0 = keys + col;
+          const T* v0 = book + idx[row * f] * w + col;
+          for (index_t j = b; j < e; ++j) {  // arithmetic, not branches: the loop vectorises (and is exact)
+            const T sgn = T(o[j] > T(0)) - T(o[j] < T(0));
+            o[j] = sgn + T(o[j] == T(0)) * (k0[j] * v0[j]);
           }
         }
       }
@@ -238,20 +246,18 @@ auto record(const M& m, const K& keys, const C& codebook, const I& indices, cons
   const index_t rows = is.numel() / ks[0], f = ks[0], w = m.width();
   if constexpr (detail::elementwise_product_v<M>) {
     if (o.ties == tie_break::first && f > 0) {
-      array<T, B> s = detail::generate<B>(detail::bound_row_sums<T>{kc.data(), cc.data(), idx.data(), w, f},
-                                          extents{rows, w});
       normalization n = o.norm;
       if (n == normalization::model_default) n = std::is_same_v<M, map_i> ? normalization::none : normalization::project;
+      if constexpr (std::is_same_v<M, map_b> || std::is_same_v<M, map_i>) {
+        if (n != normalization::none)  // the sign in the same pass
+          return detail::generate<B>(detail::bound_row_sums<T, true>{kc.data(), cc.data(), idx.data(), w, f},
+                                     extents{rows, w}).reshape(out);
+      }
+      array<T, B> s = detail::generate<B>(detail::bound_row_sums<T>{kc.data(), cc.data(), idx.data(), w, f},
+                                          extents{rows, w});
       if (n != normalization::none) {
-        if constexpr (std::is_same_v<M, map_c>) {
-          s = clip(s, T(-1), T(1));
-        } else if constexpr (std::is_same_v<M, fhrr>) {
-          s = m.normalize(s);
-        } else {  // the sign; a tie takes the first bound vector's element, as bundle does
-          const array<std::int64_t, B> first(idx.reshape(extents{rows, f})(all, 0));
-          const auto k0 = kc.view()(0, all);
-          s = where(s > T(0), T(1), where(s < T(0), T(-1), take(cc.view(), first, 0) * k0));
-        }
+        if constexpr (std::is_same_v<M, map_c>) s = clip(s, T(-1), T(1));
+        else if constexpr (std::is_same_v<M, fhrr>) s = m.normalize(s);
       }
       return std::move(s).reshape(out);
     }

@@ -69,9 +69,16 @@ class centroid_classifier {
       const array<bool, B> miss(p != y);
       wrong = index_t(sum(cast<std::int64_t>(miss)));
       if (wrong == 0) break;
-      const array<float, B> own = take_along_rows(s, y), other = take_along_rows(s, p);
-      add_weighted(samples, y, array<float, B>(where(miss, float(lr) * (1.0f - own), 0.0f)));
-      add_weighted(samples, p, array<float, B>(where(miss, -float(lr) * (1.0f - other), 0.0f)));
+      // only the misclassified samples move centroids: gather them first (a pass over them, not
+      // over the batch, once the classifier is mostly right)
+      const array<std::int64_t, B> rows = std::move(nonzero(miss)[0]);
+      const array<std::int64_t, B> ym = take(y, rows), pm = take(p, rows);
+      const array<float, B> sm = take(s, rows, 0);
+      const array<float, B> own = take_along_rows(sm, ym), other = take_along_rows(sm, pm);
+      const auto xc = fusor::detail::contiguous_of(samples);
+      const array<value_type, B> xm = take(xc.view(), rows, 0);
+      add_weighted(xm, ym, array<float, B>(float(lr) * (1.0f - own)));
+      add_weighted(xm, pm, array<float, B>(-float(lr) * (1.0f - other)));
     }
     return wrong;
   }
