@@ -86,19 +86,42 @@ struct window_product_sums {
   using value_type = T;
   const T* x;  // (S, L, w)
   index_t w, len, n, stride, windows;
-  FUSOR_HD static void times(T* p, const T* src, index_t count) {
-    if constexpr (fusor::is_complex_v<T>) {
+  // p[j] = src[j] (Op 0), p[j] *= src[j] (Op 1) or o[j] += p[j] * src[j] (Op 2) for j < count;
+  // complex products in real arithmetic
+  template <int Op>
+  FUSOR_HD static void step(T* p, T* o, const T* src, index_t count) {
+    if constexpr (Op == 0) {
+      for (index_t j = 0; j < count; ++j) p[j] = src[j];
+    } else if constexpr (fusor::is_complex_v<T>) {
       using R = typename T::value_type;
       R* pf = reinterpret_cast<R*>(p);
+      R* of = reinterpret_cast<R*>(o);
       const R* sf = reinterpret_cast<const R*>(src);
       for (index_t j = 0; j < count; ++j) {
         const R pr = pf[2 * j], pi = pf[2 * j + 1], sr = sf[2 * j], si = sf[2 * j + 1];
-        pf[2 * j] = pr * sr - pi * si;
-        pf[2 * j + 1] = pr * si + pi * sr;
+        if constexpr (Op == 1) {
+          pf[2 * j] = pr * sr - pi * si;
+          pf[2 * j + 1] = pr * si + pi * sr;
+        } else {
+          of[2 * j] += pr * sr - pi * si;
+          of[2 * j + 1] += pr * si + pi * sr;
+        }
       }
-    } else {
+    } else if constexpr (Op == 1) {
       for (index_t j = 0; j < count; ++j) p[j] *= src[j];
+    } else {
+      for (index_t j = 0; j < count; ++j) o[j] += p[j] * src[j];
     }
+  }
+  // the step over output columns c0 .. c0 + m - 1 of a row rolled by `shift`: row[(c - shift) mod w],
+  // up to two stretches
+  template <int Op>
+  FUSOR_HD void rolled(T* p, T* o, const T* row, index_t c0, index_t m, index_t shift) const {
+    index_t start = c0 - shift % w;
+    if (start < 0) start += w;
+    const index_t part = w - start < m ? w - start : m;
+    step<Op>(p, o, row + start, part);
+    if (part < m) step<Op>(p + part, o + part, row, m - part);
   }
   FUSOR_HD void fill(index_t first, T* out, index_t count) const {
     index_t seq = first / w, col = first % w, i = 0;
@@ -110,18 +133,17 @@ struct window_product_sums {
         T* o = out + i + b;
         for (index_t j = 0; j < m; ++j) o[j] = T(0);
         for (index_t v = 0; v < windows; ++v) {
-          for (index_t j = 0; j < m; ++j) prod[j] = T(1);
-          for (index_t k = 0; k < n; ++k) {
-            const T* row = x + (seq * len + v * stride + k) * w;
-            // output columns c0 .. c0 + m - 1 read row[(c - shift) mod w]: up to two stretches
-            const index_t shift = (n - 1 - k) % w;
-            index_t start = c0 - shift;
-            if (start < 0) start += w;
-            const index_t first_part = w - start < m ? w - start : m;
-            times(prod, row + start, first_part);
-            if (first_part < m) times(prod + first_part, row, m - first_part);
+          const T* rows = x + (seq * len + v * stride) * w;  // the window's first row
+          if (n == 1) {
+            for (index_t j = 0; j < m; ++j) prod[j] = T(1);
+            rolled<2>(prod, o, rows, c0, m, 0);
+            continue;
           }
-          for (index_t j = 0; j < m; ++j) o[j] += prod[j];
+          // the first factor copied, the middle ones multiplied in, the last one multiplied and
+          // added to the sum in the same loop: n passes over the block per window
+          rolled<0>(prod, o, rows, c0, m, n - 1);
+          for (index_t k = 1; k + 1 < n; ++k) rolled<1>(prod, o, rows + k * w, c0, m, n - 1 - k);
+          rolled<2>(prod, o, rows + (n - 1) * w, c0, m, 0);
         }
       }
       i += run;
