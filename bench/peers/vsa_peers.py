@@ -122,7 +122,7 @@ def scaled_loop(encode, values):
         n *= 10
     n = min(n, len(values))
     t = median_seconds(lambda: [encode(v) for v in values[:n]]) * len(values) / n
-    return t, "" if n == len(values) else f"; {n} of the {len(values)} values timed, x {len(values) // n}"
+    return t, "" if n == len(values) else f"; {n} of the {len(values)} values timed, x {len(values) / n:.3g}"
 
 
 def holovec_encoders(np):
