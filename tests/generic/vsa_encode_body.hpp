@@ -379,7 +379,20 @@ TEST_CASE("vsa FPE: models without fractional powers and bad parameters are valu
                        doctest::Contains("weights >= 0, got -1"), fusor::value_error);
   CHECK_THROWS_WITH_AS((vsa::fractional_power_encoder<vsa::fhrr, B>(f, 2.0, 1.0, 1)),
                        doctest::Contains("finite low < high, got low = 2"), fusor::value_error);
-  // the same frequencies on every backend: drawn by fusor's keyed Philox
+  // sinc's frequencies are theta * bandwidth / (high - low) for theta uniform on [-pi, pi): bounded,
+  // with the uniform law's variance pi^2 / 3
+  const vsa::fractional_power_encoder<vsa::fhrr, B> u(vsa::fhrr(20000), 0.0, 2.0, 9, K::sinc, 4.0);
+  const auto wu = host_values(u.frequencies());
+  double var = 0;
+  bool bounded = true;
+  for (float x : wu) {
+    const double theta = double(x) * 2.0 / 4.0;
+    bounded = bounded && theta >= -std::numbers::pi && theta < std::numbers::pi;
+    var += theta * theta / double(wu.size());
+  }
+  CHECK(bounded);
+  CHECK(var == doctest::Approx(std::numbers::pi * std::numbers::pi / 3).epsilon(0.03));
+  // the same frequencies on every backend: drawn by fusor's keyed Philox (on cuda, against cpu)
   const vsa::fractional_power_encoder<vsa::fhrr, B> a(f, 0.0, 1.0, 3, K::cauchy, 2.0);
   const vsa::fractional_power_encoder<vsa::fhrr, fusor::cpu> c(f, 0.0, 1.0, 3, K::cauchy, 2.0);
   const auto wa = host_values(a.frequencies()), wc = host_values(c.frequencies());

@@ -229,13 +229,16 @@ class fractional_power_encoder {
                                   extents{nq, k}, extents{2 * k, 2});
     const array<float, B> cw0 = bin_counts(), cw(cw0 * w_), cw2(cw * w_);
     array<double, B> lo(maximum(t - h, 0.0)), hi(minimum(t + h, span));
-    array<float, B> c(extents{nq, k}), s(extents{nq, k}), tf(extents{nq}), ph(extents{nq, k});
+    // e^{i w_k x} for every query, written by the encoder's one-pass phasor generator into one
+    // buffer; c and s are its real and imaginary parts
+    array<std::complex<float>, B> e(extents{nq, k});
+    array<float, B> tf(extents{nq});
+    const array_view<float, B> c(reinterpret_cast<float*>(e.data()), extents{nq, k}, extents{2 * k, 2});
+    const array_view<float, B> s(reinterpret_cast<float*>(e.data()) + 1, extents{nq, k}, extents{2 * k, 2});
     array<double, B> d1(extents{nq}), d2(extents{nq}), next(extents{nq});
-    const auto at = [&](const array<double, B>& x) {  // c, s = cos, sin of w_k x for every query
+    const auto at = [&](const array<double, B>& x) {
       tf = cast<float>(x);
-      ph = tf.reshape(extents{nq, 1}) * w_.reshape(extents{1, k});
-      c = cos(ph);
-      s = sin(ph);
+      e.view() = generator_expr<detail::phasor_outer, B>{{w_.data(), tf.data(), k}, extents{nq, k}, extents{k, 1}};
     };
     const auto score = [&] { return array<double, B>(cast<double>(sum((pr * c + pi * s) * cw0, -1))); };
     at(t);

@@ -21,6 +21,48 @@
 namespace fusor::vsa {
 
 namespace detail {
+/// o[j] = a[j] * b[j] (Accumulate: o[j] += a[j] * b[j]) for j < count; complex products written out
+/// in real arithmetic (std::complex's operator* checks for infinities element by element, which no
+/// compiler vectorises). o may be a.
+template <bool Accumulate, class T>
+FUSOR_HD void products(T* o, const T* a, const T* b, index_t count) {
+  if constexpr (fusor::is_complex_v<T>) {
+    using R = typename T::value_type;
+    R* of = reinterpret_cast<R*>(o);
+    const R *af = reinterpret_cast<const R*>(a), *bf = reinterpret_cast<const R*>(b);
+    for (index_t j = 0; j < count; ++j) {
+      const R ar = af[2 * j], ai = af[2 * j + 1], br = bf[2 * j], bi = bf[2 * j + 1];
+      const R re = ar * br - ai * bi, im = ar * bi + ai * br;
+      if constexpr (Accumulate) {
+        of[2 * j] += re;
+        of[2 * j + 1] += im;
+      } else {
+        of[2 * j] = re;
+        of[2 * j + 1] = im;
+      }
+    }
+  } else {
+    for (index_t j = 0; j < count; ++j) {
+      if constexpr (Accumulate) o[j] += a[j] * b[j];
+      else o[j] = a[j] * b[j];
+    }
+  }
+}
+
+/// The length L of sequences of shape (..., L, width) after checking the n-gram parameters.
+template <class M>
+index_t checked_sequences(const M& m, const extents& s, index_t n, index_t stride, const char* what) {
+  if (s.size() < 2)
+    throw shape_error("fusor::vsa::" + std::string(what) + ": expects sequences of shape (..., L, " +
+                      std::to_string(m.width()) + "), got shape " + to_string(s));
+  const index_t len = s[s.size() - 2];
+  if (n < 1 || stride < 1 || n > len)
+    throw value_error("fusor::vsa::" + std::string(what) + ": expects 1 <= n <= L (the sequence length " +
+                      std::to_string(len) + ") and stride >= 1, got n = " + std::to_string(n) +
+                      ", stride = " + std::to_string(stride));
+  return len;
+}
+
 /// The models whose bind is an elementwise product of plain elements: a record of codebook rows
 /// can then be summed in one pass without materialising the bound rows.
 template <class M>
@@ -29,8 +71,7 @@ inline constexpr bool elementwise_product_v =
 
 /// Element (r, j) of an (n, w) output: sum over p < f of keys[p, j] * book[idx[r, p], j]. Each
 /// run of a row is summed in blocks of 256 elements that stay in L1 while the f pairs of rows
-/// stream past; complex products are written out in real arithmetic (std::complex's operator*
-/// checks for infinities element by element, which no compiler vectorises).
+/// stream past.
 template <class T, bool Sign = false>
 struct bound_row_sums {
   using value_type = T;
@@ -48,18 +89,7 @@ struct bound_row_sums {
         for (index_t p = 0; p < f; ++p) {
           const T* kp = keys + p * w + col;
           const T* vp = book + idx[row * f + p] * w + col;
-          if constexpr (fusor::is_complex_v<T>) {
-            using R = typename T::value_type;
-            R* of = reinterpret_cast<R*>(o);
-            const R *kf = reinterpret_cast<const R*>(kp), *vf = reinterpret_cast<const R*>(vp);
-            for (index_t j = b; j < e; ++j) {
-              const R kr = kf[2 * j], ki = kf[2 * j + 1], vr = vf[2 * j], vi = vf[2 * j + 1];
-              of[2 * j] += kr * vr - ki * vi;
-              of[2 * j + 1] += kr * vi + ki * vr;
-            }
-          } else {
-            for (index_t j = b; j < e; ++j) o[j] += kp[j] * vp[j];
-          }
+          products<true>(o + b, kp + b, vp + b, e - b);
         }
         if constexpr (Sign) {  // bundle's sign, a tie taking the first product (p = 0) as bundle does
           const T* k0 = keys + col;
@@ -86,31 +116,15 @@ struct window_product_sums {
   using value_type = T;
   const T* x;  // (S, L, w)
   index_t w, len, n, stride, windows;
-  // p[j] = src[j] (Op 0), p[j] *= src[j] (Op 1) or o[j] += p[j] * src[j] (Op 2) for j < count;
-  // complex products in real arithmetic
+  // p[j] = src[j] (Op 0), p[j] *= src[j] (Op 1) or o[j] += p[j] * src[j] (Op 2) for j < count
   template <int Op>
   FUSOR_HD static void step(T* p, T* o, const T* src, index_t count) {
     if constexpr (Op == 0) {
       for (index_t j = 0; j < count; ++j) p[j] = src[j];
-    } else if constexpr (fusor::is_complex_v<T>) {
-      using R = typename T::value_type;
-      R* pf = reinterpret_cast<R*>(p);
-      R* of = reinterpret_cast<R*>(o);
-      const R* sf = reinterpret_cast<const R*>(src);
-      for (index_t j = 0; j < count; ++j) {
-        const R pr = pf[2 * j], pi = pf[2 * j + 1], sr = sf[2 * j], si = sf[2 * j + 1];
-        if constexpr (Op == 1) {
-          pf[2 * j] = pr * sr - pi * si;
-          pf[2 * j + 1] = pr * si + pi * sr;
-        } else {
-          of[2 * j] += pr * sr - pi * si;
-          of[2 * j + 1] += pr * si + pi * sr;
-        }
-      }
     } else if constexpr (Op == 1) {
-      for (index_t j = 0; j < count; ++j) p[j] *= src[j];
+      products<false>(p, p, src, count);
     } else {
-      for (index_t j = 0; j < count; ++j) o[j] += p[j] * src[j];
+      products<true>(o, p, src, count);
     }
   }
   // the step over output columns c0 .. c0 + m - 1 of a row rolled by `shift`: row[(c - shift) mod w],
@@ -158,14 +172,8 @@ struct window_product_sums {
 /// stride) as bind_sequence does. Shape (..., W, width), W = (L - n) / s + 1.
 template <model M, class X>
 auto ngram_vectors(const M& m, const X& x, index_t n, index_t stride = 1) {
-  const extents s = detail::checked_rows(m, x, "ngram_vectors", "sequences");
-  if (s.size() < 2)
-    throw shape_error("fusor::vsa::ngram_vectors: expects sequences of shape (..., L, " + std::to_string(m.width()) +
-                      "), got shape " + to_string(s));
-  const index_t len = s[s.size() - 2];
-  if (n < 1 || stride < 1 || n > len)
-    throw value_error("fusor::vsa::ngram_vectors: expects 1 <= n <= L (the sequence length " + std::to_string(len) +
-                      ") and stride >= 1, got n = " + std::to_string(n) + ", stride = " + std::to_string(stride));
+  const index_t len =
+      detail::checked_sequences(m, detail::checked_rows(m, x, "ngram_vectors", "sequences"), n, stride, "ngram_vectors");
   const auto xc = fusor::detail::contiguous_of(x);
   const auto v = xc.view();
   using T = value_t<decltype(v)>;
@@ -193,20 +201,12 @@ auto ngrams(const M& m, const X& x, index_t n, index_t stride = 1, const bundle_
   if constexpr (detail::elementwise_product_v<M>) {
     if (o.ties == tie_break::first) {
       const extents s = detail::checked_rows(m, x, "ngrams", "sequences");
-      if (s.size() < 2)
-        throw shape_error("fusor::vsa::ngrams: expects sequences of shape (..., L, " + std::to_string(m.width()) +
-                          "), got shape " + to_string(s));
-      const index_t len = s[s.size() - 2];
-      if (n < 1 || stride < 1 || n > len)
-        throw value_error("fusor::vsa::ngrams: expects 1 <= n <= L (the sequence length " + std::to_string(len) +
-                          ") and stride >= 1, got n = " + std::to_string(n) + ", stride = " + std::to_string(stride));
+      const index_t len = detail::checked_sequences(m, s, n, stride, "ngrams");
       const auto xc = fusor::detail::contiguous_of(x);
       using T = typename M::value_type;
       using B = backend_of_t<decltype(xc.view())>;
       const index_t w = m.width(), seqs = s.numel() / (len * w), windows = (len - n) / stride + 1;
-      extents out;  // (..., width): the sequence axis gone
-      for (int k = 0; k < s.size(); ++k)
-        if (k != s.size() - 2) out.push_back(s[k]);
+      const extents out = detail::bundle_shape(s, M::name, "ngrams");  // (..., width)
       auto sums = [&](index_t count) {
         return detail::generate<B>(detail::window_product_sums<T>{xc.data(), w, len, n, stride, count}, extents{seqs, w});
       };
