@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "../../core/indexing.hpp"
 #include "../fhrr.hpp"
@@ -107,15 +109,39 @@ struct bound_row_sums {
   }
 };
 
-/// Element (s, j) of an (S, w) output: the sum over windows v < W of the product over k < n of
-/// x[s, v stride + k, (j - (n - 1 - k)) mod w], the n-grams of sequence s summed, for the models
+/// The rows of sequences stored as (S, L, w) rows: every sequence has all L rows.
+template <class T>
+struct stored_rows {
+  const T* x;
+  index_t w, len;
+  FUSOR_HD index_t length(index_t) const { return len; }
+  FUSOR_HD const T* row(index_t seq, index_t pos) const { return x + (seq * len + pos) * w; }
+};
+/// The rows of token sequences (S, L) into a codebook (K, w): a sequence ends at its first
+/// negative token (the padding of shorter sequences).
+template <class T>
+struct token_rows {
+  const T* book;
+  const std::int64_t* tok;
+  index_t w, len;
+  FUSOR_HD index_t length(index_t seq) const {
+    index_t l = 0;
+    while (l < len && tok[seq * len + l] >= 0) ++l;
+    return l;
+  }
+  FUSOR_HD const T* row(index_t seq, index_t pos) const { return book + tok[seq * len + pos] * w; }
+};
+
+/// Element (s, j) of an (S, w) output: the sum over windows v of the product over k < n of
+/// row(s, v stride + k)[(j - (n - 1 - k)) mod w], the n-grams of sequence s summed, for the models
 /// whose bind is an elementwise product and whose permute is np.roll. Blocks of 256 elements of a
 /// row stay in L1 while the windows' rows stream past; a rolled row is read as its two stretches.
-template <class T>
+/// Sign: bundle's sign in the same pass, a tie taking the first window's element (as bundle does).
+template <class T, class Rows, bool Sign = false>
 struct window_product_sums {
   using value_type = T;
-  const T* x;  // (S, L, w)
-  index_t w, len, n, stride, windows;
+  Rows rows;
+  index_t w, n, stride;
   // p[j] = src[j] (Op 0), p[j] *= src[j] (Op 1) or o[j] += p[j] * src[j] (Op 2) for j < count
   template <int Op>
   FUSOR_HD static void step(T* p, T* o, const T* src, index_t count) {
@@ -140,24 +166,38 @@ struct window_product_sums {
   FUSOR_HD void fill(index_t first, T* out, index_t count) const {
     index_t seq = first / w, col = first % w, i = 0;
     T prod[256];
+    [[maybe_unused]] T first_window[Sign ? 256 : 1];
     while (i < count) {
       const index_t run = w - col < count - i ? w - col : count - i;
+      const index_t len = rows.length(seq), windows = len < n ? 0 : (len - n) / stride + 1;
       for (index_t b = 0; b < run; b += 256) {
         const index_t e = run - b < 256 ? run : b + 256, c0 = col + b, m = e - b;
         T* o = out + i + b;
         for (index_t j = 0; j < m; ++j) o[j] = T(0);
         for (index_t v = 0; v < windows; ++v) {
-          const T* rows = x + (seq * len + v * stride) * w;  // the window's first row
+          const index_t p0 = v * stride;  // the window's first position
           if (n == 1) {
             for (index_t j = 0; j < m; ++j) prod[j] = T(1);
-            rolled<2>(prod, o, rows, c0, m, 0);
-            continue;
+            rolled<2>(prod, o, rows.row(seq, p0), c0, m, 0);
+          } else {
+            // the first factor copied, the middle ones multiplied in, the last one multiplied and
+            // added to the sum in the same loop: n passes over the block per window
+            rolled<0>(prod, o, rows.row(seq, p0), c0, m, n - 1);
+            for (index_t k = 1; k + 1 < n; ++k) rolled<1>(prod, o, rows.row(seq, p0 + k), c0, m, n - 1 - k);
+            rolled<2>(prod, o, rows.row(seq, p0 + n - 1), c0, m, 0);
           }
-          // the first factor copied, the middle ones multiplied in, the last one multiplied and
-          // added to the sum in the same loop: n passes over the block per window
-          rolled<0>(prod, o, rows, c0, m, n - 1);
-          for (index_t k = 1; k + 1 < n; ++k) rolled<1>(prod, o, rows + k * w, c0, m, n - 1 - k);
-          rolled<2>(prod, o, rows + (n - 1) * w, c0, m, 0);
+          if constexpr (Sign) {
+            if (v == 0)  // the first window's product is the sum so far
+              for (index_t j = 0; j < m; ++j) first_window[j] = o[j];
+          }
+        }
+        if constexpr (Sign) {  // arithmetic, not branches: the loop vectorises (and is exact)
+          if (windows == 0)
+            for (index_t j = 0; j < m; ++j) first_window[j] = T(0);
+          for (index_t j = 0; j < m; ++j) {
+            const T sgn = T(o[j] > T(0)) - T(o[j] < T(0));
+            o[j] = sgn + T(o[j] == T(0)) * first_window[j];
+          }
         }
       }
       i += run;
@@ -193,6 +233,33 @@ auto ngram_vectors(const M& m, const X& x, index_t n, index_t stride = 1) {
   return acc;
 }
 
+namespace detail {
+/// The normalisation bundle applies for options o (model_default resolved).
+template <class M>
+normalization bundle_normalization(const bundle_options& o) {
+  if (o.norm != normalization::model_default) return o.norm;
+  return std::is_same_v<M, map_i> ? normalization::none : normalization::project;
+}
+/// The windows' products of each sequence summed and bundled in one pass (MAP, FHRR; ties broken by
+/// the first window): (S, w).
+template <class M, class B, class Rows>
+auto windows_bundled(const M& m, const Rows& rows, index_t seqs, index_t n, index_t stride, const bundle_options& o) {
+  using T = typename M::value_type;
+  const index_t w = m.width();
+  const normalization nm = bundle_normalization<M>(o);
+  if constexpr (std::is_same_v<M, map_b> || std::is_same_v<M, map_i>) {
+    if (nm != normalization::none)  // the sign in the same pass
+      return array<T, B>(generate<B>(window_product_sums<T, Rows, true>{rows, w, n, stride}, extents{seqs, w}));
+  }
+  array<T, B> r = generate<B>(window_product_sums<T, Rows>{rows, w, n, stride}, extents{seqs, w});
+  if (nm != normalization::none) {
+    if constexpr (std::is_same_v<M, map_c>) r = clip(r, T(-1), T(1));
+    else if constexpr (std::is_same_v<M, fhrr>) r = m.normalize(r);
+  }
+  return r;
+}
+}  // namespace detail
+
 /// The n-grams of sequences x (..., L, width) bundled into one vector each: (..., width). For MAP
 /// and FHRR with ties broken by the first vector, one pass sums the windows' products without
 /// making the (..., W, width) n-gram vectors (see ngram_vectors for the rest).
@@ -205,29 +272,85 @@ auto ngrams(const M& m, const X& x, index_t n, index_t stride = 1, const bundle_
       const auto xc = fusor::detail::contiguous_of(x);
       using T = typename M::value_type;
       using B = backend_of_t<decltype(xc.view())>;
-      const index_t w = m.width(), seqs = s.numel() / (len * w), windows = (len - n) / stride + 1;
+      const index_t w = m.width(), seqs = s.numel() / (len * w);
       const extents out = detail::bundle_shape(s, M::name, "ngrams");  // (..., width)
-      auto sums = [&](index_t count) {
-        return detail::generate<B>(detail::window_product_sums<T>{xc.data(), w, len, n, stride, count}, extents{seqs, w});
-      };
-      array<T, B> r = sums(windows);
-      normalization nm = o.norm;
-      if (nm == normalization::model_default) nm = std::is_same_v<M, map_i> ? normalization::none : normalization::project;
-      if (nm != normalization::none) {
-        if constexpr (std::is_same_v<M, map_c>) {
-          r = clip(r, T(-1), T(1));
-        } else if constexpr (std::is_same_v<M, fhrr>) {
-          r = m.normalize(r);
-        } else {  // the sign; a tie takes the first window's element, as bundle does
-          const array<T, B> first = sums(1);
-          r = where(r > T(0), T(1), where(r < T(0), T(-1), first));
-        }
-      }
-      return std::move(r).reshape(out);
+      return detail::windows_bundled<M, B>(m, detail::stored_rows<T>{xc.data(), w, len}, seqs, n, stride, o).reshape(out);
     }
   }
   return array<typename M::value_type, backend_of_t<decltype(fusor::detail::contiguous_of(x).view())>>(
       bundle(m, ngram_vectors(m, x, n, stride), o));
+}
+
+/// The n-grams of token sequences bundled into one vector each: tokens (..., L) index the rows of a
+/// codebook (K, width), and a sequence ends at its first -1 (the padding that lets sequences of
+/// different lengths share one array: every later token of its row must be -1 too). Sequence i's
+/// vector is ngrams(m, take(codebook, its tokens, 0), n, stride, o): (..., width). For MAP and FHRR
+/// with ties broken by the first vector, one pass reads the codebook's rows (no (..., L, width)
+/// gathered rows in memory); other models and options gather and bundle the sequences of each
+/// length in one call. The tokens are checked on the host (one transfer on cuda): a token outside
+/// [0, K) other than the padding, a token after the padding, or a sequence of fewer than n tokens
+/// is an error naming the sequence.
+template <model M, class C, expression I>
+auto ngrams(const M& m, const C& codebook, const I& tokens, index_t n, index_t stride = 1, const bundle_options& o = {}) {
+  const extents cs = detail::checked_rows(m, codebook, "ngrams", "codebook");
+  const auto cc = fusor::detail::contiguous_of(codebook);
+  using T = typename M::value_type;
+  using B = backend_of_t<decltype(cc.view())>;
+  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+                "fusor::vsa::ngrams: tokens must be integers (rows of the codebook, -1 for padding)");
+  const array<std::int64_t, B> tok(cast<std::int64_t>(tokens));
+  const extents ts = tok.shape();
+  if (cs.size() != 2 || ts.size() < 1)
+    throw shape_error("fusor::vsa::ngrams: expects a codebook (K, " + std::to_string(m.width()) +
+                      ") and tokens (..., L), got shapes " + to_string(cs) + " and " + to_string(ts));
+  const index_t len = ts[ts.size() - 1], seqs = len > 0 ? ts.numel() / len : 0, k = cs[0], w = m.width();
+  if (n < 1 || stride < 1)
+    throw value_error("fusor::vsa::ngrams: expects n >= 1 and stride >= 1, got n = " + std::to_string(n) +
+                      ", stride = " + std::to_string(stride));
+  extents out = ts;
+  out[out.size() - 1] = w;
+  // each sequence's length, checked on the host
+  const array<std::int64_t, cpu> host = to<cpu>(tok);
+  std::vector<index_t> lengths(static_cast<std::size_t>(seqs));
+  for (index_t s = 0; s < seqs; ++s) {
+    const std::int64_t* t = host.data() + s * len;
+    index_t l = 0;
+    auto bad = [&](index_t p, const std::string& expected) {
+      return index_error("fusor::vsa::ngrams: sequence " + std::to_string(s) + " has token " + std::to_string(t[p]) +
+                         " at position " + std::to_string(p) + ", expected " + expected);
+    };
+    const std::string row = "a row of the codebook in [0, " + std::to_string(k) + ")";
+    while (l < len && t[l] >= 0) {
+      if (t[l] >= k) throw bad(l, row + " or -1 (padding)");
+      ++l;
+    }
+    if (l < len && t[l] != -1) throw bad(l, row + " or -1 (padding)");
+    for (index_t p = l + 1; p < len; ++p)
+      if (t[p] != -1) throw bad(p, "-1: the sequence ended at position " + std::to_string(l) + " (a sequence ends at its first -1)");
+    if (l < n)
+      throw value_error("fusor::vsa::ngrams: sequence " + std::to_string(s) + " has " + std::to_string(l) +
+                        " tokens, fewer than n = " + std::to_string(n));
+    lengths[static_cast<std::size_t>(s)] = l;
+  }
+  if constexpr (detail::elementwise_product_v<M>) {
+    if (o.ties == tie_break::first)
+      return detail::windows_bundled<M, B>(m, detail::token_rows<T>{cc.data(), tok.data(), w, len}, seqs, n, stride, o)
+          .reshape(out);
+  }
+  // the general path: the sequences of each length gathered and bundled in one call
+  array<T, B> r(extents{seqs, w});
+  const auto flat = tok.reshape(extents{seqs, len});
+  for (index_t l = n; l <= len; ++l) {
+    std::vector<std::int64_t> which;
+    for (index_t s = 0; s < seqs; ++s)
+      if (lengths[static_cast<std::size_t>(s)] == l) which.push_back(s);
+    if (which.empty()) continue;
+    const array<std::int64_t, B> rows = to<B>(
+        array<std::int64_t, cpu>(std::span<const std::int64_t>(which), extents{index_t(which.size())}));
+    const array<std::int64_t, B> seq_tokens(take(flat(all, range(0, l)), rows, 0));  // (c, l)
+    scatter(r.view(), rows, ngrams(m, take(cc.view(), seq_tokens, 0), n, stride, o), 0);
+  }
+  return std::move(r).reshape(out);
 }
 
 /// A record (hash table): values (..., N, width) bound to keys (N, width) and bundled: (..., width).
@@ -268,8 +391,7 @@ auto record(const M& m, const K& keys, const C& codebook, const I& indices, cons
   const index_t rows = is.numel() / ks[0], f = ks[0], w = m.width();
   if constexpr (detail::elementwise_product_v<M>) {
     if (o.ties == tie_break::first && f > 0) {
-      normalization n = o.norm;
-      if (n == normalization::model_default) n = std::is_same_v<M, map_i> ? normalization::none : normalization::project;
+      const normalization n = detail::bundle_normalization<M>(o);
       if constexpr (std::is_same_v<M, map_b> || std::is_same_v<M, map_i>) {
         if (n != normalization::none)  // the sign in the same pass
           return detail::generate<B>(detail::bound_row_sums<T, true>{kc.data(), cc.data(), idx.data(), w, f},
