@@ -29,4 +29,7 @@
 #include "vsa/encode/scalar.hpp"
 #include "vsa/encode/fractional_power.hpp"
 #include "vsa/encode/structures.hpp"
+#include "vsa/encode/graph.hpp"
+#include "vsa/encode/tree.hpp"
+#include "vsa/encode/automaton.hpp"
 #include "vsa/learn/centroid.hpp"

@@ -590,6 +590,191 @@ TEST_CASE_TEMPLATE("vsa record of codebook rows: the same vectors as binding and
                        doctest::Contains("with the same N"), fusor::shape_error);
 }
 
+// ---- graphs, trees, automata, multisets ------------------------------------------------------------
+
+/// The index of the most similar row of `book` for each row of `q`.
+template <class M, class Q, class K>
+std::vector<std::int64_t> nearest(const M& m, const Q& q, const K& book) {
+  return host_values(fusor::argmax(vsa::similarity(m, q, book), -1));
+}
+
+TEST_CASE_TEMPLATE("vsa graph: edge vectors against bind, neighbours, successors and predecessors top-1 at d = 10 000", M,
+                   vsa::map_b, vsa::fhrr, vsa::hrr, vsa::bsc) {
+  const M m(10'000);
+  const index_t k = 40;
+  const auto nodes = vsa::random<B>(m, k, 21);
+  // a ring 0 - 1 - ... - 39 - 0 plus chords i - (i + 7): each node has 4 neighbours, 80 edges
+  std::vector<std::int64_t> e;
+  for (index_t i = 0; i < k; ++i) {
+    e.insert(e.end(), {i, (i + 1) % k});
+    e.insert(e.end(), {i, (i + 7) % k});
+  }
+  const index_t n_edges = index_t(e.size() / 2);
+  const fusor::array<std::int64_t, B> edges(std::span<const std::int64_t>(e), fusor::extents{n_edges, 2});
+  // edge vectors against bind and permute of the gathered rows
+  const auto kind = std::is_same_v<M, vsa::hrr> ? vsa::edge_kind::undirected : vsa::edge_kind::directed;
+  const auto ev = host_values(vsa::edge_vectors(m, nodes, edges, kind));
+  const fusor::array<std::int64_t, B> src{3}, dst{4};
+  fusor::array<typename M::value_type, B> u = fusor::take(nodes, src, 0);
+  if (kind == vsa::edge_kind::directed) u = vsa::permute(m, u, 1);
+  const auto ref = host_values(vsa::bind(m, u, fusor::take(nodes, dst, 0)));
+  double err = 0;
+  for (index_t j = 0; j < m.width(); ++j) err = std::max(err, distance(ev[std::size_t(6 * m.width() + j)], ref[std::size_t(j)]));
+  CHECK(err < 1e-4);
+  // a stored edge is much more similar to the graph than an absent one
+  for (auto kind : {vsa::edge_kind::undirected, vsa::edge_kind::directed}) {
+    CAPTURE(int(kind));
+    if (std::is_same_v<M, vsa::hrr> && kind == vsa::edge_kind::directed) {  // u -> v is v -> u on HRR
+      CHECK_THROWS_WITH_AS(vsa::graph(m, nodes, edges, kind), doctest::Contains("commutes with the cyclic shift"),
+                           fusor::value_error);
+      CHECK_THROWS_AS(vsa::successors(m, nodes, nodes), fusor::value_error);
+      continue;
+    }
+    const auto g = vsa::graph(m, nodes, edges, kind);
+    REQUIRE(g.shape() == fusor::extents{m.width()});
+    const auto present = host_values(vsa::similarity(m, g, vsa::edge_vectors(m, nodes, edges, kind)));
+    const fusor::array<std::int64_t, B> absent_edges{0, 2, 5, 30, 10, 20, 1, 3};
+    const auto absent = host_values(vsa::similarity(m, g, vsa::edge_vectors(m, nodes, absent_edges.reshape(fusor::extents{4, 2}), kind)));
+    const double lo = M::similarity_lo == 0 ? 0.5 : 0.0;  // BSC's hamming similarity is 1/2 when unrelated
+    CHECK(*std::min_element(present.begin(), present.end()) - lo > 2 * (*std::max_element(absent.begin(), absent.end()) - lo));
+    // every node's top-1 neighbour (undirected), successor and predecessor (directed) is a true one
+    const auto first = vsa::graph(m, nodes, edges, kind);
+    bool top1 = true;
+    if (kind == vsa::edge_kind::undirected) {
+      const auto nb = nearest(m, vsa::neighbours(m, first, nodes), nodes);
+      for (index_t i = 0; i < k; ++i) {
+        const auto j = nb[std::size_t(i)];
+        top1 = top1 && (j == (i + 1) % k || j == (i + k - 1) % k || j == (i + 7) % k || j == (i + k - 7) % k);
+      }
+    } else {
+      const auto next = nearest(m, vsa::successors(m, first, nodes), nodes);
+      const auto prev = nearest(m, vsa::predecessors(m, first, nodes), nodes);
+      for (index_t i = 0; i < k; ++i) {
+        const auto a = next[std::size_t(i)], b = prev[std::size_t(i)];
+        top1 = top1 && (a == (i + 1) % k || a == (i + 7) % k) && (b == (i + k - 1) % k || b == (i + k - 7) % k);
+      }
+    }
+    CHECK(top1);
+  }
+  // MAP and FHRR sum a directed graph in one pass: the same vector as bundling its edge vectors
+  if constexpr (std::is_same_v<M, vsa::map_b> || std::is_same_v<M, vsa::fhrr>) {
+    const auto one = host_values(vsa::graph(m, nodes, edges, vsa::edge_kind::directed));
+    const auto two = host_values(vsa::bundle(m, vsa::edge_vectors(m, nodes, edges, vsa::edge_kind::directed)));
+    double e2 = 0;
+    for (std::size_t i = 0; i < one.size(); ++i) e2 = std::max(e2, distance(one[i], two[i]));
+    CHECK(e2 < 1e-4);
+  }
+  CHECK_THROWS_WITH_AS(vsa::graph(m, nodes, edges.reshape(fusor::extents{n_edges * 2})),
+                       doctest::Contains("edges (..., E, 2) of node indices"), fusor::shape_error);
+  CHECK_THROWS_AS(vsa::graph(m, nodes, fusor::array<std::int64_t, B>{0, 40}.reshape(fusor::extents{1, 2})), fusor::index_error);
+}
+
+TEST_CASE("vsa graph: undirected edges need a commutative bind; batches of graphs") {
+  const vsa::vtb v(64);
+  const auto vn = vsa::random<B>(v, 3, 1);
+  CHECK_THROWS_WITH_AS(vsa::graph(v, vn, fusor::array<std::int64_t, B>{0, 1}.reshape(fusor::extents{1, 2})),
+                       doctest::Contains("an undirected edge needs a commutative bind"), fusor::value_error);
+  CHECK(vsa::graph(v, vn, fusor::array<std::int64_t, B>{0, 1}.reshape(fusor::extents{1, 2}), vsa::edge_kind::directed).shape() ==
+        fusor::extents{64});
+  // two graphs of three edges in one call: each the graph of its own edges
+  const vsa::map_i m(100);
+  const auto nodes = vsa::random<B>(m, 5, 2);
+  const fusor::array<std::int64_t, B> e{0, 1, 1, 2, 2, 3, 4, 0, 3, 1, 2, 4};
+  const auto both = host_values(vsa::graph(m, nodes, e.reshape(fusor::extents{2, 3, 2}), vsa::edge_kind::directed));
+  const auto second = host_values(vsa::graph(m, nodes, e(fusor::range(6, 12)).copy().reshape(fusor::extents{3, 2}), vsa::edge_kind::directed));
+  CHECK(std::vector<std::int32_t>(both.begin() + 100, both.end()) == second);
+}
+
+TEST_CASE_TEMPLATE("vsa tree: path vectors against a plain product of permuted roles; leaves recovered top-1", M, vsa::map_b,
+                   vsa::fhrr, vsa::bsc) {
+  const M m(10'000);
+  const auto roles = vsa::random<B>(m, 2, 31);
+  // eight leaves at depths 0 to 4 (-1 pads the shorter paths)
+  const std::vector<std::int64_t> p = {-1, -1, -1, -1,  //  the root
+                                       0, -1, -1, -1,   //  l
+                                       1, 0, -1, -1,    //  rl
+                                       1, 1, -1, -1,    //  rr
+                                       0, 0, 1, -1,     //  llr
+                                       0, 1, 1, 0,      //  lrrl
+                                       1, 1, 1, 1,      //  rrrr
+                                       0, 0, 0, 0};     //  llll
+  const fusor::array<std::int64_t, B> paths(std::span<const std::int64_t>(p), fusor::extents{8, 4});
+  const auto pv = vsa::tree_paths(m, roles, paths);
+  REQUIRE(pv.shape() == fusor::extents{8, m.width()});
+  // path 5 (lrrl) by hand: permute(L, 0) * permute(R, 1) * permute(R, 2) * permute(L, 3)
+  const fusor::array<std::int64_t, B> l{0}, r{1};
+  const auto L = fusor::take(roles, l, 0), R = fusor::take(roles, r, 0);
+  const auto a = vsa::bind(m, vsa::bind(m, L, vsa::permute(m, R, 1)), vsa::bind(m, vsa::permute(m, R, 2), vsa::permute(m, L, 3)));
+  const auto ha = host_values(a), hp = host_values(pv);
+  double err = 0;
+  for (index_t j = 0; j < m.width(); ++j) err = std::max(err, distance(hp[std::size_t(5 * m.width() + j)], ha[std::size_t(j)]));
+  CHECK(err < 1e-4);
+  const auto root = host_values(vsa::identity<B>(m, 1));
+  CHECK(std::vector<typename M::value_type>(hp.begin(), hp.begin() + m.width()) == root);
+  // a tree of eight leaves from a memory of 50 items; every leaf is top-1 at its path
+  const auto items = vsa::random<B>(m, 50, 32);
+  const fusor::array<std::int64_t, B> chosen{3, 14, 15, 9, 26, 5, 35, 8};
+  const auto t = vsa::tree(m, roles, paths, fusor::take(items, chosen, 0));
+  CHECK(nearest(m, vsa::tree_leaf(m, t, roles, paths), items) == host_values(chosen));
+  CHECK_THROWS_WITH_AS(vsa::tree_paths(m, roles, fusor::array<std::int64_t, B>{0, 2}.reshape(fusor::extents{1, 2})),
+                       doctest::Contains("token 2 at position 1, expected a step (0 left, 1 right) in [0, 2) or -1"),
+                       fusor::index_error);
+  CHECK_THROWS_WITH_AS(vsa::tree_paths(m, items, paths), doctest::Contains("expects roles (2, "), fusor::shape_error);
+}
+
+TEST_CASE_TEMPLATE("vsa automaton: the next state of every transition top-1; transitions against bind", M, vsa::map_b,
+                   vsa::fhrr, vsa::bsc) {
+  const M m(10'000);
+  // a turnstile-like machine of 6 states over 3 symbols: 18 transitions, t = (3 s + 2 a + 1) mod 6
+  const auto states = vsa::random<B>(m, 6, 41), symbols = vsa::random<B>(m, 3, 42);
+  std::vector<std::int64_t> tr, from, on, to;
+  for (std::int64_t s = 0; s < 6; ++s)
+    for (std::int64_t a = 0; a < 3; ++a) {
+      const std::int64_t t = (3 * s + 2 * a + 1) % 6;
+      tr.insert(tr.end(), {s, a, t});
+      from.push_back(s);
+      on.push_back(a);
+      to.push_back(t);
+    }
+  const fusor::array<std::int64_t, B> transitions(std::span<const std::int64_t>(tr), fusor::extents{18, 3});
+  const auto fsa = vsa::automaton(m, states, symbols, transitions);
+  REQUIRE(fsa.shape() == fusor::extents{m.width()});
+  auto ix = [](const std::vector<std::int64_t>& v) {
+    return fusor::array<std::int64_t, B>(std::span<const std::int64_t>(v), fusor::extents{index_t(v.size())});
+  };
+  const auto next = vsa::next_state(m, fsa, fusor::take(states, ix(from), 0), fusor::take(symbols, ix(on), 0));
+  CHECK(nearest(m, next, states) == to);
+  // one transition (a bundle of one: itself) against bind(bind(s, a), permute(t)) written out
+  const auto one = host_values(vsa::automaton(m, states, symbols, transitions(fusor::range(4, 5), fusor::all).copy()));
+  const auto ref = host_values(vsa::bind(m, vsa::bind(m, fusor::take(states, ix({1}), 0), fusor::take(symbols, ix({1}), 0)),
+                                         vsa::permute(m, fusor::take(states, ix({to[4]}), 0), 1)));
+  double err = 0;
+  for (std::size_t j = 0; j < ref.size(); ++j) err = std::max(err, distance(one[j], ref[j]));
+  CHECK(err < 1e-4);
+  CHECK_THROWS_WITH_AS(vsa::automaton(m, states, symbols, fusor::array<std::int64_t, B>{0, 3, 1}.reshape(fusor::extents{1, 3})),
+                       doctest::Contains("index 3 is out of bounds for axis 0 with size 3"), fusor::index_error);
+  CHECK_THROWS_WITH_AS(vsa::automaton(m, states, symbols, fusor::array<std::int64_t, B>{0, 1}.reshape(fusor::extents{1, 2})),
+                       doctest::Contains("transitions (..., T, 3)"), fusor::shape_error);
+  const vsa::hrr h(64);
+  CHECK_THROWS_WITH_AS(vsa::automaton(h, vsa::random<B>(h, 2, 1), vsa::random<B>(h, 1, 2), fusor::array<std::int64_t, B>{0, 0, 1}.reshape(fusor::extents{1, 3})),
+                       doctest::Contains("HRR's circular convolution commutes"), fusor::value_error);
+}
+
+TEST_CASE("vsa multiset: an unnormalised bundle of codebook rows counts each item's multiplicity") {
+  // MAP-I's bundle is the integer sum: <multiset, item> / d estimates the item's count, within a
+  // few standard deviations (sqrt(N / d) each) at d = 10 000
+  const vsa::map_i m(10'000);
+  const auto items = vsa::random<B>(m, 20, 51);
+  const fusor::array<std::int64_t, B> bag{1, 1, 1, 4, 4, 7, 9, 9, 9, 9, 12, 0};
+  const auto set = vsa::bundle(m, fusor::take(items, bag, 0));
+  const auto dots = host_values(fusor::array<float, B>(fusor::matmul(fusor::cast<float>(items), fusor::cast<float>(set)) / 10'000.0f));
+  std::vector<int> counts(20, 0);
+  for (auto i : host_values(bag)) ++counts[std::size_t(i)];
+  double err = 0;
+  for (std::size_t i = 0; i < 20; ++i) err = std::max(err, std::abs(double(dots[i]) - counts[i]));
+  CHECK(err < 0.2);  // 12 items: each estimate's standard deviation is sqrt(12 / 10 000) = 0.035
+}
+
 // ---- the centroid classifier ----------------------------------------------------------------------
 
 TEST_CASE("vsa centroid classifier: sums per class, prediction, OnlineHD refinement, against plain loops") {

@@ -234,6 +234,35 @@ auto ngram_vectors(const M& m, const X& x, index_t n, index_t stride = 1) {
 }
 
 namespace detail {
+/// The length of each token row (..., L) of tok, checked on the host (one transfer on cuda): a row
+/// holds tokens in [0, k), then -1 (padding) to its end. A bad token is an index_error naming its
+/// row, its position and what was expected (`token` describes [0, k)).
+template <class B>
+std::vector<index_t> checked_token_lengths(const array<std::int64_t, B>& tok, index_t k, const char* what, const char* token) {
+  const extents ts = tok.shape();
+  const index_t len = ts.size() > 0 ? ts[ts.size() - 1] : 0, seqs = len > 0 ? ts.numel() / len : 0;
+  const array<std::int64_t, cpu> host = to<cpu>(tok);
+  std::vector<index_t> lengths(static_cast<std::size_t>(seqs));
+  for (index_t s = 0; s < seqs; ++s) {
+    const std::int64_t* t = host.data() + s * len;
+    auto bad = [&](index_t p, const std::string& expected) {
+      return index_error("fusor::vsa::" + std::string(what) + ": sequence " + std::to_string(s) + " has token " +
+                         std::to_string(t[p]) + " at position " + std::to_string(p) + ", expected " + expected);
+    };
+    const std::string valid = std::string(token) + " in [0, " + std::to_string(k) + ") or -1 (padding)";
+    index_t l = 0;
+    while (l < len && t[l] >= 0) {
+      if (t[l] >= k) throw bad(l, valid);
+      ++l;
+    }
+    if (l < len && t[l] != -1) throw bad(l, valid);
+    for (index_t p = l + 1; p < len; ++p)
+      if (t[p] != -1) throw bad(p, "-1: the sequence ended at position " + std::to_string(l) + " (a sequence ends at its first -1)");
+    lengths[static_cast<std::size_t>(s)] = l;
+  }
+  return lengths;
+}
+
 /// The normalisation bundle applies for options o (model_default resolved).
 template <class M>
 normalization bundle_normalization(const bundle_options& o) {
@@ -309,29 +338,11 @@ auto ngrams(const M& m, const C& codebook, const I& tokens, index_t n, index_t s
                       ", stride = " + std::to_string(stride));
   extents out = ts;
   out[out.size() - 1] = w;
-  // each sequence's length, checked on the host
-  const array<std::int64_t, cpu> host = to<cpu>(tok);
-  std::vector<index_t> lengths(static_cast<std::size_t>(seqs));
-  for (index_t s = 0; s < seqs; ++s) {
-    const std::int64_t* t = host.data() + s * len;
-    index_t l = 0;
-    auto bad = [&](index_t p, const std::string& expected) {
-      return index_error("fusor::vsa::ngrams: sequence " + std::to_string(s) + " has token " + std::to_string(t[p]) +
-                         " at position " + std::to_string(p) + ", expected " + expected);
-    };
-    const std::string row = "a row of the codebook in [0, " + std::to_string(k) + ")";
-    while (l < len && t[l] >= 0) {
-      if (t[l] >= k) throw bad(l, row + " or -1 (padding)");
-      ++l;
-    }
-    if (l < len && t[l] != -1) throw bad(l, row + " or -1 (padding)");
-    for (index_t p = l + 1; p < len; ++p)
-      if (t[p] != -1) throw bad(p, "-1: the sequence ended at position " + std::to_string(l) + " (a sequence ends at its first -1)");
-    if (l < n)
-      throw value_error("fusor::vsa::ngrams: sequence " + std::to_string(s) + " has " + std::to_string(l) +
-                        " tokens, fewer than n = " + std::to_string(n));
-    lengths[static_cast<std::size_t>(s)] = l;
-  }
+  const std::vector<index_t> lengths = detail::checked_token_lengths(tok, k, "ngrams", "a row of the codebook");
+  for (index_t s = 0; s < seqs; ++s)
+    if (lengths[static_cast<std::size_t>(s)] < n)
+      throw value_error("fusor::vsa::ngrams: sequence " + std::to_string(s) + " has " +
+                        std::to_string(lengths[static_cast<std::size_t>(s)]) + " tokens, fewer than n = " + std::to_string(n));
   if constexpr (detail::elementwise_product_v<M>) {
     if (o.ties == tie_break::first)
       return detail::windows_bundled<M, B>(m, detail::token_rows<T>{cc.data(), tok.data(), w, len}, seqs, n, stride, o)
