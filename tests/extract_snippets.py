@@ -40,6 +40,9 @@ def closing_brace(code, start):
         if code.startswith("/*", i):
             i = code.find("*/", i) + 2
             continue
+        if c == "'" and 0 < i < n - 1 and code[i - 1].isalnum() and code[i + 1].isdigit():
+            i += 1  # a digit separator (10'000), not a character literal
+            continue
         if c in "\"'":
             if c == '"' and i > 0 and code[i - 1] == "R":  # a raw string: R"(...)"
                 end = code.find(')"', i)
