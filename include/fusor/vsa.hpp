@@ -32,4 +32,5 @@
 #include "vsa/encode/graph.hpp"
 #include "vsa/encode/tree.hpp"
 #include "vsa/encode/automaton.hpp"
+#include "vsa/encode/projection.hpp"
 #include "vsa/learn/centroid.hpp"

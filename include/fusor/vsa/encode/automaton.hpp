@@ -7,7 +7,6 @@
 #include <string>
 
 #include "../operations.hpp"
-#include "graph.hpp"
 #include "structures.hpp"
 
 namespace fusor::vsa {
@@ -28,11 +27,16 @@ auto automaton(const M& m, const S& states, const A& symbols, const I& transitio
   const auto ac = fusor::detail::contiguous_of(symbols);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(sc.view())>;
+  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+                "fusor::vsa::automaton: transitions must be integer indices");
   const array<std::int64_t, B> idx(cast<std::int64_t>(transitions));
   const index_t count = idx.size() / 3;
   const auto triples = idx.reshape(extents{count, 3});
   auto column = [&](int c, index_t n) {
-    return fusor::detail::checked_indices<B>(triples(all, c), n, 0, c == 1 ? as : ss);
+    array<std::int64_t, B> col = triples(all, c).copy();
+    const char* given[] = {"states", "symbols", "next states"};
+    fusor::detail::check_indices("vsa::automaton", c == 1 ? "symbol indices" : "state indices", given[c], col, n);
+    return col;
   };
   const array<T, B> from = take(sc.view(), column(0, ss[0]), 0), on = take(ac.view(), column(1, as[0]), 0);
   const array<T, B> to = take(sc.view(), column(2, ss[0]), 0);

@@ -17,26 +17,20 @@ namespace fusor::vsa {
 enum class edge_kind { undirected, directed };
 
 namespace detail {
-/// The edges (..., E, 2) as checked int64 node indices (negative ones counted from the end, as
-/// take does), and the nodes' (K, width) shape.
+/// The edges (..., E, 2) as int64 node indices, each checked to lie in [0, K) for nodes (K, width).
 template <class M, class C, class I>
 auto checked_edges(const M& m, const C& nodes, const I& edges, const char* what) {
+  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+                "fusor::vsa: edges must be integer node indices");
   const extents ns = checked_rows(m, nodes, what, "nodes");
   const extents es = expr_shape(fusor::detail::to_node(edges));
   if (ns.size() != 2 || es.size() < 2 || es[es.size() - 1] != 2)
     throw shape_error("fusor::vsa::" + std::string(what) + ": expects nodes (K, " + std::to_string(m.width()) +
                       ") and edges (..., E, 2) of node indices, got shapes " + to_string(ns) + " and " + to_string(es));
   using B = backend_of_t<decltype(fusor::detail::contiguous_of(nodes).view())>;
-  return fusor::detail::checked_indices<B>(cast<std::int64_t>(edges), ns[0], 0, ns);
-}
-/// HRR's circular convolution commutes with the cyclic shift that marks order: bind(permute(u), v)
-/// is permute(bind(u, v)), the same vector as bind(permute(v), u), so an encoding that tells u -> v
-/// from v -> u is impossible on HRR (FHRR, its Fourier-domain twin, has no such symmetry).
-template <class M>
-void require_order(const char* what, const char* order) {
-  if constexpr (std::is_same_v<M, hrr>)
-    throw value_error("fusor::vsa::" + std::string(what) + ": HRR's circular convolution commutes with the cyclic "
-                      "shift that marks " + order + ", so it cannot be told apart; use FHRR or a MAP model");
+  array<std::int64_t, B> idx(cast<std::int64_t>(edges));
+  fusor::detail::check_indices(("vsa::" + std::string(what)).c_str(), "edges of node indices", "edges", idx, ns[0]);
+  return idx;
 }
 template <class M>
 void require_edge_kind(edge_kind kind, const char* what) {

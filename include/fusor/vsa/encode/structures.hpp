@@ -17,6 +17,7 @@
 
 #include "../../core/indexing.hpp"
 #include "../fhrr.hpp"
+#include "../hrr.hpp"
 #include "../map.hpp"
 #include "../operations.hpp"
 
@@ -234,19 +235,37 @@ auto ngram_vectors(const M& m, const X& x, index_t n, index_t stride = 1) {
 }
 
 namespace detail {
+/// HRR's circular convolution commutes with the cyclic shift that marks order: bind(permute(u), v)
+/// is permute(bind(u, v)), the same vector as bind(permute(v), u), so an encoding that tells u -> v
+/// from v -> u is impossible on HRR (FHRR, its Fourier-domain twin, has no such symmetry).
+template <class M>
+void require_order(const char* what, const char* order) {
+  if constexpr (std::is_same_v<M, hrr>)
+    throw value_error("fusor::vsa::" + std::string(what) + ": HRR's circular convolution commutes with the cyclic "
+                      "shift that marks " + order + ", so it cannot be told apart; use FHRR or a MAP model");
+}
+
+/// The number of rows of an array of shape (..., L): the product of the leading extents (also
+/// when L is 0).
+inline index_t leading_count(const extents& s) {
+  index_t n = 1;
+  for (int k = 0; k + 1 < s.size(); ++k) n *= s[k];
+  return n;
+}
 /// The length of each token row (..., L) of tok, checked on the host (one transfer on cuda): a row
 /// holds tokens in [0, k), then -1 (padding) to its end. A bad token is an index_error naming its
 /// row, its position and what was expected (`token` describes [0, k)).
 template <class B>
-std::vector<index_t> checked_token_lengths(const array<std::int64_t, B>& tok, index_t k, const char* what, const char* token) {
+std::vector<index_t> checked_token_lengths(const array<std::int64_t, B>& tok, index_t k, const char* what, const char* token,
+                                           const char* row = "sequence") {
   const extents ts = tok.shape();
-  const index_t len = ts.size() > 0 ? ts[ts.size() - 1] : 0, seqs = len > 0 ? ts.numel() / len : 0;
+  const index_t len = ts.size() > 0 ? ts[ts.size() - 1] : 0, seqs = leading_count(ts);
   const array<std::int64_t, cpu> host = to<cpu>(tok);
   std::vector<index_t> lengths(static_cast<std::size_t>(seqs));
   for (index_t s = 0; s < seqs; ++s) {
     const std::int64_t* t = host.data() + s * len;
     auto bad = [&](index_t p, const std::string& expected) {
-      return index_error("fusor::vsa::" + std::string(what) + ": sequence " + std::to_string(s) + " has token " +
+      return index_error("fusor::vsa::" + std::string(what) + ": " + row + " " + std::to_string(s) + " has token " +
                          std::to_string(t[p]) + " at position " + std::to_string(p) + ", expected " + expected);
     };
     const std::string valid = std::string(token) + " in [0, " + std::to_string(k) + ") or -1 (padding)";
@@ -257,7 +276,9 @@ std::vector<index_t> checked_token_lengths(const array<std::int64_t, B>& tok, in
     }
     if (l < len && t[l] != -1) throw bad(l, valid);
     for (index_t p = l + 1; p < len; ++p)
-      if (t[p] != -1) throw bad(p, "-1: the sequence ended at position " + std::to_string(l) + " (a sequence ends at its first -1)");
+      if (t[p] != -1)
+        throw bad(p, "-1: the " + std::string(row) + " ended at position " + std::to_string(l) + " (a " + row +
+                         " ends at its first -1)");
     lengths[static_cast<std::size_t>(s)] = l;
   }
   return lengths;
@@ -332,7 +353,7 @@ auto ngrams(const M& m, const C& codebook, const I& tokens, index_t n, index_t s
   if (cs.size() != 2 || ts.size() < 1)
     throw shape_error("fusor::vsa::ngrams: expects a codebook (K, " + std::to_string(m.width()) +
                       ") and tokens (..., L), got shapes " + to_string(cs) + " and " + to_string(ts));
-  const index_t len = ts[ts.size() - 1], seqs = len > 0 ? ts.numel() / len : 0, k = cs[0], w = m.width();
+  const index_t len = ts[ts.size() - 1], seqs = detail::leading_count(ts), k = cs[0], w = m.width();
   if (n < 1 || stride < 1)
     throw value_error("fusor::vsa::ngrams: expects n >= 1 and stride >= 1, got n = " + std::to_string(n) +
                       ", stride = " + std::to_string(stride));

@@ -3,7 +3,8 @@
 // (0) and right (1) steps, is the product of the step roles permuted by depth,
 // permute(role[p_0], 0) * permute(role[p_1], 1) * ...; a tree is the record of its leaves bound to
 // their paths, and unbinding a path gives its leaf back (noisy; an item memory cleans it up).
-// Paths of different depths share one array: a path ends at its first -1.
+// Paths of different depths share one array: a path ends at its first -1. HRR, whose bind commutes
+// with the shift (lr and rl would be one path), is a value_error.
 #include <string>
 
 #include "../operations.hpp"
@@ -16,6 +17,7 @@ namespace fusor::vsa {
 /// gather and one bind per depth for the whole batch; the paths are checked on the host.
 template <model M, class R, expression I>
 auto tree_paths(const M& m, const R& roles, const I& paths) {
+  detail::require_order<M>("tree_paths", "a step's depth");
   const extents rs = detail::checked_rows(m, roles, "tree_paths", "roles");
   if (rs.size() != 2 || rs[0] != 2)
     throw shape_error("fusor::vsa::tree_paths: expects roles (2, " + std::to_string(m.width()) +
@@ -29,12 +31,12 @@ auto tree_paths(const M& m, const R& roles, const I& paths) {
   const extents ps = tok.shape();
   if (ps.size() < 1)
     throw shape_error("fusor::vsa::tree_paths: expects paths (..., D), got a scalar");
-  detail::checked_token_lengths(tok, 2, "tree_paths", "a step (0 left, 1 right)");
-  const index_t depth = ps[ps.size() - 1], count = depth > 0 ? ps.numel() / depth : 0, w = m.width();
+  detail::checked_token_lengths(tok, 2, "tree_paths", "a step (0 left, 1 right)", "path");
+  const index_t depth = ps[ps.size() - 1], count = detail::leading_count(ps), w = m.width();
   extents out = ps;
   out[out.size() - 1] = w;
   array<T, B> acc = identity<B>(m, count);
-  if (count == 0) return std::move(acc).reshape(out);
+  if (count == 0 || depth == 0) return std::move(acc).reshape(out);
   const auto steps = tok.reshape(extents{count, depth});
   array<T, B> book(extents{3, w});  // row 0: the identity (padding), rows 1, 2: the roles permuted by depth
   book(range(0, 1), all) = identity<B>(m, 1);
@@ -51,6 +53,9 @@ auto tree_paths(const M& m, const R& roles, const I& paths) {
 /// their paths and bundled, (..., width).
 template <model M, class R, expression I, class L>
 auto tree(const M& m, const R& roles, const I& paths, const L& leaves, const bundle_options& o = {}) {
+  const extents ps = expr_shape(fusor::detail::to_node(paths));
+  if (ps.size() != 2)
+    throw shape_error("fusor::vsa::tree: expects paths (N, D), one per leaf, got shape " + to_string(ps));
   const auto keys = tree_paths(m, roles, paths);
   return array<typename M::value_type, backend_of_t<decltype(keys.view())>>(record(m, keys, leaves, o));
 }
