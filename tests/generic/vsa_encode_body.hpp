@@ -428,7 +428,8 @@ TEST_CASE_TEMPLATE("vsa random_projection: signs, bits or scaled values of x P a
     const fusor::array<float, B> x(std::span<const float>(xs), fusor::extents{2, 3, f});  // a (2, 3) batch
     const auto v = enc.encode(x);
     REQUIRE(v.shape() == fusor::extents{2, 3, m.width()});
-    const auto hp = host_values(enc.matrix()), hv = host_values(v);
+    const auto hp = host_values(enc.matrix());
+    const auto hv = host_values(v);
     bool same = true;
     double err = 0;
     for (index_t r = 0; r < 6; ++r)
@@ -473,6 +474,13 @@ TEST_CASE("vsa random_projection: sign projections keep angles, similarity 1 - 2
   double err = 0;
   for (std::size_t i = 0; i < deg.size(); ++i) err = std::max(err, std::abs(double(s[i]) - (1 - 2 * deg[i] / 180)));
   CHECK(err < 0.04);  // d = 10 000 signs: a standard deviation of about 0.01 per similarity
+  // BSC's bits: hamming similarity 1 - angle / pi
+  const vsa::bsc b(10'000);
+  const auto vb = vsa::random_projection<vsa::bsc, B>(b, 3, 7).encode(x);
+  const auto sb = host_values(vsa::similarity(b, vb, vb));
+  double eb = 0;
+  for (std::size_t i = 0; i < deg.size(); ++i) eb = std::max(eb, std::abs(double(sb[i]) - (1 - deg[i] / 180)));
+  CHECK(eb < 0.02);
 }
 
 TEST_CASE_TEMPLATE("vsa fractional_power_features: phasors of x W against a loop, product kernels, binding adds", M,
@@ -484,7 +492,8 @@ TEST_CASE_TEMPLATE("vsa fractional_power_features: phasors of x W against a loop
   const auto v = enc.encode(x);
   REQUIRE(v.shape() == fusor::extents{3, m.width()});
   if constexpr (std::is_same_v<M, vsa::fhrr>) {  // position j: e^{i sum_k w_kj (x_k - low_k)}
-    const auto w = host_values(enc.frequencies()), hv = host_values(v);
+    const auto w = host_values(enc.frequencies());
+    const auto hv = host_values(v);
     const std::vector<double> hx = {2.0, 0.25, 3.0, -0.5, 5.0, 0.75};
     double err = 0;
     for (index_t r = 0; r < 3; ++r)
@@ -513,6 +522,30 @@ TEST_CASE_TEMPLATE("vsa fractional_power_features: phasors of x W against a loop
   CHECK(err < 0.04);
   CHECK(enc.similarity({0.5, 0.1}) == doctest::Approx(std::exp(-0.5 * 0.16) * std::exp(-0.5 * 0.16)).epsilon(
                                            std::is_same_v<M, vsa::hrr> ? 1e-3 : 1e-12));
+  // one feature gives the scalar encoder's vectors for the same seed, at odd and even d, also for a
+  // range far from 0 (x - low is taken in double by both)
+  for (index_t d : {index_t(101), index_t(100)})
+    for (double base : {0.0, 1.7e9}) {
+      CAPTURE(d);
+      CAPTURE(base);
+      const M m1(d);
+      const vsa::fractional_power_features<M, B> many(m1, {base}, {base + 86'400.0}, 9, vsa::fpe_kernel::gaussian, 30.0);
+      const vsa::fractional_power_encoder<M, B> one(m1, base, base + 86'400.0, 9, vsa::fpe_kernel::gaussian, 30.0);
+      const fusor::array<double, B> t{base, base + 100.5, base + 86'400.0};
+      const auto a = host_values(many.encode(t.reshape(fusor::extents{3, 1}))), c = host_values(one.encode(t));
+      REQUIRE(a.size() == c.size());
+      double e1 = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) e1 = std::max(e1, double(std::abs(a[i] - c[i])));
+      CHECK(e1 < 1e-5);
+      if constexpr (std::is_same_v<M, vsa::hrr>) {  // the DC bin (and an even d's Nyquist bin) are real
+        const auto w = host_values(many.frequencies());
+        CHECK(w.front() == 0.0f);
+        CHECK((d % 2 == 1 || w.back() == 0.0f));
+      }
+    }
+  // a range's ends are inside it, also where float cannot hold them
+  const vsa::fractional_power_features<M, B> tenth(m, {0.0}, {0.1}, 1);
+  CHECK(tenth.encode(fusor::array<double, B>{0.1}).shape() == fusor::extents{m.width()});
   // bad input
   CHECK_THROWS_WITH_AS(enc.encode(fusor::array<double, B>{11.0, 0.0}), doctest::Contains("feature 0 of row 0 is 11"),
                        fusor::value_error);

@@ -2,10 +2,11 @@
 // Encoders of feature vectors x in R^f by random matrices, each one GEMM for a batch:
 //   random_projection  HoloVec's RandomProjectionEncoder and torchhd's Projection: x P with P an
 //                      (f, d) matrix of N(0, 1) draws. MAP-B takes the sign and BSC the bits of
-//                      x P < 0 (sign random projection, SimHash: the expected similarity of the
-//                      encodings of x and y is 1 - 2 angle(x, y) / pi); the real models (MAP-C
-//                      clipped to [-1, 1], HRR, VTB, MBAT) keep x P / sqrt(f d) (HRR's N(0, 1/d)
-//                      scale for a unit x), whose cosines estimate x's.
+//                      x P < 0 (sign random projection, SimHash: each position differs with
+//                      probability angle(x, y) / pi, so MAP-B's cosine is 1 - 2 angle / pi and
+//                      BSC's hamming similarity 1 - angle / pi); the real models (MAP-C clipped to
+//                      [-1, 1], HRR, VTB, MBAT) keep x P / sqrt(f d) (N(0, 1/d) elements, HRR's
+//                      scale, for features of unit variance), whose cosines estimate x's.
 //   fractional_power_features
 //                      multivariate fractional power encoding (random Fourier features; torchhd's
 //                      FractionalPower): for feature ranges [low_k, high_k], position j holds
@@ -13,8 +14,9 @@
 //                      spectrum), w_kj = theta_kj bandwidth / (high_k - low_k) with the theta of
 //                      one fpe_kernel drawn independently per feature. The similarity of two
 //                      encodings is the product of the features' kernels (a gaussian kernel: the
-//                      RBF kernel), binding adds feature vectors, and the one GEMM (x - low) W
-//                      gives every phase.
+//                      RBF kernel), bind(encode(x), encode(y)) = encode(x + y - low), and the one
+//                      GEMM (x - low) W gives every phase (x - low in double, then float: a range
+//                      far from 0 keeps its resolution).
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -34,14 +36,14 @@
 namespace fusor::vsa {
 
 namespace detail {
-/// The (n, f) float matrix of feature rows (..., f) after checking f.
-template <class B, class X>
-array<float, B> feature_rows(const X& x, index_t f, const char* what) {
+/// The (n, f) matrix of feature rows (..., f) as T, after checking f.
+template <class T, class B, class X>
+array<T, B> feature_rows(const X& x, index_t f, const char* what) {
   const extents s = expr_shape(fusor::detail::to_node(x));
   if (s.size() < 1 || s[s.size() - 1] != f)
     throw shape_error("fusor::vsa::" + std::string(what) + ": expects feature vectors (..., " + std::to_string(f) +
                       "), got shape " + to_string(s));
-  array<float, B> r(cast<float>(x));
+  array<T, B> r(cast<T>(x));
   const index_t n = f > 0 ? r.size() / f : 0;
   return std::move(r).reshape(extents{n, f});
 }
@@ -99,7 +101,7 @@ class random_projection {
   /// The encodings of feature vectors (..., features): (..., width), one GEMM and one pass.
   template <class X>
   array<value_type, B> encode(const X& x) const {
-    const array<float, B> rows = detail::feature_rows<B>(x, f_, "random_projection::encode");
+    const array<float, B> rows = detail::feature_rows<float, B>(x, f_, "random_projection::encode");
     const extents out = detail::encoded_shape(x, m_.width());
     const array<float, B> y = matmul(rows, p_);
     if constexpr (std::is_same_v<M, map_b>) {
@@ -150,7 +152,7 @@ class fractional_power_features {
                                                  seed + std::uint64_t(r) * 0x9E3779B97F4A7C15ull, kernel, bandwidth);
         w_(r, all) = one.frequencies();
       }
-      offset_ = to<B>(array<float, cpu>(cast<float>(array<double, cpu>(std::span<const double>(low_), extents{f}))));
+      offset_ = to<B>(array<double, cpu>(std::span<const double>(low_), extents{f}));
     }
   }
 
@@ -182,11 +184,11 @@ class fractional_power_features {
   template <class X>
   array<value_type, B> encode(const X& x) const {
     const index_t f = features();
-    const array<float, B> rows = detail::feature_rows<B>(x, f, "fractional_power_features::encode");
+    const array<double, B> rows = detail::feature_rows<double, B>(x, f, "fractional_power_features::encode");
     check_ranges(rows);
     const extents out = detail::encoded_shape(x, m_.width());
     const index_t n = rows.shape()[0], k = w_.shape()[1];
-    const array<float, B> centred(rows - offset_.reshape(extents{1, f}));
+    const array<float, B> centred(cast<float>(rows - offset_.reshape(extents{1, f})));
     const array<float, B> phase = matmul(centred, w_);
     array<std::complex<float>, B> ph = detail::generate<B>(detail::phasors_of_phases{phase.data()}, extents{n, k});
     if constexpr (std::is_same_v<M, hrr>)
@@ -196,13 +198,13 @@ class fractional_power_features {
   }
 
  private:
-  void check_ranges(const array<float, B>& rows) const {
-    const array<float, cpu> h = to<cpu>(rows);
+  void check_ranges(const array<double, B>& rows) const {
+    const array<double, cpu> h = to<cpu>(rows);
     const index_t f = features(), n = rows.shape()[0];
     for (index_t r = 0; r < n; ++r)
       for (index_t k = 0; k < f; ++k) {
         const double v = h(r, k);
-        if (!(v >= float(low_[std::size_t(k)]) && v <= float(high_[std::size_t(k)])))
+        if (!(v >= low_[std::size_t(k)] && v <= high_[std::size_t(k)]))
           throw value_error("fusor::vsa::fractional_power_features::encode: feature " + std::to_string(k) + " of row " +
                             std::to_string(r) + " is " + std::to_string(v) + ", outside its range [" +
                             std::to_string(low_[std::size_t(k)]) + ", " + std::to_string(high_[std::size_t(k)]) + "]");
@@ -213,7 +215,8 @@ class fractional_power_features {
   std::vector<double> low_, high_;
   fpe_kernel kernel_;
   double bandwidth_;
-  array<float, B> w_, offset_;
+  array<float, B> w_;
+  array<double, B> offset_;  // low
 };
 
 }  // namespace fusor::vsa
