@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <numbers>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace vsaencode {
@@ -1007,15 +1008,32 @@ TEST_CASE("vsa centroid classifier: sums per class, prediction, OnlineHD refinem
                        doctest::Contains("BSC vectors cannot be summed"), fusor::value_error);
 }
 
+/// A centroid classifier's held-out accuracy after one pass and after `refinements` OnlineHD passes,
+/// on the split of examples/train_digits (a permutation seeded 2026, the last 20% held out).
+template <class M, class X>
+std::pair<double, double> held_out(const M& m, const X& encoded, const fusor::array<std::int64_t, B>& labels, index_t classes,
+                                   int refinements) {
+  using fusor::array;
+  const index_t n = labels.size(), n_train = n - n / 5;
+  fusor::random::generator rng(2026);
+  const array<std::int64_t, B> order = fusor::random::permutation<B>(rng, n);
+  const array<std::int64_t, B> train = order(fusor::range(0, n_train)).copy(), test = order(fusor::range(n_train, n)).copy();
+  const array<float, B> x_train = fusor::take(encoded, train, 0), x_test = fusor::take(encoded, test, 0);
+  const array<std::int64_t, B> y_train = fusor::take(labels, train), y_test = fusor::take(labels, test);
+  vsa::centroid_classifier<M, B> clf(m, classes);
+  clf.fit(x_train, y_train);
+  const double one_pass = clf.accuracy(x_test, y_test);
+  clf.refine(x_train, y_train, 1.0, refinements);
+  return {one_pass, clf.accuracy(x_test, y_test)};
+}
+
 TEST_CASE("vsa digits: level-encoded pixels bound to position keys, a centroid classifier >= 90% held out") {
   using fusor::array;
   const std::filesystem::path dir = std::filesystem::path(FUSOR_TEST_DATA_DIR) / "digits";
   const array<std::uint8_t, B> images = fusor::to<B>(fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "images.npy"));
   const array<std::int64_t, B> labels =
       fusor::to<B>(array<std::int64_t, fusor::cpu>(fusor::cast<std::int64_t>(fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "labels.npy"))));
-  const index_t n = images.shape()[0], n_test = n / 5, n_train = n - n_test;
-  fusor::random::generator rng(2026);  // the split of examples/train_digits
-  const array<std::int64_t, B> order = fusor::random::permutation<B>(rng, n);
+  const index_t n = images.shape()[0];
   const vsa::map_b m(1000);
   const auto pixels = vsa::scalar_encoder<vsa::map_b, B>::level(m, 17, 0.0, 16.0, 1);  // 0..16
   const auto keys = vsa::random<B>(m, 64, 2);                                          // one per pixel
@@ -1024,14 +1042,7 @@ TEST_CASE("vsa digits: level-encoded pixels bound to position keys, a centroid c
     const index_t e = std::min(n, b + 512);
     hv(fusor::range(b, e), fusor::all) = pixels.encode_record(keys, images(fusor::range(b, e), fusor::all));
   }
-  const array<std::int64_t, B> train = order(fusor::range(0, n_train)).copy(), test = order(fusor::range(n_train, n)).copy();
-  const array<float, B> x_train = fusor::take(hv, train, 0), x_test = fusor::take(hv, test, 0);
-  const array<std::int64_t, B> y_train = fusor::take(labels, train), y_test = fusor::take(labels, test);
-  vsa::centroid_classifier<vsa::map_b, B> clf(m, 10);
-  clf.fit(x_train, y_train);
-  const double one_pass = clf.accuracy(x_test, y_test);
-  clf.refine(x_train, y_train, 1.0, 12);
-  const double refined = clf.accuracy(x_test, y_test);
+  const auto [one_pass, refined] = held_out(m, hv, labels, 10, 12);
   MESSAGE("digits, d = 1000: one pass " << one_pass << ", after 12 refinement passes " << refined);
   CHECK(one_pass >= 0.85);
   CHECK(refined >= 0.90);
@@ -1043,7 +1054,7 @@ TEST_CASE("vsa language identification: letter trigrams of single words from fiv
   const auto words = fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "words.npy");  // (5000, 16), codes 1..A, 0 pads
   const array<std::int64_t, B> labels =
       fusor::to<B>(array<std::int64_t, fusor::cpu>(fusor::cast<std::int64_t>(fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "labels.npy"))));
-  const index_t n = words.shape()[0], n_test = n / 5, n_train = n - n_test;
+  const index_t n = words.shape()[0];
   REQUIRE(n == 5000);
   // token rows: a boundary mark (token 0) before and after the letters (codes 1..A), then -1,
   // ngrams' padding (so that prefixes and suffixes count)
@@ -1059,16 +1070,7 @@ TEST_CASE("vsa language identification: letter trigrams of single words from fiv
   const auto letters = vsa::random<B>(m, index_t(fusor::max(words)) + 1, 7);
   // each word's trigram counts (the sum, not its sign: the counts carry more than the majority)
   const auto encoded = vsa::ngrams(m, letters, fusor::to<B>(t), 3, 1, {vsa::normalization::none});
-  fusor::random::generator rng(2026);
-  const array<std::int64_t, B> order = fusor::random::permutation<B>(rng, n);
-  const array<std::int64_t, B> train = order(fusor::range(0, n_train)).copy(), test = order(fusor::range(n_train, n)).copy();
-  const array<float, B> x_train = fusor::take(encoded, train, 0), x_test = fusor::take(encoded, test, 0);
-  const array<std::int64_t, B> y_train = fusor::take(labels, train), y_test = fusor::take(labels, test);
-  vsa::centroid_classifier<vsa::map_b, B> clf(m, 5);
-  clf.fit(x_train, y_train);
-  const double one_pass = clf.accuracy(x_test, y_test);
-  clf.refine(x_train, y_train, 1.0, 5);
-  const double refined = clf.accuracy(x_test, y_test);
+  const auto [one_pass, refined] = held_out(m, encoded, labels, 5, 5);
   MESSAGE("language of single words, d = 2048: one pass " << one_pass << ", after 5 refinement passes " << refined);
   CHECK(one_pass >= 0.68);  // chance is 0.2
   CHECK(refined >= 0.72);

@@ -92,6 +92,17 @@ FUSOR_HD inline void sincos_poly(float x, float& s, float& c) {
   c = (cp * keep + sp * swap) * cs;
 }
 
+/// The expected cosine of two FPE vectors whose frequencies give kernel value k: k itself for FHRR;
+/// for HRR the DC bin (and an even d's Nyquist bin), whose frequency is 0, always agree.
+template <class M>
+double expected_similarity(const M& m, double k) {
+  if constexpr (std::is_same_v<M, hrr>) {
+    const double d = double(m.dim()), fixed = m.dim() % 2 == 0 ? 2.0 : 1.0;
+    return (fixed + (d - fixed) * k) / d;
+  }
+  return k;
+}
+
 /// Rows of unit phasors: element (r, j) of an (n, k) output is e^{i w_j t_r}, written once.
 struct phasor_outer {
   using value_type = std::complex<float>;
@@ -172,11 +183,7 @@ class fractional_power_encoder {
   double similarity(double delta) const {
     double k = 0;
     for (const auto& p : parts_) k += p.weight * kernel_value(p.kernel, p.bandwidth * delta / (high_ - low_));
-    if constexpr (std::is_same_v<M, hrr>) {
-      const double d = double(m_.dim()), fixed = m_.dim() % 2 == 0 ? 2.0 : 1.0;
-      return (fixed + (d - fixed) * k) / d;
-    }
-    return k;
+    return detail::expected_similarity(m_, k);
   }
 
   /// The encodings of values in [low, high] (any shape (...) -> (..., width)); a value outside

@@ -171,11 +171,7 @@ class fractional_power_features {
                         " differences, got " + std::to_string(delta.size()));
     double k = 1;
     for (std::size_t i = 0; i < delta.size(); ++i) k *= kernel_value(kernel_, bandwidth_ * delta[i] / (high_[i] - low_[i]));
-    if constexpr (std::is_same_v<M, hrr>) {
-      const double d = double(m_.dim()), fixed = m_.dim() % 2 == 0 ? 2.0 : 1.0;
-      return (fixed + (d - fixed) * k) / d;
-    }
-    return k;
+    return detail::expected_similarity(m_, k);
   }
 
   /// The encodings of feature vectors (..., features): (..., width). Each feature must lie in its
