@@ -13,6 +13,12 @@
 //       for FLCSphericalMask, 2 r2c + 3 c2r for FLC) on the scan's grid, 64 times, as direct cuFFT
 //       calls batched the same way
 // Scores: 4 FLCSphericalMask, 5 FLC.
+// A training step on the device: bench_learn's MLP (784-128-10, float32, cross-entropy) on a
+// batch of <b> rows, then optim::sgd's step, the loss read to the host each step (as a training
+// loop's progress line does); counter us_per_step (wall clock: the step waits for its loss):
+//   learn_step_tape/<b>:   ad::value_and_grad, the tape recorded every step
+//   learn_step_replay/<b>: the same step through ad::compile, each replay one CUDA graph launch
+// bench/peers/cuda_peers.py runs the same step in PyTorch, eager and captured as a CUDA graph.
 // Run: build/release/bench/bench_cuda --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -161,6 +167,57 @@ void matmul_cublas(benchmark::State& state) {
   cublasDestroy(h);
 }
 
+// ---- a training step ------------------------------------------------------------------------------
+namespace nn = fusor::ad::nn;
+auto learn_mlp() { return nn::sequential<float, gpu>(nn::linear(784, 128), nn::relu, nn::linear(128, 10)); }
+struct learn_batch {
+  array<float, gpu> x;
+  array<std::int64_t, gpu> y;
+  explicit learn_batch(index_t b) {
+    fusor::random::generator g(1);
+    x = fusor::random::uniform<float, gpu>(g, {b, 784}, 0.0f, 1.0f);
+    y = fusor::random::integers<std::int64_t, gpu>(g, {b}, 0, 10);
+  }
+};
+template <class Step>
+void time_steps(benchmark::State& state, Step&& step) {
+  for (int k = 0; k < 3; ++k) step();  // warm-up: buffers, plans, the graph's capture
+  for (auto _ : state) step();
+  state.counters["us_per_step"] = benchmark::Counter(1e-6, benchmark::Counter::kIsIterationInvariantRate |
+                                                               benchmark::Counter::kInvert);
+}
+void learn_step_tape(benchmark::State& state) {
+  const learn_batch d(state.range(0));
+  const auto model = learn_mlp();
+  auto params = model.init(0);
+  fusor::ad::optim::sgd<float, gpu> opt({.lr = 1e-3});
+  auto vg = fusor::ad::value_and_grad([&](const auto& p) { return nn::cross_entropy(model(p, d.x), d.y); });
+  float loss = 0;
+  time_steps(state, [&] {
+    auto [value, grads] = vg(params);
+    opt.step(params, grads);
+    loss = value;
+  });
+  benchmark::DoNotOptimize(loss);
+}
+void learn_step_replay(benchmark::State& state) {
+  const learn_batch d(state.range(0));
+  const auto model = learn_mlp();
+  auto params = model.init(0);
+  fusor::ad::optim::sgd<float, gpu> opt({.lr = 1e-3});
+  auto step = fusor::ad::compile(
+      [&](const auto& p, const auto& x, const auto& y) { return nn::cross_entropy(model(p, x), y); }, params, d.x, d.y);
+  float loss = 0;
+  time_steps(state, [&] {
+    auto [value, grads] = step(params, d.x, d.y);
+    opt.step(params, grads);
+    loss = value;
+  });
+  benchmark::DoNotOptimize(loss);
+  if (!step.replays_as_graph()) state.SkipWithError(("the replay is not one CUDA graph: " + step.why_not_graph()).c_str());
+  if (step.recordings() != 1) state.SkipWithError("the step was recorded again: it should only replay");
+}
+
 constexpr int scan_rotations = 64;
 
 /// Times `work` (scan_rotations rotations' worth) after a warm-up that makes its plans; counter
@@ -238,6 +295,8 @@ BENCHMARK(match_scan)->Apply(scan_args);
 BENCHMARK(cufft_floor)->Apply(scan_args);
 BENCHMARK(matmul_fusor)->Arg(4096)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(matmul_cublas)->Arg(4096)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(learn_step_tape)->Arg(64)->Arg(1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(learn_step_replay)->Arg(64)->Arg(1024)->UseRealTime()->Unit(benchmark::kMicrosecond);
 #define FUSOR_CUDA_BENCH(fn) BENCHMARK(fn)->Arg(n_default)->UseManualTime()->Unit(benchmark::kMillisecond)
 FUSOR_CUDA_BENCH(cudaMemcpy_d2d);
 FUSOR_CUDA_BENCH(fused_2x_plus_yz_minus_sin_w);

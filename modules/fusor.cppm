@@ -172,6 +172,7 @@ using fusor::all;
 using fusor::cpu_alignment;
 using fusor::ellipsis;
 using fusor::has_executor;
+using fusor::work_graph;
 using fusor::is_complex_v;
 using fusor::is_element_v;
 using fusor::is_expression_v;

@@ -119,8 +119,89 @@ def cupy_rows():
     }
 
 
+def learn_rows():
+    """bench_cuda's training step (784-128-10 MLP, float32, cross-entropy, SGD, the loss read each
+    step) in PyTorch: eager, and captured once as a CUDA graph and replayed (torch.cuda.graphs).
+    Microseconds per step, median of 9 runs of 200 steps."""
+    import time
+    import torch
+
+    out = {}
+    for batch in (64, 1024):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).cuda()
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+        x = torch.rand(batch, 784, device="cuda")
+        y = torch.randint(0, 10, (batch,), device="cuda")
+        loss_fn = torch.nn.CrossEntropyLoss()
+
+        def eager():
+            opt.zero_grad(set_to_none=False)
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss.item()
+
+        # the PyTorch recipe for a whole-step graph: warm up on a side stream, capture, replay
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                eager()
+        torch.cuda.current_stream().wait_stream(s)
+        graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=False)
+        with torch.cuda.graph(graph):
+            static_loss = loss_fn(model(x), y)
+            static_loss.backward()
+            opt.step()
+
+        def replay():
+            graph.replay()
+            return static_loss.item()
+
+        for name, fn in (("torch eager", eager), ("torch CUDA graph", replay)):
+            times = []
+            for _ in range(9):
+                fn()
+                t0 = time.perf_counter()
+                for _ in range(200):
+                    fn()
+                times.append((time.perf_counter() - t0) / 200 * 1e6)
+            out[(name, batch)] = sorted(times)[4]
+    return out
+
+
+def fusor_step_times(path):
+    """us_per_step of bench_cuda's learn_step_* medians, by (name, batch)."""
+    with open(path) as f:
+        data = json.load(f)
+    out = {}
+    for b in data["benchmarks"]:
+        name = b["run_name"]
+        if b.get("aggregate_name") == "median" and name.startswith("learn_step_"):
+            kind, batch = name.split("/")[:2]
+            out[(kind, int(batch))] = b["real_time"]  # microseconds (Unit: kMicrosecond)
+    return out
+
+
 def main():
     fusor = fusor_times(sys.argv[1]) if len(sys.argv) > 1 else {}
+    steps = fusor_step_times(sys.argv[1]) if len(sys.argv) > 1 else {}
+    try:
+        peers = learn_rows()
+    except Exception as e:
+        peers = {}
+        print(f"torch training step: not run ({type(e).__name__}: {e})")
+    if steps or peers:
+        print(f"{'training step':24} {'batch':>6} {'us/step':>9} {'fusor replay/this':>18}")
+        for batch in (64, 1024):
+            ref = steps.get(("learn_step_replay", batch))
+            rows = [(k, steps[(k, batch)]) for k in ("learn_step_tape", "learn_step_replay") if (k, batch) in steps]
+            rows += [(k, peers[(k, batch)]) for k in ("torch eager", "torch CUDA graph") if (k, batch) in peers]
+            for name, us in rows:
+                ratio = f"{ref / us:18.2f}" if ref else f"{'-':>18}"
+                print(f"{name:24} {batch:6d} {us:9.1f} {ratio}")
     rows = {}
     for name, make in (("torch", torch_rows), ("cupy", cupy_rows)):
         try:

@@ -259,32 +259,36 @@ TEST_CASE_TEMPLATE("whole reductions consume the expression", T, float, double, 
 }
 
 TEST_CASE("reductions along every axis of a 3-d array, NaN, means and variances") {
-  const index_t D0 = 5, D1 = 33, D2 = 71;
-  const auto a = test::values<double>(D0 * D1 * D2, -1, 1, 31);
-  auto x = body::dev(a, {D0, D1, D2});
-  auto at = [&](index_t i, index_t j, index_t k) { return a[std::size_t((i * D1 + j) * D2 + k)]; };
-  const index_t dims[3] = {D0, D1, D2};
-  for (int axis = 0; axis < 3; ++axis) {
-    const auto s = body::host_values(sum(x * 2.0, axis));
-    const auto m = body::host_values(max(x, axis));
-    const auto am = body::host_values(argmin(x, axis));
-    const index_t o1 = axis == 0 ? D1 : D0, o2 = axis == 2 ? D1 : D2;
-    index_t bad = 0;
-    for (index_t p = 0; p < o1; ++p)
-      for (index_t q = 0; q < o2; ++q) {
-        double acc = 0, best = -1e300, low = 1e300;
-        index_t arg = 0;
-        for (index_t k = 0; k < dims[axis]; ++k) {
-          const double v = axis == 0 ? at(k, p, q) : axis == 1 ? at(p, k, q) : at(p, q, k);
-          acc += 2 * v;
-          best = std::max(best, v);
-          if (v < low) low = v, arg = k;
+  // shapes whose axes give many short rows, few long ones (contiguous or across the layout) and
+  // the sizes between: each way the cuda backend spreads an axis reduction over its threads
+  const index_t shapes[][3] = {{5, 33, 71}, {3, 1500, 4}, {2, 300, 70}, {2, 100, 40}, {4, 2, 1100}};
+  for (const auto& dims : shapes) {
+    const index_t D0 = dims[0], D1 = dims[1], D2 = dims[2];
+    const auto a = test::values<double>(D0 * D1 * D2, -1, 1, 31);
+    auto x = body::dev(a, {D0, D1, D2});
+    auto at = [&](index_t i, index_t j, index_t k) { return a[std::size_t((i * D1 + j) * D2 + k)]; };
+    for (int axis = 0; axis < 3; ++axis) {
+      const auto s = body::host_values(sum(x * 2.0, axis));
+      const auto m = body::host_values(max(x, axis));
+      const auto am = body::host_values(argmin(x, axis));
+      const index_t o1 = axis == 0 ? D1 : D0, o2 = axis == 2 ? D1 : D2;
+      index_t bad = 0;
+      for (index_t p = 0; p < o1; ++p)
+        for (index_t q = 0; q < o2; ++q) {
+          double acc = 0, best = -1e300, low = 1e300;
+          index_t arg = 0;
+          for (index_t k = 0; k < dims[axis]; ++k) {
+            const double v = axis == 0 ? at(k, p, q) : axis == 1 ? at(p, k, q) : at(p, q, k);
+            acc += 2 * v;
+            best = std::max(best, v);
+            if (v < low) low = v, arg = k;
+          }
+          const std::size_t o = std::size_t(p * o2 + q);
+          bad += !test::close(s[o], acc, 1e-12) + (m[o] != best) + (am[o] != arg);
         }
-        const std::size_t o = std::size_t(p * o2 + q);
-        bad += !test::close(s[o], acc, 1e-12) + (m[o] != best) + (am[o] != arg);
-      }
-    INFO("axis ", axis);
-    CHECK(bad == 0);
+      INFO("shape (", D0, ", ", D1, ", ", D2, "), axis ", axis);
+      CHECK(bad == 0);
+    }
   }
   std::vector<float> withnan(1000, 1.0f);
   withnan[517] = std::nanf("");

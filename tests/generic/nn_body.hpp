@@ -779,8 +779,8 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
   auto f = [&](const auto& p, const auto& xs, const auto& ys, double weight) {
     return weight * nn::cross_entropy(model(p, xs), ys);
   };
-  // with a mean along an axis and a whole sum: the other replayable kinds of step (bits only: in
-  // the clang sanitizer build their replay allocates one buffer, not yet explained)
+  // with a mean along an axis and a whole sum: the other replayable kinds of step (and a weight
+  // whose adjoint two nodes write: its matmul's product passes through a kept buffer)
   auto g = [&](const auto& p, const auto& xs, const auto& ys, double weight) {
     return nn::cross_entropy(model(p, xs), ys) + weight * sum(mean(square(p.at("0.weight")), 0));
   };
@@ -794,6 +794,12 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     CHECK(value == value_ref);
     for (const auto& [name, gr] : grads_ref) CHECK(hv(grads.at(name)) == hv(gr));
   };
+  // on cuda a replay is one CUDA graph (captured by the first); cpu has none
+  auto graph_replays = [](const auto& compiled) {
+    INFO(compiled.why_not_graph());
+    if constexpr (std::is_same_v<B, fusor::cuda>) CHECK(compiled.replays_as_graph());
+    else CHECK_FALSE(compiled.replays_as_graph());
+  };
   params_t p = model.init(5), q = model.init(5);
   auto reference = ad::value_and_grad(f);
   auto step = ad::compile(f, p, x, labels, 0.01);
@@ -804,8 +810,9 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     auto compiled_g = ad::compile(g, r, x, labels, 0.01);
     CHECK(compiled_g.forward_steps() == 8);
     auto reference_g = ad::value_and_grad(g);
-    for (int k = 0; k < 2; ++k) replay_matches(compiled_g, reference_g, false, r, x, labels, 0.01);
+    for (int k = 0; k < 2; ++k) replay_matches(compiled_g, reference_g, true, r, x, labels, 0.01);
     CHECK(compiled_g.replays() == 2);
+    graph_replays(compiled_g);
   }
   {
     // softmax and log_softmax along either axis replay too, without allocating (their row maxima
@@ -821,6 +828,57 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     for (int k = 0; k < 2; ++k) replay_matches(compiled_h, reference_h, true, r, x, onehot);
     CHECK(compiled_h.replays() == 2);
     CHECK(compiled_h.recordings() == 1);
+    graph_replays(compiled_h);
+  }
+  {
+    // binary cross-entropy of logits (its value kept on the device, as a whole sum's) replays too
+    D targets = test::on<B>(std::vector<double>{0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0}, extents{4, 3});
+    auto b = [&](const auto& p, const auto& xs, const D& ys) {
+      return nn::binary_cross_entropy_with_logits(model(p, xs), ys) +
+             nn::binary_cross_entropy_with_logits(model(p, xs) * 0.5, ys, nn::reduction::sum);
+    };
+    params_t r = model.init(9);
+    auto compiled_b = ad::compile(b, r, x, targets);
+    auto reference_b = ad::value_and_grad(b);
+    for (int k = 0; k < 3; ++k) {
+      if (k == 2) targets.view() = test::on<B>(std::vector<double>{1, 0, 0, 1, 0.5, 1, 1, 0, 0, 1, 0, 0.25}, extents{4, 3});
+      replay_matches(compiled_b, reference_b, true, r, x, targets);
+    }
+    CHECK(compiled_b.replays() == 3);
+    CHECK(compiled_b.recordings() == 1);
+    graph_replays(compiled_b);
+  }
+  {
+    // binary_cross_entropy checks its probabilities in every replay (after the replay's work)
+    const D v = test::on<B>(std::vector<double>{0.5, 0.25, 0.75});
+    D ps = test::on<B>(std::vector<double>{0.5, 0.9, 0.2});
+    const D ys = test::on<B>(std::vector<double>{1, 0, 1});
+    auto bce = [&](const auto& w, const D& xs) { return nn::binary_cross_entropy(w * xs, ys); };
+    auto compiled_p = ad::compile(bce, v, ps);
+    CHECK(compiled_p(v, ps).first == ad::value_and_grad(bce)(v, ps).first);
+    ps.view() = test::on<B>(std::vector<double>{0.5, 8.0, 0.2});
+    CHECK_THROWS_WITH_AS(compiled_p(v, ps), doctest::Contains("got values in [0.150000, 2.000000]"), fusor::value_error);
+    ps.view() = test::on<B>(std::vector<double>{0.5, 0.9, 0.2});
+    CHECK(hv(compiled_p(v, ps).second) == hv(ad::value_and_grad(bce)(v, ps).second));
+    CHECK(compiled_p.recordings() == 1);
+    CHECK(compiled_p.replays() == 3);
+    graph_replays(compiled_p);
+  }
+  {
+    // cross_entropy with probabilities replays (its row sums and logsumexp in kept buffers)
+    D q = test::on<B>(std::vector<double>{0.2, 0.3, 0.5, 1, 0, 0, 0, 0.5, 0.5, 0.1, 0.1, 0.8}, extents{4, 3});
+    auto c = [&](const auto& p, const auto& xs, const D& qs) {
+      return nn::cross_entropy(model(p, xs), qs) + nn::cross_entropy(model(p, xs), qs * 2.0, nn::reduction::sum);
+    };
+    params_t r = model.init(10);
+    auto compiled_c = ad::compile(c, r, x, q);
+    auto reference_c = ad::value_and_grad(c);
+    for (int k = 0; k < 3; ++k) {
+      if (k == 2) q.view() = test::on<B>(std::vector<double>{0.5, 0.5, 0, 0, 0, 1, 0.25, 0.25, 0.5, 1, 0, 0}, extents{4, 3});
+      replay_matches(compiled_c, reference_c, true, r, x, q);
+    }
+    CHECK(compiled_c.recordings() == 1);
+    graph_replays(compiled_c);
   }
   {
     // an embedding (a gather) replays and reads its index array again: new indices written into
@@ -858,6 +916,22 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     }
     ids.view() = test::on<B>(std::vector<std::int64_t>{-6, 0, 4});
     CHECK_THROWS_WITH_AS(compiled_tk(w, ids), doctest::Contains("index -6 is out of bounds for axis 0 with size 5"), fusor::index_error);
+    ids.view() = test::on<B>(std::vector<std::int64_t>{-1, 0, 4});
+    CHECK(hv(compiled_tk(w, ids).second) == hv(ad::grad(tk)(w, ids)));  // (a failed replay leaves no trace)
+    // class labels are checked by every replay too, after its work
+    tokens.view() = test::on<B>(std::vector<std::int64_t>{1, 5, 5, 0});
+    I64 ys = test::on<B>(std::vector<std::int64_t>{2, 0, 1, 2});
+    auto compiled_y = ad::compile(e, r, tokens, ys);
+    ys.view() = test::on<B>(std::vector<std::int64_t>{2, 3, 1, 0});
+    CHECK_THROWS_WITH_AS(compiled_y(r, tokens, ys), doctest::Contains("cross_entropy needs class indices in [0, 3), got labels from 0 to 3"),
+                         fusor::index_error);
+    ys.view() = test::on<B>(std::vector<std::int64_t>{1, 0, 1, 2});
+    CHECK(compiled_y(r, tokens, ys).first == reference_e(r, tokens, ys).first);
+    CHECK(compiled_y.recordings() == 1);
+    CHECK(compiled_y.replays() == 2);
+    graph_replays(compiled_e);
+    graph_replays(compiled_tk);
+    graph_replays(compiled_y);
   }
   ad::optim::sgd<double, B> opt_p({.lr = 0.1, .momentum = 0.9}), opt_q({.lr = 0.1, .momentum = 0.9});
   for (int k = 0; k < 4; ++k) {
@@ -877,6 +951,7 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
   }
   CHECK(step.recordings() == 1);
   CHECK(step.replays() == 4);
+  graph_replays(step);
   // another array, another shape, another scalar: each records again (and still gives the reference's bits)
   const D x2 = dvals(6 * 5, -1, 1, 23, extents{6, 5});
   const I64 labels2 = test::on<B>(std::vector<std::int64_t>{0, 1, 2, 0, 1, 2});

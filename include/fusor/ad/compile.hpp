@@ -24,13 +24,19 @@
 //
 // What can be replayed: elementwise expressions of variables (eval, assignments), sum and mean
 // (whole or along an axis), softmax and log_softmax, take with an index array (and embedding),
-// matmul (and the linear layers), cross_entropy with class labels, and ad::param; a model made of
-// embeddings, linear layers, layer_norm, activations and these losses. Anything else (the other
-// reductions, mask_select, joins, FFTs, convolutions,
-// custom_vjp, dropout in training mode, cross_entropy with probabilities) registers no forward
-// step, and compiling a function that uses it is a tape_error naming it: call value_and_grad instead.
+// matmul (and the linear layers), cross_entropy (class labels or probabilities),
+// binary_cross_entropy_with_logits, and ad::param; a model made of embeddings, linear layers,
+// layer_norm, activations and these losses (mse_loss and l1_loss are sums and means). Anything
+// else (the other reductions, mask_select, joins, FFTs, convolutions, custom_vjp, dropout in
+// training mode) registers no forward step, and compiling a function that uses it is a
+// tape_error naming it: call value_and_grad instead.
 //
-// On cuda the replay launches the same kernels one by one (not yet as one CUDA graph).
+// A replay is device work only: every check a step makes (a gather's indices, cross_entropy's
+// labels) lands in a flag that is read after it, with the loss, and a raised flag throws the
+// error the eager call gives. On cuda the first replay captures the work as one CUDA graph and
+// every later one launches it on the current stream (one launch, no per-kernel host work); where
+// the work cannot be captured the replay launches the kernels one by one, and why_not_graph()
+// says why. Graphs are one device's, made again after a workspace of the backend grew.
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -130,10 +136,16 @@ class compiled {
   std::size_t forward_steps() const { return tape_ ? tape_->forward_steps() : 0; }
   /// The backward nodes a replay runs.
   std::size_t backward_nodes() const { return tape_ ? tape_->size() : 0; }
+  /// Whether replays launch one recorded unit of work (on cuda a CUDA graph, once a replay has
+  /// captured it) rather than each step's kernels.
+  bool replays_as_graph() const { return graph_.recorded(); }
+  /// Why they do not (empty when they do): the backend has no graphs, or what failed to capture.
+  std::string why_not_graph() const { return graph_.why_not(); }
 
  private:
   void record(const P& params, const A&... args) {
     ready_ = false;
+    graph_.reset();  // (it points at the old recording's buffers)
     grads_.reset();
     vars_.reset();
     tape_ = std::make_unique<tape>();  // a fresh tape: nothing of an earlier recording survives
@@ -164,8 +176,8 @@ class compiled {
       throw tape_error(std::string("fusor: ad::compile cannot replay this function: it uses ") + what +
                        (where.empty() ? "" : " (" + where + ")") +
                         " (expected only elementwise expressions, sum, mean, softmax, log_softmax, take, embedding, "
-                       "matmul, linear layers and cross_entropy with class labels; use ad::value_and_grad for the "
-                       "rest)");
+                       "matmul, linear layers, cross_entropy and binary_cross_entropy_with_logits; use "
+                       "ad::value_and_grad for the rest)");
     if (y.size() != 1)
       throw tape_error("fusor: ad::compile needs a function with one number as output, got shape " + to_string(y.shape()));
     loss_ = y.id();
@@ -178,6 +190,7 @@ class compiled {
                        " that it created itself (expected every array it reads to be an argument or to outlive the "
                        "compiled function; compute it with variables, or pass it as an argument)");
     t.stop_watching();  // replays are checked by address instead
+    t.reserve_check_flags<backend_type>();  // (so that no replay allocates)
     value_ = y.item();
   }
 
@@ -193,21 +206,33 @@ class compiled {
     return equal && k == bound_.size();
   }
 
+  // A replay is device work only (on cuda one CUDA graph, see work_graph): the steps' checks go to
+  // flags, and the loss and the flags are read back after it.
   void replay() {
     using T = value_type;
     using B = backend_type;
     tape& t = *tape_;
-    t.replay_forward();
-    t.clear_adjoints();
-    const T one{1};
-    backend_memory<B>::copy_from_host(t.adjoint_buffer<T, B>(loss_), &one, 1);
-    t.slot_at(loss_).adjoint_written = true;
-    t.replay_backward();
-    backend_memory<B>::copy_to_host(&value_, static_cast<const T*>(t.slot_at(loss_).value), 1);
+    t.begin_deferred_checks<B>();
+    try {
+      graph_.run([this, &t] {
+        t.replay_forward();
+        t.clear_adjoints();
+        const leaf<T, B> seed{t.adjoint_buffer<T, B>(loss_), extents{}, extents{}};
+        fusor::detail::assign_expr(seed, scalar_expr<T>{T(1)}, false);
+        t.slot_at(loss_).adjoint_written = true;
+        t.replay_backward();
+      });
+    } catch (...) {
+      t.abandon_deferred_checks();
+      throw;
+    }
     ++replays_;
+    backend_memory<B>::copy_to_host(&value_, static_cast<const T*>(t.slot_at(loss_).value), 1);
+    t.end_deferred_checks<B>();  // (a bad index or label found by the replay throws here)
   }
 
   F f_;
+  work_graph<backend_type> graph_;
   std::unique_ptr<tape> tape_;
   std::optional<vars_t> vars_;
   std::optional<grads_t> grads_;

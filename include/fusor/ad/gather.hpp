@@ -75,16 +75,38 @@ struct take_step {
   int axis;
   const char* table;
   std::uint32_t out;
+  std::int32_t check;  // its flag in a replay (tape::add_check), or -1
 };
+// The indices' eager check (a replay whose flag was raised runs it: it throws).
+template <class T, class B, class I>
+void take_check(tape&, const void* p) {
+  const auto& n = *static_cast<const take_step<T, B, I>*>(p);
+  const array_view<I, B> source(n.source.data, n.source.shape, n.source.strides);
+  const index_t len = n.x.shape()[n.axis];
+  if (n.table != nullptr) fusor::detail::check_indices(n.table, "indices", "indices", source, len);
+  (void)fusor::detail::checked_indices<B>(source, len, n.axis, n.x.shape());
+}
 template <class T, class B, class I>
 void take_forward(tape& t, const void* p) {
   const auto& n = *static_cast<const take_step<T, B, I>*>(p);
   const extents& xs = n.x.shape();
   const index_t count = n.source.shape.numel(), len = xs[n.axis];
   array_view<std::int64_t, B> idx(n.idx, n.source.shape, contiguous_strides(n.source.shape));
-  idx = array_view<I, B>(n.source.data, n.source.shape, n.source.strides);
-  if (n.table != nullptr) fusor::detail::check_indices(n.table, "indices", "indices", idx, len);
-  fusor::detail::wrap_checked<B>(n.idx, count, len, n.axis, xs);
+  const array_view<I, B> source(n.source.data, n.source.shape, n.source.strides);
+  if (t.deferring_checks() && n.check >= 0) {
+    // a replay: the verdict into the step's flag, read after the replay; a bad index gathers
+    // element 0 meanwhile (never memory outside x)
+    const auto i = fusor::cast<std::int64_t>(source);
+    const auto bad = (i < (n.table != nullptr ? std::int64_t(0) : std::int64_t(-len))) || (i >= std::int64_t(len));
+    executor<B>::template reduce_into<fusor::detail::max_op>(t.check_flag<B>(std::uint32_t(n.check)),
+                                                            where(bad, std::int64_t(1), std::int64_t(0)),
+                                                            fusor::detail::finish_as<std::int64_t>{});
+    idx = where(bad, std::int64_t(0), where(i < std::int64_t(0), i + std::int64_t(len), i));
+  } else {
+    idx = source;
+    if (n.table != nullptr) fusor::detail::check_indices(n.table, "indices", "indices", idx, len);
+    fusor::detail::wrap_checked<B>(n.idx, count, len, n.axis, xs);
+  }
   index_t outer, inner;
   fusor::detail::split_around(xs, n.axis, outer, inner);
   if (outer * inner * count > 0)
@@ -112,14 +134,15 @@ auto take_of(const X& x, const I& indices, int axis, const char* table) {
   if constexpr (fusor::detail::is_array_v<I> || fusor::detail::is_view_v<I>) {
     // an array is read where it lies, in a replay too
     if (t.capturing()) t.watch(indices.as_leaf(), false);
-    const take_step<T, B, value_t<I>> step{o, indices.as_leaf(), idx->data(), ax, table, out.id()};
+    take_step<T, B, value_t<I>> step{o, indices.as_leaf(), idx->data(), ax, table, out.id(), -1};
     take_forward<T, B, value_t<I>>(t, &step);
+    if (t.capturing() && ishape.numel() > 0) step.check = std::int32_t(t.add_check(&take_check<T, B, value_t<I>>, step));
     t.record_forward(&take_forward<T, B, value_t<I>>, step, out.id());
   } else {
     // an expression is evaluated once here: its values could not be read again
     t.not_replayable("take of indices given as an expression (pass an integer array: a replay reads its values again)");
     const array<value_t<I>, B> values(indices);
-    const take_step<T, B, value_t<I>> step{o, values.as_leaf(), idx->data(), ax, table, out.id()};
+    const take_step<T, B, value_t<I>> step{o, values.as_leaf(), idx->data(), ax, table, out.id(), -1};
     take_forward<T, B, value_t<I>>(t, &step);
   }
   if (grad) record_op<T, B>(t, out.id(), take_back<T, B>{o, idx, ax});

@@ -59,6 +59,10 @@ void product_into_view(const strided_t<T, B>& a, const strided_t<T, B>& b, const
   }
 }
 
+/// The tape scratch buffer a matmul adjoint's product passes through when it adds to an adjoint
+/// already written.
+inline constexpr std::size_t product_scratch = 2;
+
 template <class T, class B>
 struct matmul_back {
   operand<T, B> a, b;
@@ -90,11 +94,13 @@ struct matmul_back {
       s.adjoint_written = true;
       return;
     }
-    array<T, B> prod(full);
-    product_into_view(x, y, strided_t<T, B>(prod.view()));
+    // the product in a scratch buffer the tape keeps (reduce_to, which accumulate_into may call,
+    // has 0 and 1): a parameter used twice costs a replay no allocation
+    T* prod = static_cast<T*>(t.scratch<B>(product_scratch, std::size_t(full.numel()) * sizeof(T)));
+    product_into_view(x, y, strided_t<T, B>(prod, full));
     extents shape = full;
     if (column) shape = fusor::detail::drop_axis(full, full.size() - 1);  // (..., K, 1) -> (..., K)
-    accumulate_into(t, o, leaf<T, B>{prod.data(), shape, contiguous_strides(shape)}, shape);
+    accumulate_into(t, o, leaf<T, B>{prod, shape, contiguous_strides(shape)}, shape);
   }
   static extents broadcast_batch(const extents& x, const extents& y) {
     extents bx, by;

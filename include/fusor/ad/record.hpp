@@ -4,6 +4,7 @@
 // adjoint as fused expressions accumulated into its inputs' adjoint buffers.
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -319,9 +320,18 @@ void reduce_backward(tape& t, const void* p) {
   using B = backend_of_t<E>;
   const extents shape = expr_shape(n.tree);
   if (n.axis < 0) {
-    R g;
-    backend_memory<B>::copy_to_host(&g, static_cast<const R*>(s.adjoint), 1);
-    propagate(t, n.tree, scalar_expr<R>{R(g * n.scale)}, shape);
+    if constexpr (std::is_floating_point_v<R>) {
+      // the adjoint where it lies, seen at every element (stride 0): nothing read back to the host
+      extents zero = shape;
+      for (int k = 0; k < zero.size(); ++k) zero[k] = 0;
+      const leaf<R, B> g{static_cast<R*>(s.adjoint), shape, zero};
+      if (n.scale == R{1}) propagate(t, n.tree, g, shape);
+      else propagate(t, n.tree, g * scalar_expr<R>{n.scale}, shape);
+    } else {
+      R g;
+      backend_memory<B>::copy_to_host(&g, static_cast<const R*>(s.adjoint), 1);
+      propagate(t, n.tree, scalar_expr<R>{R(g * n.scale)}, shape);
+    }
   } else {
     // the output's adjoint, repeated along the reduced axis (stride 0)
     extents st = contiguous_strides(fusor::detail::drop_axis(shape, n.axis));
@@ -368,8 +378,23 @@ void reduce_forward(tape& t, const void* p) {
   using B = backend_of_t<E>;
   const auto plain = strip(n.tree);
   if (n.axis == whole) {
-    const V value = Kind == reduction::sum ? V(fusor::sum(plain)) : V(fusor::mean(plain));
-    backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(n.out).value), &value, 1);
+    if constexpr (std::is_floating_point_v<V>) {
+      // fusor::sum's (or mean's) value, computed and kept on the device: a replay reads nothing
+      // back (a CUDA graph cannot)
+      const leaf<V, B> dst{static_cast<V*>(t.slot_at(n.out).value), extents{}, extents{}};
+      const index_t count = expr_shape(n.tree).numel();
+      if (count == 0) {
+        fusor::detail::assign_expr(
+            dst, scalar_expr<V>{Kind == reduction::sum ? V(0) : std::numeric_limits<V>::quiet_NaN()}, false);
+        return;
+      }
+      using Op = std::conditional_t<Kind == reduction::sum, fusor::detail::sum_op, fusor::detail::mean_sum_op>;
+      executor<B>::template reduce_into<Op>(
+          dst.data, plain, fusor::detail::finish_as<V>{Kind == reduction::mean ? double(count) : 0.0});
+    } else {
+      const V value = Kind == reduction::sum ? V(fusor::sum(plain)) : V(fusor::mean(plain));
+      backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(n.out).value), &value, 1);
+    }
     return;
   }
   const extents shape = expr_shape(n.tree);

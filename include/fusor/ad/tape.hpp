@@ -87,6 +87,7 @@ class tape {
       if (s.data) s.release(s.data, s.capacity);
     for (auto& c : constants_)
       if (c.buffer.data) c.buffer.release(c.buffer.data, c.buffer.capacity);
+    if (check_flags_.data) check_flags_.release(check_flags_.data, check_flags_.capacity);
   }
 
   /// Forgets the recording: variables made before become invalid (using one is a tape_error);
@@ -101,7 +102,9 @@ class tape {
     arena_block_ = 0;
     forwards_.clear();
     produced_.clear();
+    checks_.clear();
     capturing_ = false;
+    deferring_checks_ = false;
     unreplayable_ = nullptr;
     for (auto& s : slots_)  // borrowed gradient buffers go back to their owner
       if (!s.owns_adjoint) {
@@ -268,6 +271,7 @@ class tape {
   void begin_capture() {
     capturing_ = true;
     forwards_.clear();
+    checks_.clear();
     produced_.clear();
     unreplayable_ = nullptr;
   }
@@ -315,6 +319,61 @@ class tape {
     for (std::size_t k = nodes_.size(); k-- > 0;) nodes_[k].backward(*this, nodes_[k].payload);
   }
   std::size_t forward_steps() const { return forwards_.size(); }
+
+  // ---- checks of a replay, read after it -----------------------------------------------------
+  // A forward step that checks its input (a gather's indices, cross-entropy's labels) reads a
+  // verdict back to the host when it runs eagerly. A replay must not (on cuda it is one captured
+  // graph, which cannot wait for the host): there such a step computes its verdict into a flag in
+  // device memory, makes its bad input harmless (an index out of range gathers row 0), and the
+  // replay reads every flag once, after the work: a raised flag runs the step's eager check,
+  // which throws the error an eager call would have.
+  /// Registers the eager check of a capture's step (a plain-data payload) and returns the number
+  /// of its flag.
+  template <class P>
+  std::uint32_t add_check(void (*check)(tape&, const void*), const P& payload) {
+    static_assert(std::is_trivially_copyable_v<P> && std::is_trivially_destructible_v<P>,
+                  "fusor: a check's payload must be plain data");
+    void* p = arena_allocate(sizeof(P), alignof(P));
+    std::memcpy(p, &payload, sizeof(P));
+    checks_.push_back(detail::forward_step{check, p});
+    return std::uint32_t(checks_.size() - 1);
+  }
+  /// Whether the steps running now compute their checks into flags (a replay) or check eagerly.
+  bool deferring_checks() const { return deferring_checks_; }
+  /// Starts a replay's deferred checks: the flags (int64, on backend B) are made before the work,
+  /// so a captured graph's work allocates nothing.
+  template <class B>
+  void begin_deferred_checks() {
+    reserve_check_flags<B>();
+    deferring_checks_ = true;
+  }
+  /// Makes the flags of the checks added so far (begin_deferred_checks() does, unless already made).
+  template <class B>
+  void reserve_check_flags() {
+    if (!checks_.empty()) ensure<B>(check_flags_, checks_.size() * sizeof(std::int64_t));
+  }
+  /// Flag k of the current replay (device memory of backend B).
+  template <class B>
+  std::int64_t* check_flag(std::uint32_t k) {
+    return static_cast<std::int64_t*>(check_flags_.data) + k;
+  }
+  /// Ends a replay's deferred checks without reading them (its work failed).
+  void abandon_deferred_checks() { deferring_checks_ = false; }
+  /// Ends a replay's deferred checks: reads the flags (one copy) and runs the eager check of each
+  /// raised one, which throws.
+  template <class B>
+  void end_deferred_checks() {
+    deferring_checks_ = false;
+    if (checks_.empty()) return;
+    std::vector<std::int64_t> raised(checks_.size());
+    backend_memory<B>::copy_to_host(raised.data(), static_cast<const std::int64_t*>(check_flags_.data),
+                                    index_t(raised.size()));
+    for (std::size_t k = 0; k < raised.size(); ++k)
+      if (raised[k] != 0) {
+        checks_[k].run(*this, checks_[k].payload);
+        throw index_error("fusor: a replayed step found bad input that its check does not reproduce");
+      }
+  }
 
   /// Scratch buffer `k` of at least `bytes` on backend B, kept across resets (a backward pass's
   /// temporaries: a second pass with the same shapes allocates nothing). Numbered by the caller,
@@ -399,6 +458,8 @@ class tape {
   std::vector<bool> produced_;
   bool capturing_ = false;
   const char* unreplayable_ = nullptr;
+  std::vector<detail::forward_step> checks_;
+  bool deferring_checks_ = false;
   /// Makes b a buffer of at least `bytes` on backend B unless it already is one (buffers only
   /// grow); true when it was (re)allocated.
   template <class B>
@@ -414,6 +475,7 @@ class tape {
   }
 
   std::vector<scratch_buffer> scratch_;
+  scratch_buffer check_flags_;  // a replay's deferred checks (int64, one per check)
   struct keyed_buffer {
     const void* key;
     scratch_buffer buffer;

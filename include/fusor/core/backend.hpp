@@ -2,6 +2,7 @@
 // Backend tags. Only the tag *types* live in core: every header can name array<float, cuda>,
 // while what a backend does (memory, evaluation) is specialised in backend/<name>/.
 #include <concepts>
+#include <string>
 #include <type_traits>
 
 namespace fusor {
@@ -40,6 +41,24 @@ struct executor {
                 "fusor: evaluating an expression on this backend needs its executor; for cuda "
                 "arrays that means compiling with nvcc in a .cu file that includes "
                 "<fusor/cuda.cuh>");
+};
+
+/// A backend's work recorded once and launched again as one unit: ad::compile's replays run
+/// through it. Where a backend has no such thing (cpu) run() calls the work each time; cuda's
+/// specialisation (backend/cuda/graph.hpp) captures it as a CUDA graph.
+///   template <class F> void run(F&& work);  // work() now, or a launch of its recording
+///   bool recorded() const;                  // run() launches a recording
+///   std::string why_not() const;            // why the work is not recorded (empty when it is)
+///   void reset();                           // forget the recording (the work changed)
+template <class B>
+struct work_graph {
+  template <class F>
+  void run(F&& work) {
+    work();
+  }
+  bool recorded() const { return false; }
+  std::string why_not() const { return "this backend runs the work directly"; }
+  void reset() {}
 };
 
 /// True where executor<B> is specialised in this translation unit (cpu always; cuda in .cu

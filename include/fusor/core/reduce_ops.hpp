@@ -34,6 +34,18 @@ struct mean_sum_op : sum_op {
   template <class V>
   using wide = std::conditional_t<std::is_integral_v<V>, double, sum_wide_t<V>>;
 };
+/// The last step of a whole reduction that executor<B>::reduce_into writes where it lies: the
+/// accumulator w as R, divided first by `divisor` unless it is 0 (a mean: fusor::mean's
+/// w / n, then the conversion), then multiplied by `factor` (exact when it is 1).
+template <class R>
+struct finish_as {
+  double divisor = 0;
+  R factor = R(1);
+  template <class W>
+  FUSOR_HD R operator()(const W& w) const {
+    return R(divisor != 0 ? w / W(divisor) : w) * factor;
+  }
+};
 struct prod_op {
   template <class V>
   using wide = sum_wide_t<V>;

@@ -84,6 +84,38 @@ leaf<T, B> spread_last(const T* a, const extents& shape) {
   return {const_cast<T*>(a), shape, strides};
 }
 
+/// binary_cross_entropy's check: probabilities in [0, 1] (a value_error naming the range found).
+template <class V>
+void check_probabilities(const V& values) {
+  using T = value_t<V>;
+  if (values.size() == 0) return;
+  const T lo = fusor::min(values), hi = fusor::max(values);
+  if (!(lo >= T(0) && hi <= T(1)))
+    throw value_error("fusor: binary_cross_entropy needs probabilities in [0, 1], got values in [" + std::to_string(lo) +
+                      ", " + std::to_string(hi) + "] (for scores use binary_cross_entropy_with_logits)");
+}
+/// The same check in a replay (a capture's step that computes no value): its verdict into a flag;
+/// eagerly (a raised flag) the value_error.
+template <class T, class B>
+struct probability_check {
+  leaf<T, B> p;
+  std::int32_t check;
+};
+template <class T, class B>
+void probability_check_forward(tape& t, const void* p) {
+  const auto& n = *static_cast<const probability_check<T, B>*>(p);
+  if (!t.deferring_checks()) return;  // (checked eagerly when recorded)
+  const array_view<T, B> v(n.p.data, n.p.shape, n.p.strides);
+  executor<B>::template reduce_into<fusor::detail::max_op>(t.check_flag<B>(std::uint32_t(n.check)),
+                                                          where((v >= T(0)) && (v <= T(1)), std::int64_t(0), std::int64_t(1)),
+                                                          fusor::detail::finish_as<std::int64_t>{});
+}
+template <class T, class B>
+void probability_check_eager(tape&, const void* p) {
+  const auto& n = *static_cast<const probability_check<T, B>*>(p);
+  check_probabilities(array_view<T, B>(n.p.data, n.p.shape, n.p.strides));
+}
+
 /// cross_entropy's node: z the logits, lse their logsumexp per row (kept by the tape), the labels
 /// (class indices, broadcast along the class axis) or the target probabilities q with their row sums.
 template <class T, class B, class L>
@@ -124,27 +156,88 @@ struct ce_step {
   T scale;
   bool mean;
   std::uint32_t out;
+  std::int32_t check;  // its flag in a replay (tape::add_check), or -1
 };
+// The labels' eager check (a replay whose flag was raised runs it: it throws).
+template <class T, class B, class L>
+void ce_check(tape&, const void* p) {
+  const auto& n = *static_cast<const ce_step<T, B, L>*>(p);
+  check_indices("cross_entropy", "class indices", "labels", array_view<L, B>(n.labels.data, n.labels.shape, n.labels.strides),
+                n.classes);
+}
+/// The row maxima m and lse = log Σ exp(z − m) + m of logits z along the last axis, into buffers
+/// of z's row count (what cross_entropy's forward steps and its node read).
+template <class T, class B>
+void ce_logsumexp(const ad::detail::operand<T, B>& z, T* m_data, T* lse_data) {
+  const extents& shape = z.shape();
+  const int ax = shape.size() - 1;
+  const extents rows = fusor::detail::drop_axis(shape, ax);
+  const leaf<T, B> m{m_data, rows, contiguous_strides(rows)}, lse{lse_data, rows, contiguous_strides(rows)};
+  executor<B>::template reduce_axis<fusor::detail::max_op>(m, z.value, ax);
+  fusor::detail::assign_expr(m, where(isfinite(m), m, T(0)), false);  // all −inf: the shift changes nothing
+  executor<B>::template reduce_axis<fusor::detail::sum_op>(lse, exp(z.value - spread_last<T, B>(m_data, shape)), ax);
+  fusor::detail::assign_expr(lse, log(lse) + m, false);
+}
+
 template <class T, class B, class L>
 void ce_forward(tape& t, const void* p) {
   const auto& n = *static_cast<const ce_step<T, B, L>*>(p);
   const extents& shape = n.z.shape();
-  const int ax = shape.size() - 1;
-  const extents rows = fusor::detail::drop_axis(shape, ax);
-  const leaf<T, B> m{n.m, rows, contiguous_strides(rows)}, lse{n.lse, rows, contiguous_strides(rows)};
-  executor<B>::template reduce_axis<fusor::detail::max_op>(m, n.z.value, ax);
-  fusor::detail::assign_expr(m, where(isfinite(m), m, T(0)), false);  // all −inf: the shift changes nothing
-  executor<B>::template reduce_axis<fusor::detail::sum_op>(lse, exp(n.z.value - spread_last<T, B>(n.m, shape)), ax);
-  fusor::detail::assign_expr(lse, log(lse) + m, false);
-  check_indices("cross_entropy", "class indices", "labels", array_view<L, B>(n.labels.data, n.labels.shape, n.labels.strides),
-                n.classes);
+  ce_logsumexp<T, B>(n.z, n.m, n.lse);
+  const array_view<L, B> labels(n.labels.data, n.labels.shape, n.labels.strides);
+  if (t.deferring_checks() && n.check >= 0) {
+    // a replay: the verdict into the step's flag, read after the replay (a label out of range
+    // matches no class meanwhile)
+    const auto l = fusor::cast<std::int64_t>(labels);
+    executor<B>::template reduce_into<fusor::detail::max_op>(
+        t.check_flag<B>(std::uint32_t(n.check)),
+        where((l < std::int64_t(0)) || (l >= std::int64_t(n.classes)), std::int64_t(1), std::int64_t(0)),
+        fusor::detail::finish_as<std::int64_t>{});
+  } else {
+    check_indices("cross_entropy", "class indices", "labels", labels, n.classes);
+  }
   extents lab_strides = n.labels.strides;
   lab_strides.push_back(0);
   const leaf<L, B> lab{n.labels.data, shape, lab_strides};  // each row's label along the class axis
   const auto cls = lazy::arange<L, B>(L(0), L(n.classes));
-  const T total = T(fusor::sum(where(cls == lab, spread_last<T, B>(n.lse, shape) - n.z.value, T(0))));
-  const T value = n.mean ? total * n.scale : total;
-  backend_memory<B>::copy_from_host(static_cast<T*>(t.slot_at(n.out).value), &value, 1);
+  // the loss computed and kept on the device (a replay reads nothing back): fusor::sum's value
+  const leaf<T, B> dst{static_cast<T*>(t.slot_at(n.out).value), extents{}, extents{}};
+  if (shape.numel() == 0) {
+    fusor::detail::assign_expr(dst, scalar_expr<T>{n.mean ? T(0) * n.scale : T(0)}, false);
+    return;
+  }
+  executor<B>::template reduce_into<fusor::detail::sum_op>(
+      dst.data, where(cls == lab, spread_last<T, B>(n.lse, shape) - n.z.value, T(0)),
+      fusor::detail::finish_as<T>{0.0, n.mean ? n.scale : T(1)});
+}
+
+/// cross_entropy with target probabilities q as a capture's forward step (cross_entropy computes
+/// through it): m and lse as with labels, q's row sums, then Σ q·(lse − z) times `factor` into
+/// slot `out`, all into buffers the tape keeps and on the device.
+template <class T, class B>
+struct ce_prob_step {
+  ad::detail::operand<T, B> z, q;
+  T* lse;
+  T* m;
+  T* qsum;
+  T factor;
+  std::uint32_t out;
+};
+template <class T, class B>
+void ce_prob_forward(tape& t, const void* p) {
+  const auto& n = *static_cast<const ce_prob_step<T, B>*>(p);
+  const extents& shape = n.z.shape();
+  const int ax = shape.size() - 1;
+  const extents rows = fusor::detail::drop_axis(shape, ax);
+  ce_logsumexp<T, B>(n.z, n.m, n.lse);
+  executor<B>::template reduce_axis<fusor::detail::sum_op>(leaf<T, B>{n.qsum, rows, contiguous_strides(rows)}, n.q.value, ax);
+  const leaf<T, B> dst{static_cast<T*>(t.slot_at(n.out).value), extents{}, extents{}};
+  if (shape.numel() == 0) {
+    fusor::detail::assign_expr(dst, scalar_expr<T>{T(0) * n.factor}, false);
+    return;
+  }
+  executor<B>::template reduce_into<fusor::detail::sum_op>(
+      dst.data, n.q.value * (spread_last<T, B>(n.lse, shape) - n.z.value), fusor::detail::finish_as<T>{0.0, n.factor});
 }
 
 /// binary_cross_entropy_with_logits' node: dz = g·scale·(sigmoid(z) − y), dy = −g·scale·z.
@@ -159,13 +252,26 @@ struct bce_logits_back {
   }
 };
 
-/// Writes `value` into a new one-element output on t and records `back` when any operand needs it.
-template <class T, class B, class Back>
-var<T, B> scalar_output(tape& t, T value, bool any_grad, const Back& back) {
-  auto [out, grad] = ad::detail::new_output<T, B>(t, extents{}, any_grad);
-  backend_memory<B>::copy_from_host(ad::detail::output_leaf(out).data, &value, 1);
-  if (grad) ad::detail::record_op<T, B>(t, out.id(), back);
-  return out;
+/// binary_cross_entropy_with_logits as a capture's forward step (the loss computes through it): Σ
+/// max(z, 0) − z·y + log(1 + e^−|z|), times `factor` (1, or 1/n for a mean), kept on the device.
+template <class T, class B>
+struct bce_logits_step {
+  ad::detail::operand<T, B> z, y;
+  T factor;
+  std::uint32_t out;
+};
+template <class T, class B>
+void bce_logits_forward(tape& t, const void* p) {
+  const auto& n = *static_cast<const bce_logits_step<T, B>*>(p);
+  const leaf<T, B> dst{static_cast<T*>(t.slot_at(n.out).value), extents{}, extents{}};
+  if (n.z.shape().numel() == 0) {
+    fusor::detail::assign_expr(dst, scalar_expr<T>{T(0) * n.factor}, false);
+    return;
+  }
+  const auto z = n.z.view(), y = n.y.view();
+  executor<B>::template reduce_into<fusor::detail::sum_op>(
+      dst.data, fusor::detail::to_node(maximum(z, T(0)) - z * y + log1p(exp(T(0) - abs(z)))),
+      fusor::detail::finish_as<T>{0.0, n.factor});
 }
 
 template <class T>
@@ -197,15 +303,19 @@ auto l1_loss(const X& input, const Y& target, reduction r = reduction::mean) {
 template <expression X, expression Y>
 auto binary_cross_entropy(const X& p, const Y& y, reduction r = reduction::mean) {
   using T = value_t<node_t<X>>;
+  using B = backend_of_t<node_t<X>>;
   const auto [keep, values] = detail::plain_values(p);
   (void)keep;
   detail::check_same_shape("binary_cross_entropy", values.shape(), expr_shape(fusor::detail::to_node(y)));
-  if (values.size() > 0) {
-    const T lo = fusor::min(values), hi = fusor::max(values);
-    if (!(lo >= T(0) && hi <= T(1)))
-      throw value_error("fusor: binary_cross_entropy needs probabilities in [0, 1], got values in [" +
-                        std::to_string(lo) + ", " + std::to_string(hi) +
-                        "] (for scores use binary_cross_entropy_with_logits)");
+  detail::check_probabilities(values);
+  if constexpr (detail::has_vars<X>()) {
+    // a replay checks its probabilities again (after its work: see tape::add_check)
+    tape& t = *keep.owner();
+    if (t.capturing() && values.size() > 0) {
+      detail::probability_check<T, B> step{values.as_leaf(), -1};
+      step.check = std::int32_t(t.add_check(&detail::probability_check_eager<T, B>, step));
+      t.record_forward(&detail::probability_check_forward<T, B>, step, keep.id());
+    }
   }
   const T floor = T(-100);
   auto loss_of = [&](const auto& q) {
@@ -237,8 +347,12 @@ auto binary_cross_entropy_with_logits(const X& z, const Y& y, reduction r = redu
     tape& t = *ad::detail::common_tape("binary_cross_entropy_with_logits", z, y);
     const auto zo = ad::detail::make_operand<T>(t, z);
     const auto yo = ad::detail::make_operand<T>(t, y);
-    const T value = value_of(zo.view(), yo.view());
-    return detail::scalar_output<T, B>(t, value, zo.grad || yo.grad, detail::bce_logits_back<T, B>{zo, yo, scale});
+    auto [out, grad] = ad::detail::new_output<T, B>(t, extents{}, zo.grad || yo.grad);
+    const detail::bce_logits_step<T, B> step{zo, yo, r == reduction::sum ? T(1) : scale, out.id()};
+    detail::bce_logits_forward<T, B>(t, &step);
+    t.record_forward(&detail::bce_logits_forward<T, B>, step, out.id());
+    if (grad) ad::detail::record_op<T, B>(t, out.id(), detail::bce_logits_back<T, B>{zo, yo, scale});
+    return out;
   }
 }
 
@@ -312,9 +426,10 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
       *lse = array<T, B>(kept_rows);
       array<T, B>* m = t.keep(array<T, B>(kept_rows));
       auto [out, grad] = ad::detail::new_output<T, B>(t, extents{}, zo.grad);
-      const detail::ce_step<T, B, LT> step{zo,     lse->data(), m->data(), lab.as_leaf(), classes, scale,
-                                           r == reduction::mean, out.id()};
+      detail::ce_step<T, B, LT> step{zo,     lse->data(), m->data(), lab.as_leaf(), classes, scale,
+                                     r == reduction::mean, out.id(), -1};
       detail::ce_forward<T, B, LT>(t, &step);
+      if (t.capturing() && rows_shape.numel() > 0) step.check = std::int32_t(t.add_check(&detail::ce_check<T, B, LT>, step));
       t.record_forward(&detail::ce_forward<T, B, LT>, step, out.id());
       const leaf<LT, B> lab_rows = fusor::expand_dims(lab, -1).as_leaf();
       if (grad)
@@ -324,10 +439,19 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
       return out;
     } else {
       const auto qo = ad::detail::make_operand<T>(t, target);
-      array<T, B>* qsum = t.keep(array<T, B>());
-      const T value = value_of(zo.view(), qo.view(), *lse, *qsum);
-      return detail::scalar_output<T, B>(t, value, zo.grad || qo.grad,
-                                         detail::ce_back<T, B, T>{zo, lse->data(), {}, qo, qsum->data(), scale});
+      const extents kept_rows = fusor::detail::keep_axis(shape, shape.size() - 1);
+      *lse = array<T, B>(kept_rows);
+      array<T, B>* m = t.keep(array<T, B>(kept_rows));
+      array<T, B>* qsum = t.keep(array<T, B>(kept_rows));
+      auto [out, grad] = ad::detail::new_output<T, B>(t, extents{}, zo.grad || qo.grad);
+      const detail::ce_prob_step<T, B> step{zo,        qo, lse->data(), m->data(), qsum->data(),
+                                            r == reduction::sum ? T(1) : scale, out.id()};
+      detail::ce_prob_forward<T, B>(t, &step);
+      t.record_forward(&detail::ce_prob_forward<T, B>, step, out.id());
+      if (grad)
+        ad::detail::record_op<T, B>(t, out.id(),
+                                    detail::ce_back<T, B, T>{zo, lse->data(), {}, qo, qsum->data(), scale});
+      return out;
     }
   }
 }

@@ -160,6 +160,12 @@ struct executor<cpu> {
   static auto reduce(const E& e) {
     return detail::cpu_exec::reduce_all<Op>(e);
   }
+  /// *dst = finish(reduce<Op>(e)) (finish: detail::finish_as), written where the backend's arrays
+  /// live (host memory here): for a caller that must not read a value back (ad::compile's replays).
+  template <class Op, class R, class E, class Finish>
+  static void reduce_into(R* dst, const E& e, const Finish& finish) {
+    *dst = finish(detail::cpu_exec::reduce_all<Op>(e));
+  }
   /// out[...] = reduction of e along `axis`; out has e's shape without that axis.
   template <class Op, class T, class E>
   static void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {

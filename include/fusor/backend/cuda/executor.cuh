@@ -156,6 +156,13 @@ struct executor<cuda> {
   static auto reduce(const E& e) {
     return detail::cuda_exec::reduce_all<Op>(e);
   }
+  /// *dst (device memory) = finish(reduce<Op>(e)), queued on the current stream and never read
+  /// back (the reduction's own kernel writes it): for work that must stay on the device, such as
+  /// a captured CUDA graph. reduce's value bit for bit; e must not be empty.
+  template <class Op, class R, class E, class Finish>
+  static void reduce_into(R* dst, const E& e, const Finish& finish) {
+    detail::cuda_exec::reduce_all_into<Op>(dst, e, finish);
+  }
   template <class Op, class T, class E>
   static void reduce_axis(const leaf<T, cuda>& out, const E& e, int axis) {
     detail::cuda_exec::reduce_axis<Op>(out, e, axis);

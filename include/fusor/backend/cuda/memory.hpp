@@ -125,6 +125,15 @@ struct stream_context {
 inline stream_context on(cudaStream_t s) { return {s}; }
 inline stream_context on(const cuda_stream& s) { return {s.get()}; }
 
+namespace detail {
+/// Counts the times a backend workspace that kernels are launched with (the whole-array
+/// reductions') was replaced: a CUDA graph captured before that points into freed memory.
+inline std::atomic<std::uint64_t>& cuda_workspace_generation() {
+  static std::atomic<std::uint64_t> g{0};
+  return g;
+}
+}  // namespace detail
+
 // ---- memory -----------------------------------------------------------------------------------
 /// Device memory of fusor's arrays, in bytes (all devices together for allocated and peak; the
 /// current device's pool for reserved).
@@ -277,3 +286,5 @@ struct backend_memory<cuda> {
 };
 
 }  // namespace fusor
+
+#include "graph.hpp"  // (work_graph<cuda>: wherever cuda arrays are, ad::compile replays them as a graph)

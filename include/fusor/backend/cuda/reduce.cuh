@@ -6,8 +6,10 @@
 // launch). Along an axis: one kernel; a warp per output element when the axis is innermost
 // (the warp reads the row coalesced), a thread per output element otherwise (neighbouring
 // threads read neighbouring columns).
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "../../core/reduce_ops.hpp"
@@ -84,9 +86,26 @@ struct fetch_nd {
   }
 };
 
-template <class Op, class W, class Fetch>
+/// Writes a whole reduction's value (the accumulator, as it is).
+template <class W>
+struct store_to {
+  W* p;
+  __device__ void operator()(const W& v) const { *p = v; }
+};
+/// Writes a whole reduction's value finished (converted, scaled: executor::reduce_into).
+template <class R, class Finish>
+struct store_finished {
+  R* p;
+  Finish finish;
+  template <class W>
+  __device__ void operator()(const W& v) const {
+    *p = finish(v);
+  }
+};
+
+template <class Op, class W, class Fetch, class Store>
 __global__ void __launch_bounds__(block_threads)
-    reduce_all_kernel(Fetch fetch, index_t n, W* partials, unsigned* ticket, W* result) {
+    reduce_all_kernel(Fetch fetch, index_t n, W* partials, unsigned* ticket, Store result) {
   W acc = Op::template identity<W>();
   for (index_t i = global_thread(); i < n; i += grid_threads()) acc = Op::combine(acc, fetch(i));
   acc = block_reduce<Op>(acc);
@@ -103,7 +122,7 @@ __global__ void __launch_bounds__(block_threads)
   for (unsigned k = threadIdx.x; k < gridDim.x; k += blockDim.x) total = Op::combine(total, partials[k]);
   total = block_reduce<Op>(total);
   if (threadIdx.x == 0) {
-    *result = total;
+    result(total);
     *ticket = 0;
   }
 }
@@ -137,6 +156,7 @@ inline unsigned char* reduce_workspace(std::size_t bytes) {
     if (x.device == dev) s = &x;
   if (s == nullptr) s = &mine.v.emplace_back(slot{dev, nullptr, 0});
   if (s->bytes < bytes) {
+    ++cuda_workspace_generation();  // (a captured CUDA graph that points into the old block is stale)
     if (s->p != nullptr) {
       FUSOR_CUDA_CHECK(cudaFree(s->p));  // waits for the device
       s->p = nullptr;
@@ -149,9 +169,10 @@ inline unsigned char* reduce_workspace(std::size_t bytes) {
   return static_cast<unsigned char*>(s->p);
 }
 
-/// Runs reduce_all_kernel over n elements and returns the result on the host.
-template <class Op, class W, class Fetch>
-W launch_reduce_all(const Fetch& fetch, index_t n) {
+/// Runs reduce_all_kernel over n elements and returns the result on the host, or, given a
+/// store (a device-memory writer), has the kernel write it and returns without waiting (W{}).
+template <class Op, class W, class Fetch, class Store = std::nullptr_t>
+W launch_reduce_all(const Fetch& fetch, index_t n, Store store = nullptr) {
   check_parameter_size<Fetch>();
   const unsigned grid = grid_for(n);
   // the partials, the result and the ticket in the thread's workspace
@@ -163,7 +184,12 @@ W launch_reduce_all(const Fetch& fetch, index_t n) {
   const cudaStream_t stream = current_cuda_stream();
   FUSOR_CUDA_CHECK(cudaMemsetAsync(ticket, 0, sizeof(unsigned), stream));
   FUSOR_COUNT_PASS();
-  reduce_all_kernel<Op, W><<<grid, block_threads, 0, stream>>>(fetch, n, partials, ticket, partials + grid);
+  if constexpr (!std::is_same_v<Store, std::nullptr_t>) {
+    reduce_all_kernel<Op, W><<<grid, block_threads, 0, stream>>>(fetch, n, partials, ticket, store);
+    check_launch("fusor reduction kernel launch");
+    return W{};
+  }
+  reduce_all_kernel<Op, W><<<grid, block_threads, 0, stream>>>(fetch, n, partials, ticket, store_to<W>{partials + grid});
   check_launch("fusor reduction kernel launch");
   W r;
   backend_memory<cuda>::copy_to_host(reinterpret_cast<unsigned char*>(&r),
@@ -198,6 +224,15 @@ auto reduce_all(const E& e) {
   static_assert(sizeof(HW) == sizeof(W), "fusor: device and host accumulators must share a layout");
   std::memcpy(&h, &r, sizeof(W));
   return h;
+}
+
+/// finish(reduce_all's value) written to device memory at dst (e not empty), nothing read back.
+template <class Op, class R, class E, class Finish>
+void reduce_all_into(R* dst, const E& e, const Finish& finish) {
+  using W = dev_t<typename Op::template wide<value_t<E>>>;
+  with_fetch<W>(e, [dst, finish](const auto& fetch, index_t n) {
+    return launch_reduce_all<Op, W>(fetch, n, store_finished<R, Finish>{dst, finish});
+  });
 }
 
 template <bool Max, class E>
@@ -243,36 +278,50 @@ __device__ auto output_value(const W& w) {
   else return w;
 }
 
-/// One output element per thread.
+/// Each output element by a group of P threads (P a power of two up to a block): the group's
+/// lanes fold every P-th element of its row, then combine in shared memory. P = 1 is a thread per
+/// output (many outputs: neighbouring threads read neighbouring outputs), 32 a warp per output
+/// (contiguous rows), a block per output for few, long rows (a thread per output would read its
+/// row one dependent load at a time: a bias gradient's 10 sums over 1024 rows took 0.6 ms).
 template <class Op, class W, class D, class Ev>
-__global__ void __launch_bounds__(block_threads) reduce_columns_kernel(D* out, axis_space s, Ev ev, index_t outputs) {
-  for (index_t o = global_thread(); o < outputs; o += grid_threads()) {
-    index_t idx[max_rank], off = 0;
-    unravel(o, idx, s.dims, s.m);
-    for (int k = 0; k < s.m; ++k) off += idx[k] * s.out_strides[k];
-    out[off] = convert_element<D>(output_value(fold_row<Op, W>(ev, s, o, 0, 1)));
-  }
-}
-/// One output element per warp: the lanes read the row together.
-template <class Op, class W, class D, class Ev>
-__global__ void __launch_bounds__(block_threads) reduce_rows_kernel(D* out, axis_space s, Ev ev, index_t outputs) {
+__global__ void __launch_bounds__(block_threads)
+    reduce_axis_kernel(D* out, axis_space s, Ev ev, index_t outputs, unsigned P) {
   __shared__ __align__(16) unsigned char raw[block_threads * sizeof(W)];
   W* lanes = reinterpret_cast<W*>(raw);
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps_per_block = blockDim.x / 32;
-  const index_t warps = index_t(gridDim.x) * warps_per_block;
-  for (index_t o = index_t(blockIdx.x) * warps_per_block + warp; o < outputs; o += warps) {
-    lanes[threadIdx.x] = fold_row<Op, W>(ev, s, o, lane, 32);
-    __syncwarp();
-    if (lane == 0) {
-      W acc = lanes[threadIdx.x];
-      for (unsigned l = 1; l < 32; ++l) acc = Op::combine(acc, lanes[threadIdx.x + l]);
+  const unsigned lane = threadIdx.x % P, group = threadIdx.x / P, per_block = blockDim.x / P;
+  const index_t stride = index_t(gridDim.x) * per_block;
+  // every thread runs every round (the block synchronises in each)
+  const index_t rounds = (outputs + stride - 1) / stride;
+  for (index_t r = 0; r < rounds; ++r) {
+    const index_t o = r * stride + index_t(blockIdx.x) * per_block + group;
+    W acc = o < outputs ? fold_row<Op, W>(ev, s, o, lane, P) : Op::template identity<W>();
+    if (P > 1) {
+      lanes[threadIdx.x] = acc;
+      __syncthreads();
+      for (unsigned off = P / 2; off > 0; off >>= 1) {
+        if (lane < off) lanes[threadIdx.x] = Op::combine(lanes[threadIdx.x], lanes[threadIdx.x + off]);
+        __syncthreads();
+      }
+      acc = lanes[group * P];
+      __syncthreads();
+    }
+    if (lane == 0 && o < outputs) {
       index_t idx[max_rank], off = 0;
       unravel(o, idx, s.dims, s.m);
       for (int k = 0; k < s.m; ++k) off += idx[k] * s.out_strides[k];
       out[off] = convert_element<D>(output_value(acc));
     }
-    __syncwarp();
   }
+}
+
+/// Threads per output element for reduce_axis_kernel: a warp along a contiguous row (a block when
+/// the rows are few and long), a block for few long rows across the layout, else one thread.
+inline unsigned threads_per_output(index_t outputs, index_t K, bool contiguous_axis) {
+  if (outputs <= 2048 && K >= 1024) return block_threads;
+  if (contiguous_axis) return K >= 16 ? 32u : 1u;
+  if (outputs <= 4096 && K >= 256) return block_threads;
+  if (outputs <= 32768 && K >= 64) return 32u;
+  return 1u;
 }
 
 template <class Op, class W, class T, class E>
@@ -299,12 +348,8 @@ void launch_reduce_axis(const leaf<T, cuda>& out, const E& e, int axis) {
   D* o = reinterpret_cast<D*>(out.data);
   const cudaStream_t stream = current_cuda_stream();
   FUSOR_COUNT_PASS();
-  if (axis == n - 1 && s.K >= 16) {
-    const index_t blocks = (outputs + block_threads / 32 - 1) / (block_threads / 32);
-    reduce_rows_kernel<Op, W><<<grid_for(blocks * block_threads), block_threads, 0, stream>>>(o, s, ev, outputs);
-  } else {
-    reduce_columns_kernel<Op, W><<<grid_for(outputs), block_threads, 0, stream>>>(o, s, ev, outputs);
-  }
+  const unsigned P = threads_per_output(outputs, s.K, axis == n - 1);
+  reduce_axis_kernel<Op, W><<<grid_for(outputs * index_t(P)), block_threads, 0, stream>>>(o, s, ev, outputs, P);
   check_launch("fusor axis reduction kernel launch");
 }
 
