@@ -278,50 +278,36 @@ __device__ auto output_value(const W& w) {
   else return w;
 }
 
-/// Each output element by a group of P threads (P a power of two up to a block): the group's
-/// lanes fold every P-th element of its row, then combine in shared memory. P = 1 is a thread per
-/// output (many outputs: neighbouring threads read neighbouring outputs), 32 a warp per output
-/// (contiguous rows), a block per output for few, long rows (a thread per output would read its
-/// row one dependent load at a time: a bias gradient's 10 sums over 1024 rows took 0.6 ms).
+/// One output element per thread.
 template <class Op, class W, class D, class Ev>
-__global__ void __launch_bounds__(block_threads)
-    reduce_axis_kernel(D* out, axis_space s, Ev ev, index_t outputs, unsigned P) {
+__global__ void __launch_bounds__(block_threads) reduce_columns_kernel(D* out, axis_space s, Ev ev, index_t outputs) {
+  for (index_t o = global_thread(); o < outputs; o += grid_threads()) {
+    index_t idx[max_rank], off = 0;
+    unravel(o, idx, s.dims, s.m);
+    for (int k = 0; k < s.m; ++k) off += idx[k] * s.out_strides[k];
+    out[off] = convert_element<D>(output_value(fold_row<Op, W>(ev, s, o, 0, 1)));
+  }
+}
+/// One output element per warp: the lanes read the row together.
+template <class Op, class W, class D, class Ev>
+__global__ void __launch_bounds__(block_threads) reduce_rows_kernel(D* out, axis_space s, Ev ev, index_t outputs) {
   __shared__ __align__(16) unsigned char raw[block_threads * sizeof(W)];
   W* lanes = reinterpret_cast<W*>(raw);
-  const unsigned lane = threadIdx.x % P, group = threadIdx.x / P, per_block = blockDim.x / P;
-  const index_t stride = index_t(gridDim.x) * per_block;
-  // every thread runs every round (the block synchronises in each)
-  const index_t rounds = (outputs + stride - 1) / stride;
-  for (index_t r = 0; r < rounds; ++r) {
-    const index_t o = r * stride + index_t(blockIdx.x) * per_block + group;
-    W acc = o < outputs ? fold_row<Op, W>(ev, s, o, lane, P) : Op::template identity<W>();
-    if (P > 1) {
-      lanes[threadIdx.x] = acc;
-      __syncthreads();
-      for (unsigned off = P / 2; off > 0; off >>= 1) {
-        if (lane < off) lanes[threadIdx.x] = Op::combine(lanes[threadIdx.x], lanes[threadIdx.x + off]);
-        __syncthreads();
-      }
-      acc = lanes[group * P];
-      __syncthreads();
-    }
-    if (lane == 0 && o < outputs) {
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps_per_block = blockDim.x / 32;
+  const index_t warps = index_t(gridDim.x) * warps_per_block;
+  for (index_t o = index_t(blockIdx.x) * warps_per_block + warp; o < outputs; o += warps) {
+    lanes[threadIdx.x] = fold_row<Op, W>(ev, s, o, lane, 32);
+    __syncwarp();
+    if (lane == 0) {
+      W acc = lanes[threadIdx.x];
+      for (unsigned l = 1; l < 32; ++l) acc = Op::combine(acc, lanes[threadIdx.x + l]);
       index_t idx[max_rank], off = 0;
       unravel(o, idx, s.dims, s.m);
       for (int k = 0; k < s.m; ++k) off += idx[k] * s.out_strides[k];
       out[off] = convert_element<D>(output_value(acc));
     }
+    __syncwarp();
   }
-}
-
-/// Threads per output element for reduce_axis_kernel: a warp along a contiguous row (a block when
-/// the rows are few and long), a block for few long rows across the layout, else one thread.
-inline unsigned threads_per_output(index_t outputs, index_t K, bool contiguous_axis) {
-  if (outputs <= 2048 && K >= 1024) return block_threads;
-  if (contiguous_axis) return K >= 16 ? 32u : 1u;
-  if (outputs <= 4096 && K >= 256) return block_threads;
-  if (outputs <= 32768 && K >= 64) return 32u;
-  return 1u;
 }
 
 template <class Op, class W, class T, class E>
@@ -348,8 +334,12 @@ void launch_reduce_axis(const leaf<T, cuda>& out, const E& e, int axis) {
   D* o = reinterpret_cast<D*>(out.data);
   const cudaStream_t stream = current_cuda_stream();
   FUSOR_COUNT_PASS();
-  const unsigned P = threads_per_output(outputs, s.K, axis == n - 1);
-  reduce_axis_kernel<Op, W><<<grid_for(outputs * index_t(P)), block_threads, 0, stream>>>(o, s, ev, outputs, P);
+  if (axis == n - 1 && s.K >= 16) {
+    const index_t blocks = (outputs + block_threads / 32 - 1) / (block_threads / 32);
+    reduce_rows_kernel<Op, W><<<grid_for(blocks * block_threads), block_threads, 0, stream>>>(o, s, ev, outputs);
+  } else {
+    reduce_columns_kernel<Op, W><<<grid_for(outputs), block_threads, 0, stream>>>(o, s, ev, outputs);
+  }
   check_launch("fusor axis reduction kernel launch");
 }
 
