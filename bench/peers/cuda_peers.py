@@ -173,7 +173,7 @@ def learn_rows():
 
 
 def fusor_step_times(path):
-    """us_per_step of bench_cuda's learn_step_* medians, by (name, batch)."""
+    """Microseconds per step (real time) of bench_cuda's learn_step_* medians, by (name, batch)."""
     with open(path) as f:
         data = json.load(f)
     out = {}
