@@ -800,6 +800,20 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     if constexpr (std::is_same_v<B, fusor::cuda>) CHECK(compiled.replays_as_graph());
     else CHECK_FALSE(compiled.replays_as_graph());
   };
+  // three replays of loss(params, x, data) against value_and_grad, `next` written into data
+  // before the third
+  auto replays_with_new_data = [&](auto loss, const params_t& params, D& data, const D& next) {
+    auto compiled = ad::compile(loss, params, x, data);
+    auto reference_loss = ad::value_and_grad(loss);
+    for (int k = 0; k < 3; ++k) {
+      CAPTURE(k);
+      if (k == 2) data.view() = next;
+      replay_matches(compiled, reference_loss, true, params, x, data);
+    }
+    CHECK(compiled.replays() == 3);
+    CHECK(compiled.recordings() == 1);
+    graph_replays(compiled);
+  };
   params_t p = model.init(5), q = model.init(5);
   auto reference = ad::value_and_grad(f);
   auto step = ad::compile(f, p, x, labels, 0.01);
@@ -837,16 +851,8 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
       return nn::binary_cross_entropy_with_logits(model(p, xs), ys) +
              nn::binary_cross_entropy_with_logits(model(p, xs) * 0.5, ys, nn::reduction::sum);
     };
-    params_t r = model.init(9);
-    auto compiled_b = ad::compile(b, r, x, targets);
-    auto reference_b = ad::value_and_grad(b);
-    for (int k = 0; k < 3; ++k) {
-      if (k == 2) targets.view() = test::on<B>(std::vector<double>{1, 0, 0, 1, 0.5, 1, 1, 0, 0, 1, 0, 0.25}, extents{4, 3});
-      replay_matches(compiled_b, reference_b, true, r, x, targets);
-    }
-    CHECK(compiled_b.replays() == 3);
-    CHECK(compiled_b.recordings() == 1);
-    graph_replays(compiled_b);
+    replays_with_new_data(b, model.init(9), targets,
+                          test::on<B>(std::vector<double>{1, 0, 0, 1, 0.5, 1, 1, 0, 0, 1, 0, 0.25}, extents{4, 3}));
   }
   {
     // binary_cross_entropy checks its probabilities in every replay (after the replay's work)
@@ -870,15 +876,8 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     auto c = [&](const auto& p, const auto& xs, const D& qs) {
       return nn::cross_entropy(model(p, xs), qs) + nn::cross_entropy(model(p, xs), qs * 2.0, nn::reduction::sum);
     };
-    params_t r = model.init(10);
-    auto compiled_c = ad::compile(c, r, x, q);
-    auto reference_c = ad::value_and_grad(c);
-    for (int k = 0; k < 3; ++k) {
-      if (k == 2) q.view() = test::on<B>(std::vector<double>{0.5, 0.5, 0, 0, 0, 1, 0.25, 0.25, 0.5, 1, 0, 0}, extents{4, 3});
-      replay_matches(compiled_c, reference_c, true, r, x, q);
-    }
-    CHECK(compiled_c.recordings() == 1);
-    graph_replays(compiled_c);
+    replays_with_new_data(c, model.init(10), q,
+                          test::on<B>(std::vector<double>{0.5, 0.5, 0, 0, 0, 1, 0.25, 0.25, 0.5, 1, 0, 0}, extents{4, 3}));
   }
   {
     // an embedding (a gather) replays and reads its index array again: new indices written into

@@ -212,7 +212,7 @@ class compiled {
     using T = value_type;
     using B = backend_type;
     tape& t = *tape_;
-    t.begin_deferred_checks<B>();
+    t.begin_deferred_checks();
     try {
       graph_.run([this, &t] {
         t.replay_forward();

@@ -98,9 +98,7 @@ void take_forward(tape& t, const void* p) {
     // element 0 meanwhile (never memory outside x)
     const auto i = fusor::cast<std::int64_t>(source);
     const auto bad = (i < (n.table != nullptr ? std::int64_t(0) : std::int64_t(-len))) || (i >= std::int64_t(len));
-    executor<B>::template reduce_into<fusor::detail::max_op>(t.check_flag<B>(std::uint32_t(n.check)),
-                                                            where(bad, std::int64_t(1), std::int64_t(0)),
-                                                            fusor::detail::finish_as<std::int64_t>{});
+    raise_flag_if<B>(t, n.check, bad);
     idx = where(bad, std::int64_t(0), where(i < std::int64_t(0), i + std::int64_t(len), i));
   } else {
     idx = source;

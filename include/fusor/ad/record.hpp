@@ -4,7 +4,6 @@
 // adjoint as fused expressions accumulated into its inputs' adjoint buffers.
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -81,6 +80,24 @@ leaf<T, B> adjoint_leaf(tape& t, std::uint32_t id) {
   return {t.adjoint_buffer<T, B>(id), s.shape, contiguous_strides(s.shape)};
 }
 
+/// A leaf that reads the one element at p at every position of `shape` (stride 0 on every axis):
+/// a 0-d value (an adjoint, a constant) broadcast where it lies, with nothing read to the host.
+template <class T, class B>
+leaf<T, B> spread_scalar(T* p, const extents& shape) {
+  extents strides = shape;
+  for (int k = 0; k < strides.size(); ++k) strides[k] = 0;
+  return {p, shape, strides};
+}
+
+/// A replay's deferred check (tape::add_check): flag `check` becomes 1 where any element of the
+/// boolean expression `bad` is true, else 0, on the device (the replay reads the flags after it).
+template <class B, class E>
+void raise_flag_if(tape& t, std::int32_t check, const E& bad) {
+  executor<B>::template reduce_into<fusor::detail::max_op>(t.check_flag(std::uint32_t(check)),
+                                                          where(bad, std::int64_t(1), std::int64_t(0)),
+                                                          fusor::detail::finish_as<std::int64_t>{});
+}
+
 /// The additive identity of T: -0, since -0 + x is x bit for bit (+0 + -0 would be +0).
 template <class T>
 T additive_identity() {
@@ -102,9 +119,7 @@ leaf<T, B> identity_leaf(tape& t, const extents& shape) {
   T* p = static_cast<T*>(t.constant<B>(&identity_key<T>, sizeof(T), [id](void* d, std::size_t) {
     backend_memory<B>::copy_from_host(static_cast<T*>(d), &id, 1);
   }));
-  extents strides = shape;
-  for (int k = 0; k < strides.size(); ++k) strides[k] = 0;
-  return {p, shape, strides};
+  return spread_scalar<T, B>(p, shape);
 }
 
 /// Sums x (of shape `out`) down to `target` (which broadcasts to `out`): the adjoint of a
@@ -321,10 +336,8 @@ void reduce_backward(tape& t, const void* p) {
   const extents shape = expr_shape(n.tree);
   if (n.axis < 0) {
     if constexpr (std::is_floating_point_v<R>) {
-      // the adjoint where it lies, seen at every element (stride 0): nothing read back to the host
-      extents zero = shape;
-      for (int k = 0; k < zero.size(); ++k) zero[k] = 0;
-      const leaf<R, B> g{static_cast<R*>(s.adjoint), shape, zero};
+      // the adjoint where it lies, seen at every element: nothing read back to the host
+      const leaf<R, B> g = spread_scalar<R, B>(static_cast<R*>(s.adjoint), shape);
       if (n.scale == R{1}) propagate(t, n.tree, g, shape);
       else propagate(t, n.tree, g * scalar_expr<R>{n.scale}, shape);
     } else {
@@ -381,16 +394,11 @@ void reduce_forward(tape& t, const void* p) {
     if constexpr (std::is_floating_point_v<V>) {
       // fusor::sum's (or mean's) value, computed and kept on the device: a replay reads nothing
       // back (a CUDA graph cannot)
-      const leaf<V, B> dst{static_cast<V*>(t.slot_at(n.out).value), extents{}, extents{}};
-      const index_t count = expr_shape(n.tree).numel();
-      if (count == 0) {
-        fusor::detail::assign_expr(
-            dst, scalar_expr<V>{Kind == reduction::sum ? V(0) : std::numeric_limits<V>::quiet_NaN()}, false);
-        return;
-      }
+      // (a mean of nothing: 0/0, NaN, as fusor::mean gives)
       using Op = std::conditional_t<Kind == reduction::sum, fusor::detail::sum_op, fusor::detail::mean_sum_op>;
-      executor<B>::template reduce_into<Op>(
-          dst.data, plain, fusor::detail::finish_as<V>{Kind == reduction::mean ? double(count) : 0.0});
+      const double count = Kind == reduction::mean ? double(expr_shape(n.tree).numel()) : 1.0;
+      executor<B>::template reduce_into<Op>(static_cast<V*>(t.slot_at(n.out).value), plain,
+                                            fusor::detail::finish_as<V>{count});
     } else {
       const V value = Kind == reduction::sum ? V(fusor::sum(plain)) : V(fusor::mean(plain));
       backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(n.out).value), &value, 1);

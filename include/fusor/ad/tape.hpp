@@ -340,23 +340,17 @@ class tape {
   }
   /// Whether the steps running now compute their checks into flags (a replay) or check eagerly.
   bool deferring_checks() const { return deferring_checks_; }
-  /// Starts a replay's deferred checks: the flags (int64, on backend B) are made before the work,
-  /// so a captured graph's work allocates nothing.
-  template <class B>
-  void begin_deferred_checks() {
-    reserve_check_flags<B>();
-    deferring_checks_ = true;
-  }
-  /// Makes the flags of the checks added so far (begin_deferred_checks() does, unless already made).
+  /// Makes the flags (int64, on backend B) of the checks a recording added, when it ends: a
+  /// replay's work then allocates nothing.
   template <class B>
   void reserve_check_flags() {
     if (!checks_.empty()) ensure<B>(check_flags_, checks_.size() * sizeof(std::int64_t));
+    raised_.resize(checks_.size());
   }
-  /// Flag k of the current replay (device memory of backend B).
-  template <class B>
-  std::int64_t* check_flag(std::uint32_t k) {
-    return static_cast<std::int64_t*>(check_flags_.data) + k;
-  }
+  /// Starts a replay's deferred checks (after reserve_check_flags()).
+  void begin_deferred_checks() { deferring_checks_ = true; }
+  /// Flag k of the current replay (device memory of the recording's backend).
+  std::int64_t* check_flag(std::uint32_t k) { return static_cast<std::int64_t*>(check_flags_.data) + k; }
   /// Ends a replay's deferred checks without reading them (its work failed).
   void abandon_deferred_checks() { deferring_checks_ = false; }
   /// Ends a replay's deferred checks: reads the flags (one copy) and runs the eager check of each
@@ -365,11 +359,10 @@ class tape {
   void end_deferred_checks() {
     deferring_checks_ = false;
     if (checks_.empty()) return;
-    std::vector<std::int64_t> raised(checks_.size());
-    backend_memory<B>::copy_to_host(raised.data(), static_cast<const std::int64_t*>(check_flags_.data),
-                                    index_t(raised.size()));
-    for (std::size_t k = 0; k < raised.size(); ++k)
-      if (raised[k] != 0) {
+    backend_memory<B>::copy_to_host(raised_.data(), static_cast<const std::int64_t*>(check_flags_.data),
+                                    index_t(raised_.size()));
+    for (std::size_t k = 0; k < raised_.size(); ++k)
+      if (raised_[k] != 0) {
         checks_[k].run(*this, checks_[k].payload);
         throw index_error("fusor: a replayed step found bad input that its check does not reproduce");
       }
@@ -459,6 +452,7 @@ class tape {
   bool capturing_ = false;
   const char* unreplayable_ = nullptr;
   std::vector<detail::forward_step> checks_;
+  std::vector<std::int64_t> raised_;  // the flags read back after a replay
   bool deferring_checks_ = false;
   /// Makes b a buffer of at least `bytes` on backend B unless it already is one (buffers only
   /// grow); true when it was (re)allocated.

@@ -35,15 +35,15 @@ struct mean_sum_op : sum_op {
   using wide = std::conditional_t<std::is_integral_v<V>, double, sum_wide_t<V>>;
 };
 /// The last step of a whole reduction that executor<B>::reduce_into writes where it lies: the
-/// accumulator w as R, divided first by `divisor` unless it is 0 (a mean: fusor::mean's
-/// w / n, then the conversion), then multiplied by `factor` (exact when it is 1).
+/// accumulator w divided by `divisor` (a mean's count: fusor::mean's w / n, so a mean of nothing
+/// is 0/0, NaN), converted to R, then multiplied by `factor` (both exact when they are 1).
 template <class R>
 struct finish_as {
-  double divisor = 0;
+  double divisor = 1;
   R factor = R(1);
   template <class W>
   FUSOR_HD R operator()(const W& w) const {
-    return R(divisor != 0 ? w / W(divisor) : w) * factor;
+    return R(w / W(divisor)) * factor;
   }
 };
 struct prod_op {

@@ -69,9 +69,7 @@ auto plain_values(const X& x) {
 /// A leaf of the 0-d adjoint g read at every position of `shape` (stride 0 on every axis).
 template <class T, class B>
 leaf<T, B> spread_scalar(const leaf<T, B>& g, const extents& shape) {
-  extents strides;
-  for (int k = 0; k < shape.size(); ++k) strides.push_back(0);
-  return {g.data, shape, strides};
+  return ad::detail::spread_scalar<T, B>(g.data, shape);
 }
 
 /// A leaf that reads the (rows..., 1) array `a` at every class of shape (rows..., C).
@@ -106,9 +104,7 @@ void probability_check_forward(tape& t, const void* p) {
   const auto& n = *static_cast<const probability_check<T, B>*>(p);
   if (!t.deferring_checks()) return;  // (checked eagerly when recorded)
   const array_view<T, B> v(n.p.data, n.p.shape, n.p.strides);
-  executor<B>::template reduce_into<fusor::detail::max_op>(t.check_flag<B>(std::uint32_t(n.check)),
-                                                          where((v >= T(0)) && (v <= T(1)), std::int64_t(0), std::int64_t(1)),
-                                                          fusor::detail::finish_as<std::int64_t>{});
+  ad::detail::raise_flag_if<B>(t, n.check, !((v >= T(0)) && (v <= T(1))));
 }
 template <class T, class B>
 void probability_check_eager(tape&, const void* p) {
@@ -153,8 +149,7 @@ struct ce_step {
   T* m;
   leaf<L, B> labels;  // (rows...) as given
   index_t classes;
-  T scale;
-  bool mean;
+  T factor;  // 1, or 1/rows for a mean
   std::uint32_t out;
   std::int32_t check;  // its flag in a replay (tape::add_check), or -1
 };
@@ -189,10 +184,7 @@ void ce_forward(tape& t, const void* p) {
     // a replay: the verdict into the step's flag, read after the replay (a label out of range
     // matches no class meanwhile)
     const auto l = fusor::cast<std::int64_t>(labels);
-    executor<B>::template reduce_into<fusor::detail::max_op>(
-        t.check_flag<B>(std::uint32_t(n.check)),
-        where((l < std::int64_t(0)) || (l >= std::int64_t(n.classes)), std::int64_t(1), std::int64_t(0)),
-        fusor::detail::finish_as<std::int64_t>{});
+    ad::detail::raise_flag_if<B>(t, n.check, (l < std::int64_t(0)) || (l >= std::int64_t(n.classes)));
   } else {
     check_indices("cross_entropy", "class indices", "labels", labels, n.classes);
   }
@@ -201,14 +193,9 @@ void ce_forward(tape& t, const void* p) {
   const leaf<L, B> lab{n.labels.data, shape, lab_strides};  // each row's label along the class axis
   const auto cls = lazy::arange<L, B>(L(0), L(n.classes));
   // the loss computed and kept on the device (a replay reads nothing back): fusor::sum's value
-  const leaf<T, B> dst{static_cast<T*>(t.slot_at(n.out).value), extents{}, extents{}};
-  if (shape.numel() == 0) {
-    fusor::detail::assign_expr(dst, scalar_expr<T>{n.mean ? T(0) * n.scale : T(0)}, false);
-    return;
-  }
   executor<B>::template reduce_into<fusor::detail::sum_op>(
-      dst.data, where(cls == lab, spread_last<T, B>(n.lse, shape) - n.z.value, T(0)),
-      fusor::detail::finish_as<T>{0.0, n.mean ? n.scale : T(1)});
+      static_cast<T*>(t.slot_at(n.out).value), where(cls == lab, spread_last<T, B>(n.lse, shape) - n.z.value, T(0)),
+      fusor::detail::finish_as<T>{.factor = n.factor});
 }
 
 /// cross_entropy with target probabilities q as a capture's forward step (cross_entropy computes
@@ -231,13 +218,9 @@ void ce_prob_forward(tape& t, const void* p) {
   const extents rows = fusor::detail::drop_axis(shape, ax);
   ce_logsumexp<T, B>(n.z, n.m, n.lse);
   executor<B>::template reduce_axis<fusor::detail::sum_op>(leaf<T, B>{n.qsum, rows, contiguous_strides(rows)}, n.q.value, ax);
-  const leaf<T, B> dst{static_cast<T*>(t.slot_at(n.out).value), extents{}, extents{}};
-  if (shape.numel() == 0) {
-    fusor::detail::assign_expr(dst, scalar_expr<T>{T(0) * n.factor}, false);
-    return;
-  }
-  executor<B>::template reduce_into<fusor::detail::sum_op>(
-      dst.data, n.q.value * (spread_last<T, B>(n.lse, shape) - n.z.value), fusor::detail::finish_as<T>{0.0, n.factor});
+  executor<B>::template reduce_into<fusor::detail::sum_op>(static_cast<T*>(t.slot_at(n.out).value),
+                                                          n.q.value * (spread_last<T, B>(n.lse, shape) - n.z.value),
+                                                          fusor::detail::finish_as<T>{.factor = n.factor});
 }
 
 /// binary_cross_entropy_with_logits' node: dz = g·scale·(sigmoid(z) − y), dy = −g·scale·z.
@@ -263,15 +246,10 @@ struct bce_logits_step {
 template <class T, class B>
 void bce_logits_forward(tape& t, const void* p) {
   const auto& n = *static_cast<const bce_logits_step<T, B>*>(p);
-  const leaf<T, B> dst{static_cast<T*>(t.slot_at(n.out).value), extents{}, extents{}};
-  if (n.z.shape().numel() == 0) {
-    fusor::detail::assign_expr(dst, scalar_expr<T>{T(0) * n.factor}, false);
-    return;
-  }
   const auto z = n.z.view(), y = n.y.view();
   executor<B>::template reduce_into<fusor::detail::sum_op>(
-      dst.data, fusor::detail::to_node(maximum(z, T(0)) - z * y + log1p(exp(T(0) - abs(z)))),
-      fusor::detail::finish_as<T>{0.0, n.factor});
+      static_cast<T*>(t.slot_at(n.out).value), fusor::detail::to_node(maximum(z, T(0)) - z * y + log1p(exp(T(0) - abs(z)))),
+      fusor::detail::finish_as<T>{.factor = n.factor});
 }
 
 template <class T>
@@ -426,8 +404,8 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
       *lse = array<T, B>(kept_rows);
       array<T, B>* m = t.keep(array<T, B>(kept_rows));
       auto [out, grad] = ad::detail::new_output<T, B>(t, extents{}, zo.grad);
-      detail::ce_step<T, B, LT> step{zo,     lse->data(), m->data(), lab.as_leaf(), classes, scale,
-                                     r == reduction::mean, out.id(), -1};
+      detail::ce_step<T, B, LT> step{zo,      lse->data(), m->data(), lab.as_leaf(), classes,
+                                     r == reduction::sum ? T(1) : scale, out.id(), -1};
       detail::ce_forward<T, B, LT>(t, &step);
       if (t.capturing() && rows_shape.numel() > 0) step.check = std::int32_t(t.add_check(&detail::ce_check<T, B, LT>, step));
       t.record_forward(&detail::ce_forward<T, B, LT>, step, out.id());

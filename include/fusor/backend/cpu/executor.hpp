@@ -160,8 +160,9 @@ struct executor<cpu> {
   static auto reduce(const E& e) {
     return detail::cpu_exec::reduce_all<Op>(e);
   }
-  /// *dst = finish(reduce<Op>(e)) (finish: detail::finish_as), written where the backend's arrays
-  /// live (host memory here): for a caller that must not read a value back (ad::compile's replays).
+  /// *dst = finish(reduce<Op>(e)) (finish: detail::finish_as; of Op's identity when e is empty),
+  /// written where the backend's arrays live (host memory here): for a caller that must not read a
+  /// value back (ad::compile's replays).
   template <class Op, class R, class E, class Finish>
   static void reduce_into(R* dst, const E& e, const Finish& finish) {
     *dst = finish(detail::cpu_exec::reduce_all<Op>(e));

@@ -158,9 +158,15 @@ struct executor<cuda> {
   }
   /// *dst (device memory) = finish(reduce<Op>(e)), queued on the current stream and never read
   /// back (the reduction's own kernel writes it): for work that must stay on the device, such as
-  /// a captured CUDA graph. reduce's value bit for bit; e must not be empty.
+  /// a captured CUDA graph. reduce's value bit for bit; of nothing, finish of Op's identity (as on
+  /// cpu), written by one assignment.
   template <class Op, class R, class E, class Finish>
   static void reduce_into(R* dst, const E& e, const Finish& finish) {
+    if (expr_shape(e).numel() == 0) {
+      using W = typename Op::template wide<value_t<E>>;
+      assign(leaf<R, cuda>{dst, extents{}, extents{}}, scalar_expr<R>{finish(Op::template identity<W>())});
+      return;
+    }
     detail::cuda_exec::reduce_all_into<Op>(dst, e, finish);
   }
   template <class Op, class T, class E>

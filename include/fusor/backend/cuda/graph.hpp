@@ -16,7 +16,9 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <utility>
 
@@ -29,30 +31,6 @@ namespace fusor {
 template <>
 class work_graph<cuda> {
  public:
-  work_graph() = default;
-  work_graph(work_graph&& o) noexcept
-      : stream_(std::move(o.stream_)),
-        exec_(std::exchange(o.exec_, nullptr)),
-        generation_(o.generation_),
-        device_(o.device_),
-        failed_(std::exchange(o.failed_, false)),
-        why_not_(std::move(o.why_not_)) {}
-  work_graph& operator=(work_graph&& o) noexcept {
-    if (this != &o) {
-      reset();
-      stream_ = std::move(o.stream_);
-      exec_ = std::exchange(o.exec_, nullptr);
-      generation_ = o.generation_;
-      device_ = o.device_;
-      failed_ = std::exchange(o.failed_, false);
-      why_not_ = std::move(o.why_not_);
-    }
-    return *this;
-  }
-  work_graph(const work_graph&) = delete;
-  work_graph& operator=(const work_graph&) = delete;
-  ~work_graph() { reset(); }
-
   /// Launches the recording of work() on the current stream, capturing it first where there is
   /// none (or it is stale); runs work() directly where it cannot be captured.
   template <class F>
@@ -67,14 +45,13 @@ class work_graph<cuda> {
       work();  // (nothing ran while capturing)
       return;
     }
-    FUSOR_CUDA_CHECK(cudaGraphLaunch(exec_, current_cuda_stream()));
+    FUSOR_CUDA_CHECK(cudaGraphLaunch(exec_.get(), current_cuda_stream()));
   }
   bool recorded() const { return exec_ != nullptr; }
   std::string why_not() const { return exec_ != nullptr ? std::string() : why_not_; }
   /// Forgets the recording (the next run() captures again) and an earlier failure.
   void reset() {
-    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);  // (a launch in flight completes first)
-    exec_ = nullptr;
+    exec_.reset();
     failed_ = false;
   }
 
@@ -104,13 +81,14 @@ class work_graph<cuda> {
         return give_up(std::move(failure));
       }
     }
-    const cudaError_t made = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);  // (the executable graph keeps what it needs)
     if (made != cudaSuccess) {
-      exec_ = nullptr;
       cudaGetLastError();
       return give_up(std::string("cudaGraphInstantiate: ") + cudaGetErrorString(made));
     }
+    exec_.reset(exec);
     generation_ = generation;
     device_ = device;
     return true;
@@ -121,8 +99,11 @@ class work_graph<cuda> {
     return false;
   }
 
+  struct exec_deleter {
+    void operator()(cudaGraphExec_t g) const { cudaGraphExecDestroy(g); }  // (a launch in flight completes first)
+  };
   std::optional<cuda_stream> stream_;
-  cudaGraphExec_t exec_ = nullptr;
+  std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, exec_deleter> exec_;
   std::uint64_t generation_ = 0;
   int device_ = -1;
   bool failed_ = false;
