@@ -2,7 +2,8 @@
 // Vector Symbolic Architectures (namespace fusor::vsa): models as types (MAP-B, MAP-I, MAP-C,
 // BSC, BSDC, BSDC-CDT, BSDC-SEG, FHRR, HRR, VTB, MBAT, GHRR, MCR, CGR, BSBC), batched operations on rows (random, bind, unbind, bundle, permute,
 // similarity, ...), item memories, and encoders of scalars (level, thermometer, circular codebooks;
-// fractional power encoding), structures (n-grams, records) and a centroid classifier, written once
+// fractional power encoding, residue numbers), structures (n-grams, records, graphs, trees,
+// automata), a centroid classifier and a sparse distributed memory, written once
 // for every backend.
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
@@ -33,4 +34,6 @@
 #include "vsa/encode/tree.hpp"
 #include "vsa/encode/automaton.hpp"
 #include "vsa/encode/projection.hpp"
+#include "vsa/encode/residue.hpp"
 #include "vsa/learn/centroid.hpp"
+#include "vsa/learn/sdm.hpp"

@@ -11,6 +11,7 @@
 // through unbind and unbind_left.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "memory.hpp"
@@ -24,6 +25,16 @@ struct resonator_options {
   // with three or more factors it settles in spurious fixed points far more often than the
   // weighted superposition (the first unbinding is too noisy to pick the right item greedily).
   bool hard = false;
+  // Where the estimates start:
+  //   superposition  each whole codebook superposed, projected onto the model's domain (the
+  //                  original);
+  //   sum            each codebook's plain sum, not projected (models whose vectors add: real and
+  //                  complex elements). Codebooks that are a group need it: the powers z^r of
+  //                  an FHRR root of unity (residue numbers) sum to m where z is 1 and to 0
+  //                  elsewhere, which projection turns into the identity, a start with no
+  //                  information, while the sum itself unbinds the other factors exactly on
+  //                  those positions.
+  enum class start { superposition, sum } begin = start::superposition;
 };
 
 template <class T, class B>
@@ -92,8 +103,20 @@ resonator_result<typename M::value_type, B> resonate(const M& m, const X& produc
     return r;
   }
   std::vector<std::vector<std::int64_t>> last(nf);
-  for (std::size_t f = 0; f < nf; ++f)  // every item at once: the superposition of the codebook
+  constexpr bool adds = std::is_floating_point_v<T> || fusor::is_complex_v<T>;
+  if (!adds && o.begin == resonator_options::start::sum)
+    throw value_error("fusor::vsa::resonate: a start from the codebooks' plain sums needs vectors that add (real or "
+                      "complex elements), got " + std::string(M::name));
+  for (std::size_t f = 0; f < nf; ++f) {  // every item at once
+    if constexpr (adds) {
+      if (o.begin == resonator_options::start::sum) {
+        const array<T, B> total = fusor::sum(codebooks[f].items(), 0, true);
+        est.push_back(array<T, B>(broadcast_to(total, extents{q, m.width()})));
+        continue;
+      }
+    }
     est.push_back(vsa::superpose(m, full<float, B>(extents{q, codebooks[f].size()}, 1.0f), codebooks[f].items()));
+  }
 
   // s unbound by every estimate but f's. Commutative models unbind the product of the others at
   // once. The others peel the left fold s = ((x_0 x_1) x_2) ... from the right (unbind by x_{F-1},

@@ -29,7 +29,9 @@
 #include "../bsc.hpp"
 #include "../map.hpp"
 #include "../mbat.hpp"
+#include "../memory.hpp"
 #include "../operations.hpp"
+#include "../resonator.hpp"
 #include "../vtb.hpp"
 #include "fractional_power.hpp"
 
@@ -148,9 +150,9 @@ class fractional_power_features {
       const index_t f = index_t(low_.size()), k = std::is_same_v<M, hrr> ? m.dim() / 2 + 1 : m.dim();
       w_ = array<float, B>(extents{f, k});
       for (index_t r = 0; r < f; ++r) {
-        const fractional_power_encoder<M, B> one(m, low_[std::size_t(r)], high_[std::size_t(r)],
-                                                 seed + std::uint64_t(r) * 0x9E3779B97F4A7C15ull, kernel, bandwidth);
-        w_(r, all) = one.frequencies();
+        scalars_.emplace_back(m, low_[std::size_t(r)], high_[std::size_t(r)],
+                              seed + std::uint64_t(r) * 0x9E3779B97F4A7C15ull, kernel, bandwidth);
+        w_(r, all) = scalars_.back().frequencies();
       }
       offset_ = to<B>(array<double, cpu>(std::span<const double>(low_), extents{f}));
     }
@@ -158,6 +160,15 @@ class fractional_power_features {
 
   const M& model() const { return m_; }
   index_t features() const { return index_t(low_.size()); }
+  /// Feature k's scalar encoder: its frequencies are row k of frequencies(), so encode(x) is the
+  /// binding of feature(k).encode(x_k) over k.
+  const fractional_power_encoder<M, B>& feature(index_t k) const& {
+    if (k < 0 || k >= features())
+      throw index_error("fusor::vsa::fractional_power_features::feature: expects a feature in [0, " +
+                        std::to_string(features()) + "), got " + std::to_string(k));
+    return scalars_[std::size_t(k)];
+  }
+  const fractional_power_encoder<M, B>& feature(index_t k) const&& = delete;
   /// w, (features, d) for FHRR and (features, d / 2 + 1) spectrum bins for HRR: radians per unit
   /// of each feature.
   const array<float, B>& frequencies() const& { return w_; }
@@ -193,6 +204,61 @@ class fractional_power_features {
       return std::move(ph).reshape(out);
   }
 
+  /// The feature vector each vector encodes ((Q, width) -> (Q, features), (width) -> (features)).
+  /// A resonator network over the features' grids (feature k's codebook: the encodings of `grid`
+  /// evenly spaced values of its range, 0 for the scalar decoder's default) finds every feature's
+  /// grid cell at once, without trying grid^features combinations; then `rounds` passes refine
+  /// each feature in turn, decoding the vector unbound by the other features' current encodings
+  /// with that feature's scalar decoder (a grid search and a Newton search on the similarity).
+  /// Exact for a clean encoding up to float rounding; for a noisy one, the resonator's fixed point
+  /// refined, which can be wrong when the noise is large.
+  template <class X>
+  array<double, B> decode(const X& vectors, index_t grid = 0, int rounds = 2, const resonator_options& o = {}) const {
+    const extents qs = detail::checked_rows(m_, vectors, "fractional_power_features::decode", "vectors");
+    if (qs.size() > 2)
+      throw shape_error("fusor::vsa::fractional_power_features::decode: expects (Q, " + std::to_string(m_.width()) +
+                        ") vectors or one (" + std::to_string(m_.width()) + ") vector, got shape " + to_string(qs));
+    if (grid < 0 || grid == 1)
+      throw value_error("fusor::vsa::fractional_power_features::decode: expects a grid of at least 2 values (or 0 "
+                        "for the default), got " + std::to_string(grid));
+    if (rounds < 1)
+      throw value_error("fusor::vsa::fractional_power_features::decode: expects at least 1 refinement round, got " +
+                        std::to_string(rounds));
+    const index_t f = features(), g = grid > 0 ? grid : std::max<index_t>(9, index_t(std::ceil(4.0 * bandwidth_)) + 1);
+    const index_t nq = qs.size() == 2 ? qs[0] : 1;
+    const auto qc = fusor::detail::contiguous_of(vectors);
+    const array_view<value_type, B> q(const_cast<value_type*>(qc.data()), extents{nq, m_.width()},
+                                      extents{m_.width(), 1});
+    array<double, B> est(extents{nq, f});
+    if (f == 1) {
+      est = scalars_[0].decode(q, g).reshape(extents{nq, 1});
+    } else if (nq > 0) {
+      // the resonator over the grids: every feature's cell
+      std::vector<item_memory<M, B>> books;
+      std::vector<double> step(static_cast<std::size_t>(f));
+      for (index_t k = 0; k < f; ++k) {
+        const double lo = low_[std::size_t(k)], hi = high_[std::size_t(k)], h = (hi - lo) / double(g - 1);
+        step[std::size_t(k)] = h;
+        const array<double, B> values(minimum(lazy::arange<double, B>(0.0, double(g)) * h + lo, hi));
+        books.emplace_back(m_, scalars_[std::size_t(k)].encode(values));
+      }
+      const auto res = resonate(m_, q, books, o);
+      for (index_t k = 0; k < f; ++k)
+        est(all, k) = cast<double>(res.indices[std::size_t(k)]) * step[std::size_t(k)] + low_[std::size_t(k)];
+      // coordinate refinement: feature k from the vector unbound by the others' encodings (feature
+      // k set to its low end, whose encoding is the identity)
+      const array<std::int64_t, B> column = array<std::int64_t, B>(lazy::arange<std::int64_t, B>(0, f)).reshape(extents{1, f});
+      for (int round = 0; round < rounds; ++round)
+        for (index_t k = 0; k < f; ++k) {
+          const array<double, B> others(where(column == std::int64_t(k), offset_.reshape(extents{1, f}), est));
+          const array<value_type, B> u(vsa::unbind(m_, q, encode(others)));
+          est(all, k) = scalars_[std::size_t(k)].decode(u, g);
+        }
+    }
+    if (qs.size() == 1) return std::move(est).reshape(extents{f});
+    return est;
+  }
+
  private:
   void check_ranges(const array<double, B>& rows) const {
     const array<double, cpu> h = to<cpu>(rows);
@@ -213,6 +279,7 @@ class fractional_power_features {
   double bandwidth_;
   array<float, B> w_;
   array<double, B> offset_;  // low
+  std::vector<fractional_power_encoder<M, B>> scalars_;  // each feature's, for decode
 };
 
 }  // namespace fusor::vsa
