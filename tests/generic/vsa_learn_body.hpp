@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <numbers>
 #include <numeric>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace vsalearn {
@@ -371,6 +373,117 @@ TEST_CASE("vsa sparse_distributed_memory: models, sizes and shapes it does not t
   // nothing written: every sum is 0, MAP-B reads -1 (ties go to -1, as torchhd's hard_quantize)
   CHECK(double(fusor::max(fusor::abs(sdm.read_sums(vsa::random<B>(m, 2, 3))))) == 0.0);
   CHECK(double(fusor::max(sdm.read(vsa::random<B>(m, 2, 3)))) == -1.0);
+}
+
+// ---- centroid classifiers of bit and modular models ---------------------------------------------------
+
+/// n samples of `classes` random prototypes of model m, each with a fraction `flip` of its
+/// elements replaced by a random vector's (MAP-B, BSC: bits; modular: values), labels i % classes.
+template <class M>
+std::pair<fusor::array<typename M::value_type, B>, fusor::array<std::int64_t, B>> noisy_prototypes(const M& m, index_t n,
+                                                                                                   index_t classes,
+                                                                                                   double flip) {
+  using T = typename M::value_type;
+  const auto proto = host_values(vsa::random<B>(m, classes, 31));
+  const auto other = host_values(vsa::random<B>(m, n, 32));
+  const auto u = test::values<double>(n * m.width() * (std::is_same_v<T, std::uint64_t> ? 64 : 1), 0.0, 1.0, 33);
+  std::vector<T> x(static_cast<std::size_t>(n * m.width()));
+  std::vector<std::int64_t> y(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) {
+    y[std::size_t(i)] = i % classes;
+    for (index_t w = 0; w < m.width(); ++w) {
+      const T p = proto[std::size_t(y[std::size_t(i)] * m.width() + w)], o = other[std::size_t(i * m.width() + w)];
+      if constexpr (std::is_same_v<T, std::uint64_t>) {  // bit by bit
+        T mask = 0;
+        for (int b = 0; b < 64; ++b)
+          if (u[std::size_t((i * m.width() + w) * 64 + b)] < flip) mask |= T(1) << b;
+        x[std::size_t(i * m.width() + w)] = (p & ~mask) | (o & mask);
+      } else {
+        x[std::size_t(i * m.width() + w)] = u[std::size_t(i * m.width() + w)] < flip ? o : p;
+      }
+    }
+  }
+  return {test::on<B>(x, {n, m.width()}), test::on<B>(y)};
+}
+
+TEST_CASE("vsa centroid classifier of bit and modular models: the same as a real or complex one on the embedded samples") {
+  const index_t n = 120, k = 4;
+  {  // BSC against MAP-B on 1 - 2 bit, the embedding written out here
+    const vsa::bsc m(300);
+    auto [x, y] = noisy_prototypes(m, n, k, 0.9);  // hard enough that one pass misclassifies some
+    const auto bits = host_values(x);
+    std::vector<float> pm;
+    for (index_t i = 0; i < n; ++i)
+      for (index_t p = 0; p < 300; ++p) pm.push_back(1.0f - 2.0f * float((bits[std::size_t(i * m.width() + p / 64)] >> (p % 64)) & 1u));
+    const auto xr = test::on<B>(pm, {n, 300});
+    vsa::centroid_classifier<vsa::bsc, B> c(m, k);
+    vsa::centroid_classifier<vsa::map_b, B> r(vsa::map_b(300), k);
+    static_assert(std::is_same_v<decltype(c)::centroid_type, float>);
+    c.fit(x, y);
+    r.fit(xr, y);
+    CHECK(host_values(c.centroids()) == host_values(r.centroids()));  // sums of +-1: exact
+    CHECK(double(fusor::max(fusor::abs(c.scores(x) - r.scores(xr)))) < 1e-5);
+    const index_t wc = c.refine(x, y, 1.0, 1), wr = r.refine(xr, y, 1.0, 1);
+    CHECK(wc == wr);
+    CHECK(wc > 0);  // the refinement moved centroids: the comparisons below test it
+    CHECK(double(fusor::max(fusor::abs(c.centroids() - r.centroids()))) < 1e-3);
+    CHECK(host_values(c.predict(x)) == host_values(r.predict(xr)));
+    c.fit_online(x, y, 0.5);
+    r.fit_online(xr, y, 0.5);
+    CHECK(double(fusor::max(fusor::abs(c.centroids() - r.centroids()))) < 1e-3);
+    MESSAGE("BSC centroids, 4 prototypes with 90% of their bits redrawn: accuracy " << c.accuracy(x, y) << " after "
+            << wc << " corrections");
+    CHECK(c.accuracy(x, y) >= 0.9);
+  }
+  {  // MCR against FHRR on the phasors e^{2 pi i v / q}, written out here
+    const vsa::mcr m(100, 7);
+    auto [x, y] = noisy_prototypes(m, n, k, 0.93);
+    const auto v = host_values(x);
+    std::vector<std::complex<float>> ph;
+    for (const auto e : v) ph.push_back(std::complex<float>(std::polar(1.0, 2 * std::numbers::pi * double(e) / 7.0)));
+    const auto xr = test::on<B>(ph, {n, 100});
+    vsa::centroid_classifier<vsa::mcr, B> c(m, k);
+    vsa::centroid_classifier<vsa::fhrr, B> r(vsa::fhrr(100), k);
+    c.fit(x, y);
+    r.fit(xr, y);
+    CHECK(double(fusor::max(fusor::abs(c.centroids() - r.centroids()))) < 1e-4);
+    const index_t wc = c.refine(x, y, 1.0, 1);
+    CHECK(wc == r.refine(xr, y, 1.0, 1));
+    CHECK(wc > 0);
+    CHECK(double(fusor::max(fusor::abs(c.centroids() - r.centroids()))) < 1e-3);
+    CHECK(host_values(c.predict(x)) == host_values(r.predict(xr)));
+    MESSAGE("MCR centroids, 93% of the values redrawn: accuracy " << c.accuracy(x, y) << " after " << wc << " corrections");
+    CHECK(c.accuracy(x, y) >= 0.8);
+  }
+  // BSDC (0/1 bits), CGR and block codes learn the prototypes too
+  {
+    const vsa::bsdc m(2000);
+    auto [x, y] = noisy_prototypes(m, n, k, 0.3);
+    vsa::centroid_classifier<vsa::bsdc, B> c(m, k);
+    c.fit(x, y);
+    CHECK(c.accuracy(x, y) >= 0.95);
+  }
+  {
+    const vsa::cgr m(300, 5);
+    auto [x, y] = noisy_prototypes(m, n, k, 0.6);
+    vsa::centroid_classifier<vsa::cgr, B> c(m, k);
+    c.fit(x, y);
+    CHECK(c.accuracy(x, y) >= 0.95);
+  }
+  {
+    const vsa::bsbc m(200, 16);
+    auto [x, y] = noisy_prototypes(m, n, k, 0.6);
+    vsa::centroid_classifier<vsa::bsbc, B> c(m, k);
+    c.fit(x, y);
+    c.refine(x, y);
+    CHECK(c.accuracy(x, y) >= 0.95);
+  }
+  CHECK_THROWS_WITH_AS((vsa::centroid_classifier<vsa::bsdc_seg, B>(vsa::bsdc_seg(100), 3)),
+                       doctest::Contains("BSDC-SEG vectors cannot be summed into centroids"), fusor::value_error);
+  vsa::centroid_classifier<vsa::bsc, B> c(vsa::bsc(128), 2);
+  CHECK_THROWS_AS(c.fit(fusor::zeros<std::uint64_t, B>(fusor::extents{3, 3}), test::on<B>(std::vector<std::int64_t>{0, 1, 0})),
+                  fusor::shape_error);
+  CHECK_THROWS_AS(c.scores(fusor::zeros<std::uint64_t, B>(fusor::extents{3, 3})), fusor::shape_error);
 }
 
 }  // namespace vsalearn

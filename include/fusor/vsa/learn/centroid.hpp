@@ -6,8 +6,13 @@
 // sample x of class y predicted as p, centroid y gains lr (1 - s_y) x and centroid p loses
 // lr (1 - s_p) x, s the cosines, for a whole batch per pass (two scatter-adds), and fit_online()
 // adds a batch with the same similarity weights to every sample (its "adaptive" update).
-// Centroids are sums, so the models are those whose vectors add: real or complex elements (MAP,
-// FHRR, HRR, VTB, MBAT, GHRR); bit-packed and modular models are a value_error.
+// Centroids are sums, so they live where the model's vectors add: real or complex elements (MAP,
+// FHRR, HRR, VTB, MBAT, GHRR) as they are; the bit models in their real embedding, whose cosine is
+// the model's own similarity: BSC's bits as 1 - 2 bit (cosine 1 - 2 h / d), BSDC's and BSDC-CDT's
+// as 0 and 1 (cosine |a & b| / sqrt(|a| |b|), BSDC's); MCR, CGR and block codes as the phasors
+// e^{2 pi i v / q}, the embedding MCR's bundle votes in. Classes are then the most cosine-similar
+// centroid in that space, so the counts keep what a binarised centroid would throw away.
+// BSDC-SEG is a value_error.
 #include <complex>
 #include <cstdint>
 #include <string>
@@ -15,56 +20,116 @@
 
 #include "../../core/indexing.hpp"
 #include "../../core/reduce.hpp"
+#include "../bsc.hpp"
+#include "../bsdc.hpp"
+#include "../fhrr.hpp"
+#include "../map.hpp"
+#include "../modular.hpp"
 #include "../operations.hpp"
+#include "../encode/projection.hpp"
 
 namespace fusor::vsa {
 
+namespace detail {
+template <class M>
+inline constexpr bool is_modular_model = false;
+template <class T, modular_kind K>
+inline constexpr bool is_modular_model<modular_model<T, K>> = true;
+
+/// Where a model's centroids add (see the file comment): `type` their element, `space` a model of
+/// that element whose cosine similarity is the classifier's, `embedded` whether samples are
+/// converted first.
+template <class M>
+struct centroid_space {
+  static constexpr bool bits = std::is_same_v<M, bsc> || std::is_same_v<M, bsdc> || std::is_same_v<M, bsdc_cdt>;
+  static constexpr bool phasors = is_modular_model<M>;
+  static constexpr bool embedded = bits || phasors;
+  using type = std::conditional_t<bits, float, std::conditional_t<phasors, std::complex<float>, typename M::value_type>>;
+  static constexpr bool adds = std::is_floating_point_v<type> || fusor::is_complex_v<type>;
+  static auto space(const M& m) {
+    if constexpr (bits) return map_c(m.dim());
+    else if constexpr (phasors) return fhrr(m.dim());
+    else return m;
+  }
+};
+}  // namespace detail
+
 template <model M, backend B = default_backend>
 class centroid_classifier {
+  using space_traits = detail::centroid_space<M>;
+
  public:
   using value_type = typename M::value_type;
-  /// Whether the model's vectors add (real or complex elements).
-  static constexpr bool supported = std::is_floating_point_v<value_type> || fusor::is_complex_v<value_type>;
+  /// The centroids' element: the model's own, or its embedding's (float for BSC and BSDC,
+  /// complex<float> for MCR, CGR and block codes).
+  using centroid_type = typename space_traits::type;
+  /// Whether the model's vectors (or their embedding) add.
+  static constexpr bool supported = space_traits::adds;
 
   /// `classes` empty centroids of model m.
-  centroid_classifier(const M& m, index_t classes) : m_(m), c_(zeros<value_type, B>(extents{classes, m.width()})) {
+  centroid_classifier(const M& m, index_t classes)
+      : m_(m), space_(space_traits::space(m)), c_(zeros<centroid_type, B>(extents{classes, space_.width()})) {
     if constexpr (!supported)
       throw value_error("fusor::vsa::centroid_classifier: " + std::string(M::name) +
                         " vectors cannot be summed into centroids; expected a model with real or complex elements "
-                        "(MAP-B, MAP-C, FHRR, HRR, VTB, MBAT, GHRR)");
+                        "(MAP-B, MAP-C, FHRR, HRR, VTB, MBAT, GHRR), bits (BSC, BSDC, BSDC-CDT) or modular values "
+                        "(MCR, CGR, block codes)");
     if (classes < 1)
       throw value_error("fusor::vsa::centroid_classifier: needs at least 1 class, got " + std::to_string(classes));
   }
 
   const M& model() const { return m_; }
   index_t classes() const { return c_.shape()[0]; }
-  /// The (classes, width) centroids.
-  const array<value_type, B>& centroids() const& { return c_; }
-  const array<value_type, B>& centroids() const&& = delete;
+  /// The (classes, width) centroids: sums of the samples, or of their embeddings (then
+  /// (classes, d): BSC's 1 - 2 bit, BSDC's bits, the modular models' phasors).
+  const array<centroid_type, B>& centroids() const& { return c_; }
+  const array<centroid_type, B>& centroids() const&& = delete;
+
+  /// Samples (n, width) in the space their centroids add in: the samples themselves (no copy), or
+  /// their embedding (n, d).
+  template <class X>
+  auto embed(const X& samples) const {
+    if constexpr (std::is_same_v<M, bsc>) {
+      return array<float, B>(1.0f - 2.0f * cast<float>(m_.unpack(samples)));
+    } else if constexpr (space_traits::bits) {
+      return array<float, B>(cast<float>(m_.unpack(samples)));
+    } else if constexpr (space_traits::phasors) {
+      const array<float, B> phase(cast<float>(samples) * float(2.0 * 3.141592653589793 / double(m_.modulus())));
+      return array<std::complex<float>, B>(
+          detail::generate<B>(detail::phasors_of_phases{phase.data()}, phase.shape()));
+    } else {
+      return fusor::detail::contiguous_of(samples);
+    }
+  }
 
   /// Adds samples (n, width) with labels (n) in [0, classes) to their centroids (one pass).
   template <class X, class Y>
   void fit(const X& samples, const Y& labels) {
     const auto y = checked(samples, labels, "fit");
-    scatter_add(c_, y, samples, 0);
+    if constexpr (supported) {
+      const auto x = embed(samples);
+      scatter_add(c_, y, x.view(), 0);
+    }
   }
   /// Adds samples weighted by how little their centroid already resembles them, 1 - cosine
   /// (OnlineHD's adaptive single pass): a sample the model already knows adds little.
   template <class X, class Y>
   void fit_online(const X& samples, const Y& labels, double lr = 1.0) {
     const auto y = checked(samples, labels, "fit_online");
-    const array<float, B> s = scores(samples);
+    const auto x = embed(samples);
+    const array<float, B> s = scores_of(x.view());
     const array<float, B> own = take_along_rows(s, y);
-    add_weighted(samples, y, array<float, B>(float(lr) * (1.0f - own)));
+    add_weighted(x.view(), y, array<float, B>(float(lr) * (1.0f - own)));
   }
   /// OnlineHD's correction for `epochs` passes over the batch; returns the number of training
   /// samples the last pass found misclassified (0: it stopped early, all correct).
   template <class X, class Y>
   index_t refine(const X& samples, const Y& labels, double lr = 1.0, int epochs = 1) {
     const auto y = checked(samples, labels, "refine");
+    const auto x = embed(samples);  // once for every pass
     index_t wrong = 0;
     for (int e = 0; e < epochs; ++e) {
-      const array<float, B> s = scores(samples);
+      const array<float, B> s = scores_of(x.view());
       const array<std::int64_t, B> p = argmax(s, -1);
       const array<bool, B> miss(p != y);
       wrong = index_t(sum(cast<std::int64_t>(miss)));
@@ -75,8 +140,7 @@ class centroid_classifier {
       const array<std::int64_t, B> ym = take(y, rows), pm = take(p, rows);
       const array<float, B> sm = take(s, rows, 0);
       const array<float, B> own = take_along_rows(sm, ym), other = take_along_rows(sm, pm);
-      const auto xc = fusor::detail::contiguous_of(samples);
-      const array<value_type, B> xm = take(xc.view(), rows, 0);
+      const array<centroid_type, B> xm = take(x.view(), rows, 0);
       add_weighted(xm, ym, array<float, B>(float(lr) * (1.0f - own)));
       add_weighted(xm, pm, array<float, B>(-float(lr) * (1.0f - other)));
     }
@@ -86,7 +150,9 @@ class centroid_classifier {
   /// Cosine of each sample to each centroid: (n, classes) (one GEMM).
   template <class X>
   array<float, B> scores(const X& samples) const {
-    return similarity(m_, samples, c_, metric::cosine);
+    detail::checked_rows(m_, samples, "centroid_classifier::scores", "samples");
+    const auto x = embed(samples);
+    return scores_of(x.view());
   }
   /// The most similar centroid of each sample: (n) (ties to the lower class).
   template <class X>
@@ -126,19 +192,25 @@ class centroid_classifier {
     const array<std::int64_t, B> flat(lazy::arange<std::int64_t, B>(0, n) * k + idx);
     return take(s, flat);
   }
-  /// centroid[idx[i]] += w[i] * samples[i] for every i (one scatter-add).
+  /// Cosines of embedded samples to the centroids (one GEMM).
+  template <class V>
+  array<float, B> scores_of(const V& embedded) const {
+    return similarity(space_, embedded, c_, metric::cosine);
+  }
+  /// centroid[idx[i]] += w[i] * rows[i] for every i, rows already embedded (one scatter-add).
   template <class X>
-  void add_weighted(const X& samples, const array<std::int64_t, B>& idx, const array<float, B>& w) {
-    const auto xc = fusor::detail::contiguous_of(samples);
+  void add_weighted(const X& rows, const array<std::int64_t, B>& idx, const array<float, B>& w) {
+    const auto xc = fusor::detail::contiguous_of(rows);
     const index_t n = w.size();
     if constexpr (supported) {
-      using R = std::conditional_t<fusor::is_complex_v<value_type>, value_type, float>;
+      using R = std::conditional_t<fusor::is_complex_v<centroid_type>, centroid_type, float>;
       scatter_add(c_, idx, xc.view() * cast<R>(w.reshape(extents{n, 1})), 0);
     }
   }
 
   M m_;
-  array<value_type, B> c_;
+  decltype(space_traits::space(std::declval<const M&>())) space_;
+  array<centroid_type, B> c_;
 };
 
 }  // namespace fusor::vsa
