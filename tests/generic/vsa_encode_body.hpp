@@ -1004,8 +1004,8 @@ TEST_CASE("vsa centroid classifier: sums per class, prediction, OnlineHD refinem
                        fusor::shape_error);
   CHECK_THROWS_WITH_AS(clf.fit(x(fusor::range(0, 1), fusor::all), fusor::array<std::int64_t, B>{3}),
                        doctest::Contains("labels in [0, 3), got 3"), fusor::index_error);
-  CHECK_THROWS_WITH_AS((vsa::centroid_classifier<vsa::bsc, B>(vsa::bsc(64), 2)),
-                       doctest::Contains("BSC vectors cannot be summed"), fusor::value_error);
+  CHECK_THROWS_WITH_AS((vsa::centroid_classifier<vsa::bsdc_seg, B>(vsa::bsdc_seg(64), 2)),
+                       doctest::Contains("BSDC-SEG vectors cannot be summed"), fusor::value_error);
 }
 
 /// A centroid classifier's held-out accuracy after one pass and after `refinements` OnlineHD passes,
