@@ -235,6 +235,70 @@ TEST_CASE("vsa fractional_power_features: decoding by resonator over the feature
   CHECK(enc.decode(fusor::zeros<std::complex<float>, B>(fusor::extents{0, 256})).shape() == fusor::extents{0, 2});
 }
 
+// ---- an FPE bandwidth learned through fusor::ad ----------------------------------------------------
+
+template <class M>
+void check_learned_bandwidth(const M& m) {
+  namespace ad = fusor::ad;
+  // values in [0, 10], a gaussian kernel at bandwidth 2: the scale s multiplies it
+  const vsa::fractional_power_encoder<M, B> enc(m, 0.0, 10.0, 41, vsa::fpe_kernel::gaussian, 2.0);
+  std::vector<float> dh;
+  for (int i = 0; i < 64; ++i) dh.push_back(-3.0f + 6.0f * float(i) / 63.0f);
+  const auto delta = test::on<B>(dh);
+  // the value at s = 1.5 against the cosines of real encodings of 4 and 4 + delta by the scaled encoder
+  const auto one = fusor::full<float, B>(fusor::extents{1}, 1.5f);
+  const auto at = host_values(enc.similarity_at(delta, one));
+  const auto wide = enc.scaled(1.5);
+  CHECK(wide.components()[0].bandwidth == doctest::Approx(3.0));
+  std::vector<double> xs, ys;
+  for (const float d : dh) {
+    xs.push_back(4.0);
+    ys.push_back(4.0 + double(d));
+  }
+  const auto s = host_values(vsa::similarity(m, wide.encode(test::on<B>(ys)), wide.encode(test::on<B>(xs)), vsa::metric::cosine));
+  double worst = 0;
+  for (std::size_t i = 0; i < dh.size(); ++i) worst = std::max(worst, std::abs(double(at[i]) - double(s[i * dh.size() + i])));
+  CHECK(worst < 1e-4);
+  // the target: the kernel of bandwidth 5 (the scale 2.5); loss the mean squared gap
+  std::vector<float> th;
+  for (const float d : dh) th.push_back(float(vsa::kernel_value(vsa::fpe_kernel::gaussian, 5.0 * d / 10.0)));
+  const auto target = test::on<B>(th);
+  auto loss = [&](const auto& scale) { return mean(square(enc.similarity_at(delta, scale) - target)); };
+  // the gradient against a central difference of the loss in double
+  const auto loss_at = [&](double sc) {
+    const auto v = host_values(enc.similarity_at(delta, fusor::full<float, B>(fusor::extents{1}, float(sc))));
+    double l = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) l += (double(v[i]) - double(th[i])) * (double(v[i]) - double(th[i]));
+    return l / double(v.size());
+  };
+  const double h = 1e-2, numeric = (loss_at(1.5 + h) - loss_at(1.5 - h)) / (2 * h);
+  const double analytic = double(host_values(ad::grad(loss)(one))[0]);
+  CHECK(analytic == doctest::Approx(numeric).epsilon(1e-2));
+  CHECK(analytic < 0);  // the target is wider in bandwidth: the loss falls as the scale grows
+  // Adam from s = 1 finds the scale 2.5
+  fusor::array<float, B> scale = fusor::full<float, B>(fusor::extents{1}, 1.0f);
+  ad::optim::adam<float, B> opt({.lr = 0.05});
+  auto vg = ad::value_and_grad(loss);
+  double last = 0;
+  for (int step = 0; step < 300; ++step) {
+    auto [l, g] = vg(scale);
+    last = double(l);
+    opt.step(scale, g);
+  }
+  const double learned = double(host_values(scale)[0]);
+  MESSAGE(M::name << ": the learned bandwidth scale " << learned << " (2.5 expected), loss " << last);
+  CHECK(learned == doctest::Approx(2.5).epsilon(0.05));
+}
+
+TEST_CASE("vsa FPE bandwidth learned through fusor::ad: the similarity against encodings, its gradient, a fit") {
+  check_learned_bandwidth(vsa::fhrr(4096));
+  check_learned_bandwidth(vsa::hrr(4096));
+  const vsa::fractional_power_encoder<vsa::fhrr, B> enc(vsa::fhrr(64), 0.0, 1.0, 1);
+  CHECK_THROWS_WITH_AS(enc.scaled(0.0), doctest::Contains("a finite scale > 0, got 0"), fusor::value_error);
+  CHECK_THROWS_AS(enc.similarity_at(fusor::zeros<float, B>(fusor::extents{2, 2}), fusor::ones<float, B>(fusor::extents{1})),
+                  fusor::shape_error);
+}
+
 // ---- sparse distributed memory ------------------------------------------------------------------------
 
 /// The memory's activations, counters and reads against plain loops over its addresses, for

@@ -186,6 +186,42 @@ class fractional_power_encoder {
     return detail::expected_similarity(m_, k);
   }
 
+  /// The same encoder with every bandwidth multiplied by `scale` > 0: the same draws, the
+  /// frequencies times scale (what a learned scale gives back as an encoder).
+  fractional_power_encoder scaled(double scale) const {
+    if (!(scale > 0.0 && std::isfinite(scale)))
+      throw value_error("fusor::vsa::fractional_power_encoder::scaled: expects a finite scale > 0, got " +
+                        std::to_string(scale));
+    fractional_power_encoder r(*this);
+    for (auto& p : r.parts_) p.bandwidth *= scale;
+    r.w_ = array<float, B>(w_ * float(scale));
+    return r;
+  }
+  fractional_power_encoder(const fractional_power_encoder& o)
+      : m_(o.m_), low_(o.low_), high_(o.high_), parts_(o.parts_), w_(o.w_.copy()) {}
+  fractional_power_encoder(fractional_power_encoder&&) = default;
+  fractional_power_encoder& operator=(fractional_power_encoder&&) = default;
+
+  /// The similarity (cosine) of the encodings of x and x + delta for each delta ((n) float), with
+  /// every bandwidth multiplied by `scale` (shape (1)): (1/d) sum_k c_k cos(scale w_k delta), c_k
+  /// HRR's bin counts (1 for FHRR). An expression of `scale`: with an fusor::ad variable, the
+  /// bandwidth is learned by gradient descent on any loss of these similarities (the encodings'
+  /// similarity is differentiable in the bandwidth); with a plain array, the value.
+  template <class D, class S>
+  auto similarity_at(const D& delta, const S& scale) const {
+    const index_t n = expr_shape(fusor::detail::to_node(delta)).size() == 1
+                          ? expr_shape(fusor::detail::to_node(delta))[0] : -1;
+    if (n < 0)
+      throw shape_error("fusor::vsa::fractional_power_encoder::similarity_at: expects differences of shape (n), got " +
+                        to_string(expr_shape(fusor::detail::to_node(delta))));
+    const index_t k = w_.size();
+    const array<float, B> dc = array<float, B>(cast<float>(delta)).reshape(extents{n, 1});
+    array<float, B> phase(dc * w_.reshape(extents{1, k}));
+    const array<float, B> c(bin_counts() * float(1.0 / double(m_.dim())));
+    // sum and cos unqualified: argument-dependent lookup finds fusor::ad's for a variable
+    return sum(cos(phase * scale) * c.reshape(extents{1, k}), -1);
+  }
+
   /// The encodings of values in [low, high] (any shape (...) -> (..., width)); a value outside
   /// (or NaN) is a value_error naming it.
   template <class X>
