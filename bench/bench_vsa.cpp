@@ -28,6 +28,10 @@
 //                             hand_: a plain loop of key * level row sums and signs
 //   fusor_vsa_digits_train/map: a centroid classifier's one-pass fit and one OnlineHD pass over them
 //   fusor_vsa_digits_predict/map: the class of each; floor_: cblas_sgemm against the centroids and an argmax
+//   fusor_vsa_sdm_write/map, fusor_vsa_sdm_read/map: a sparse distributed memory of 20 000 MAP-B
+//                             locations at d = 1000, 1% active: 1000 pairs written, 1000 addresses
+//                             read; floor_vsa_sdm/map: the (1000, 20 000) address similarities alone
+//                             (cblas_sgemm), which every SDM computes
 // The models VTB (d = 100 x 100), MCR and CGR (q = 16) and block codes (BSBC: 10 000 blocks of 64)
 // have the same rows. Their floors: VTB's bind is cblas_sgemm of the two 100 x 100 matrices; the
 // modular models' bind, bundle and similarity floors are hand loops of the same arithmetic (a
@@ -646,6 +650,49 @@ void floor_digits_predict(benchmark::State& st) {
   }
 }
 
+/// The SDM rows' memory: 20 000 MAP-B locations at d = 1000, 1% of them active per address.
+constexpr index_t sdm_dim = 1000, sdm_locations = 20'000, sdm_pairs = 1000;
+struct sdm_data {
+  vsa::map_b m{sdm_dim};
+  array<float> keys = vsa::random(m, sdm_pairs, 4), values = vsa::random(m, sdm_pairs, 5);
+};
+const sdm_data& sdm_inputs() {
+  static const sdm_data d;
+  return d;
+}
+/// Writing 1000 pairs into an empty memory (the memory made outside the timed region).
+void fusor_sdm_write(benchmark::State& st) {
+  one_thread();
+  const auto& d = sdm_inputs();
+  for (auto _ : st) {
+    st.PauseTiming();
+    vsa::sparse_distributed_memory<vsa::map_b> sdm(d.m, sdm_locations, 3, 0.01);
+    st.ResumeTiming();
+    sdm.write(d.keys, d.values);
+    benchmark::DoNotOptimize(sdm.counters().data());
+  }
+}
+/// Reading 1000 addresses of a memory holding the 1000 pairs.
+void fusor_sdm_read(benchmark::State& st) {
+  one_thread();
+  const auto& d = sdm_inputs();
+  vsa::sparse_distributed_memory<vsa::map_b> sdm(d.m, sdm_locations, 3, 0.01);
+  sdm.write(d.keys, d.values);
+  for (auto _ : st) benchmark::DoNotOptimize(sdm.read(d.keys));
+}
+/// The similarities of the 1000 addresses to the 20 000 locations: one cblas_sgemm.
+void floor_sdm(benchmark::State& st) {
+  const auto& d = sdm_inputs();
+  const array<float> locations = vsa::random(d.m, sdm_locations, 3);
+  std::vector<float> s(static_cast<std::size_t>(sdm_pairs * sdm_locations));
+  for (auto _ : st) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(sdm_pairs), int(sdm_locations), int(sdm_dim), 1.0f,
+                d.keys.data(), int(sdm_dim), locations.data(), int(sdm_dim), 0.0f, s.data(), int(sdm_locations));
+    benchmark::DoNotOptimize(s.data());
+    benchmark::ClobberMemory();
+  }
+}
+
 template <class M>
 void register_model(const std::string& name) {
   using benchmark::RegisterBenchmark;
@@ -701,6 +748,9 @@ int main(int argc, char** argv) {
     RegisterBenchmark("fusor_vsa_digits_train/map", fusor_digits_train)->Unit(ms);
     RegisterBenchmark("fusor_vsa_digits_predict/map", fusor_digits_predict)->Unit(ms);
     RegisterBenchmark("floor_vsa_digits_predict/map", floor_digits_predict)->Unit(ms);
+    RegisterBenchmark("fusor_vsa_sdm_write/map", fusor_sdm_write)->Unit(ms);
+    RegisterBenchmark("fusor_vsa_sdm_read/map", fusor_sdm_read)->Unit(ms);
+    RegisterBenchmark("floor_vsa_sdm/map", floor_sdm)->Unit(ms);
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -24,6 +24,8 @@ The encoders (fusor's rows fusor_vsa_<op>/<model>):
               bundled (fusor: scalar_encoder::encode_record; torchhd: hash_table of Level embeddings in blocks of 64)
   digits_train: a centroid classifier's one-pass fit and one OnlineHD pass (torchhd Centroid.add, add_online)
   digits_predict: the class of each of the 1797 records (torchhd Centroid, cosine)
+  sdm_write, sdm_read: a sparse distributed memory of 20 000 MAP locations at d = 1000, about 1% active:
+              1000 pairs written, 1000 addresses read (torchhd memory.SparseDistributed, p = 0.01; HoloVec has none)
 Each row times the peer's idiomatic call on inputs made outside the timed region; where a peer offers
 no batched call, the Python loop it offers is timed and the row says so."""
 import json
@@ -42,7 +44,7 @@ TORCHHD_ONLY = {"vtb": ("VTB", {}), "mcr": ("MCR", {"block_size": 16}), "cgr": (
                 "bsbc": ("BSBC", {"block_size": 64})}
 CHUNK = 4  # queries per call where torchhd's modular similarity broadcasts (Q, N, d) int64 tensors
 OPS = ("random", "bind", "bundle100", "sim1000", "search1", "search1000", "fpe1000", "fpe1e6", "level1000",
-       "thermometer1000", "ngrams", "digits_encode", "digits_train", "digits_predict")
+       "thermometer1000", "ngrams", "digits_encode", "digits_train", "digits_predict", "sdm_write", "sdm_read")
 DIGITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "data", "digits")
 ENCODE_ROWS = {"fpe1000": (1000, D), "fpe1e6": (1_000_000, 128)}  # (scalars, dimension)
 # HoloVec's models: key -> (VSA.create name, dimension, notes on the rows). The default spaces: FHRR
@@ -247,6 +249,18 @@ def torchhd_encoders(torch, torchhd):
     model = torchhd.models.Centroid(D, 10)
     model.add(h, labels)
     out[("digits_predict", "map")] = (median_seconds(lambda: model(h).argmax(1)), "models.Centroid(x) (cosine), argmax")
+    keys, values = torchhd.random(1000, 1000, "MAP"), torchhd.random(1000, 1000, "MAP")
+
+    def sdm_write():
+        sdm = torchhd.memory.SparseDistributed(20000, 1000, 1000, p=0.01)
+        sdm.write(keys, values)
+
+    sdm = torchhd.memory.SparseDistributed(20000, 1000, 1000, p=0.01)
+    construct = median_seconds(lambda: torchhd.memory.SparseDistributed(20000, 1000, 1000, p=0.01))
+    out[("sdm_write", "map")] = (max(median_seconds(sdm_write) - construct, 0.0),
+                                 "memory.SparseDistributed(20000, 1000, 1000, p=0.01).write (its construction subtracted)")
+    sdm.write(keys, values)
+    out[("sdm_read", "map")] = (median_seconds(lambda: sdm.read(keys)), "memory.SparseDistributed.read")
     return out
 
 

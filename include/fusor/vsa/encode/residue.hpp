@@ -156,6 +156,7 @@ class residue_encoder {
                         ") vectors or one (" + std::to_string(m_.width()) + ") vector, got shape " + to_string(qs));
     extents out;
     if (qs.size() == 2) out.push_back(qs[0]);
+    if (out.numel() == 0) return zeros<std::int64_t, B>(out);  // no vectors
     if (moduli_.size() == 1) {
       array<std::int64_t, B> r = codebooks_[0].nearest(vectors, metric::cosine);
       return std::move(r).reshape(out);
@@ -172,6 +173,10 @@ class residue_encoder {
     if (residues.size() != moduli_.size())
       throw value_error("fusor::vsa::residue_encoder::combine: expects one residue array per modulus (" +
                         std::to_string(moduli_.size()) + "), got " + std::to_string(residues.size()));
+    for (std::size_t k = 1; k < residues.size(); ++k)
+      if (residues[k].shape() != residues[0].shape())
+        throw shape_error("fusor::vsa::residue_encoder::combine: expects residue arrays of one shape, got " +
+                          to_string(residues[0].shape()) + " and " + to_string(residues[k].shape()));
     array<std::int64_t, B> x = zeros<std::int64_t, B>(residues[0].shape());
     for (std::size_t k = 0; k < moduli_.size(); ++k) {
       const std::int64_t q = moduli_[k], rest = range_ / q;

@@ -129,8 +129,12 @@ class centroid_classifier {
     const auto x = embed(samples);  // once for every pass
     index_t wrong = 0;
     for (int e = 0; e < epochs; ++e) {
-      const array<float, B> s = scores_of(x.view());
-      const array<std::int64_t, B> p = argmax(s, -1);
+      // a sample's class is its largest dot / |centroid|, the cosine's argmax without the samples'
+      // norms (a pass over the whole batch saved); the cosines are then needed for the
+      // misclassified samples alone
+      const array<float, B> dots = similarity(space_, x.view(), c_, metric::dot);  // (n, classes)
+      const array<float, B> cn(sqrt(sum(square(abs(c_)), 1)));
+      const array<std::int64_t, B> p = argmax(dots / maximum(cn, 1e-30f), -1);
       const array<bool, B> miss(p != y);
       wrong = index_t(sum(cast<std::int64_t>(miss)));
       if (wrong == 0) break;
@@ -138,9 +142,10 @@ class centroid_classifier {
       // over the batch, once the classifier is mostly right)
       const array<std::int64_t, B> rows = std::move(nonzero(miss)[0]);
       const array<std::int64_t, B> ym = take(y, rows), pm = take(p, rows);
-      const array<float, B> sm = take(s, rows, 0);
-      const array<float, B> own = take_along_rows(sm, ym), other = take_along_rows(sm, pm);
       const array<centroid_type, B> xm = take(x.view(), rows, 0);
+      const array<float, B> dm = take(dots, rows, 0), xn(sqrt(sum(square(abs(xm)), 1)));
+      const array<float, B> own(take_along_rows(dm, ym) / maximum(xn * take(cn, ym), 1e-30f));
+      const array<float, B> other(take_along_rows(dm, pm) / maximum(xn * take(cn, pm), 1e-30f));
       add_weighted(xm, ym, array<float, B>(float(lr) * (1.0f - own)));
       add_weighted(xm, pm, array<float, B>(-float(lr) * (1.0f - other)));
     }

@@ -8,11 +8,13 @@
 // A batch of Q addresses is one similarity pass (activation (Q, n)) and one GEMM: writing
 // C += A^T V, reading A C.
 //
-// The threshold is chosen from the expected fraction of locations an address activates: the
-// similarity of unrelated random vectors is close to normal, N(0, 1/d) for the cosine of real
-// vectors (MAP, HRR), N(0, 1/(2 d)) for FHRR's (the real part of a mean of random phasors), and
-// N(1/2, 1/(4 d)) for BSC's hamming similarity 1 - h/d; the threshold is that law's 1 - fraction
-// quantile. Contents are stored as real counters: MAP-B, MAP-C and HRR as they are, BSC as
+// The threshold is chosen from the expected fraction p of locations an address activates. For
+// MAP-B and BSC the Hamming distance h of unrelated vectors is binomial (d, 1/2): a location is
+// active when h <= r, r the smallest radius whose binomial probability reaches p (Kanerva's radius;
+// torchhd's binom.ppf(p, d, 1/2)), so at least p of random locations, and as few as that allows.
+// For the continuous models the similarity of unrelated vectors is close to normal: N(0, 1/d)
+// for the cosine of real vectors (MAP-C, HRR), N(0, 1/(2 d)) for FHRR's (the real part of a mean
+// of random phasors); the threshold is that law's 1 - p quantile. Contents are stored as real counters: MAP-B, MAP-C and HRR as they are, BSC as
 // bipolar 1 - 2 bit.
 #include <cmath>
 #include <cstdint>
@@ -31,6 +33,16 @@
 namespace fusor::vsa {
 
 namespace detail {
+/// The smallest r with P(Binomial(d, 1/2) <= r) >= p, for 0 < p < 1 (pmf summed in log space).
+inline std::int64_t binomial_radius(std::int64_t d, double p) {
+  const double lnd = std::lgamma(double(d) + 1.0), half = double(d) * std::log(0.5);
+  double cdf = 0;
+  for (std::int64_t r = 0; r <= d; ++r) {
+    cdf += std::exp(lnd - std::lgamma(double(r) + 1.0) - std::lgamma(double(d - r) + 1.0) + half);
+    if (cdf >= p) return r;
+  }
+  return d;
+}
 /// z with P(N(0, 1) >= z) = p, for 0 < p < 1: bisection on erfc (60 halvings of [-40, 40]).
 inline double upper_normal_quantile(double p) {
   double lo = -40, hi = 40;
@@ -73,12 +85,16 @@ class sparse_distributed_memory {
       throw value_error("fusor::vsa::sparse_distributed_memory: expects an active fraction in (0, 1), got " +
                         std::to_string(active));
     const double z = detail::upper_normal_quantile(active), d = double(ma_.dim());
-    if constexpr (std::is_same_v<MA, bsc>)
-      threshold_ = 0.5 + z / (2.0 * std::sqrt(d));
-    else if constexpr (std::is_same_v<MA, fhrr>)
-      threshold_ = z / std::sqrt(2.0 * d);
-    else
-      threshold_ = z / std::sqrt(d);
+    if constexpr (std::is_same_v<MA, bsc> || std::is_same_v<MA, map_b>) {
+      // h <= r: hamming similarity 1 - h/d, MAP-B cosine 1 - 2h/d; compared half a lattice step
+      // lower, so float rounding of a similarity on the boundary cannot drop it
+      const double r = double(detail::binomial_radius(ma_.dim(), active));
+      radius_ = index_t(r);
+      threshold_ = std::is_same_v<MA, bsc> ? 1.0 - r / d : 1.0 - 2.0 * r / d;
+      compare_ = threshold_ - (std::is_same_v<MA, bsc> ? 0.5 : 1.0) / d;
+    } else {
+      threshold_ = compare_ = std::is_same_v<MA, fhrr> ? z / std::sqrt(2.0 * d) : z / std::sqrt(d);
+    }
     addresses_ = vsa::random<B>(ma_, locations, seed);
     counters_ = zeros<float, B>(extents{locations, mc_.dim()});
   }
@@ -94,6 +110,8 @@ class sparse_distributed_memory {
   double active_fraction() const { return active_; }
   /// The similarity (MA's default metric) at which a location activates.
   double threshold() const { return threshold_; }
+  /// MAP-B and BSC: the Hamming radius r (a location is active when h <= r); -1 for the others.
+  index_t radius() const { return radius_; }
   /// The hard locations' addresses, (locations, address width).
   const array<address_type, B>& addresses() const& { return addresses_; }
   const array<address_type, B>& addresses() const&& = delete;
@@ -108,7 +126,7 @@ class sparse_distributed_memory {
     const extents s = detail::checked_rows(ma_, addresses, "sparse_distributed_memory::activation", "addresses");
     if (s.size() > 2) rank_error("activation", "addresses", ma_.width(), s);
     return array<float, B>(
-        cast<float>(vsa::similarity(ma_, addresses, addresses_, MA::default_metric) >= float(threshold_)));
+        cast<float>(vsa::similarity(ma_, addresses, addresses_, MA::default_metric) >= float(compare_)));
   }
 
   /// Adds each content to the counters of the locations its address activates: addresses
@@ -169,7 +187,8 @@ class sparse_distributed_memory {
   MA ma_;
   MC mc_;
   double active_;
-  double threshold_ = 0;
+  double threshold_ = 0, compare_ = 0;
+  index_t radius_ = -1;
   array<address_type, B> addresses_;
   array<float, B> counters_;
 };
