@@ -103,6 +103,25 @@ double expected_similarity(const M& m, double k) {
   return k;
 }
 
+/// The shape of the vectors a decoder takes, (Q, width) or one (width) vector, after checking them;
+/// `what` names the decoder in errors ("residue_encoder::decode").
+template <class M, class X>
+extents decoded_rows(const M& m, const X& vectors, const std::string& what) {
+  const extents qs = checked_rows(m, vectors, what.c_str(), "vectors");
+  if (qs.size() > 2)
+    throw shape_error("fusor::vsa::" + what + ": expects (Q, " + std::to_string(m.width()) + ") vectors or one (" +
+                      std::to_string(m.width()) + ") vector, got shape " + to_string(qs));
+  return qs;
+}
+/// The grid an FPE decoder searches: `grid` values (at least 2), or for 0 four per unit of the
+/// widest bandwidth, at least 9.
+inline index_t decode_grid(index_t grid, double widest_bandwidth, const std::string& what) {
+  if (grid < 0 || grid == 1)
+    throw value_error("fusor::vsa::" + what + ": expects a grid of at least 2 values (or 0 for the default), got " +
+                      std::to_string(grid));
+  return grid > 0 ? grid : std::max<index_t>(9, index_t(std::ceil(4.0 * widest_bandwidth)) + 1);
+}
+
 /// Rows of unit phasors: element (r, j) of an (n, k) output is e^{i w_j t_r}, written once.
 struct phasor_outer {
   using value_type = std::complex<float>;
@@ -241,16 +260,10 @@ class fractional_power_encoder {
   /// one (a bundle, an unbinding) the peak of the similarity.
   template <class X>
   array<double, B> decode(const X& vectors, index_t grid = 0) const {
-    const extents qs = detail::checked_rows(m_, vectors, "fractional_power_encoder::decode", "vectors");
-    if (qs.size() > 2)
-      throw shape_error("fusor::vsa::fractional_power_encoder::decode: expects (Q, " + std::to_string(m_.width()) +
-                        ") vectors or one (" + std::to_string(m_.width()) + ") vector, got shape " + to_string(qs));
-    if (grid < 0 || grid == 1)
-      throw value_error("fusor::vsa::fractional_power_encoder::decode: expects a grid of at least 2 values (or 0 for "
-                        "the default), got " + std::to_string(grid));
+    const extents qs = detail::decoded_rows(m_, vectors, "fractional_power_encoder::decode");
     double widest = 0;
     for (const auto& p : parts_) widest = std::max(widest, p.bandwidth);
-    const index_t g = grid > 0 ? grid : std::max<index_t>(9, index_t(std::ceil(4.0 * widest)) + 1);
+    const index_t g = detail::decode_grid(grid, widest, "fractional_power_encoder::decode");
     const double span = high_ - low_, h = span / double(g - 1);
     const auto qc = fusor::detail::contiguous_of(vectors);
     const auto q = detail::as_matrix(qc.view());

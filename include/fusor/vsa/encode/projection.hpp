@@ -214,17 +214,12 @@ class fractional_power_features {
   /// refined, which can be wrong when the noise is large.
   template <class X>
   array<double, B> decode(const X& vectors, index_t grid = 0, int rounds = 2, const resonator_options& o = {}) const {
-    const extents qs = detail::checked_rows(m_, vectors, "fractional_power_features::decode", "vectors");
-    if (qs.size() > 2)
-      throw shape_error("fusor::vsa::fractional_power_features::decode: expects (Q, " + std::to_string(m_.width()) +
-                        ") vectors or one (" + std::to_string(m_.width()) + ") vector, got shape " + to_string(qs));
-    if (grid < 0 || grid == 1)
-      throw value_error("fusor::vsa::fractional_power_features::decode: expects a grid of at least 2 values (or 0 "
-                        "for the default), got " + std::to_string(grid));
+    const extents qs = detail::decoded_rows(m_, vectors, "fractional_power_features::decode");
+    const index_t g = detail::decode_grid(grid, bandwidth_, "fractional_power_features::decode");
     if (rounds < 1)
       throw value_error("fusor::vsa::fractional_power_features::decode: expects at least 1 refinement round, got " +
                         std::to_string(rounds));
-    const index_t f = features(), g = grid > 0 ? grid : std::max<index_t>(9, index_t(std::ceil(4.0 * bandwidth_)) + 1);
+    const index_t f = features();
     const index_t nq = qs.size() == 2 ? qs[0] : 1;
     const auto qc = fusor::detail::contiguous_of(vectors);
     const array_view<value_type, B> q(const_cast<value_type*>(qc.data()), extents{nq, m_.width()},

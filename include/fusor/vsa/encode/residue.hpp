@@ -150,10 +150,7 @@ class residue_encoder {
   /// bundle, an unbinding) the resonator's fixed point, which can be wrong when the noise is large.
   template <class X>
   array<std::int64_t, B> decode(const X& vectors, const resonator_options& o = default_resonator()) const {
-    const extents qs = detail::checked_rows(m_, vectors, "residue_encoder::decode", "vectors");
-    if (qs.size() > 2)
-      throw shape_error("fusor::vsa::residue_encoder::decode: expects (Q, " + std::to_string(m_.width()) +
-                        ") vectors or one (" + std::to_string(m_.width()) + ") vector, got shape " + to_string(qs));
+    const extents qs = detail::decoded_rows(m_, vectors, "residue_encoder::decode");
     extents out;
     if (qs.size() == 2) out.push_back(qs[0]);
     if (out.numel() == 0) return zeros<std::int64_t, B>(out);  // no vectors
