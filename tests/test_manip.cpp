@@ -210,6 +210,28 @@ TEST_CASE_TEMPLATE("take, scatter, scatter_add and put along an axis", T, float,
   auto acc = zeros<T>({4});
   scatter_add(acc, array<std::int64_t>{0, 2, 0, 0, -1}, T(1), 0);
   CHECK(test::walk(acc) == std::vector<T>{T(3), T(0), T(1), T(1)});
+  {
+    // contiguous values of the right shape are read in place; values that are the destination
+    // itself are copied first (else rows added early would be added again): a plain loop checks both
+    auto rows = test::iota<T>({4, 3});
+    const array<std::int64_t> to{2, 0, 2, 3};
+    auto sum = zeros<T>({4, 3});
+    scatter_add(sum, to, rows, 0);
+    auto self = test::iota<T>({4, 3});
+    scatter_add(self, to, self, 0);
+    for (index_t c = 0; c < 3; ++c)
+      for (index_t r = 0; r < 4; ++r) {
+        T want{}, want_self = rows(r, c);
+        for (index_t i = 0; i < 4; ++i)
+          if (to(i) == r) {
+            want += rows(i, c);
+            want_self += rows(i, c);
+          }
+        CHECK(sum(r, c) == want);
+        CHECK(self(r, c) == want_self);
+      }
+    CHECK_THROWS_AS(scatter_add(sum, to, test::iota<T>({3, 3}), 0), shape_error);
+  }
   // strided destination: written back through the view
   auto m = zeros<T>({4, 3});
   scatter(m(all, 1), array<std::int64_t>{3, 0}, array<T>{T(5), T(6)}, 0);

@@ -137,14 +137,32 @@ void scatter_impl(D&& dst, const I& indices, const V& values, int axis, bool add
   using B = backend_of_t<decltype(d)>;
   const int ax = normalize_axis(axis, d.ndim());
   const auto idx = checked_indices<B>(indices, d.shape()[ax], ax, d.shape());
-  array<T, B> vals(take_shape(d.shape(), ax, idx.shape()));  // the shape take(dst, indices, axis) would have
-  vals.view() = values;  // broadcasts, checks the shape, converts the type by the assignment rules
+  const extents vs = take_shape(d.shape(), ax, idx.shape());  // the shape take(dst, indices, axis) would have
+  // Values that already are contiguous T of that shape, apart from the destination's memory, are
+  // read where they lie: a class's worth of samples added to centroids is not copied first.
+  const T* src = nullptr;
+  if constexpr (is_view_v<V> || is_array_v<V>) {
+    const auto v = part_view(values);
+    if constexpr (std::is_same_v<value_t<decltype(v)>, T> && std::is_same_v<backend_of_t<decltype(v)>, B>) {
+      auto [d0, d1] = byte_range(d.as_leaf());
+      auto [s0, s1] = byte_range(v.as_leaf());
+      const bool apart = d0 == nullptr || s0 == nullptr || s1 <= d0 || d1 <= s0;
+      if (v.is_contiguous() && v.shape() == vs && apart) src = v.data();
+    }
+  }
+  array<T, B> vals;
+  if (src == nullptr) {
+    vals = array<T, B>(vs);
+    vals.view() = values;  // broadcasts, checks the shape, converts the type by the assignment rules
+    src = vals.data();
+  }
   contiguous<T, B> c(d);
   index_t outer, inner;
   split_around(d.shape(), ax, outer, inner);
-  if (vals.size() > 0) algorithms<B>::scatter(c.data(), outer, d.shape()[ax], inner, idx.data(), idx.size(), vals.data(), add);
+  const bool any = vs.numel() > 0;
+  if (any) algorithms<B>::scatter(c.data(), outer, d.shape()[ax], inner, idx.data(), idx.size(), src, add);
   if (c.copied()) d = c.storage;  // the destination was strided: write the result back
-  else if (vals.size() > 0) note_write(d.as_leaf());
+  else if (any) note_write(d.as_leaf());
 }
 }  // namespace detail
 
