@@ -309,11 +309,12 @@ TEST_CASE("vsa FPE bandwidth learned through fusor::ad: the similarity against e
 // ---- sparse distributed memory ------------------------------------------------------------------------
 
 /// The memory's activations, counters and reads against plain loops over its addresses, for
-/// MAP-B or BSC addresses and contents.
+/// MAP-B or BSC addresses and contents: n locations, a fraction `fraction` active, which the
+/// memory handles by a GEMM (dense) or by gathering the active rows (sparse, below 1/16).
 template <class M>
-void check_sdm_against_loops(const M& m) {
-  const index_t n = 40, q = 6, d = m.dim();
-  vsa::sparse_distributed_memory<M, M, B> sdm(m, n, 5, 0.2);
+void check_sdm_against_loops(const M& m, index_t n, double fraction, bool sparse) {
+  const index_t q = 6, d = m.dim();
+  vsa::sparse_distributed_memory<M, M, B> sdm(m, n, 5, fraction);
   const auto keys = vsa::random<B>(m, q, 6);
   const auto data = vsa::random<B>(m, q, 7);
   sdm.write(keys, data);
@@ -349,6 +350,7 @@ void check_sdm_against_loops(const M& m) {
       activated += active(i, l);
     }
   CHECK(activated > 0);  // the loops below compare something
+  CHECK((activated < double(q * n) / 16) == sparse);  // the path the case is meant to take
   const auto c = host_values(sdm.counters());
   for (std::size_t i = 0; i < counters.size(); ++i) CHECK(double(c[i]) == counters[i]);
   // reads: the sums of the active counters, then the content model's majority
@@ -367,8 +369,10 @@ void check_sdm_against_loops(const M& m) {
 }
 
 TEST_CASE("vsa sparse_distributed_memory: activations, counters and reads against plain loops") {
-  check_sdm_against_loops(vsa::map_b(64));
-  check_sdm_against_loops(vsa::bsc(100));
+  check_sdm_against_loops(vsa::map_b(64), 40, 0.2, false);
+  check_sdm_against_loops(vsa::bsc(100), 40, 0.2, false);
+  check_sdm_against_loops(vsa::map_b(64), 600, 0.02, true);
+  check_sdm_against_loops(vsa::bsc(100), 600, 0.02, true);
 }
 
 TEST_CASE("vsa sparse_distributed_memory: the threshold activates the asked fraction; stored items read back, noisy addresses too") {

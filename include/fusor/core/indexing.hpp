@@ -177,6 +177,27 @@ template <class D, expression I, class V>
 void scatter_add(D&& dst, const I& indices, const V& values, int axis) {
   detail::scatter_impl(dst, indices, values, axis, true);
 }
+namespace detail {
+/// dst[to[k], :] += src[from[k], :] for every k, the rows gathered and added in one pass (take
+/// then scatter_add would write every gathered row out and read it back). dst (rows, inner) and
+/// src (rows', inner) are contiguous arrays; `to` is ascending, so each of its runs is one
+/// destination row, summed in order of k on every backend; the indices are the caller's own,
+/// in range (not wrapped, not checked).
+template <class T, class B>
+void add_gathered_rows(array<T, B>& dst, const array<std::int64_t, B>& to, const array<T, B>& src,
+                       const array<std::int64_t, B>& from) {
+  const index_t m = to.size();
+  if (m == 0 || dst.size() == 0) return;
+  array<bool, B> head(extents{m});  // where a run of one destination row begins
+  head(range(0, 1)) = true;
+  if (m > 1) head(range(1, none)) = to(range(1, none)) != to(range(0, m - 1));
+  const array<std::int64_t, B> starts = std::move(nonzero(head)[0]);
+  algorithms<B>::add_row_runs(dst.data(), dst.size() / dst.shape()[0], to.data(), starts.data(), starts.size(), m,
+                              src.data(), from.data());
+  note_write(dst.as_leaf());
+}
+}  // namespace detail
+
 /// np.put: writes values at flat (C-order) indices of dst.
 template <class D, expression I, class V>
 void put(D&& dst, const I& indices, const V& values) {

@@ -69,6 +69,22 @@ struct algorithms<cpu> {
           std::copy_n(s, inner, d);
       }
   }
+  /// dst[to[k], :] += src[from[k], :] for k in [0, m), rows of `inner` elements, `to` in runs of
+  /// one row starting at starts[0, runs): each run's rows are added in order of k, runs in
+  /// parallel (they write different rows).
+  template <class T>
+  static void add_row_runs(T* dst, index_t inner, const std::int64_t* to, const std::int64_t* starts, index_t runs,
+                           index_t m, const T* src, const std::int64_t* from) {
+#pragma omp parallel for schedule(dynamic, 16) if (m * inner > (1 << 16))
+    for (index_t r = 0; r < runs; ++r) {
+      const index_t k1 = r + 1 < runs ? index_t(starts[r + 1]) : m;
+      T* d = dst + to[starts[r]] * inner;
+      for (index_t k = index_t(starts[r]); k < k1; ++k) {
+        const T* s = src + from[k] * inner;
+        for (index_t i = 0; i < inner; ++i) d[i] += s[i];
+      }
+    }
+  }
   /// The first out-of-range index in idx[0, m) (as given), or m when all are in [-n, n); negative
   /// ones are wrapped in place.
   static index_t wrap_indices(std::int64_t* idx, index_t m, index_t n) {

@@ -70,7 +70,8 @@ constexpr bool has_fused_fma() {
 }
 
 template <class L>
-batch<L> fused_multiply_add(const batch<L>& x, const batch<L>& y, const batch<L>& z) {
+batch<L> fused_multiply_add([[maybe_unused]] const batch<L>& x, [[maybe_unused]] const batch<L>& y,
+                           [[maybe_unused]] const batch<L>& z) {
   static_assert(has_fused_fma<L>(), "fusor: no fused multiply-add instruction for this packet type");
   [[maybe_unused]] constexpr std::size_t bytes = sizeof(batch<L>);
   [[maybe_unused]] constexpr bool f32 = std::is_same_v<L, float>;

@@ -90,6 +90,23 @@ __global__ void __launch_bounds__(cuda_exec::block_threads)
     }
   }
 }
+/// One thread per (run, column) adds the run's rows in order of k, rounding each step to T as
+/// the cpu loop does: the same sums on both backends.
+template <class T>
+__global__ void __launch_bounds__(cuda_exec::block_threads)
+    add_row_runs_kernel(T* dst, index_t inner, const std::int64_t* to, const std::int64_t* starts, index_t runs,
+                        index_t m, const T* src, const std::int64_t* from) {
+  using D = compute_t<T>;
+  for (index_t e = cuda_exec::global_thread(); e < runs * inner; e += cuda_exec::grid_threads()) {
+    const index_t i = e % inner, r = e / inner;
+    const index_t k1 = r + 1 < runs ? index_t(starts[r + 1]) : m;
+    T& d = dst[to[starts[r]] * inner + i];
+    T acc = d;
+    for (index_t k = index_t(starts[r]); k < k1; ++k)
+      acc = convert_element<T>(add_fn{}(convert_element<D>(acc), convert_element<D>(src[from[k] * inner + i])));
+    d = acc;
+  }
+}
 __global__ inline void wrap_kernel(std::int64_t* idx, index_t m, index_t n, unsigned long long* first_bad) {
   for (index_t e = cuda_exec::global_thread(); e < m; e += cuda_exec::grid_threads()) {
     std::int64_t v = idx[e];
@@ -134,6 +151,15 @@ struct algorithms<cuda> {
     cuda_algo::scatter_kernel<<<cuda_exec::grid_for(outer * inner), cuda_exec::block_threads, 0, current_cuda_stream()>>>(
         dst, outer, n, inner, idx, m, vals, add);
     cuda_exec::check_launch("fusor scatter kernel launch");
+  }
+  template <class T>
+  static void add_row_runs(T* dst, index_t inner, const std::int64_t* to, const std::int64_t* starts, index_t runs,
+                           index_t m, const T* src, const std::int64_t* from) {
+    using namespace detail;
+    if (runs * inner == 0) return;
+    cuda_algo::add_row_runs_kernel<<<cuda_exec::grid_for(runs * inner), cuda_exec::block_threads, 0,
+                                     current_cuda_stream()>>>(dst, inner, to, starts, runs, m, src, from);
+    cuda_exec::check_launch("fusor add_row_runs kernel launch");
   }
   /// Wraps negative indices in place; returns the position of the first out-of-range index, or m.
   static index_t wrap_indices(std::int64_t* idx, index_t m, index_t n) {
