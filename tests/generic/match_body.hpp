@@ -1078,6 +1078,42 @@ TEST_CASE("match scan: thread counts, scores by name, bad input") {
   CHECK_THROWS_WITH_AS(match::scan(f, flat, mask, rots, match::score::cam), doctest::Contains("constant"), fusor::value_error);
 }
 
+TEST_CASE("match scan: progress counts every rotation of every tile once; a callback that says stop stops it") {
+  const extents n{12, 10, 11}, m{3, 3, 3};
+  const auto f = device_volume(random_volume(n, 61), n), g = device_volume(random_volume(m, 62), m);
+  const auto mask = match::box_mask<B>(m, {1, 1, 1});
+  const auto rots = match::uniform_rotations(60.0);
+  const std::size_t r = rots.size();
+  for (const int threads : {1, 3})
+    for (const bool tiled : {false, true}) {
+      match::scan_options o;
+      o.threads = threads;
+      if (tiled) o.tile = extents{5, 10, 6};  // 3 x 1 x 2 tiles
+      const std::size_t total = r * (tiled ? 6 : 1);
+      std::vector<std::size_t> seen;
+      o.progress = [&](std::size_t done, std::size_t all) {
+        CHECK(all == total);
+        seen.push_back(done);
+        return true;
+      };
+      const auto with = match::scan(f, g, mask, rots, match::score::flc, o);
+      CAPTURE(threads);
+      CAPTURE(tiled);
+      REQUIRE(!seen.empty());
+      CHECK(std::is_sorted(seen.begin(), seen.end()));
+      CHECK(seen.back() == total);
+      CHECK(seen.size() >= (tiled ? 6u : 1u));
+      o.progress = nullptr;
+      CHECK(host_values(match::scan(f, g, mask, rots, match::score::flc, o).best_score) == host_values(with.best_score));
+      // stop after the first report: the scan throws, naming how far it got
+      std::size_t calls = 0;
+      o.progress = [&](std::size_t, std::size_t) { return ++calls < 2; };
+      CHECK_THROWS_WITH_AS(match::scan(f, g, mask, rots, match::score::flc, o), doctest::Contains("stopped by its progress"),
+                           match::scan_stopped);
+      CHECK(calls == 2);
+    }
+}
+
 // ---- Fourier filters --------------------------------------------------------------------------
 
 inline double fftfreq(index_t k, index_t n) { return double(k <= (n - 1) / 2 ? k : k - n) / double(n); }

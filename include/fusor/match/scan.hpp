@@ -30,8 +30,10 @@
 #include <complex>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -89,6 +91,16 @@ struct scan_options {
   /// a missing wedge, a CTF, a bandpass. Costs an rfft pair of the template's size per rotation.
   /// CORR and CAM are not renormalised for it (as in pyTME).
   fourier_filter template_filter;
+  /// Called after each batch of rotations with (rotations scored, rotations to score), counting
+  /// over the tiles (a skipped tile counts as done): from the scan's threads, one call at a time.
+  /// Returning false stops the scan: it throws scan_stopped once the running batches end. On a
+  /// device a batch counts when it is launched.
+  std::function<bool(std::size_t done, std::size_t total)> progress;
+};
+
+/// A scan that its progress callback stopped.
+struct scan_stopped : error {
+  using error::error;
 };
 
 /// The distribution of all the scores of a scan (scan_options::statistics): count = voxels times
@@ -740,17 +752,40 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
 
 namespace detail {
 
+/// The count scan_options::progress is told, shared by the threads and the tiles of one scan.
+struct scan_progress {
+  scan_progress(const scan_options& options, std::size_t rotations) : o(options), total(rotations) {}
+  const scan_options& o;
+  std::size_t total;
+  std::size_t done = 0;
+  bool stopped = false;  // once told to stop, the callback is not called again
+  std::mutex m;
+  /// Counts k rotations scored; throws scan_stopped when the callback says stop.
+  void add(std::size_t k) {
+    if (!o.progress) return;
+    const std::lock_guard<std::mutex> lock(m);
+    if (!stopped) {
+      done += k;
+      stopped = !o.progress(done, total);
+    }
+    if (stopped)
+      throw scan_stopped("fusor::match::scan: stopped by its progress callback after " + std::to_string(done) + " of " +
+                         std::to_string(total) + " rotations");
+  }
+};
+
 /// Every rotation scored on one plan (a whole target or a tile), in batches of `batch`: the
 /// merged key map of the plan's scored box, its sums for the mean, and the sums for the
 /// statistics.
 template <class B>
 void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rotations, const scan_options& o, int workers,
                     index_t batch, array<std::uint64_t, B>& keys, array<double, B>& sums, double& score_sum,
-                    double& score_sum2) {
+                    double& score_sum2, scan_progress& progress) {
   const std::size_t n = rotations.size(), k = std::size_t(batch), batches = batches_of(n, batch);
   const auto run_batch = [&](scan_worker<B>& w, std::size_t b) {
-    const std::size_t first = b * k;
-    w.run(rotations.data() + first, std::uint32_t(first), index_t(std::min(k, n - first)));
+    const std::size_t first = b * k, count = std::min(k, n - first);
+    w.run(rotations.data() + first, std::uint32_t(first), index_t(count));
+    progress.add(count);
   };
   keys = array<std::uint64_t, B>(extents{0});
   sums = array<double, B>(extents{0});
@@ -830,6 +865,10 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
   array<double, B> sums(extents{0});
   double score_sum = 0.0, score_sum2 = 0.0;
   index_t scored = 0, skipped = 0;
+  index_t tiles = 1;
+  if (!whole)
+    for (int a = 0; a < 3; ++a) tiles *= (s[a] + est.tile[a] - 1) / est.tile[a];
+  scan_progress progress{o, std::size_t(tiles) * n};
   const auto excluded = [&](const std::array<index_t, 3>& a, const extents& core) {
     if (!target_mask) return false;
     const auto box = (*target_mask)(fusor::range(a[0], a[0] + core[0]), fusor::range(a[1], a[1] + core[1]),
@@ -838,7 +877,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
   };
   if (whole && !excluded({0, 0, 0}, s)) {
     const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, whole_window(s, templ.shape()), target_mask);
-    scan_rotations(plan, rotations, o, workers, est.batch, keys, sums, score_sum, score_sum2);
+    scan_rotations(plan, rotations, o, workers, est.batch, keys, sums, score_sum, score_sum2, progress);
     scored = s.numel();
   } else {
     keys = zeros<std::uint64_t, B>(s);  // key 0: score NaN, rotation -1 where no tile scored
@@ -850,13 +889,15 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
           const scan_window w = tile_window(s, templ.shape(), T, {a0, a1, a2});  // (whole: only to be skipped)
           if (excluded({a0, a1, a2}, w.core)) {
             ++skipped;
+            progress.add(n);
             continue;
           }
           array<std::uint64_t, B> tile_keys(extents{0});
           array<double, B> tile_sums(extents{0});
           {
             const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, w, target_mask);
-            scan_rotations(plan, rotations, o, workers, est.batch, tile_keys, tile_sums, score_sum, score_sum2);
+            scan_rotations(plan, rotations, o, workers, est.batch, tile_keys, tile_sums, score_sum, score_sum2,
+                           progress);
           }
           const extents& c = w.core;
           const fusor::range r0(a0, a0 + c[0]), r1(a1, a1 + c[1]), r2(a2, a2 + c[2]);
