@@ -55,6 +55,7 @@ class FusorConan(ConanFile):
         tc = CMakeToolchain(self)
         tc.cache_variables.update({
             "FUSOR_BUILD_TESTS": False, "FUSOR_BUILD_BENCH": False, "FUSOR_BUILD_EXAMPLES": False,
+            "FUSOR_BUILD_APPS": False,
             "FUSOR_PACKAGE_TESTS": False, "FUSOR_MODULE": "OFF",
             "FUSOR_CUDA": "ON" if self.options.cuda else "OFF",
             "FUSOR_INSTALL_MODULE": bool(self.options.with_module),

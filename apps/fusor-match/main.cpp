@@ -1,0 +1,95 @@
+// fusor-match: template matching from the command line. Subcommands:
+//   simulate  write a planted test problem (target, template, mask, truth table)
+//   match     score every rotation of a template against a target (MRC in, an output folder out)
+//   peaks     call peaks on a match output and write TSV and RELION 5 STAR
+// Every subcommand has --help. Errors name the bad option or file and what was expected; they
+// are found before any work starts. Ctrl-C stops a scan between rotations and writes nothing.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "match_run.hpp"
+#include "peaks_run.hpp"
+#include "simulate.hpp"
+
+int main(int argc, char** argv) {
+  using namespace fusor_match;
+  CLI::App app{"fusor-match: FFT template matching of cryo-EM volumes (fusor " FUSOR_MATCH_VERSION ")", "fusor-match"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("fusor-match ") + FUSOR_MATCH_VERSION);
+
+  simulate_args sa;
+  auto* sim = app.add_subcommand("simulate", "Write a planted test problem: target.mrc, template.mrc, mask.mrc, truth.tsv");
+  sim->add_option("-o,--output", sa.output, "Folder to write into")->required();
+  sim->add_option("--size", sa.size, "Target size in voxels (x y z)")->expected(3)->capture_default_str();
+  sim->add_option("--template-size", sa.template_size, "Template edge in voxels")->check(CLI::Range(5, 255))->capture_default_str();
+  sim->add_option("--copies", sa.copies, "Copies of the template planted")->check(CLI::Range(0, 100000))->capture_default_str();
+  sim->add_option("--angular-step", sa.angular_step, "The copies' rotations come from the uniform set of this step (degrees)")
+      ->check(CLI::Range(1.0, 180.0))->capture_default_str();
+  sim->add_option("--noise", sa.noise, "Standard deviation of the Gaussian noise")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sim->add_option("--voxel-size", sa.voxel_size, "Voxel size in Å")->check(CLI::PositiveNumber)->capture_default_str();
+  sim->add_option("--seed", sa.seed, "Random seed")->capture_default_str();
+
+  match_args ma;
+  auto* mat = app.add_subcommand("match", "Score every rotation of a template against a target");
+  mat->add_option("-t,--target", ma.target, "Target volume (MRC)")->required();
+  mat->add_option("-m,--template", ma.templ, "Template volume (MRC), the target's voxel size")->required();
+  mat->add_option("--mask", ma.mask, "Template mask (MRC, the template's shape; default: a soft sphere)");
+  mat->add_option("--target-mask", ma.target_mask, "Target mask (MRC, the target's shape): tiles where it is 0 are skipped; MCC reads it");
+  mat->add_option("-o,--output", ma.output, "Output folder")->required();
+  auto* step = mat->add_option("-a,--angular-step", ma.angular_step, "Angular step in degrees (a uniform set)")->capture_default_str();
+  mat->add_option("--rotations", ma.rotations, "Rotation file: per line ZYZ Euler angles in degrees, or a quaternion w x y z")
+      ->excludes(step);
+  mat->add_option("--symmetry", ma.symmetry, "Template symmetry, Cn or Dn")->capture_default_str();
+  mat->add_option("-s,--score", ma.score, "Score: CC, LCC, CORR, CAM, FLCSphericalMask, FLC or MCC")->capture_default_str();
+  mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(CLI::NonNegativeNumber);
+  mat->add_option("--highpass", ma.highpass, "High-pass cut-off in Å (Gaussian; 0: none)")->check(CLI::NonNegativeNumber);
+  mat->add_option("--wedge", ma.wedge, "Missing wedge: the tilt range in degrees (e.g. -60 60), tilt axis y, beam z")->expected(2);
+  mat->add_option("--defocus", ma.defocus, "CTF defocus in Å (underfocus positive); enables the CTF");
+  mat->add_option("--voltage", ma.voltage, "CTF acceleration voltage in kV")->check(CLI::PositiveNumber)->capture_default_str();
+  mat->add_option("--cs", ma.cs, "CTF spherical aberration in mm")->capture_default_str();
+  mat->add_option("--amplitude-contrast", ma.amplitude_contrast, "CTF amplitude contrast")->check(CLI::Range(0.0, 0.999))->capture_default_str();
+  mat->add_flag("--phase-flip", ma.phase_flip, "Use |CTF| (phase-flipped data)");
+  mat->add_flag("--whiten", ma.whiten, "Whiten target and template by the target's radial power spectrum");
+  mat->add_option("--memory", ma.memory, "Memory budget, e.g. 800M or 16G (default: what is available); tiles the target when needed");
+  mat->add_option("-j,--threads", ma.threads, "Threads (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  mat->add_option("--planning", ma.planning, "FFT planning effort")->check(CLI::IsMember({"estimate", "measure", "patient"}))->capture_default_str();
+  mat->add_flag("-q,--quiet", ma.quiet, "No progress line or summary");
+
+  peaks_args pa;
+  auto* pk = app.add_subcommand("peaks", "Call peaks on a match output; write TSV and RELION 5 STAR");
+  pk->add_option("-i,--input", pa.input, "A match output folder")->required();
+  pk->add_option("-o,--output", pa.output, "Output path without extension (default: INPUT/peaks)");
+  pk->add_option("-n,--count", pa.count, "At most this many peaks")->check(CLI::PositiveNumber)->capture_default_str();
+  pk->add_option("-d,--min-distance", pa.min_distance, "Voxels between peaks (default: the template's radius)")
+      ->check(CLI::NonNegativeNumber);
+  pk->add_option("--margin", pa.margin, "Voxels kept clear of each face: one count, or x y z")->expected(1, 3);
+  auto* ms = pk->add_option("--min-score", pa.min_score, "Absolute score threshold");
+  pk->add_option("--false-positives", pa.false_positives, "Threshold that noise crosses this often in the whole search")
+      ->check(CLI::PositiveNumber)->excludes(ms);
+  pk->add_option("--tomo-name", pa.tomo_name, "rlnTomoName in the STAR file (default: the target's file name)");
+  pk->add_flag("-q,--quiet", pa.quiet, "No listing of the peaks");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  ma.command_line.assign(argv, argv + argc);
+  try {
+    if (*sim) return run_simulate(sa);
+    catch_interrupts();
+    if (*mat) return run_match<fusor::cpu>(ma);
+    if (*pk) return run_peaks(pa);
+  } catch (const fusor::match::scan_stopped&) {
+    std::fprintf(stderr, "\nfusor-match: interrupted; no output was written\n");
+    return 130;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusor-match: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

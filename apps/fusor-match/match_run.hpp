@@ -1,0 +1,262 @@
+#pragma once
+// `fusor-match match`: every rotation of a template scored against a target by FFT (fusor::match::
+// scan), written as an output folder: scores.mrc (the best score per voxel), rotations.mrc (the
+// index of the rotation that gave it, as float32, exact below 2^24), rotations.tsv (the rotation
+// table) and metadata.json (every parameter, the fusor version, the grid, tiles, statistics and
+// timings), which `peaks` reads. Everything that can be checked is checked before the scan starts.
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <fusor/fusor.hpp>
+
+#include "output.hpp"
+#include "progress.hpp"
+
+#ifndef FUSOR_MATCH_VERSION
+#define FUSOR_MATCH_VERSION "unknown"
+#endif
+
+namespace fusor_match {
+
+namespace match = fusor::match;
+using json = nlohmann::ordered_json;
+
+struct match_args {
+  std::string target, templ, mask, target_mask, rotations, output;
+  double angular_step = 30.0;
+  std::string symmetry = "C1";
+  std::string score = "FLCSphericalMask";
+  double lowpass = 0, highpass = 0;
+  std::vector<double> wedge;  // tilt_min tilt_max (degrees), empty: none
+  std::optional<double> defocus;
+  double voltage = 300, cs = 2.7, amplitude_contrast = 0.07;
+  bool phase_flip = false, whiten = false;
+  std::string memory;
+  int threads = 0;
+  std::string planning = "measure";
+  bool quiet = false;
+  std::vector<std::string> command_line;
+};
+
+/// "512M", "4G", "1.5GiB", "800000000": bytes; a value_error naming the option otherwise.
+inline std::size_t parse_bytes(const std::string& s) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = s.substr(used);
+  for (auto& ch : unit) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();
+  if (unit.size() > 1 && unit.back() == 'I') unit.pop_back();
+  const double scale = unit.empty() || unit == "B" ? 1.0 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : unit == "T" ? 1099511627776.0 : -1.0;
+  if (used == 0 || scale < 0 || !(v > 0) || !std::isfinite(v))
+    throw fusor::value_error("match: --memory expects a positive size such as 800M, 4G or 16GiB, got \"" +
+                             s + "\"");
+  return std::size_t(v * scale);
+}
+
+/// Rotations from a text file: one per line, 3 columns (RELION's ZYZ Euler angles rot, tilt, psi
+/// in degrees) or 4 (a quaternion w x y z); '#' starts a comment; a first line of names is skipped.
+inline std::vector<match::quaternion> read_rotations(const fs::path& path) {
+  std::istringstream in(read_text(path));
+  std::vector<match::quaternion> out;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    for (auto& ch : line)
+      if (ch == ',' || ch == '\t') ch = ' ';
+    std::istringstream fields(line);
+    std::vector<double> v;
+    std::string word;
+    bool numeric = true;
+    while (fields >> word) {
+      try {
+        std::size_t used = 0;
+        v.push_back(std::stod(word, &used));
+        numeric = numeric && used == word.size();
+      } catch (const std::exception&) {
+        numeric = false;
+      }
+    }
+    if (v.empty() && numeric) continue;  // blank or comment
+    if (!numeric && out.empty() && number == 1) continue;  // a header of column names
+    if (!numeric || (v.size() != 3 && v.size() != 4))
+      throw fusor::value_error("match: " + path.string() + " line " + std::to_string(number) +
+                               ": expected 3 numbers (ZYZ Euler angles in degrees) or 4 (a quaternion w x y z), got \"" +
+                               line + "\"");
+    out.push_back(v.size() == 3 ? match::from_euler({v[0], v[1], v[2]}, match::euler_convention::zyz_intrinsic)
+                                : match::quaternion{v[0], v[1], v[2], v[3]});
+  }
+  if (out.empty()) throw fusor::value_error("match: " + path.string() + " holds no rotations");
+  return out;
+}
+
+/// The rotation table written beside the maps: index, ZYZ Euler angles, the quaternion in full.
+inline std::string rotation_table(const std::vector<match::quaternion>& rotations) {
+  std::string t = "index\trot\ttilt\tpsi\tw\tx\ty\tz\n";
+  char line[320];
+  for (std::size_t i = 0; i < rotations.size(); ++i) {
+    const auto& q = rotations[i];
+    const auto e = match::to_euler(q, match::euler_convention::zyz_intrinsic);
+    std::snprintf(line, sizeof line, "%zu\t%.6f\t%.6f\t%.6f\t%.17g\t%.17g\t%.17g\t%.17g\n", i, e[0], e[1], e[2], q.w, q.x,
+                  q.y, q.z);
+    t += line;
+  }
+  return t;
+}
+
+inline fusor::fft::planning parse_planning(const std::string& s) {
+  if (s == "estimate") return fusor::fft::planning::estimate;
+  if (s == "measure") return fusor::fft::planning::measure;
+  if (s == "patient") return fusor::fft::planning::patient;
+  throw fusor::value_error("match: --planning expects estimate, measure or patient, got \"" + s + "\"");
+}
+
+template <class B>
+int run_match(const match_args& a) {
+  using fusor::extents;
+  // ---- every check before any work ----
+  require_file(a.target, "target");
+  require_file(a.templ, "template");
+  if (!a.mask.empty()) require_file(a.mask, "mask");
+  if (!a.target_mask.empty()) require_file(a.target_mask, "target mask");
+  if (!a.rotations.empty()) require_file(a.rotations, "rotation file");
+  const match::score kind = match::parse_score(a.score);
+  const auto sym = match::symmetry::parse(a.symmetry);
+  const auto planning = parse_planning(a.planning);
+  if (!(a.angular_step > 0 && a.angular_step <= 180))
+    throw fusor::value_error("match: --angular-step expects degrees in (0, 180], got " +
+                             std::to_string(a.angular_step));
+  if (!a.wedge.empty() && (a.wedge.size() != 2 || !(a.wedge[0] < a.wedge[1])))
+    throw fusor::value_error("match: --wedge expects two tilt angles, the lower first (e.g. --wedge -60 60)");
+  const match::mrc_file target_file(a.target), templ_file(a.templ);
+  const extents n = target_file.shape(), m = templ_file.shape();
+  const auto vt = target_file.header().voxel_size(), vm = templ_file.header().voxel_size();
+  for (int k = 0; k < 3; ++k) {
+    if (m[k] > n[k])
+      throw fusor::shape_error("match: the template " + a.templ + " (" + fusor::to_string(m) +
+                               " voxels) is larger than the target " + a.target + " (" + fusor::to_string(n) +
+                               ") along axis " + "xyz"[k] + std::string("; crop the template or match a larger target"));
+    if (std::abs(vt[k] - vm[k]) > 1e-3 * std::max(vt[k], vm[k]))
+      throw fusor::value_error("match: mismatched voxel sizes: the target has " + std::to_string(vt[k]) +
+                               " Å along " + "xyz"[k] + ", the template " + std::to_string(vm[k]) +
+                               " Å; resample the template to the target's voxel size");
+  }
+  const std::vector<match::quaternion> rotations =
+      a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym) : read_rotations(a.rotations);
+  match::scan_options o;
+  o.threads = a.threads;
+  o.planning = planning;
+  o.statistics = true;
+  if (!a.memory.empty()) o.memory_budget = parse_bytes(a.memory);
+  // the budget must hold a tile: estimate_scan_memory says so now, not after the target is read
+  const match::scan_memory_estimate est = match::estimate_scan_memory<B>(n, m, kind, o, rotations.size());
+  prepare_folder(a.output);
+
+  // ---- inputs ----
+  const auto target = target_file.read<B>();
+  const auto templ = templ_file.read<B>();
+  fusor::array<float, B> mask;
+  if (!a.mask.empty()) {
+    const match::mrc_file f(a.mask);
+    if (f.shape() != m)
+      throw fusor::shape_error("match: the mask " + a.mask + " has shape " + fusor::to_string(f.shape()) +
+                               "; expected the template's " + fusor::to_string(m));
+    mask = f.read<B>();
+  } else {
+    match::mask_options soft;
+    soft.edge = match::mask_edge::gaussian(1.0);
+    mask = match::sphere_mask<B>(m, double(*std::min_element(m.begin(), m.end()) / 2) - 1.0, soft);
+  }
+  // filters: the band on both, the wedge and CTF on the template (made to look as the data was
+  // imaged), the target's whitening profile on both
+  const double voxel = vt[0];
+  match::fourier_filter tf, gf;
+  tf.voxel_size = gf.voxel_size = voxel;
+  if (a.lowpass > 0 || a.highpass > 0) tf.band = gf.band = match::bandpass{a.lowpass, a.highpass, true};
+  if (!a.wedge.empty()) gf.wedge = match::missing_wedge{a.wedge[0], a.wedge[1], 1, 2};
+  if (a.defocus) gf.ctf = match::contrast_transfer{*a.defocus, a.voltage, a.cs, a.amplitude_contrast, 0.0, a.phase_flip};
+  if (a.whiten) tf.whitening = gf.whitening = match::whitening_profile(target);
+  o.target_filter = tf;
+  o.template_filter = gf;
+
+  // ---- the scan ----
+  if (!a.quiet)
+    std::printf("match: %zu rotations of a %s template over a %s target (%s, FFT grid %s, %lld tile(s)), budget %.2f GiB\n",
+                rotations.size(), fusor::to_string(m).c_str(), fusor::to_string(n).c_str(), match::to_string(kind).c_str(),
+                fusor::to_string(est.grid).c_str(), (long long)est.tiles.numel(), double(est.budget) / 1073741824.0);
+  std::fflush(stdout);
+  progress_line line(!a.quiet);
+  o.progress = [&](std::size_t done, std::size_t total) {
+    line.update(done, total);
+    return interrupted == 0;
+  };
+  const auto r = a.target_mask.empty()
+                     ? match::scan(target, templ, mask, rotations, kind, o)
+                     : match::scan(target, templ, mask, rotations, kind, o, match::mrc_file(a.target_mask).read<B>());
+  const double seconds = line.elapsed();
+
+  // ---- outputs, each whole or absent ----
+  const fs::path dir(a.output);
+  match::mrc_write_options w;
+  w.voxel_size = vt;
+  w.origin = target_file.header().origin_angstrom();
+  match::write_mrc(dir / "scores.mrc", r.best_score, w);
+  match::write_mrc(dir / "rotations.mrc", fusor::array<float, B>(fusor::cast<float>(r.best_rotation)), w);
+  write_text(dir / "rotations.tsv", rotation_table(rotations));
+  json meta;
+  meta["program"] = "fusor-match";
+  meta["fusor_version"] = FUSOR_MATCH_VERSION;
+  meta["command_line"] = a.command_line;
+  meta["backend"] = std::is_same_v<B, fusor::cpu> ? "cpu" : "cuda";
+  meta["target"] = fs::absolute(a.target).string();
+  meta["template"] = fs::absolute(a.templ).string();
+  meta["mask"] = a.mask.empty() ? json(nullptr) : json(fs::absolute(a.mask).string());
+  meta["target_mask"] = a.target_mask.empty() ? json(nullptr) : json(fs::absolute(a.target_mask).string());
+  meta["target_shape"] = {n[0], n[1], n[2]};
+  meta["template_shape"] = {m[0], m[1], m[2]};
+  meta["voxel_size"] = {vt[0], vt[1], vt[2]};
+  meta["score"] = match::to_string(kind);
+  meta["rotations"] = {{"count", rotations.size()},
+                       {"file", a.rotations.empty() ? json(nullptr) : json(fs::absolute(a.rotations).string())},
+                       {"angular_step", a.rotations.empty() ? json(a.angular_step) : json(nullptr)},
+                       {"symmetry", a.symmetry}};
+  meta["filters"] = {{"lowpass", a.lowpass},
+                     {"highpass", a.highpass},
+                     {"wedge", a.wedge},
+                     {"defocus", a.defocus ? json(*a.defocus) : json(nullptr)},
+                     {"voltage_kv", a.voltage},
+                     {"cs_mm", a.cs},
+                     {"amplitude_contrast", a.amplitude_contrast},
+                     {"phase_flip", a.phase_flip},
+                     {"whiten", a.whiten}};
+  meta["memory_budget"] = est.budget;
+  meta["memory_estimate"] = est.bytes;
+  meta["threads"] = a.threads;
+  meta["planning"] = a.planning;
+  meta["fft_shape"] = {r.fft_shape[0], r.fft_shape[1], r.fft_shape[2]};
+  meta["tile"] = {r.tile[0], r.tile[1], r.tile[2]};
+  meta["statistics"] = {{"count", r.statistics.count}, {"mean", r.statistics.mean}, {"stddev", r.statistics.stddev}};
+  meta["seconds"] = seconds;
+  meta["peak_memory_bytes"] = peak_memory_bytes();
+  write_text(dir / "metadata.json", meta.dump(2) + "\n");
+  if (!a.quiet)
+    std::printf("match: %zu rotations in %s, %.2f ms per rotation, peak memory %.2f GiB -> %s/{scores,rotations}.mrc, "
+                "rotations.tsv, metadata.json\n",
+                rotations.size(), progress_line::duration(seconds).c_str(), 1e3 * seconds / double(rotations.size()),
+                peak_memory_bytes() / 1073741824.0, a.output.c_str());
+  return 0;
+}
+
+}  // namespace fusor_match

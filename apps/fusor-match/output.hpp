@@ -1,0 +1,71 @@
+#pragma once
+// Where fusor-match's results go: text files written whole or not at all (beside the target, then
+// renamed, as write_mrc does), an output folder checked before any work, and Ctrl-C turned into a
+// request to stop that the scan's progress callback passes on, so a run never dies mid-write.
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include <fusor/fusor.hpp>
+
+namespace fusor_match {
+
+namespace fs = std::filesystem;
+
+/// Set by the first SIGINT or SIGTERM; the second one ends the process as usual.
+inline volatile std::sig_atomic_t interrupted = 0;
+extern "C" inline void on_interrupt(int sig) {
+  interrupted = 1;
+  std::signal(sig, SIG_DFL);
+}
+inline void catch_interrupts() {
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder, renamed when complete.
+inline void write_text(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".part-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignore;
+      fs::remove(tmp, ignore);
+      throw fusor::io_error("cannot write " + path.string());
+    }
+  }
+  fs::rename(tmp, path);
+}
+
+/// Reads a whole text file, or an io_error naming it.
+inline std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw fusor::io_error("cannot read " + path.string() + ": no such file or not readable");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// The output folder, made if missing; an io_error when it cannot be, or when it is a file.
+inline void prepare_folder(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    throw fusor::io_error("the output " + dir.string() + " exists and is not a folder");
+  fs::create_directories(dir, ec);
+  if (ec) throw fusor::io_error("cannot make the output folder " + dir.string() + ": " + ec.message());
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw fusor::io_error("the output folder " + dir.string() + " is not writable");
+}
+
+/// An input file that must exist and be readable, checked before any work.
+inline void require_file(const fs::path& path, const char* what) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || ::access(path.c_str(), R_OK) != 0)
+    throw fusor::io_error(std::string("the ") + what + " " + path.string() +
+                          " is missing or not readable");
+}
+
+}  // namespace fusor_match

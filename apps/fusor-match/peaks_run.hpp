@@ -1,0 +1,131 @@
+#pragma once
+// `fusor-match peaks`: peaks called on a match output folder (fusor::match::find_peaks on its
+// maps, with the rotations and statistics its metadata.json recorded), written as a TSV table and
+// a RELION 5 STAR file: coordinates in voxels, centred coordinates in Å, ZYZ Euler angles in
+// degrees (rot, tilt, psi), the score.
+#include <cstdio>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <fusor/fusor.hpp>
+
+#include "output.hpp"
+
+namespace fusor_match {
+
+namespace match = fusor::match;
+
+struct peaks_args {
+  std::string input, output, tomo_name;
+  long long count = 1000;
+  double min_distance = -1;  // < 0: the template's radius
+  std::vector<long long> margin;
+  std::optional<double> min_score, false_positives;
+  bool quiet = false;
+};
+
+/// The rotation table of a match output (rotations.tsv), its quaternions read in full.
+inline std::vector<match::quaternion> read_rotation_table(const fs::path& path) {
+  std::istringstream in(read_text(path));
+  std::string line;
+  std::getline(in, line);  // the header
+  std::vector<match::quaternion> out;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::istringstream f(line);
+    double index, rot, tilt, psi;
+    match::quaternion q;
+    if (!(f >> index >> rot >> tilt >> psi >> q.w >> q.x >> q.y >> q.z))
+      throw fusor::io_error("peaks: " + path.string() + " line " + std::to_string(out.size() + 2) +
+                            ": expected index, rot, tilt, psi and a quaternion w x y z");
+    out.push_back(q);
+  }
+  return out;
+}
+
+inline int run_peaks(const peaks_args& a) {
+  using fusor::index_t;
+  const fs::path dir(a.input);
+  for (const char* f : {"metadata.json", "scores.mrc", "rotations.mrc", "rotations.tsv"})
+    require_file(dir / f, "match output");
+  if (a.min_score && a.false_positives)
+    throw fusor::value_error("peaks: give --min-score or --false-positives, not both");
+  if (!a.margin.empty() && a.margin.size() != 1 && a.margin.size() != 3)
+    throw fusor::value_error("peaks: --margin expects 1 or 3 voxel counts, got " +
+                             std::to_string(a.margin.size()));
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(read_text(dir / "metadata.json"));
+  } catch (const nlohmann::json::exception& e) {
+    throw fusor::io_error("peaks: " + (dir / "metadata.json").string() + " is not valid JSON: " + e.what());
+  }
+  const auto rotations = read_rotation_table(dir / "rotations.tsv");
+  auto scores = match::read_mrc(dir / "scores.mrc");
+  const auto rot = match::read_mrc(dir / "rotations.mrc");
+  if (rot.data.shape() != scores.data.shape())
+    throw fusor::io_error("peaks: rotations.mrc " + fusor::to_string(rot.data.shape()) +
+                          " does not match scores.mrc " + fusor::to_string(scores.data.shape()));
+  match::scan_result<fusor::cpu> r;
+  r.best_score = std::move(scores.data);
+  r.best_rotation = fusor::array<std::int32_t>(fusor::cast<std::int32_t>(rot.data));
+  const auto& st = meta.at("statistics");
+  r.statistics = {st.at("count").get<std::int64_t>(), st.at("mean").get<double>(), st.at("stddev").get<double>()};
+  if (rotations.size() != meta.at("rotations").at("count").get<std::size_t>())
+    throw fusor::io_error("peaks: rotations.tsv holds " + std::to_string(rotations.size()) +
+                          " rotations, metadata.json says " + std::to_string(meta["rotations"]["count"].get<std::size_t>()));
+
+  match::peak_options o;
+  o.max_peaks = index_t(a.count);
+  const auto m = meta.at("template_shape").get<std::vector<index_t>>();
+  o.min_distance = a.min_distance >= 0 ? a.min_distance : double(*std::min_element(m.begin(), m.end()) / 2);
+  if (a.margin.size() == 1) o.margin = {index_t(a.margin[0]), index_t(a.margin[0]), index_t(a.margin[0])};
+  if (a.margin.size() == 3) o.margin = {index_t(a.margin[0]), index_t(a.margin[1]), index_t(a.margin[2])};
+  o.min_score = a.min_score;
+  o.false_positives = a.false_positives;
+  const auto peaks = match::find_peaks(r, rotations, o);
+
+  const auto n = r.best_score.shape();
+  const auto v = scores.voxel_size;
+  const std::string tomo = !a.tomo_name.empty() ? a.tomo_name : fs::path(meta.at("target").get<std::string>()).stem().string();
+  std::string tsv = "x\ty\tz\tscore\trotation\trot\ttilt\tpsi\tx_angst\ty_angst\tz_angst\n";
+  std::string star =
+      "# RELION 5 particles from fusor-match " + std::string(meta.value("fusor_version", "")) +
+      "\n\ndata_particles\n\nloop_\n_rlnTomoName #1\n_rlnCoordinateX #2\n_rlnCoordinateY #3\n_rlnCoordinateZ #4\n"
+      "_rlnCenteredCoordinateXAngst #5\n_rlnCenteredCoordinateYAngst #6\n_rlnCenteredCoordinateZAngst #7\n"
+      "_rlnAngleRot #8\n_rlnAngleTilt #9\n_rlnAnglePsi #10\n_rlnLCCmax #11\n";
+  char line[512];
+  for (const match::peak& p : peaks) {
+    double c[3];  // Å from the tomogram's centre, RELION 5's centred coordinates
+    for (int k = 0; k < 3; ++k) c[k] = (double(p.position[std::size_t(k)]) - double(n[k] / 2)) * v[std::size_t(k)];
+    std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t%.6g\t%d\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\n",
+                  (long long)p.position[0], (long long)p.position[1], (long long)p.position[2], double(p.score), p.rotation,
+                  p.euler[0], p.euler[1], p.euler[2], c[0], c[1], c[2]);
+    tsv += line;
+    std::snprintf(line, sizeof line, "%s\t%lld\t%lld\t%lld\t%.3f\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\t%.6g\n", tomo.c_str(),
+                  (long long)p.position[0], (long long)p.position[1], (long long)p.position[2], c[0], c[1], c[2],
+                  p.euler[0], p.euler[1], p.euler[2], double(p.score));
+    star += line;
+  }
+  const fs::path base = a.output.empty() ? dir / "peaks" : fs::path(a.output);
+  if (base.has_parent_path()) prepare_folder(base.parent_path());
+  write_text(base.string() + ".tsv", tsv);
+  write_text(base.string() + ".star", star);
+  if (!a.quiet) {
+    std::printf("peaks: %zu peak(s)", peaks.size());
+    if (a.false_positives)
+      std::printf(" above %.4f (%g false positive(s) expected from noise)",
+                  match::false_positive_threshold(r.statistics, *a.false_positives), *a.false_positives);
+    std::printf(" -> %s.tsv, %s.star\n", base.string().c_str(), base.string().c_str());
+    for (const match::peak& p : peaks)
+      std::printf("  (%lld, %lld, %lld) score %.4f rotation %d, ZYZ (%.1f, %.1f, %.1f)\n", (long long)p.position[0],
+                  (long long)p.position[1], (long long)p.position[2], double(p.score), p.rotation, p.euler[0], p.euler[1],
+                  p.euler[2]);
+  }
+  return 0;
+}
+
+}  // namespace fusor_match

@@ -1,0 +1,115 @@
+#pragma once
+// `fusor-match simulate`: a planted test problem. A template (an elongated blob with a side lobe,
+// so that every rotation looks different), copies of it turned by rotations of the set a search
+// with the same angular step uses, added at well-separated random places to Gaussian noise. It
+// writes target.mrc, template.mrc, mask.mrc (a soft sphere) and truth.tsv.
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fusor/fusor.hpp>
+
+#include "output.hpp"
+
+namespace fusor_match {
+
+namespace match = fusor::match;
+
+struct simulate_args {
+  std::string output;
+  std::vector<long long> size{96, 96, 96};
+  long long template_size = 21;
+  int copies = 4;
+  double angular_step = 30.0;
+  double noise = 0.3;
+  double voxel_size = 10.0;
+  unsigned long long seed = 1;
+};
+
+/// The template of a simulated problem: m³ voxels, an ellipsoid with a sphere beside it.
+inline fusor::array<float> simulated_template(fusor::index_t m) {
+  const fusor::extents s{m, m, m};
+  const double c = double(m / 2), r = double(m) / 17.0;
+  match::mask_options body, lobe;
+  body.edge = lobe.edge = match::mask_edge::gaussian(1.0);
+  lobe.center = match::vec3{c, c + 4 * r, c + r};
+  return fusor::array<float>(match::ellipsoid_mask<fusor::cpu>(s, {5 * r, 3 * r, 2 * r}, body) +
+                             0.6f * match::sphere_mask<fusor::cpu>(s, 1.5 * r, lobe));
+}
+
+inline int run_simulate(const simulate_args& a) {
+  using fusor::index_t;
+  const index_t m = a.template_size;
+  if (a.size.size() != 3)
+    throw fusor::value_error("simulate: --size expects 3 lengths (x y z), got " +
+                             std::to_string(a.size.size()));
+  const fusor::extents n{a.size[0], a.size[1], a.size[2]};
+  for (int k = 0; k < 3; ++k)
+    if (n[k] < m)
+      throw fusor::value_error("simulate: --size " + std::to_string(n[k]) +
+                               " is smaller than the template (--template-size " + std::to_string(m) + ")");
+  prepare_folder(a.output);
+  const auto templ = simulated_template(m);
+  const auto rotations = match::uniform_rotations(a.angular_step);
+  fusor::random::generator g(a.seed);
+  auto target = fusor::random::normal<float>(g, n, 0.0f, float(a.noise));
+
+  // places at least a template apart and a half template inside each face, drawn until they fit
+  struct copy {
+    index_t x, y, z;
+    std::size_t rotation;
+  };
+  std::vector<copy> planted;
+  std::mt19937_64 pick(a.seed * 7919 + 17);
+  const index_t h = m / 2;
+  for (int tries = 0; int(planted.size()) < a.copies && tries < 100000; ++tries) {
+    const auto at = [&](int k) { return h + index_t(pick() % std::uint64_t(n[k] - 2 * h)); };
+    const copy c{at(0), at(1), at(2), std::size_t(pick() % rotations.size())};
+    bool apart = true;
+    for (const copy& o : planted) {
+      const double dx = double(c.x - o.x), dy = double(c.y - o.y), dz = double(c.z - o.z);
+      apart = apart && std::sqrt(dx * dx + dy * dy + dz * dz) >= double(m);
+    }
+    if (apart) planted.push_back(c);
+  }
+  if (int(planted.size()) < a.copies)
+    throw fusor::value_error("simulate: " + std::to_string(a.copies) + " copies of a " + std::to_string(m) +
+                             "³ template do not fit a template apart in the target; got " +
+                             std::to_string(planted.size()) + ": use a larger --size or fewer --copies");
+  for (const copy& c : planted) {
+    const auto turned = match::rigid_transform(templ, rotations[c.rotation]);
+    for (index_t i = 0; i < m; ++i)
+      for (index_t j = 0; j < m; ++j)
+        for (index_t k = 0; k < m; ++k)
+          target.data()[((c.x + i - h) * n[1] + (c.y + j - h)) * n[2] + (c.z + k - h)] +=
+              turned.data()[(i * m + j) * m + k];
+  }
+  const fs::path dir(a.output);
+  match::mrc_write_options w;
+  w.voxel_size = {a.voxel_size, a.voxel_size, a.voxel_size};
+  match::write_mrc(dir / "target.mrc", target, w);
+  match::write_mrc(dir / "template.mrc", templ, w);
+  match::mask_options soft;
+  soft.edge = match::mask_edge::gaussian(1.0);
+  match::write_mrc(dir / "mask.mrc", fusor::array<float>(match::sphere_mask<fusor::cpu>(templ.shape(), double(h) - 1.0, soft)), w);
+  std::ostringstream t;
+  t << "x\ty\tz\trotation\trot\ttilt\tpsi\n";
+  char line[256];
+  for (const copy& c : planted) {
+    const auto e = match::to_euler(rotations[c.rotation], match::euler_convention::zyz_intrinsic);
+    std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t%zu\t%.4f\t%.4f\t%.4f\n", (long long)c.x, (long long)c.y,
+                  (long long)c.z, c.rotation, e[0], e[1], e[2]);
+    t << line;
+  }
+  write_text(dir / "truth.tsv", t.str());
+  std::printf("simulate: %zu copies of a %lld^3 template in a %lld x %lld x %lld target (noise %.2f, rotations of a "
+              "%.1f-degree set) -> %s/{target,template,mask}.mrc, truth.tsv\n",
+              planted.size(), (long long)m, (long long)n[0], (long long)n[1], (long long)n[2], a.noise, a.angular_step,
+              a.output.c_str());
+  return 0;
+}
+
+}  // namespace fusor_match

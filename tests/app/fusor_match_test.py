@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The fusor-match program tested through its command line (ctest runs each mode):
+
+  end_to_end BIN WORK   simulate -> match -> peaks: every planted copy is found at its voxel with
+                        its rotation, nothing else passes the one-false-positive threshold; the
+                        output folder holds the maps, the rotation table and the metadata; the STAR
+                        file's loop has one row per peak with RELION 5's columns
+  errors BIN WORK       every error path gives its message and a non-zero exit before any work,
+                        leaving no output files
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def run(*args, ok=True):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        sys.exit(f"FAILED ({p.returncode}): {' '.join(map(str, args))}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def read_star_loop(path):
+    """The first loop_ of a STAR file: column names and rows of fields (whitespace separated)."""
+    names, rows, in_loop = [], [], False
+    for line in open(path):
+        s = line.strip()
+        if s == "loop_":
+            in_loop = True
+        elif in_loop and s.startswith("_"):
+            names.append(s.split()[0][1:])
+        elif in_loop and s and not s.startswith("#"):
+            rows.append(s.split())
+    return names, rows
+
+
+def end_to_end(bin_, work):
+    sim, out = os.path.join(work, "sim"), os.path.join(work, "out")
+    run(bin_, "simulate", "-o", sim, "--size", 48, 44, 40, "--template-size", 13, "--copies", 2, "--seed", 5,
+        "--angular-step", 45)
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", out,
+        "-a", 45, "--planning", "estimate")
+    for f in ("scores.mrc", "rotations.mrc", "rotations.tsv", "metadata.json"):
+        assert os.path.isfile(os.path.join(out, f)), f"match wrote no {f}"
+    assert not [f for f in os.listdir(out) if f.startswith(".")], f"temporary files left: {os.listdir(out)}"
+    meta = json.load(open(os.path.join(out, "metadata.json")))
+    assert meta["score"] == "FLCSphericalMask" and meta["target_shape"] == [48, 44, 40], meta
+    assert meta["rotations"]["count"] == len(open(os.path.join(out, "rotations.tsv")).readlines()) - 1
+    assert meta["statistics"]["count"] == 48 * 44 * 40 * meta["rotations"]["count"], meta["statistics"]
+    run(bin_, "peaks", "-i", out, "--false-positives", 1)
+    truth = [l.split("\t") for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:]]
+    want = sorted((int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t in truth)
+    found = [l.split("\t") for l in open(os.path.join(out, "peaks.tsv")).read().splitlines()[1:]]
+    got = sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in found)
+    assert got == want, f"peaks {got}, planted {want}"
+    names, rows = read_star_loop(os.path.join(out, "peaks.star"))
+    for col in ("rlnTomoName", "rlnCoordinateX", "rlnCoordinateY", "rlnCoordinateZ", "rlnCenteredCoordinateXAngst",
+                "rlnAngleRot", "rlnAngleTilt", "rlnAnglePsi"):
+        assert col in names, f"{col} missing from the STAR loop {names}"
+    assert len(rows) == len(want) and all(len(r) == len(names) for r in rows), rows
+    star = sorted((int(r[1]), int(r[2]), int(r[3])) for r in rows)
+    assert star == sorted(w[:3] for w in want), star
+    # the Euler angles in the STAR rows are the planted rotations' (truth.tsv, 4 decimals)
+    angles = {(int(t[0]), int(t[1]), int(t[2])): [float(v) for v in t[4:7]] for t in truth}
+    for r in rows:
+        e = [float(v) for v in r[names.index("rlnAngleRot"):names.index("rlnAnglePsi") + 1]]
+        assert max(abs(a - b) for a, b in zip(e, angles[(int(r[1]), int(r[2]), int(r[3]))])) < 1e-3, (e, r)
+    print(f"fusor-match end to end: {len(got)} planted copies found with their rotations; STAR rows {len(rows)}")
+
+
+def errors(bin_, work):
+    sim = os.path.join(work, "sim")
+    run(bin_, "simulate", "-o", sim, "--size", 24, 24, 24, "--template-size", 9, "--copies", 1)
+    small = os.path.join(work, "small")
+    run(bin_, "simulate", "-o", small, "--size", 16, 16, 16, "--template-size", 9, "--copies", 1, "--voxel-size", 8)
+    t, m = f"{sim}/target.mrc", f"{sim}/template.mrc"
+    out = os.path.join(work, "out")
+    cases = [
+        ("missing target", ["match", "-t", f"{work}/none.mrc", "-m", m, "-o", out], "target", "missing or not readable"),
+        ("missing option", ["match", "-t", t, "-o", out], "--template", "required"),
+        ("bad score", ["match", "-t", t, "-m", m, "-o", out, "-s", "flc"], "FLCSphericalMask", "got \"flc\""),
+        ("bad planning", ["match", "-t", t, "-m", m, "-o", out, "--planning", "fast"], "--planning", "estimate"),
+        ("template larger", ["match", "-t", m, "-m", t, "-o", out], "larger than the target", "along axis"),
+        ("voxel sizes", ["match", "-t", t, "-m", f"{small}/template.mrc", "-o", out], "mismatched voxel sizes", "8.0"),
+        ("budget", ["match", "-t", t, "-m", m, "-o", out, "--memory", "100K"], "does not hold", "raise the budget"),
+        ("bad budget", ["match", "-t", t, "-m", m, "-o", out, "--memory", "lots"], "--memory", "got \"lots\""),
+        ("bad symmetry", ["match", "-t", t, "-m", m, "-o", out, "--symmetry", "X3"], "Cn or Dn", "X3"),
+        ("step and file", ["match", "-t", t, "-m", m, "-o", out, "-a", "20", "--rotations", t], "excludes", "--rotations"),
+        ("bad wedge", ["match", "-t", t, "-m", m, "-o", out, "--wedge", "60", "-60"], "--wedge", "lower first"),
+        ("mask shape", ["match", "-t", t, "-m", m, "--mask", t, "-o", out], "the mask", "expected the template's"),
+        ("no match output", ["peaks", "-i", f"{work}/none"], "metadata.json", "missing"),
+        ("two thresholds", ["peaks", "-i", sim, "--min-score", "0.3", "--false-positives", "1"], "excludes", ""),
+        ("no subcommand", [], "subcommand", ""),
+        ("simulate too full", ["simulate", "-o", f"{work}/full", "--size", "20", "20", "20", "--template-size", "9",
+                               "--copies", "50"], "do not fit", "fewer --copies"),
+    ]
+    bad_rot = os.path.join(work, "rot.txt")
+    open(bad_rot, "w").write("rot tilt psi\n0 0 0\n10 20\n")
+    cases.append(("rotation file", ["match", "-t", t, "-m", m, "-o", out, "--rotations", bad_rot], "line 3",
+                  "expected 3 numbers"))
+    for name, args, *expect in cases:
+        p = run(bin_, *args, ok=False)
+        text = p.stdout + p.stderr
+        assert p.returncode != 0, f"{name}: exit 0\n{text}"
+        for e in expect:
+            assert e in text, f"{name}: {e!r} not in the message:\n{text}"
+        assert not os.path.exists(out) or not os.listdir(out), f"{name}: output written: {os.listdir(out)}"
+    print(f"fusor-match errors: {len(cases)} error paths give their messages")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4 or sys.argv[1] not in ("end_to_end", "errors"):
+        sys.exit(__doc__)
+    work = sys.argv[3]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    {"end_to_end": end_to_end, "errors": errors}[sys.argv[1]](sys.argv[2], work)
