@@ -824,6 +824,7 @@ using fusor::match::scan_fft_shape;
 using fusor::match::scan_memory_estimate;
 using fusor::match::scan_options;
 using fusor::match::scan_result;
+using fusor::match::scan_stopped;
 using fusor::match::score;
 using fusor::match::score_statistics;
 using fusor::match::sphere_mask;
