@@ -4,6 +4,7 @@
 //   peaks     call peaks on a match output and write TSV and RELION 5 STAR
 // Every subcommand has --help. Errors name the bad option or file and what was expected; they
 // are found before any work starts. Ctrl-C stops a scan between rotations and writes nothing.
+// Under mpirun the rotations are split across the processes and rank 0 writes the merged maps.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -73,23 +74,27 @@ int main(int argc, char** argv) {
   pk->add_option("--tomo-name", pa.tomo_name, "rlnTomoName in the STAR file (default: the target's file name)");
   pk->add_flag("-q,--quiet", pa.quiet, "No listing of the peaks");
 
+  ma.command_line.assign(argv, argv + argc);
+  const world w(argc, argv);  // under mpirun: one rank of several
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  ma.command_line.assign(argv, argv + argc);
+  // a failure on any rank ends the job (MPI_Abort): no rank waits for a merge that never comes
+  const std::string who = w.size() > 1 ? "fusor-match (rank " + std::to_string(w.rank()) + " of " +
+                                             std::to_string(w.size()) + ")"
+                                       : std::string("fusor-match");
+  if (w.rank() != 0 && !*mat) return 0;  // simulate and peaks are one process's work
   try {
     if (*sim) return run_simulate(sa);
     catch_interrupts();
-    if (*mat) return run_match<fusor::cpu>(ma);
+    if (*mat) return run_match<fusor::cpu>(ma, w);
     if (*pk) return run_peaks(pa);
   } catch (const fusor::match::scan_stopped&) {
-    std::fprintf(stderr, "\nfusor-match: interrupted; no output was written\n");
-    return 130;
+    w.abort("\n" + who + ": interrupted; no output was written", 130);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusor-match: error: %s\n", e.what());
-    return 1;
+    w.abort(who + ": error: " + e.what(), 1);
   }
   return 0;
 }

@@ -15,6 +15,7 @@
 
 #include <fusor/fusor.hpp>
 
+#include "distributed.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 
@@ -124,7 +125,7 @@ inline fusor::fft::planning parse_planning(const std::string& s) {
 }
 
 template <class B>
-int run_match(const match_args& a) {
+int run_match(const match_args& a, const world& w) {
   using fusor::extents;
   // ---- every check before any work ----
   require_file(a.target, "target");
@@ -155,14 +156,23 @@ int run_match(const match_args& a) {
   }
   const std::vector<match::quaternion> rotations =
       a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym) : read_rotations(a.rotations);
+  // this rank's share: a contiguous block of the rotations (all of them in one process)
+  const std::size_t ranks = std::size_t(w.size()), rank = std::size_t(w.rank());
+  if (rotations.size() < ranks)
+    throw fusor::value_error("match: " + std::to_string(ranks) + " processes for " + std::to_string(rotations.size()) +
+                             " rotations; expected at most one process per rotation");
+  const std::size_t first = rotations.size() * rank / ranks, last = rotations.size() * (rank + 1) / ranks;
+  const std::vector<match::quaternion> share(rotations.begin() + std::ptrdiff_t(first),
+                                             rotations.begin() + std::ptrdiff_t(last));
+  const bool root = rank == 0, talk = root && !a.quiet;
   match::scan_options o;
   o.threads = a.threads;
   o.planning = planning;
   o.statistics = true;
   if (!a.memory.empty()) o.memory_budget = parse_bytes(a.memory);
   // the budget must hold a tile: estimate_scan_memory says so now, not after the target is read
-  const match::scan_memory_estimate est = match::estimate_scan_memory<B>(n, m, kind, o, rotations.size());
-  prepare_folder(a.output);
+  const match::scan_memory_estimate est = match::estimate_scan_memory<B>(n, m, kind, o, share.size());
+  if (root) prepare_folder(a.output);
 
   // ---- inputs ----
   const auto target = target_file.read<B>();
@@ -192,28 +202,57 @@ int run_match(const match_args& a) {
   o.template_filter = gf;
 
   // ---- the scan ----
-  if (!a.quiet)
-    std::printf("match: %zu rotations of a %s template over a %s target (%s, FFT grid %s, %lld tile(s)), budget %.2f GiB\n",
+  if (talk) {
+    std::printf("match: %zu rotations of a %s template over a %s target (%s, FFT grid %s, %lld tile(s)), budget %.2f GiB",
                 rotations.size(), fusor::to_string(m).c_str(), fusor::to_string(n).c_str(), match::to_string(kind).c_str(),
                 fusor::to_string(est.grid).c_str(), (long long)est.tiles.numel(), double(est.budget) / 1073741824.0);
+    if (ranks > 1) std::printf(" per process; %zu processes, rank 0 scores %zu", ranks, share.size());
+    std::printf("\n");
+  }
   std::fflush(stdout);
-  progress_line line(!a.quiet);
+  progress_line line(talk);
   o.progress = [&](std::size_t done, std::size_t total) {
     line.update(done, total);
     return interrupted == 0;
   };
   const auto r = a.target_mask.empty()
-                     ? match::scan(target, templ, mask, rotations, kind, o)
-                     : match::scan(target, templ, mask, rotations, kind, o, match::mrc_file(a.target_mask).read<B>());
+                     ? match::scan(target, templ, mask, share, kind, o)
+                     : match::scan(target, templ, mask, share, kind, o, match::mrc_file(a.target_mask).read<B>());
+
+  // ---- the ranks' maps merged on rank 0 (rotation indices made global first) ----
+  fusor::array<float> best_score = fusor::to<fusor::cpu>(r.best_score);
+  fusor::array<std::int32_t> best_rotation = fusor::to<fusor::cpu>(r.best_rotation);
+  match::score_statistics stats = r.statistics;
+  if (ranks > 1) {
+    const std::size_t voxels = std::size_t(n.numel());
+    std::vector<std::uint64_t> keys(voxels);
+    for (std::size_t i = 0; i < voxels; ++i) {
+      const std::int32_t k = best_rotation.data()[i];
+      keys[i] = score_key(best_score.data()[i], k < 0 ? k : std::int32_t(k + std::int32_t(first)));
+    }
+    w.max_to_root(keys);
+    // the statistics from each rank's count, sum and sum of squares
+    const double c = double(stats.count);
+    std::vector<double> moments{c, c * stats.mean, c * (stats.stddev * stats.stddev + stats.mean * stats.mean)};
+    w.sum_to_root(moments);
+    if (!root) return 0;
+    for (std::size_t i = 0; i < voxels; ++i) {
+      best_score.data()[i] = key_score(keys[i]);
+      best_rotation.data()[i] = key_rotation(keys[i]);
+    }
+    const double mean = moments[0] > 0 ? moments[1] / moments[0] : 0.0;
+    const double var = moments[0] > 0 ? moments[2] / moments[0] - mean * mean : 0.0;
+    stats = {std::int64_t(moments[0]), mean, var > 0 ? std::sqrt(var) : 0.0};
+  }
   const double seconds = line.elapsed();
 
   // ---- outputs, each whole or absent ----
   const fs::path dir(a.output);
-  match::mrc_write_options w;
-  w.voxel_size = vt;
-  w.origin = target_file.header().origin_angstrom();
-  match::write_mrc(dir / "scores.mrc", r.best_score, w);
-  match::write_mrc(dir / "rotations.mrc", fusor::array<float, B>(fusor::cast<float>(r.best_rotation)), w);
+  match::mrc_write_options mw;
+  mw.voxel_size = vt;
+  mw.origin = target_file.header().origin_angstrom();
+  match::write_mrc(dir / "scores.mrc", best_score, mw);
+  match::write_mrc(dir / "rotations.mrc", fusor::array<float>(fusor::cast<float>(best_rotation)), mw);
   write_text(dir / "rotations.tsv", rotation_table(rotations));
   json meta;
   meta["program"] = "fusor-match";
@@ -247,11 +286,12 @@ int run_match(const match_args& a) {
   meta["planning"] = a.planning;
   meta["fft_shape"] = {r.fft_shape[0], r.fft_shape[1], r.fft_shape[2]};
   meta["tile"] = {r.tile[0], r.tile[1], r.tile[2]};
-  meta["statistics"] = {{"count", r.statistics.count}, {"mean", r.statistics.mean}, {"stddev", r.statistics.stddev}};
+  meta["processes"] = ranks;
+  meta["statistics"] = {{"count", stats.count}, {"mean", stats.mean}, {"stddev", stats.stddev}};
   meta["seconds"] = seconds;
   meta["peak_memory_bytes"] = peak_memory_bytes();
   write_text(dir / "metadata.json", meta.dump(2) + "\n");
-  if (!a.quiet)
+  if (talk)
     std::printf("match: %zu rotations in %s, %.2f ms per rotation, peak memory %.2f GiB -> %s/{scores,rotations}.mrc, "
                 "rotations.tsv, metadata.json\n",
                 rotations.size(), progress_line::duration(seconds).c_str(), 1e3 * seconds / double(rotations.size()),

@@ -7,6 +7,8 @@
                         file's loop has one row per peak with RELION 5's columns
   errors BIN WORK       every error path gives its message and a non-zero exit before any work,
                         leaving no output files
+  mpi BIN WORK MPIRUN   mpirun -n 2 gives the one-process maps byte for byte, and a bad input ends
+                        the job with its message (exit 77: skipped, without MPI or mpirun)
 """
 import json
 import os
@@ -110,10 +112,49 @@ def errors(bin_, work):
     print(f"fusor-match errors: {len(cases)} error paths give their messages")
 
 
+def mpi(bin_, work, mpirun):
+    if mpirun == "none" or not shutil.which(mpirun):
+        print("SKIPPED: fusor-match was built without MPI or mpirun is missing (Debian: libopenmpi-dev openmpi-bin)")
+        sys.exit(77)
+    sim = os.path.join(work, "sim")
+    run(bin_, "simulate", "-o", sim, "--size", 40, 36, 38, "--template-size", 11, "--copies", 2, "--seed", 8)
+    common = ["match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-a", 40, "--planning", "estimate",
+              "--threads", 1, "-q"]
+    run(bin_, *common, "-o", os.path.join(work, "one"))
+    # Open MPI refuses root without these; --oversubscribe lets 2 ranks share fewer cores
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    cmd = [mpirun, "-n", "2", "--oversubscribe", bin_, *map(str, common), "-o", os.path.join(work, "two")]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"FAILED ({p.returncode}): {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
+    for f in ("scores.mrc", "rotations.mrc", "rotations.tsv"):
+        a = open(os.path.join(work, "one", f), "rb").read()
+        b = open(os.path.join(work, "two", f), "rb").read()
+        assert a == b, f"{f}: 2 processes differ from 1 ({len(a)} and {len(b)} bytes)"
+    one = json.load(open(os.path.join(work, "one", "metadata.json")))
+    two = json.load(open(os.path.join(work, "two", "metadata.json")))
+    assert two["processes"] == 2 and one["processes"] == 1, (one["processes"], two["processes"])
+    s1, s2 = one["statistics"], two["statistics"]
+    assert s1["count"] == s2["count"], (s1, s2)
+    assert abs(s1["mean"] - s2["mean"]) <= 1e-9 * max(1.0, abs(s1["mean"])), (s1, s2)
+    assert abs(s1["stddev"] - s2["stddev"]) <= 1e-9 * s1["stddev"], (s1, s2)
+    # a bad input on every rank ends the job with the message, not a hang
+    p = subprocess.run([mpirun, "-n", "2", "--oversubscribe", bin_, "match", "-t", f"{work}/none.mrc", "-m",
+                        f"{sim}/template.mrc", "-o", os.path.join(work, "bad")], capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert p.returncode != 0 and "missing or not readable" in p.stdout + p.stderr, p.stdout + p.stderr
+    assert not os.path.exists(os.path.join(work, "bad", "scores.mrc"))
+    print(f"fusor-match under mpirun -n 2: scores.mrc, rotations.mrc and rotations.tsv identical to one process; "
+          f"{one['rotations']['count']} rotations")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 4 or sys.argv[1] not in ("end_to_end", "errors"):
+    if len(sys.argv) < 4 or sys.argv[1] not in ("end_to_end", "errors", "mpi"):
         sys.exit(__doc__)
     work = sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    {"end_to_end": end_to_end, "errors": errors}[sys.argv[1]](sys.argv[2], work)
+    if sys.argv[1] == "mpi":
+        mpi(sys.argv[2], work, sys.argv[4] if len(sys.argv) > 4 else "none")
+    else:
+        {"end_to_end": end_to_end, "errors": errors}[sys.argv[1]](sys.argv[2], work)
