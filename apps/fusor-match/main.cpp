@@ -2,6 +2,7 @@
 //   simulate  write a planted test problem (target, template, mask, truth table)
 //   match     score every rotation of a template against a target (MRC in, an output folder out)
 //   peaks     call peaks on a match output and write TSV and RELION 5 STAR
+//   preview   draw slices of the target and the score map, with the peaks marked (PNG)
 // Every subcommand has --help. Errors name the bad option or file and what was expected; they
 // are found before any work starts. Ctrl-C stops a scan between rotations and writes nothing.
 // Under mpirun the rotations are split across the processes and rank 0 writes the merged maps.
@@ -14,6 +15,7 @@
 
 #include "match_run.hpp"
 #include "peaks_run.hpp"
+#include "preview.hpp"
 #include "simulate.hpp"
 
 int main(int argc, char** argv) {
@@ -76,6 +78,16 @@ int main(int argc, char** argv) {
 
   ma.command_line.assign(argv, argv + argc);
   const world w(argc, argv);  // under mpirun: one rank of several
+  preview_args va;
+  auto* pv = app.add_subcommand("preview", "Draw orthogonal slices of the target and the score map with the peaks marked (PNG)");
+  pv->add_option("-i,--input", va.input, "A match output folder")->required();
+  pv->add_option("-o,--output", va.output, "The PNG file (default: INPUT/preview.png)");
+  pv->add_option("--peaks", va.peaks, "A peaks table (default: INPUT/peaks.tsv when there is one)");
+  pv->add_option("--at", va.at, "The voxel the slices pass through, x y z (default: the best peak, or the highest score)")
+      ->expected(3);
+  pv->add_option("--width", va.width, "About this many pixels wide")->capture_default_str();
+  pv->add_flag("-q,--quiet", va.quiet, "No summary line");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -91,6 +103,7 @@ int main(int argc, char** argv) {
     catch_interrupts();
     if (*mat) return run_match<fusor::cpu>(ma, w);
     if (*pk) return run_peaks(pa);
+    if (*pv) return run_preview(va);
   } catch (const fusor::match::scan_stopped&) {
     w.abort("\n" + who + ": interrupted; no output was written", 130);
   } catch (const std::exception& e) {

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The fusor-match program tested through its command line (ctest runs each mode):
 
-  end_to_end BIN WORK   simulate -> match -> peaks: every planted copy is found at its voxel with
-                        its rotation, nothing else passes the one-false-positive threshold; the
-                        output folder holds the maps, the rotation table and the metadata; the STAR
-                        file's loop has one row per peak with RELION 5's columns
+  end_to_end BIN WORK   simulate -> match -> peaks -> preview: every planted copy is found at its
+                        voxel with its rotation, nothing else passes the one-false-positive
+                        threshold; the output folder holds the maps, the rotation table and the
+                        metadata; the STAR file's loop has one row per peak with RELION 5's
+                        columns; the preview PNG decodes to the layout's size with the peaks in red
   errors BIN WORK       every error path gives its message and a non-zero exit before any work,
                         leaving no output files
   mpi BIN WORK MPIRUN   mpirun -n 2 gives the one-process maps byte for byte, and a bad input ends
@@ -69,7 +70,41 @@ def end_to_end(bin_, work):
     for r in rows:
         e = [float(v) for v in r[names.index("rlnAngleRot"):names.index("rlnAnglePsi") + 1]]
         assert max(abs(a - b) for a, b in zip(e, angles[(int(r[1]), int(r[2]), int(r[3]))])) < 1e-3, (e, r)
-    print(f"fusor-match end to end: {len(got)} planted copies found with their rotations; STAR rows {len(rows)}")
+    # the preview: a PNG of the size the layout gives, decoded here (unfiltered RGB rows)
+    png = os.path.join(out, "preview.png")
+    run(bin_, "preview", "-i", out, "--width", 600)
+    width, height, pixels = read_png(png)
+    zoom = max(1, (600 - 12) // (48 + 48 + 44))
+    assert (width, height) == (zoom * 140 + 12, 2 * zoom * 44 + 6), (width, height, zoom)
+    red = sum(1 for i in range(0, len(pixels), 3) if pixels[i:i + 3] == b"\xff\x00\x00")
+    gray = sum(1 for i in range(0, len(pixels), 3) if pixels[i] == pixels[i + 1] == pixels[i + 2])
+    assert red > 0 and gray > width * height // 2, (red, gray, width * height)
+    print(f"fusor-match end to end: {len(got)} planted copies found with their rotations; STAR rows {len(rows)}; "
+          f"preview {width} x {height} with {red} red pixels")
+
+
+def read_png(path):
+    """Width, height and RGB bytes of an 8-bit RGB PNG whose rows are unfiltered (as preview writes)."""
+    import struct
+    import zlib
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, width = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        assert zlib.crc32(kind + body) == struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0], f"bad CRC in {kind}"
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert (depth, color) == (8, 2), (depth, color)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = zlib.decompress(idat)
+    stride = 1 + 3 * width
+    assert len(raw) == height * stride, (len(raw), height, stride)
+    assert all(raw[r * stride] == 0 for r in range(height)), "a filtered row"
+    return width, height, b"".join(raw[r * stride + 1:(r + 1) * stride] for r in range(height))
 
 
 def errors(bin_, work):
@@ -95,6 +130,7 @@ def errors(bin_, work):
         ("no match output", ["peaks", "-i", f"{work}/none"], "metadata.json", "missing"),
         ("two thresholds", ["peaks", "-i", sim, "--min-score", "0.3", "--false-positives", "1"], "excludes", ""),
         ("no subcommand", [], "subcommand", ""),
+        ("preview of nothing", ["preview", "-i", f"{work}/none"], "metadata.json", "missing"),
         ("simulate too full", ["simulate", "-o", f"{work}/full", "--size", "20", "20", "20", "--template-size", "9",
                                "--copies", "50"], "do not fit", "fewer --copies"),
     ]
