@@ -14,6 +14,8 @@
 #include <vector>
 
 #if defined(FUSOR_MATCH_MPI)
+#define OMPI_SKIP_MPICXX 1  // the C API only: Open MPI's deprecated C++ bindings stay out
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 
