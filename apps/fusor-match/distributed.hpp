@@ -1,15 +1,13 @@
 #pragma once
 // Scale-out over processes with MPI (Open MPI from Debian), when fusor-match is built with it and
 // started by mpirun: each rank scores its own contiguous share of the rotations, and rank 0
-// receives the maps merged by a max over 64-bit keys that order (score, lower rotation index) as
-// the scan's own running maximum does, so the merged maps are the single-process maps bit for
-// bit (given the same FFT plans: use --planning estimate, or FFTW wisdom, across processes). A
-// rank that fails aborts the whole job with its message; rank 0 writes only merged maps.
-#include <bit>
+// receives the maps merged by a max over the scan's own 64-bit (score, rotation) keys
+// (match::detail::score_key), so the merged maps are the single-process maps bit for bit (given
+// the same FFT plans: use --planning estimate, or FFTW wisdom, across processes). A rank that
+// fails aborts the whole job with its message; rank 0 writes only merged maps.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -93,22 +91,5 @@ class world {
   int rank_ = 0, size_ = 1;
   bool started_ = false;
 };
-
-/// The key of (score, rotation) whose unsigned order is the scan's: higher scores first, equal
-/// scores to the lower rotation index; NaN (an unscored voxel, rotation -1) is key 0, below all.
-inline std::uint64_t score_key(float score, std::int32_t rotation) {
-  if (score != score || rotation < 0) return 0;
-  const std::uint32_t b = std::bit_cast<std::uint32_t>(score);
-  const std::uint32_t ordered = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-  return (std::uint64_t(ordered) << 32) | std::uint64_t(0xFFFFFFFFu - std::uint32_t(rotation));
-}
-inline float key_score(std::uint64_t k) {
-  if (k == 0) return std::numeric_limits<float>::quiet_NaN();
-  const std::uint32_t o = std::uint32_t(k >> 32);
-  return std::bit_cast<float>((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
-}
-inline std::int32_t key_rotation(std::uint64_t k) {
-  return k == 0 ? -1 : std::int32_t(0xFFFFFFFFu - std::uint32_t(k & 0xFFFFFFFFu));
-}
 
 }  // namespace fusor_match

@@ -225,10 +225,12 @@ int run_match(const match_args& a, const world& w) {
   match::score_statistics stats = r.statistics;
   if (ranks > 1) {
     const std::size_t voxels = std::size_t(n.numel());
+    // the scan's own keys, with global rotation indices; key 0 (an unscored voxel) decodes to
+    // NaN and rotation -1, as the scan's maps hold it
     std::vector<std::uint64_t> keys(voxels);
     for (std::size_t i = 0; i < voxels; ++i) {
       const std::int32_t k = best_rotation.data()[i];
-      keys[i] = score_key(best_score.data()[i], k < 0 ? k : std::int32_t(k + std::int32_t(first)));
+      keys[i] = k < 0 ? 0 : match::detail::score_key(best_score.data()[i], std::uint32_t(k) + std::uint32_t(first));
     }
     w.max_to_root(keys);
     // the statistics from each rank's count, sum and sum of squares
@@ -237,8 +239,8 @@ int run_match(const match_args& a, const world& w) {
     w.sum_to_root(moments);
     if (!root) return 0;
     for (std::size_t i = 0; i < voxels; ++i) {
-      best_score.data()[i] = key_score(keys[i]);
-      best_rotation.data()[i] = key_rotation(keys[i]);
+      best_score.data()[i] = match::detail::key_score(keys[i]);
+      best_rotation.data()[i] = std::int32_t(match::detail::key_rotation(keys[i]));
     }
     const double mean = moments[0] > 0 ? moments[1] / moments[0] : 0.0;
     const double var = moments[0] > 0 ? moments[2] / moments[0] - mean * mean : 0.0;

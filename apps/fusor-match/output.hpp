@@ -9,6 +9,8 @@
 #include <string>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <fusor/fusor.hpp>
 
 namespace fusor_match {
@@ -26,9 +28,14 @@ inline void catch_interrupts() {
   std::signal(SIGTERM, on_interrupt);
 }
 
+/// A hidden temporary name beside `path`, for a file renamed to `path` once complete.
+inline fs::path temporary_beside(const fs::path& path) {
+  return path.parent_path() / ("." + path.filename().string() + ".part-" + std::to_string(::getpid()));
+}
+
 /// Writes `text` to `path` through a temporary file in the same folder, renamed when complete.
 inline void write_text(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".part-" + std::to_string(::getpid()));
+  const fs::path tmp = temporary_beside(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
@@ -47,6 +54,15 @@ inline std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw fusor::io_error("cannot read " + path.string() + ": no such file or not readable");
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// A match output folder's metadata.json, or an io_error naming it.
+inline nlohmann::json read_metadata(const fs::path& dir) {
+  try {
+    return nlohmann::json::parse(read_text(dir / "metadata.json"));
+  } catch (const nlohmann::json::exception& e) {
+    throw fusor::io_error((dir / "metadata.json").string() + " is not valid JSON: " + e.what());
+  }
 }
 
 /// The output folder, made if missing; an io_error when it cannot be, or when it is a file.

@@ -57,12 +57,7 @@ inline int run_peaks(const peaks_args& a) {
   if (!a.margin.empty() && a.margin.size() != 1 && a.margin.size() != 3)
     throw fusor::value_error("peaks: --margin expects 1 or 3 voxel counts, got " +
                              std::to_string(a.margin.size()));
-  nlohmann::json meta;
-  try {
-    meta = nlohmann::json::parse(read_text(dir / "metadata.json"));
-  } catch (const nlohmann::json::exception& e) {
-    throw fusor::io_error("peaks: " + (dir / "metadata.json").string() + " is not valid JSON: " + e.what());
-  }
+  const nlohmann::json meta = read_metadata(dir);
   const auto rotations = read_rotation_table(dir / "rotations.tsv");
   auto scores = match::read_mrc(dir / "scores.mrc");
   const auto rot = match::read_mrc(dir / "rotations.mrc");
@@ -76,7 +71,7 @@ inline int run_peaks(const peaks_args& a) {
   r.statistics = {st.at("count").get<std::int64_t>(), st.at("mean").get<double>(), st.at("stddev").get<double>()};
   if (rotations.size() != meta.at("rotations").at("count").get<std::size_t>())
     throw fusor::io_error("peaks: rotations.tsv holds " + std::to_string(rotations.size()) +
-                          " rotations, metadata.json says " + std::to_string(meta["rotations"]["count"].get<std::size_t>()));
+                          " rotations, metadata.json says " + std::to_string(meta.at("rotations").at("count").get<std::size_t>()));
 
   match::peak_options o;
   o.max_peaks = index_t(a.count);

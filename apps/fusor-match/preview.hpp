@@ -44,7 +44,7 @@ struct rgb_image {
 };
 
 inline void write_png(const fs::path& path, const rgb_image& img) {
-  const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".part-" + std::to_string(::getpid()));
+  const fs::path tmp = temporary_beside(path);
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) throw fusor::io_error("preview: cannot write " + path.string());
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
@@ -100,7 +100,7 @@ inline int run_preview(const preview_args& a) {
     throw fusor::value_error("preview: --at expects 3 voxel coordinates (x y z), got " + std::to_string(a.at.size()));
   if (a.width < 64 || a.width > 20000)
     throw fusor::value_error("preview: --width expects 64 to 20000 pixels, got " + std::to_string(a.width));
-  nlohmann::json meta = nlohmann::json::parse(read_text(dir / "metadata.json"));
+  const nlohmann::json meta = read_metadata(dir);
   const auto score = match::read_mrc(dir / "scores.mrc").data;
   const std::string target_path = meta.at("target").get<std::string>();
   require_file(target_path, "target (from metadata.json)");

@@ -79,13 +79,11 @@ inline int run_simulate(const simulate_args& a) {
     throw fusor::value_error("simulate: " + std::to_string(a.copies) + " copies of a " + std::to_string(m) +
                              "³ template do not fit a template apart in the target; got " +
                              std::to_string(planted.size()) + ": use a larger --size or fewer --copies");
-  for (const copy& c : planted) {
+  for (const copy& c : planted) {  // the template's centre voxel h on the copy's voxel
+    auto box = target(fusor::range(c.x - h, c.x - h + m), fusor::range(c.y - h, c.y - h + m),
+                      fusor::range(c.z - h, c.z - h + m));
     const auto turned = match::rigid_transform(templ, rotations[c.rotation]);
-    for (index_t i = 0; i < m; ++i)
-      for (index_t j = 0; j < m; ++j)
-        for (index_t k = 0; k < m; ++k)
-          target.data()[((c.x + i - h) * n[1] + (c.y + j - h)) * n[2] + (c.z + k - h)] +=
-              turned.data()[(i * m + j) * m + k];
+    box = box + turned;  // (views have no +=; box reads each voxel where it writes it)
   }
   const fs::path dir(a.output);
   match::mrc_write_options w;

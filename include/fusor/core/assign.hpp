@@ -14,10 +14,7 @@ namespace detail {
 // same position it is written (same pointer, same strides once broadcast to the output).
 template <class T, class B, class U, class C>
 bool reads_unsafely(const leaf<T, B>& dst, const leaf<U, C>& src) {
-  if (src.data == nullptr || dst.data == nullptr) return false;
-  auto [d0, d1] = byte_range(dst);
-  auto [s0, s1] = byte_range(src);
-  if (d0 == nullptr || s0 == nullptr || s1 <= d0 || d1 <= s0) return false;
+  if (src.data == nullptr || dst.data == nullptr || !ranges_overlap(dst, src)) return false;
   if constexpr (!std::is_same_v<T, U>) return true;
   else {
     if (static_cast<const void*>(src.data) != static_cast<const void*>(dst.data)) return true;

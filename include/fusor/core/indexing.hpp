@@ -143,12 +143,8 @@ void scatter_impl(D&& dst, const I& indices, const V& values, int axis, bool add
   const T* src = nullptr;
   if constexpr (is_view_v<V> || is_array_v<V>) {
     const auto v = part_view(values);
-    if constexpr (std::is_same_v<value_t<decltype(v)>, T> && std::is_same_v<backend_of_t<decltype(v)>, B>) {
-      auto [d0, d1] = byte_range(d.as_leaf());
-      auto [s0, s1] = byte_range(v.as_leaf());
-      const bool apart = d0 == nullptr || s0 == nullptr || s1 <= d0 || d1 <= s0;
-      if (v.is_contiguous() && v.shape() == vs && apart) src = v.data();
-    }
+    if constexpr (std::is_same_v<value_t<decltype(v)>, T> && std::is_same_v<backend_of_t<decltype(v)>, B>)
+      if (v.is_contiguous() && v.shape() == vs && !ranges_overlap(d.as_leaf(), v.as_leaf())) src = v.data();
   }
   array<T, B> vals;
   if (src == nullptr) {

@@ -37,6 +37,13 @@ std::pair<const char*, const char*> byte_range(const leaf<T, B>& l) {
   auto base = reinterpret_cast<const char*>(l.data);
   return {base + lo * index_t(sizeof(T)), base + (hi + 1) * index_t(sizeof(T))};
 }
+/// Whether two leaves' address ranges meet (an empty leaf meets nothing).
+template <class T, class B, class U, class C>
+bool ranges_overlap(const leaf<T, B>& a, const leaf<U, C>& b) {
+  auto [a0, a1] = byte_range(a);
+  auto [b0, b1] = byte_range(b);
+  return a0 != nullptr && b0 != nullptr && b0 < a1 && a0 < b1;
+}
 
 /// A buffer an array released while a watched range lay in it: kept until the last watch over it
 /// ends, so a recording can still read a constant array that went out of scope (a temporary in

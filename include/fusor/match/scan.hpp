@@ -865,10 +865,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
   array<double, B> sums(extents{0});
   double score_sum = 0.0, score_sum2 = 0.0;
   index_t scored = 0, skipped = 0;
-  index_t tiles = 1;
-  if (!whole)
-    for (int a = 0; a < 3; ++a) tiles *= (s[a] + est.tile[a] - 1) / est.tile[a];
-  scan_progress progress{o, std::size_t(tiles) * n};
+  scan_progress progress{o, std::size_t(est.tiles.numel()) * n};
   const auto excluded = [&](const std::array<index_t, 3>& a, const extents& core) {
     if (!target_mask) return false;
     const auto box = (*target_mask)(fusor::range(a[0], a[0] + core[0]), fusor::range(a[1], a[1] + core[1]),

@@ -142,17 +142,7 @@ class sparse_distributed_memory {
     const index_t q = as.size() == 2 ? as[0] : 1;
     const array<bool, B> on = active(addresses).reshape(extents{q, locations()});
     const array<float, B> v = real_rows(contents).reshape(extents{q, mc_.dim()});
-    const index_t nnz = count_nonzero(on);
-    if (sparse(nnz, q)) {
-      // counters[location] += content[address] for each active pair, in the order of the
-      // locations: a counter row takes all its additions while it is in cache
-      const array<std::int64_t, B> pairs = argwhere(transpose(on));  // (nnz, 2): location, address
-      fusor::detail::add_gathered_rows(counters_, array<std::int64_t, B>(pairs(all, 0)), v,
-                                       array<std::int64_t, B>(pairs(all, 1)));
-    } else {
-      const array<float, B> a(cast<float>(on));
-      counters_ += matmul(transpose(a), v);
-    }
+    add_active(counters_, on, true, v);
   }
 
   /// The sums of the counters of the locations each address activates: (Q, content d) or
@@ -163,18 +153,8 @@ class sparse_distributed_memory {
     if (s.size() > 2) rank_error("read", "addresses", ma_.width(), s);
     const index_t q = s.size() == 2 ? s[0] : 1;
     const array<bool, B> on = active(addresses).reshape(extents{q, locations()});
-    const index_t nnz = count_nonzero(on);
-    array<float, B> sums;
-    if (sparse(nnz, q)) {
-      // sums[address] += counters[location] for each active pair, address by address
-      sums = zeros<float, B>(extents{q, mc_.dim()});
-      const array<std::int64_t, B> pairs = argwhere(on);  // (nnz, 2): address, location
-      fusor::detail::add_gathered_rows(sums, array<std::int64_t, B>(pairs(all, 0)), counters_,
-                                       array<std::int64_t, B>(pairs(all, 1)));
-    } else {
-      const array<float, B> a(cast<float>(on));
-      sums = matmul(a, counters_);
-    }
+    array<float, B> sums = zeros<float, B>(extents{q, mc_.dim()});
+    add_active(sums, on, false, counters_);
     if (s.size() == 2) return sums;
     return array<float, B>(sums.reshape(extents{mc_.dim()}));
   }
@@ -198,7 +178,21 @@ class sparse_distributed_memory {
   /// rows (nnz d additions) instead of multiplying by the 0/1 activation (2 Q L d flops in a
   /// GEMM): a GEMM does about 16 times the additions per second that adding gathered rows does.
   static constexpr double sparse_below = 1.0 / 16;
-  bool sparse(index_t nnz, index_t q) const { return double(nnz) < sparse_below * double(q) * double(locations()); }
+  /// Adds along the activation `on` (Q, locations): to the locations' rows of dst the rows of src
+  /// their addresses activate (a write, dst += onᵀ src), or to the addresses' rows of dst the rows
+  /// of src at the locations they activate (a read, dst += on src). Sparse: the active pairs in
+  /// order of dst's rows, each row taking all its additions while in cache.
+  void add_active(array<float, B>& dst, const array<bool, B>& on, bool to_locations, const array<float, B>& src) const {
+    if (double(count_nonzero(on)) < sparse_below * double(on.size())) {
+      const array<std::int64_t, B> pairs = to_locations ? argwhere(transpose(on)) : argwhere(on);  // (nnz, 2): dst, src
+      fusor::detail::add_gathered_rows(dst, array<std::int64_t, B>(pairs(all, 0)), src,
+                                       array<std::int64_t, B>(pairs(all, 1)));
+    } else {
+      const array<float, B> a(cast<float>(on));
+      if (to_locations) dst += matmul(transpose(a), src);
+      else dst += matmul(a, src);
+    }
+  }
   /// Whether each address activates each location: (Q, locations) or (locations).
   template <class X>
   array<bool, B> active(const X& addresses) const {
