@@ -4,11 +4,13 @@
 // receives the maps merged by a max over the scan's own 64-bit (score, rotation) keys
 // (match::detail::score_key), so the merged maps are the single-process maps bit for bit (given
 // the same FFT plans: use --planning estimate, or FFTW wisdom, across processes). A rank that
-// fails aborts the whole job with its message; rank 0 writes only merged maps.
+// fails aborts the whole job with its message; rank 0 writes only merged maps. With the cuda
+// backend (fusor-match-cuda) each rank takes one GPU: its node-local rank modulo the node's GPUs.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #if defined(FUSOR_MATCH_MPI)
@@ -76,6 +78,35 @@ class world {
     }
 #else
     (void)v;
+#endif
+  }
+  /// This rank's rank among the ranks of its node (0 without MPI).
+  int node_rank() const {
+#if defined(FUSOR_MATCH_MPI)
+    if (started_ && size_ > 1) {
+      MPI_Comm node;
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+      int r = 0;
+      MPI_Comm_rank(node, &r);
+      MPI_Comm_free(&node);
+      return r;
+    }
+#endif
+    return 0;
+  }
+  /// The cuda backend's device for this rank: one GPU per rank of a node, round robin (a single
+  /// process keeps the current device: 0, or what CUDA_VISIBLE_DEVICES names). Nothing on cpu.
+  template <class B>
+  void select_gpu() const {
+#if defined(FUSOR_MATCH_CUDA)
+    if constexpr (std::is_same_v<B, fusor::cuda>) {
+      const int devices = fusor::cuda_device_count();
+      if (devices == 0)
+        throw fusor::cuda_error(int(cudaErrorNoDevice), "cudaGetDeviceCount",
+                                "match: no CUDA device is visible to this process; run fusor-match (the cpu build) "
+                                "or check CUDA_VISIBLE_DEVICES");
+      if (size_ > 1) fusor::set_cuda_device(node_rank() % devices);
+    }
 #endif
   }
   /// Whether this build can run over several processes.

@@ -6,6 +6,7 @@
 // Every subcommand has --help. Errors name the bad option or file and what was expected; they
 // are found before any work starts. Ctrl-C stops a scan between rotations and writes nothing.
 // Under mpirun the rotations are split across the processes and rank 0 writes the merged maps.
+// Built as fusor-match-cuda (main_cuda.cu, FUSOR_MATCH_CUDA), `match` scans on the cuda backend.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -18,11 +19,23 @@
 #include "preview.hpp"
 #include "simulate.hpp"
 
+namespace fusor_match {
+#if defined(FUSOR_MATCH_CUDA)
+using scan_backend = fusor::cuda;
+constexpr const char* program_name = "fusor-match-cuda";
+#else
+using scan_backend = fusor::cpu;
+constexpr const char* program_name = "fusor-match";
+#endif
+}  // namespace fusor_match
+
 int main(int argc, char** argv) {
   using namespace fusor_match;
-  CLI::App app{"fusor-match: FFT template matching of cryo-EM volumes (fusor " FUSOR_MATCH_VERSION ")", "fusor-match"};
+  CLI::App app{std::string(program_name) + ": FFT template matching of cryo-EM volumes (fusor " FUSOR_MATCH_VERSION
+               ", " + fusor::backend_traits<scan_backend>::name + " backend)",
+               program_name};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("fusor-match ") + FUSOR_MATCH_VERSION);
+  app.set_version_flag("--version", std::string(program_name) + " " + FUSOR_MATCH_VERSION);
 
   simulate_args sa;
   auto* sim = app.add_subcommand("simulate", "Write a planted test problem: target.mrc, template.mrc, mask.mrc, truth.tsv");
@@ -94,14 +107,17 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   // a failure on any rank ends the job (MPI_Abort): no rank waits for a merge that never comes
-  const std::string who = w.size() > 1 ? "fusor-match (rank " + std::to_string(w.rank()) + " of " +
+  const std::string who = w.size() > 1 ? std::string(program_name) + " (rank " + std::to_string(w.rank()) + " of " +
                                              std::to_string(w.size()) + ")"
-                                       : std::string("fusor-match");
+                                       : std::string(program_name);
   if (w.rank() != 0 && !*mat) return 0;  // simulate and peaks are one process's work
   try {
     if (*sim) return run_simulate(sa);
     catch_interrupts();
-    if (*mat) return run_match<fusor::cpu>(ma, w);
+    if (*mat) {
+      w.select_gpu<scan_backend>();
+      return run_match<scan_backend>(ma, w);
+    }
     if (*pk) return run_peaks(pa);
     if (*pv) return run_preview(va);
   } catch (const fusor::match::scan_stopped&) {

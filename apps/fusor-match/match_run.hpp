@@ -260,7 +260,10 @@ int run_match(const match_args& a, const world& w) {
   meta["program"] = "fusor-match";
   meta["fusor_version"] = FUSOR_MATCH_VERSION;
   meta["command_line"] = a.command_line;
-  meta["backend"] = std::is_same_v<B, fusor::cpu> ? "cpu" : "cuda";
+  meta["backend"] = fusor::backend_traits<B>::name;
+#if defined(FUSOR_MATCH_CUDA)
+  if constexpr (std::is_same_v<B, fusor::cuda>) meta["device"] = fusor::cuda_device_name();  // rank 0's
+#endif
   meta["target"] = fs::absolute(a.target).string();
   meta["template"] = fs::absolute(a.templ).string();
   meta["mask"] = a.mask.empty() ? json(nullptr) : json(fs::absolute(a.mask).string());

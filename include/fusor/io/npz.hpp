@@ -135,8 +135,12 @@ class npz_writer {
           zip_source_free(src);
           fail(za, "cannot add '" + names_[k] + "'");
         }
-        const zip_int32_t method = compression_ == npz_compression::deflated ? ZIP_CM_DEFLATE : ZIP_CM_STORE;
-        if (zip_set_file_compression(za, zip_uint64_t(index), method, 0) != 0) fail(za, "cannot set the compression of '" + names_[k] + "'");
+        // zlib's default level 6, as NumPy's savez_compressed (Python's zipfile) uses: libzip's own
+        // default, 9, searches its longest chains on repetitive data such as small integers
+        // (1M int64 values: 10 s against 0.3 s) for a file a few percent smaller
+        const bool deflate = compression_ == npz_compression::deflated;
+        const zip_int32_t method = deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE;
+        if (zip_set_file_compression(za, zip_uint64_t(index), method, deflate ? 6 : 0) != 0) fail(za, "cannot set the compression of '" + names_[k] + "'");
       }
       if (zip_close(za) != 0) fail(za, "cannot write it");
     } catch (...) {
