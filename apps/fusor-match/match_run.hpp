@@ -167,6 +167,10 @@ int run_match(const match_args& a, const world& w) {
   const bool root = rank == 0, talk = root && !a.quiet;
   match::scan_options o;
   o.threads = a.threads;
+  if (a.threads > 0) {  // the whole program within --threads: the target's preparation too
+    fusor::set_num_threads(a.threads);
+    fusor::fft::set_threads(a.threads);
+  }
   o.planning = planning;
   o.statistics = true;
   if (!a.memory.empty()) o.memory_budget = parse_bytes(a.memory);

@@ -11,6 +11,19 @@ speed-up). Usage: match_peers.py BENCH_MATCH_JSON
       time per rotation, setup included as on fusor's side
   rigid_transform/<n>/<order>: pyTME's backend rigid_transform of an n^3 volume (scipy.ndimage's
       affine_transform; order 3 prefilters on every call, as pyTME's scan does)
+
+Usage: match_peers.py program FUSOR_MATCH WORK [--size N] [--template M] [--step DEG] [--reps R]
+
+  The whole program against pyTME's own command-line programs: `fusor-match simulate` plants
+  copies of a template in an N^3 target; pyTME's `match_template` (FLCSphericalMask, angular
+  sampling DEG, the planted mask, -n 1 and 2 processes) and `fusor-match match` (the same
+  rotations, written by this script from pyTME's get_rotation_matrices as a rotation file, the
+  same mask and score, --threads 1 and 2) run end to end, each the median wall time of R runs,
+  divided by the rotations; then the two score maps are correlated (over every voxel, and over
+  the voxels where the template lies inside the target, where the two agree on what is scored:
+  pyTME's default correlation is circular, so its edge band reads the opposite face, while fusor
+  reads zeros beyond the target), and pyTME's `postprocess` and `fusor-match peaks` call as many
+  peaks as were planted: same voxels, same rotations?
 """
 import json
 import os
@@ -98,5 +111,103 @@ def main():
         print(f"{label:40} {peer * 1e3:10.3f}ms {mine * 1e3:10.3f}ms  {peer / mine:8.1f}x")
 
 
+def _median_wall(cmd, reps, env):
+    import subprocess
+    import time
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
+        times.append(time.perf_counter() - t0)
+        if p.returncode != 0:
+            sys.exit(f"failed ({p.returncode}): {' '.join(map(str, cmd))}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return sorted(times)[len(times) // 2]
+
+
+def program(argv):
+    import argparse
+    import importlib.metadata
+    import subprocess
+    import mrcfile
+    from scipy.spatial.transform import Rotation
+    from tme.matching_utils import load_pickle
+    from tme.rotations import get_rotation_matrices
+
+    ap = argparse.ArgumentParser(prog="match_peers.py program")
+    ap.add_argument("fusor_match")
+    ap.add_argument("work")
+    ap.add_argument("--size", type=int, default=128)
+    ap.add_argument("--template", type=int, default=21)
+    ap.add_argument("--step", type=float, default=30.0)
+    ap.add_argument("--copies", type=int, default=6)
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args(argv)
+    bindir = os.path.dirname(sys.executable)
+    os.makedirs(a.work, exist_ok=True)
+    sim = os.path.join(a.work, "sim")
+    subprocess.run([a.fusor_match, "simulate", "-o", sim, "--size", *[str(a.size)] * 3, "--template-size",
+                    str(a.template), "--copies", str(a.copies), "--angular-step", str(a.step), "--seed", "11"],
+                   check=True, capture_output=True)
+    # pyTME's own rotation set for this sampling (what its match_template searches), in its order.
+    # pyTME rotates the template by the inverse of its matrices relative to fusor's quaternions:
+    # fusor gets the transposes, so that rotation i is the same orientation in both programs.
+    mats = get_rotation_matrices(angular_sampling=a.step, dim=3, use_optimized_set=True)
+    quats = Rotation.from_matrix(np.transpose(mats, (0, 2, 1))).as_quat()  # x y z w
+    rot_file = os.path.join(a.work, "rotations.txt")
+    with open(rot_file, "w") as f:
+        f.write("# pyTME's get_rotation_matrices(angular_sampling=%g, use_optimized_set=True), transposed: w x y z\n" % a.step)
+        for x, y, z, w in quats:
+            f.write(f"{w:.17g} {x:.17g} {y:.17g} {z:.17g}\n")
+    count = len(quats)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    tgt, tpl, msk = (os.path.join(sim, f) for f in ("target.mrc", "template.mrc", "mask.mrc"))
+    print(f"fusor-match against pyTME {importlib.metadata.version('pytme')}'s command-line programs: {a.size}^3 target, "
+          f"{a.template}^3 template, {a.copies} planted copies, FLCSphericalMask, {count} rotations ({a.step:g} degrees); "
+          f"end to end, median of {a.reps} runs")
+    print(f"{'threads':>8} {'pyTME':>14} {'fusor':>14} {'pyTME/fusor':>12}   (time per rotation)")
+    for t in (1, 2):
+        py_out = os.path.join(a.work, f"pytme{t}.pickle")
+        fm_out = os.path.join(a.work, f"fusor{t}")
+        py_s = _median_wall([os.path.join(bindir, "match_template"), "-m", tgt, "-i", tpl, "-I", msk, "-a", a.step,
+                             "-s", "FLCSphericalMask", "-n", t, "-o", py_out], a.reps, env)
+        fm_s = _median_wall([a.fusor_match, "match", "-t", tgt, "-m", tpl, "--mask", msk, "--rotations", rot_file,
+                             "-s", "FLCSphericalMask", "--threads", t, "-q", "-o", fm_out], a.reps, env)
+        print(f"{t:>8} {py_s / count * 1e3:11.2f} ms {fm_s / count * 1e3:11.2f} ms {py_s / fm_s:11.1f}x")
+    # the maps (pyTME's arrays are indexed x, y, z; an MRC file's data reads z, y, x)
+    py = load_pickle(os.path.join(a.work, "pytme1.pickle"))
+    ps, pr = py[0], py[2]
+    fs = np.asarray(mrcfile.read(os.path.join(a.work, "fusor1", "scores.mrc"))).T
+    fr = np.asarray(mrcfile.read(os.path.join(a.work, "fusor1", "rotations.mrc"))).T.astype(np.int64)
+    r = a.template // 2
+    inside = np.s_[r:-r, r:-r, r:-r]
+    whole = np.corrcoef(fs.ravel(), ps.ravel())[0, 1]
+    inner = np.corrcoef(fs[inside].ravel(), ps[inside].ravel())[0, 1]
+    print(f"score maps: correlation {whole:.6f} over every voxel; {inner:.9f} where the template lies inside the "
+          f"target (max |difference| {np.abs(fs[inside] - ps[inside]).max():.2g}); same best rotation at "
+          f"{100 * np.mean(fr[inside] == pr[inside]):.3f}% of those voxels")
+    # the peaks: as many as were planted, at least a template radius apart
+    subprocess.run([os.path.join(bindir, "postprocess"), "--input-file", os.path.join(a.work, "pytme1.pickle"),
+                    "--output-format", "orientations", "--num-peaks", str(a.copies), "--min-distance", str(r),
+                    "--output-prefix", os.path.join(a.work, "pytme_peaks")], check=True, capture_output=True, env=env)
+    subprocess.run([a.fusor_match, "peaks", "-i", os.path.join(a.work, "fusor1"), "-n", str(a.copies), "-d", str(r), "-q"],
+                   check=True, capture_output=True)
+    py_peaks = [l.split("\t") for l in open(os.path.join(a.work, "pytme_peaks.tsv")).read().splitlines()[1:]]
+    fm_peaks = [l.split("\t") for l in open(os.path.join(a.work, "fusor1", "peaks.tsv")).read().splitlines()[1:]]
+    py_set = sorted((int(float(p[0])), int(float(p[1])), int(float(p[2]))) for p in py_peaks)
+    fm_set = sorted((int(p[0]), int(p[1]), int(p[2])) for p in fm_peaks)
+    truth = sorted(tuple(int(v) for v in l.split("\t")[:3]) for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:])
+    same_rot = all(pr[p] == fr[p] for p in fm_set) if py_set == fm_set else False
+    # fusor's RELION 5 STAR file read back by the starfile package (installed beside pyTME)
+    import starfile
+    star = starfile.read(os.path.join(a.work, "fusor1", "peaks.star"))
+    star_set = sorted(zip(star["rlnCoordinateX"].astype(int), star["rlnCoordinateY"].astype(int),
+                          star["rlnCoordinateZ"].astype(int)))
+    print(f"peaks: pyTME {len(py_set)}, fusor {len(fm_set)}; the same voxels: {py_set == fm_set}; the same rotations: "
+          f"{same_rot}; the planted copies: {fm_set == truth}; starfile reads fusor's STAR rows: {star_set == fm_set}")
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1 and sys.argv[1] == "program":
+        program(sys.argv[2:])
+    else:
+        main()

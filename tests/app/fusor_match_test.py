@@ -8,14 +8,18 @@
                         columns; the preview PNG decodes to the layout's size with the peaks in red
   errors BIN WORK       every error path gives its message and a non-zero exit before any work,
                         leaving no output files
-  mpi BIN WORK MPIRUN   mpirun -n 2 gives the one-process maps byte for byte, and a bad input ends
-                        the job with its message (exit 77: skipped, without MPI or mpirun)
+  mpi BIN WORK MPIRUN   mpirun -n 2 gives the one-process maps byte for byte; a bad input ends
+                        the job with its message; a rank interrupted (SIGINT) or killed part-way
+                        through its scan ends the job, and no map is written (exit 77: skipped,
+                        without MPI or mpirun)
 """
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 
 def run(*args, ok=True):
@@ -182,8 +186,49 @@ def mpi(bin_, work, mpirun):
                        env=env, timeout=120)
     assert p.returncode != 0 and "missing or not readable" in p.stdout + p.stderr, p.stdout + p.stderr
     assert not os.path.exists(os.path.join(work, "bad", "scores.mrc"))
+    # a rank that fails part-way through its scan ends the job: rank 1 interrupted (its own
+    # MPI_Abort, with its message), then rank 1 killed (Open MPI's own ending); no map is written
+    long_run = ["match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-a", 12, "--threads", 1,
+                "--planning", "estimate"]
+    for how in (signal.SIGINT, signal.SIGKILL):
+        out = os.path.join(work, f"part_{how.name}")
+        cmd = [mpirun, "-n", "2", "--oversubscribe", bin_, *map(str, long_run), "-o", out]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        header = p.stdout.readline()  # rank 0 prints it as the scan starts (every rank is past its setup)
+        assert header.startswith("match:"), header + p.stderr.read()
+        pid = rank_pid(1, out)
+        os.kill(pid, how)
+        try:
+            stdout, stderr = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            sys.exit(f"FAILED: the job went on after rank 1 got {how.name}")
+        said = header + stdout + stderr
+        assert p.returncode != 0, said
+        if how == signal.SIGINT:
+            assert "(rank 1 of 2): interrupted; no output was written" in said, said
+        assert not os.path.exists(os.path.join(out, "scores.mrc")), f"{how.name}: a map was written"
     print(f"fusor-match under mpirun -n 2: scores.mrc, rotations.mrc and rotations.tsv identical to one process; "
-          f"{one['rotations']['count']} rotations")
+          f"{one['rotations']['count']} rotations; a rank interrupted or killed part-way ends the job and writes nothing")
+
+
+def rank_pid(rank, marker):
+    """The pid of the fusor-match process of MPI rank `rank` whose command line holds `marker`."""
+    for _ in range(600):
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                cmdline = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
+                if marker.encode() not in cmdline or not cmdline[0].endswith(b"fusor-match"):
+                    continue
+                environ = open(f"/proc/{d}/environ", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
+                return int(d)
+        time.sleep(0.1)
+    sys.exit(f"FAILED: no process of rank {rank} for {marker}")
 
 
 if __name__ == "__main__":

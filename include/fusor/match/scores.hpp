@@ -35,6 +35,7 @@
 //           map's largest overlap for N (the same wherever the mask fits inside t somewhere) and a
 //           map-wide tolerance; these are per voxel, so that tiles score as the whole does.
 //           Three r2c and six c2r per rotation.
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -190,12 +191,54 @@ struct sum_update {
   }
 };
 
-/// The score itself, in double (for the scan's score statistics).
-struct score_values {
-  using value_type = double;
+/// The score and its square as one complex value (real: v, imaginary: v²), in double: one sum
+/// gives both moments of the scan's score statistics in one pass over the scores (a device's
+/// form: a thread per score; best_update_moments is the cpu's).
+struct score_moments {
+  using value_type = std::complex<double>;
   score_map s;
-  FUSOR_HD void fill(index_t first, double* out, index_t count) const {
-    s.for_each(first, count, [=](index_t e, float v) { out[e] = double(v); });
+  FUSOR_HD void fill(index_t first, std::complex<double>* out, index_t count) const {
+    s.for_each(first, count, [=](index_t e, float v) {
+      const double d = double(v);
+      out[e] = std::complex<double>(d, d * d);
+    });
+  }
+};
+
+/// best_update and score_moments in one pass, a row of the scored box (n1 n2 rows of the flat
+/// index) per element: each row's keys are updated in place (every row by one call, so no two
+/// threads write a key; a second evaluation would change nothing, a max being idempotent), and
+/// the element is the row's sum of scores and of their squares (real, imaginary), in double. Four
+/// partial sums per moment, in a fixed order, keep the additions from waiting on each other.
+struct best_update_moments {
+  using value_type = std::complex<double>;
+  score_map s;
+  std::uint64_t* keys;  // the scored box's running keys, row-major
+  std::uint32_t rotation;
+  template <score_map::form F>
+  FUSOR_HD std::complex<double> row(index_t r) const {
+    const index_t q = ((r / s.n1 + s.o0) * s.f1 + r % s.n1 + s.o1) * s.f2 + s.o2;
+    std::uint64_t* k = keys + r * s.n2;
+    const std::uint32_t rot = rotation;
+    double a[4] = {0.0, 0.0, 0.0, 0.0}, b[4] = {0.0, 0.0, 0.0, 0.0};
+    const auto one = [&](index_t t, int lane) {
+      const float v = s.at<F>(q + t);
+      const std::uint64_t key = score_key(v, rot);
+      k[t] = key > k[t] ? key : k[t];
+      const double d = double(v);
+      a[lane] += d;
+      b[lane] += d * d;
+    };
+    index_t t = 0;
+    for (; t + 4 <= s.n2; t += 4)
+      for (int lane = 0; lane < 4; ++lane) one(t + lane, lane);
+    for (; t < s.n2; ++t) one(t, 0);
+    return {(a[0] + a[1]) + (a[2] + a[3]), (b[0] + b[1]) + (b[2] + b[3])};
+  }
+  FUSOR_HD void fill(index_t first, std::complex<double>* out, index_t count) const {
+    for (index_t e = 0; e < count; ++e)
+      out[e] = s.kind == score_map::form::plain ? row<score_map::form::plain>(first + e)
+                                                : row<score_map::form::shifted>(first + e);
   }
 };
 
