@@ -12,16 +12,11 @@
 
 namespace fusor::fft {
 
-/// The smallest n >= target whose only prime factors are 2, 3, 5 and 7: the lengths FFTW
-/// (and cuFFT) transform fastest. Pad to it before a transform whose length is free to choose.
-inline index_t next_fast_len(index_t target) {
-  if (target < 1) throw value_error("fusor: next_fast_len expects a positive length, got " + std::to_string(target));
-  if (target <= 6) return target;
-  const index_t limit = std::numeric_limits<index_t>::max() / 2;
-  if (target > limit / 7)
-    throw value_error("fusor: next_fast_len(" + std::to_string(target) + ") has no 7-smooth answer within index_t");
+namespace detail {
+/// The least n >= target whose prime factors are 2, 3 and 5, and 7 when `sevens`: each
+/// 7^d 5^c 3^b up to the first one >= target, times the least power of two reaching target.
+inline index_t next_smooth_len(index_t target, bool sevens) {
   index_t best = std::numeric_limits<index_t>::max();
-  // each 7^d 5^c 3^b up to the first one >= target, times the least power of two reaching target
   for (index_t p7 = 1;; p7 *= 7) {
     for (index_t p5 = p7;; p5 *= 5) {
       for (index_t p3 = p5;; p3 *= 3) {
@@ -32,9 +27,21 @@ inline index_t next_fast_len(index_t target) {
       }
       if (p5 >= target) break;
     }
-    if (p7 >= target) break;
+    if (!sevens || p7 >= target) break;
   }
   return best;
+}
+}  // namespace detail
+
+/// The smallest n >= target whose only prime factors are 2, 3, 5 and 7: the lengths FFTW
+/// (and cuFFT) transform fastest. Pad to it before a transform whose length is free to choose.
+inline index_t next_fast_len(index_t target) {
+  if (target < 1) throw value_error("fusor: next_fast_len expects a positive length, got " + std::to_string(target));
+  if (target <= 6) return target;
+  const index_t limit = std::numeric_limits<index_t>::max() / 2;
+  if (target > limit / 7)
+    throw value_error("fusor: next_fast_len(" + std::to_string(target) + ") has no 7-smooth answer within index_t");
+  return detail::next_smooth_len(target, true);
 }
 
 namespace detail {

@@ -143,24 +143,6 @@ struct scan_window {
   extents shape, core, grid;
 };
 
-/// The least 5-smooth length >= n (2^a 3^b 5^c; scipy.fft.next_fast_len's choice for real
-/// transforms). The scan's grids skip fft::next_fast_len's factors of 7: FFTW's radix-7 passes are
-/// slow enough that a longer 5-smooth grid is faster (single-thread r2c + c2r of 140^3: 49 ms,
-/// of 144^3: 38 ms).
-inline index_t next_5_smooth(index_t n) {
-  index_t best = std::numeric_limits<index_t>::max();
-  for (index_t p5 = 1;; p5 *= 5) {
-    for (index_t p3 = p5;; p3 *= 3) {
-      index_t v = p3;
-      while (v < n) v *= 2;
-      best = std::min(best, v);
-      if (p3 >= n) break;
-    }
-    if (p5 >= n) break;
-  }
-  return best;
-}
-
 /// The grid of a window, per axis the least 5-smooth length on which the correlation of the
 /// window with a template of length m and centre c = m // 2 does not wrap into the scored box:
 /// its voxel j (at grid offset + j) reads the window at offset + j + y - c for y in [0, m), so
@@ -168,7 +150,10 @@ inline index_t next_5_smooth(index_t n) {
 /// grid's end, must land past the window.
 inline index_t window_grid_length(index_t w, index_t offset, index_t core, index_t m) {
   const index_t c = m / 2;
-  return next_5_smooth(std::max(w + std::max<index_t>(0, c - offset), offset + core + m - 1 - c));
+  // 5-smooth (scipy.fft.next_fast_len's choice for real transforms), not fft::next_fast_len's
+  // 7-smooth: FFTW's radix-7 passes are slow enough that a longer 5-smooth grid is faster (a
+  // one-thread r2c + c2r pair of 140^3: 49 ms, of 144^3: 38 ms)
+  return fft::detail::next_smooth_len(std::max(w + std::max<index_t>(0, c - offset), offset + core + m - 1 - c), false);
 }
 
 inline scan_window whole_window(const extents& n, const extents& m) {
