@@ -72,6 +72,10 @@ int main(int argc, char** argv) {
   mat->add_flag("--whiten", ma.whiten, "Whiten target and template by the target's radial power spectrum");
   mat->add_option("--memory", ma.memory, "Memory budget, e.g. 800M or 16G (default: what is available); tiles the target when needed");
   mat->add_option("-j,--threads", ma.threads, "Threads (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  mat->add_option("--edges", ma.edges,
+                  "Beyond the target's faces: zeros, or wrap (the target repeated, as pyTME without --pad-edges; "
+                  "cheaper where the target's lengths are 5-smooth)")
+      ->check(CLI::IsMember({"zeros", "wrap"}))->capture_default_str();
   mat->add_option("--planning", ma.planning, "FFT planning effort")->check(CLI::IsMember({"estimate", "measure", "patient"}))->capture_default_str();
   mat->add_flag("-q,--quiet", ma.quiet, "No progress line or summary");
 

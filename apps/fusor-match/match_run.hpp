@@ -41,9 +41,19 @@ struct match_args {
   std::string memory;
   int threads = 0;
   std::string planning = "measure";
+  std::string edges = "zeros";
   bool quiet = false;
   std::vector<std::string> command_line;
 };
+
+/// Bytes for people: "1.50 GiB", "2.0 MiB", "512 KiB".
+inline std::string format_bytes(double b) {
+  char text[32];
+  if (b >= 1073741824.0) std::snprintf(text, sizeof text, "%.2f GiB", b / 1073741824.0);
+  else if (b >= 1048576.0) std::snprintf(text, sizeof text, "%.1f MiB", b / 1048576.0);
+  else std::snprintf(text, sizeof text, "%.0f KiB", b / 1024.0);
+  return text;
+}
 
 /// "512M", "4G", "1.5GiB", "800000000": bytes; a value_error naming the option otherwise.
 inline std::size_t parse_bytes(const std::string& s) {
@@ -124,6 +134,12 @@ inline fusor::fft::planning parse_planning(const std::string& s) {
   throw fusor::value_error("match: --planning expects estimate, measure or patient, got \"" + s + "\"");
 }
 
+inline match::edge_mode parse_edges(const std::string& s) {
+  if (s == "zeros") return match::edge_mode::zeros;
+  if (s == "wrap") return match::edge_mode::wrap;
+  throw fusor::value_error("match: --edges expects zeros or wrap, got \"" + s + "\"");
+}
+
 template <class B>
 int run_match(const match_args& a, const world& w) {
   using fusor::extents;
@@ -136,6 +152,7 @@ int run_match(const match_args& a, const world& w) {
   const match::score kind = match::parse_score(a.score);
   const auto sym = match::symmetry::parse(a.symmetry);
   const auto planning = parse_planning(a.planning);
+  const auto edges = parse_edges(a.edges);
   if (!(a.angular_step > 0 && a.angular_step <= 180))
     throw fusor::value_error("match: --angular-step expects degrees in (0, 180], got " +
                              std::to_string(a.angular_step));
@@ -156,14 +173,7 @@ int run_match(const match_args& a, const world& w) {
   }
   const std::vector<match::quaternion> rotations =
       a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym) : read_rotations(a.rotations);
-  // this rank's share: a contiguous block of the rotations (all of them in one process)
   const std::size_t ranks = std::size_t(w.size()), rank = std::size_t(w.rank());
-  if (rotations.size() < ranks)
-    throw fusor::value_error("match: " + std::to_string(ranks) + " processes for " + std::to_string(rotations.size()) +
-                             " rotations; expected at most one process per rotation");
-  const std::size_t first = rotations.size() * rank / ranks, last = rotations.size() * (rank + 1) / ranks;
-  const std::vector<match::quaternion> share(rotations.begin() + std::ptrdiff_t(first),
-                                             rotations.begin() + std::ptrdiff_t(last));
   const bool root = rank == 0, talk = root && !a.quiet;
   match::scan_options o;
   o.threads = a.threads;
@@ -172,10 +182,29 @@ int run_match(const match_args& a, const world& w) {
     fusor::fft::set_threads(a.threads);
   }
   o.planning = planning;
+  o.edges = edges;
   o.statistics = true;
   if (!a.memory.empty()) o.memory_budget = parse_bytes(a.memory);
   // the budget must hold a tile: estimate_scan_memory says so now, not after the target is read
-  const match::scan_memory_estimate est = match::estimate_scan_memory<B>(n, m, kind, o, share.size());
+  const match::scan_memory_estimate whole = match::estimate_scan_memory<B>(n, m, kind, o, rotations.size());
+  // this rank's share. A target cut into at least as many tiles as there are ranks: every
+  // rotation on every ranks-th tile (each rank prepares only its own tiles' spectra, where a
+  // share of the rotations would prepare every tile on every rank). Otherwise a contiguous block
+  // of the rotations. One process: everything.
+  const bool split_tiles = ranks > 1 && std::size_t(whole.tiles.numel()) >= ranks;
+  if (!split_tiles && rotations.size() < ranks)
+    throw fusor::value_error("match: " + std::to_string(ranks) + " processes for " + std::to_string(rotations.size()) +
+                             " rotations; expected at most one process per rotation");
+  const std::size_t first = split_tiles ? 0 : rotations.size() * rank / ranks;
+  const std::size_t last = split_tiles ? rotations.size() : rotations.size() * (rank + 1) / ranks;
+  const std::vector<match::quaternion> share(rotations.begin() + std::ptrdiff_t(first),
+                                             rotations.begin() + std::ptrdiff_t(last));
+  if (split_tiles) {
+    o.tile_part = fusor::index_t(rank);
+    o.tile_parts = fusor::index_t(ranks);
+  }
+  const match::scan_memory_estimate est =
+      split_tiles ? whole : match::estimate_scan_memory<B>(n, m, kind, o, share.size());
   if (root) prepare_folder(a.output);
 
   // ---- inputs ----
@@ -207,10 +236,13 @@ int run_match(const match_args& a, const world& w) {
 
   // ---- the scan ----
   if (talk) {
-    std::printf("match: %zu rotations of a %s template over a %s target (%s, FFT grid %s, %lld tile(s)), budget %.2f GiB",
+    std::printf("match: %zu rotations of a %s template over a %s target (%s, FFT grid %s, %lld tile(s)), budget %s",
                 rotations.size(), fusor::to_string(m).c_str(), fusor::to_string(n).c_str(), match::to_string(kind).c_str(),
-                fusor::to_string(est.grid).c_str(), (long long)est.tiles.numel(), double(est.budget) / 1073741824.0);
-    if (ranks > 1) std::printf(" per process; %zu processes, rank 0 scores %zu", ranks, share.size());
+                fusor::to_string(est.grid).c_str(), (long long)est.tiles.numel(), format_bytes(double(est.budget)).c_str());
+    if (ranks > 1 && split_tiles)
+      std::printf(" per process; %zu processes, each scoring every rotation on every %zu-th tile", ranks, ranks);
+    else if (ranks > 1)
+      std::printf(" per process; %zu processes, rank 0 scores %zu rotations", ranks, share.size());
     std::printf("\n");
   }
   std::fflush(stdout);
@@ -293,18 +325,20 @@ int run_match(const match_args& a, const world& w) {
   meta["memory_estimate"] = est.bytes;
   meta["threads"] = a.threads;
   meta["planning"] = a.planning;
+  meta["edges"] = match::to_string(edges);
   meta["fft_shape"] = {r.fft_shape[0], r.fft_shape[1], r.fft_shape[2]};
   meta["tile"] = {r.tile[0], r.tile[1], r.tile[2]};
   meta["processes"] = ranks;
+  meta["split"] = ranks == 1 ? json(nullptr) : json(split_tiles ? "tiles" : "rotations");
   meta["statistics"] = {{"count", stats.count}, {"mean", stats.mean}, {"stddev", stats.stddev}};
   meta["seconds"] = seconds;
   meta["peak_memory_bytes"] = peak_memory_bytes();
   write_text(dir / "metadata.json", meta.dump(2) + "\n");
   if (talk)
-    std::printf("match: %zu rotations in %s, %.2f ms per rotation, peak memory %.2f GiB -> %s/{scores,rotations}.mrc, "
+    std::printf("match: %zu rotations in %s, %.2f ms per rotation, peak memory %s -> %s/{scores,rotations}.mrc, "
                 "rotations.tsv, metadata.json\n",
                 rotations.size(), progress_line::duration(seconds).c_str(), 1e3 * seconds / double(rotations.size()),
-                peak_memory_bytes() / 1073741824.0, a.output.c_str());
+                format_bytes(double(peak_memory_bytes())).c_str(), a.output.c_str());
   return 0;
 }
 

@@ -19,11 +19,13 @@ Usage: match_peers.py program FUSOR_MATCH WORK [--size N] [--template M] [--step
   sampling DEG, the planted mask, -n 1 and 2 processes) and `fusor-match match` (the same
   rotations, written by this script from pyTME's get_rotation_matrices as a rotation file, the
   same mask and score, --threads 1 and 2) run end to end, each the median wall time of R runs,
-  divided by the rotations; then the two score maps are correlated (over every voxel, and over
-  the voxels where the template lies inside the target, where the two agree on what is scored:
-  pyTME's default correlation is circular, so its edge band reads the opposite face, while fusor
-  reads zeros beyond the target), and pyTME's `postprocess` and `fusor-match peaks` call as many
-  peaks as were planted: same voxels, same rotations?
+  divided by the rotations. fusor runs twice: with --edges wrap, pyTME's default convention (its
+  correlation is circular on the target's own grid, so the edge band reads the opposite face),
+  and with its own default --edges zeros (zeros beyond the target, on a grid padded by half a
+  template). Then the score maps are correlated with pyTME's: wrap over every voxel, zeros where
+  the template lies inside the target (where the two conventions agree on what is scored); and
+  pyTME's `postprocess` and `fusor-match peaks` (on the wrap run) call as many peaks as were
+  planted: same voxels, same rotations?
 """
 import json
 import os
@@ -164,42 +166,49 @@ def program(argv):
     print(f"fusor-match against pyTME {importlib.metadata.version('pytme')}'s command-line programs: {a.size}^3 target, "
           f"{a.template}^3 template, {a.copies} planted copies, FLCSphericalMask, {count} rotations ({a.step:g} degrees); "
           f"end to end, median of {a.reps} runs")
-    print(f"{'threads':>8} {'pyTME':>14} {'fusor':>14} {'pyTME/fusor':>12}   (time per rotation)")
+    print(f"{'threads':>8} {'pyTME':>14} {'fusor wrap':>14} {'pyTME/fusor':>12} {'fusor zeros':>14} {'pyTME/fusor':>12}"
+          "   (time per rotation)")
     for t in (1, 2):
         py_out = os.path.join(a.work, f"pytme{t}.pickle")
-        fm_out = os.path.join(a.work, f"fusor{t}")
         py_s = _median_wall([os.path.join(bindir, "match_template"), "-m", tgt, "-i", tpl, "-I", msk, "-a", a.step,
                              "-s", "FLCSphericalMask", "-n", t, "-o", py_out], a.reps, env)
-        fm_s = _median_wall([a.fusor_match, "match", "-t", tgt, "-m", tpl, "--mask", msk, "--rotations", rot_file,
-                             "-s", "FLCSphericalMask", "--threads", t, "-q", "-o", fm_out], a.reps, env)
-        print(f"{t:>8} {py_s / count * 1e3:11.2f} ms {fm_s / count * 1e3:11.2f} ms {py_s / fm_s:11.1f}x")
+        fm_s = {}
+        for edges in ("wrap", "zeros"):
+            fm_s[edges] = _median_wall([a.fusor_match, "match", "-t", tgt, "-m", tpl, "--mask", msk, "--rotations", rot_file,
+                                        "-s", "FLCSphericalMask", "--edges", edges, "--threads", t, "-q", "-o",
+                                        os.path.join(a.work, f"fusor{t}{edges}")], a.reps, env)
+        print(f"{t:>8} {py_s / count * 1e3:11.2f} ms {fm_s['wrap'] / count * 1e3:11.2f} ms {py_s / fm_s['wrap']:11.1f}x"
+              f" {fm_s['zeros'] / count * 1e3:11.2f} ms {py_s / fm_s['zeros']:11.1f}x")
     # the maps (pyTME's arrays are indexed x, y, z; an MRC file's data reads z, y, x)
     py = load_pickle(os.path.join(a.work, "pytme1.pickle"))
     ps, pr = py[0], py[2]
-    fs = np.asarray(mrcfile.read(os.path.join(a.work, "fusor1", "scores.mrc"))).T
-    fr = np.asarray(mrcfile.read(os.path.join(a.work, "fusor1", "rotations.mrc"))).T.astype(np.int64)
     r = a.template // 2
     inside = np.s_[r:-r, r:-r, r:-r]
-    whole = np.corrcoef(fs.ravel(), ps.ravel())[0, 1]
-    inner = np.corrcoef(fs[inside].ravel(), ps[inside].ravel())[0, 1]
-    print(f"score maps: correlation {whole:.6f} over every voxel; {inner:.9f} where the template lies inside the "
-          f"target (max |difference| {np.abs(fs[inside] - ps[inside]).max():.2g}); same best rotation at "
-          f"{100 * np.mean(fr[inside] == pr[inside]):.3f}% of those voxels")
+    for edges, region, where in (("wrap", np.s_[:, :, :], "every voxel"),
+                                 ("zeros", inside, "the voxels where the template lies inside the target")):
+        out = os.path.join(a.work, f"fusor1{edges}")
+        fs = np.asarray(mrcfile.read(os.path.join(out, "scores.mrc"))).T
+        fr = np.asarray(mrcfile.read(os.path.join(out, "rotations.mrc"))).T.astype(np.int64)
+        cc = np.corrcoef(fs[region].ravel(), ps[region].ravel())[0, 1]
+        print(f"score maps, --edges {edges}: correlation {cc:.9f} over {where} (max |difference| "
+              f"{np.abs(fs[region] - ps[region]).max():.2g}); the same best rotation at {100 * np.mean(fr[region] == pr[region]):.3f}%"
+              " of them")
+    fr = np.asarray(mrcfile.read(os.path.join(a.work, "fusor1wrap", "rotations.mrc"))).T.astype(np.int64)
     # the peaks: as many as were planted, at least a template radius apart
     subprocess.run([os.path.join(bindir, "postprocess"), "--input-file", os.path.join(a.work, "pytme1.pickle"),
                     "--output-format", "orientations", "--num-peaks", str(a.copies), "--min-distance", str(r),
                     "--output-prefix", os.path.join(a.work, "pytme_peaks")], check=True, capture_output=True, env=env)
-    subprocess.run([a.fusor_match, "peaks", "-i", os.path.join(a.work, "fusor1"), "-n", str(a.copies), "-d", str(r), "-q"],
+    subprocess.run([a.fusor_match, "peaks", "-i", os.path.join(a.work, "fusor1wrap"), "-n", str(a.copies), "-d", str(r), "-q"],
                    check=True, capture_output=True)
     py_peaks = [l.split("\t") for l in open(os.path.join(a.work, "pytme_peaks.tsv")).read().splitlines()[1:]]
-    fm_peaks = [l.split("\t") for l in open(os.path.join(a.work, "fusor1", "peaks.tsv")).read().splitlines()[1:]]
+    fm_peaks = [l.split("\t") for l in open(os.path.join(a.work, "fusor1wrap", "peaks.tsv")).read().splitlines()[1:]]
     py_set = sorted((int(float(p[0])), int(float(p[1])), int(float(p[2]))) for p in py_peaks)
     fm_set = sorted((int(p[0]), int(p[1]), int(p[2])) for p in fm_peaks)
     truth = sorted(tuple(int(v) for v in l.split("\t")[:3]) for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:])
     same_rot = all(pr[p] == fr[p] for p in fm_set) if py_set == fm_set else False
     # fusor's RELION 5 STAR file read back by the starfile package (installed beside pyTME)
     import starfile
-    star = starfile.read(os.path.join(a.work, "fusor1", "peaks.star"))
+    star = starfile.read(os.path.join(a.work, "fusor1wrap", "peaks.star"))
     star_set = sorted(zip(star["rlnCoordinateX"].astype(int), star["rlnCoordinateY"].astype(int),
                           star["rlnCoordinateZ"].astype(int)))
     print(f"peaks: pyTME {len(py_set)}, fusor {len(fm_set)}; the same voxels: {py_set == fm_set}; the same rotations: "

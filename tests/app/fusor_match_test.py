@@ -56,12 +56,23 @@ def end_to_end(bin_, work):
     assert meta["score"] == "FLCSphericalMask" and meta["target_shape"] == [48, 44, 40], meta
     assert meta["rotations"]["count"] == len(open(os.path.join(out, "rotations.tsv")).readlines()) - 1
     assert meta["statistics"]["count"] == 48 * 44 * 40 * meta["rotations"]["count"], meta["statistics"]
+    assert meta["edges"] == "zeros" and meta["fft_shape"] == [54, 50, 48], meta["fft_shape"]
+    # the target repeated beyond its faces: 48 and 40 are 5-smooth grids of their own; 44 reads a
+    # periodic halo (5-smooth >= 44 + 13 - 1 = 60). The planted copies lie inside: the same peaks
+    wrap = os.path.join(work, "wrap")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", wrap,
+        "-a", 45, "--planning", "estimate", "--edges", "wrap", "-q")
+    wmeta = json.load(open(os.path.join(wrap, "metadata.json")))
+    assert wmeta["edges"] == "wrap" and wmeta["fft_shape"] == [48, 60, 40], (wmeta["edges"], wmeta["fft_shape"])
+    run(bin_, "peaks", "-i", wrap, "-n", 2, "-q")
     run(bin_, "peaks", "-i", out, "--false-positives", 1)
     truth = [l.split("\t") for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:]]
     want = sorted((int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t in truth)
     found = [l.split("\t") for l in open(os.path.join(out, "peaks.tsv")).read().splitlines()[1:]]
     got = sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in found)
     assert got == want, f"peaks {got}, planted {want}"
+    wfound = [l.split("\t") for l in open(os.path.join(wrap, "peaks.tsv")).read().splitlines()[1:]]
+    assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in wfound) == want, wfound
     names, rows = read_star_loop(os.path.join(out, "peaks.star"))
     for col in ("rlnTomoName", "rlnCoordinateX", "rlnCoordinateY", "rlnCoordinateZ", "rlnCenteredCoordinateXAngst",
                 "rlnAngleRot", "rlnAngleTilt", "rlnAnglePsi"):
@@ -123,6 +134,7 @@ def errors(bin_, work):
         ("missing option", ["match", "-t", t, "-o", out], "--template", "required"),
         ("bad score", ["match", "-t", t, "-m", m, "-o", out, "-s", "flc"], "FLCSphericalMask", "got \"flc\""),
         ("bad planning", ["match", "-t", t, "-m", m, "-o", out, "--planning", "fast"], "--planning", "estimate"),
+        ("bad edges", ["match", "-t", t, "-m", m, "-o", out, "--edges", "mirror"], "--edges", "wrap"),
         ("template larger", ["match", "-t", m, "-m", t, "-o", out], "larger than the target", "along axis"),
         ("voxel sizes", ["match", "-t", t, "-m", f"{small}/template.mrc", "-o", out], "mismatched voxel sizes", "8.0"),
         ("budget", ["match", "-t", t, "-m", m, "-o", out, "--memory", "100K"], "does not hold", "raise the budget"),
@@ -160,26 +172,33 @@ def mpi(bin_, work, mpirun):
     run(bin_, "simulate", "-o", sim, "--size", 40, 36, 38, "--template-size", 11, "--copies", 2, "--seed", 8)
     common = ["match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-a", 40, "--planning", "estimate",
               "--threads", 1, "-q"]
-    run(bin_, *common, "-o", os.path.join(work, "one"))
     # Open MPI refuses root without these; --oversubscribe lets 2 ranks share fewer cores
     # (LeakSanitizer, in the sanitizer build, would report Open MPI's own allocations kept until exit)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", ASAN_OPTIONS="detect_leaks=0")
-    cmd = [mpirun, "-n", "2", "--oversubscribe", bin_, *map(str, common), "-o", os.path.join(work, "two")]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        sys.exit(f"FAILED ({p.returncode}): {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
-    for f in ("scores.mrc", "rotations.mrc", "rotations.tsv"):
-        a = open(os.path.join(work, "one", f), "rb").read()
-        b = open(os.path.join(work, "two", f), "rb").read()
-        assert a == b, f"{f}: 2 processes differ from 1 ({len(a)} and {len(b)} bytes)"
-    one = json.load(open(os.path.join(work, "one", "metadata.json")))
-    two = json.load(open(os.path.join(work, "two", "metadata.json")))
-    assert two["processes"] == 2 and one["processes"] == 1, (one["processes"], two["processes"])
-    s1, s2 = one["statistics"], two["statistics"]
-    assert s1["count"] == s2["count"], (s1, s2)
-    assert abs(s1["mean"] - s2["mean"]) <= 1e-9 * max(1.0, abs(s1["mean"])), (s1, s2)
-    assert abs(s1["stddev"] - s2["stddev"]) <= 1e-9 * s1["stddev"], (s1, s2)
+    # the whole target: the ranks split the rotations; a budget that cuts it into tiles: the ranks
+    # split the tiles, each scoring every rotation on its own
+    for split, budget in (("rotations", []), ("tiles", ["--memory", "2M"])):
+        one_dir, two_dir = os.path.join(work, f"one_{split}"), os.path.join(work, f"two_{split}")
+        run(bin_, *common, *budget, "-o", one_dir)
+        cmd = [mpirun, "-n", "2", "--oversubscribe", bin_, *map(str, common + budget), "-o", two_dir]
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            sys.exit(f"FAILED ({p.returncode}): {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
+        for f in ("scores.mrc", "rotations.mrc", "rotations.tsv"):
+            a = open(os.path.join(one_dir, f), "rb").read()
+            b = open(os.path.join(two_dir, f), "rb").read()
+            assert a == b, f"{f}: 2 processes differ from 1 ({len(a)} and {len(b)} bytes; split by {split})"
+        one = json.load(open(os.path.join(one_dir, "metadata.json")))
+        two = json.load(open(os.path.join(two_dir, "metadata.json")))
+        assert two["processes"] == 2 and one["processes"] == 1, (one["processes"], two["processes"])
+        assert two["split"] == split and one["split"] is None, (split, one["split"], two["split"])
+        tiled = one["tile"] != [40, 36, 38]
+        assert tiled == (split == "tiles") and two["tile"] == one["tile"], (split, one["tile"], two["tile"])
+        s1, s2 = one["statistics"], two["statistics"]
+        assert s1["count"] == s2["count"], (s1, s2)
+        assert abs(s1["mean"] - s2["mean"]) <= 1e-9 * max(1.0, abs(s1["mean"])), (s1, s2)
+        assert abs(s1["stddev"] - s2["stddev"]) <= 1e-9 * s1["stddev"], (s1, s2)
     # a bad input on every rank ends the job with the message, not a hang
     p = subprocess.run([mpirun, "-n", "2", "--oversubscribe", bin_, "match", "-t", f"{work}/none.mrc", "-m",
                         f"{sim}/template.mrc", "-o", os.path.join(work, "bad")], capture_output=True, text=True,

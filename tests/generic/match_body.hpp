@@ -497,8 +497,9 @@ inline volume rotated(const volume& v, const extents& s, const match::matrix3& r
 
 inline volume dft_filtered(const volume& v, const extents& s, const match::fourier_filter& flt);  // below
 
-/// CC(f, g)(x) = sum_y f(x + y - c) g(y), c = M // 2, f zero outside: the direct sum.
-inline volume direct_cc(const volume& f, const extents& n, const volume& g, const extents& m) {
+/// CC(f, g)(x) = sum_y f(x + y - c) g(y), c = M // 2, f zero outside (periodic: f repeated): the
+/// direct sum.
+inline volume direct_cc(const volume& f, const extents& n, const volume& g, const extents& m, bool periodic = false) {
   volume out(std::size_t(n.numel()), 0.0);
   for (index_t x0 = 0; x0 < n[0]; ++x0)
     for (index_t x1 = 0; x1 < n[1]; ++x1)
@@ -507,7 +508,12 @@ inline volume direct_cc(const volume& f, const extents& n, const volume& g, cons
         for (index_t y0 = 0; y0 < m[0]; ++y0)
           for (index_t y1 = 0; y1 < m[1]; ++y1)
             for (index_t y2 = 0; y2 < m[2]; ++y2) {
-              const index_t t0 = x0 + y0 - m[0] / 2, t1 = x1 + y1 - m[1] / 2, t2 = x2 + y2 - m[2] / 2;
+              index_t t0 = x0 + y0 - m[0] / 2, t1 = x1 + y1 - m[1] / 2, t2 = x2 + y2 - m[2] / 2;
+              if (periodic) {
+                t0 = (t0 + n[0]) % n[0];
+                t1 = (t1 + n[1]) % n[1];
+                t2 = (t2 + n[2]) % n[2];
+              }
               if (t0 < 0 || t0 >= n[0] || t1 < 0 || t1 >= n[1] || t2 < 0 || t2 >= n[2]) continue;
               total += f[std::size_t(at(n, t0, t1, t2))] * g[std::size_t(at(m, y0, y1, y2))];
             }
@@ -545,7 +551,10 @@ inline volume standardise(volume v) {
 inline std::vector<volume> reference_scores(match::score kind, const volume& f0, const extents& n, const volume& g0,
                                             const volume& mask, const extents& m, const std::vector<match::quaternion>& rots,
                                             bool cubic, const match::fourier_filter* template_filter = nullptr,
-                                            const volume* target_mask = nullptr) {
+                                            const volume* target_mask = nullptr, bool periodic = false) {
+  const auto direct_cc = [periodic](const volume& a, const extents& na, const volume& b, const extents& nb) {
+    return matchbody::direct_cc(a, na, b, nb, periodic);
+  };
   using S = match::score;
   volume f = kind == S::lcc ? laplacian(f0, n) : kind == S::cam ? standardise(f0) : f0;
   const volume t = target_mask ? *target_mask : volume(f0.size(), 1.0);  // MCC's t: 1 on the target when not given
@@ -662,17 +671,35 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
                               score_case{S::mcc, false}, score_case{S::mcc, true}}) {
     const S kind = sc.kind;
     const bool with_target_mask = sc.with_target_mask;
-    for (const bool cubic : {true, false}) {
+    // zeros beyond the target; the target repeated (wrap), whole and in tiles
+    struct edge_case {
+      match::edge_mode edges;
+      extents tile, grid;
+    };
+    for (const bool cubic : {true, false})
+      for (const edge_case& ec : {edge_case{match::edge_mode::zeros, {}, {15, 12, 15}},  // 5-smooth >= n + m // 2 = 13, 12, 14
+                                 // wrap: 10 and 12 are 5-smooth, the grid's own; 11 reads a periodic
+                                 // halo, 5-smooth >= 11 + 5 - 1
+                                 edge_case{match::edge_mode::wrap, {}, {15, 10, 12}},
+                                 // tiles of 4, 5, 6 with halos: windows 8, 8, 10
+                                 edge_case{match::edge_mode::wrap, {4, 5, 6}, {8, 8, 10}}}) {
+      const bool periodic = ec.edges == match::edge_mode::wrap;
+      if (periodic && !cubic) continue;  // the edges do not depend on the interpolation
       CAPTURE(match::to_string(kind));
       CAPTURE(with_target_mask);
       CAPTURE(cubic);
+      CAPTURE(match::to_string(ec.edges));
+      CAPTURE(fusor::to_string(ec.tile));
       match::scan_options o;
       o.method = cubic ? match::interpolation::cubic : match::interpolation::linear;
       o.mean_map = true;
+      o.edges = ec.edges;
+      o.tile = ec.tile;
       const auto res = with_target_mask ? match::scan(df, dg, dmask, rots, kind, o, dtmask) : match::scan(df, dg, dmask, rots, kind, o);
       CHECK(res.best_score.shape() == n);
-      CHECK(res.fft_shape == extents{15, 12, 15});  // 5-smooth lengths >= n + m // 2 = 13, 12, 14
-      const auto ref = reference_scores(kind, f, n, g, mask, m, rots, cubic, nullptr, with_target_mask ? &tmask : nullptr);
+      CHECK(res.fft_shape == ec.grid);
+      if (ec.tile.size() == 0) CHECK(match::scan_fft_shape(n, m, ec.edges) == ec.grid);
+      const auto ref = reference_scores(kind, f, n, g, mask, m, rots, cubic, nullptr, with_target_mask ? &tmask : nullptr, periodic);
       const auto best = host_values(res.best_score);
       const auto arg = host_values(res.best_rotation);
       const auto mean = host_values(res.mean_score);
@@ -841,6 +868,53 @@ TEST_CASE("match scan tiles: tiled and batched scans equal the whole scan for ev
     o.tile = {};
     o.batch = 0;
 
+    // the tiles dealt to 3 parts (as to 3 processes): each part scores its own tiles and leaves
+    // the rest NaN and -1; the parts merged by a max of their keys are the tiled scan, bit for bit
+    {
+      o.tile = {13, 12, 21};  // 2 x 2 x 1 tiles: parts of 2, 1 and 1
+      const auto all = match::scan(df, dg, dmask, rots, kind, o);
+      const auto ab = host_values(all.best_score);
+      const auto ar = host_values(all.best_rotation);
+      std::vector<std::uint64_t> merged(ab.size(), 0);
+      std::int64_t count = 0;
+      double sum = 0.0, sum2 = 0.0;
+      index_t unscored_total = 0;
+      for (index_t part = 0; part < 3; ++part) {
+        o.tile_part = part;
+        o.tile_parts = 3;
+        const auto pr = match::scan(df, dg, dmask, rots, kind, o);
+        const auto pb = host_values(pr.best_score);
+        const auto pt = host_values(pr.best_rotation);
+        index_t unscored = 0;
+        for (std::size_t i = 0; i < pb.size(); ++i) {
+          if (pt[i] < 0) {
+            unscored += std::isnan(pb[i]);
+            continue;
+          }
+          merged[i] = std::max(merged[i], match::detail::score_key(pb[i], std::uint32_t(pt[i])));
+        }
+        unscored_total += unscored;
+        CHECK(unscored == n.numel() - pr.statistics.count / std::int64_t(rots.size()));
+        count += pr.statistics.count;
+        sum += pr.statistics.mean * double(pr.statistics.count);
+        sum2 += (pr.statistics.stddev * pr.statistics.stddev + pr.statistics.mean * pr.statistics.mean) *
+                double(pr.statistics.count);
+      }
+      CHECK(unscored_total == 2 * n.numel());  // each voxel scored by one part of the three
+      bool same = true;
+      for (std::size_t i = 0; i < ab.size(); ++i)
+        same = same && match::detail::key_score(merged[i]) == ab[i] &&
+               std::int32_t(match::detail::key_rotation(merged[i])) == ar[i];
+      CHECK(same);
+      CHECK(count == all.statistics.count);
+      const double mean = sum / double(count);
+      CHECK(mean == doctest::Approx(all.statistics.mean).epsilon(1e-9).scale(all.statistics.stddev));
+      CHECK(std::sqrt(sum2 / double(count) - mean * mean) == doctest::Approx(all.statistics.stddev).epsilon(1e-7));
+      o.tile_parts = 1;
+      o.tile_part = 0;
+      o.tile = {};
+    }
+
     // a target mask that covers only a corner box: the tiles that miss it are skipped
     volume tm(f.size(), 0.0);
     for (index_t i = 2; i < 7; ++i)
@@ -968,6 +1042,13 @@ TEST_CASE("match scan tiles: the memory estimate picks tiles that fit a budget; 
   CHECK_THROWS_AS(match::scan(df, dg, dmask, rots, S::flc, o), fusor::value_error);
   o.tile = {4, 4};
   CHECK_THROWS_AS(match::scan(df, dg, dmask, rots, S::flc, o), fusor::value_error);
+  o = {};
+  o.tile_part = 2;
+  o.tile_parts = 2;
+  CHECK_THROWS_WITH_AS(match::scan(df, dg, dmask, rots, S::flc, o), doctest::Contains("got part 2 of 2"), fusor::value_error);
+  o.tile_parts = 0;
+  o.tile_part = 0;
+  CHECK_THROWS_WITH_AS(match::scan(df, dg, dmask, rots, S::flc, o), doctest::Contains("got part 0 of 0"), fusor::value_error);
   o = {};
   CHECK_THROWS_AS(match::scan(df, dg, dmask, rots, S::flc, o, fusor::zeros<float, B>(extents{40, 36, 29})), fusor::shape_error);
   // an all-zero target mask skips everything
