@@ -792,6 +792,7 @@ using fusor::match::filter_multiplier;
 using fusor::match::find_peaks;
 using fusor::match::fourier_filter;
 using fusor::match::from_euler;
+using fusor::match::edge_mode;
 using fusor::match::group_elements;
 using fusor::match::interpolation;
 using fusor::match::inverse;

@@ -8,6 +8,9 @@
                         columns; the preview PNG decodes to the layout's size with the peaks in red
   errors BIN WORK       every error path gives its message and a non-zero exit before any work,
                         leaving no output files
+  starfile BIN WORK     the STAR file read back by the starfile package (RELION users' reader):
+                        its rows are the TSV's peaks, coordinates in voxels and Å, the planted
+                        ZYZ angles (exit 77: skipped, without starfile; scripts/deps installs it)
   mpi BIN WORK MPIRUN   mpirun -n 2 gives the one-process maps byte for byte; a bad input ends
                         the job with its message; a rank interrupted (SIGINT) or killed part-way
                         through its scan ends the job, and no map is written (exit 77: skipped,
@@ -164,6 +167,38 @@ def errors(bin_, work):
     print(f"fusor-match errors: {len(cases)} error paths give their messages")
 
 
+def star(bin_, work):
+    try:
+        import starfile
+    except ImportError:
+        print("SKIPPED: the starfile package is missing (scripts/deps installs it: pip install 'starfile>=0.4.12,<0.5')")
+        sys.exit(77)
+    sim, out = os.path.join(work, "sim"), os.path.join(work, "out")
+    run(bin_, "simulate", "-o", sim, "--size", 40, 36, 32, "--template-size", 11, "--copies", 2, "--seed", 3,
+        "--angular-step", 45, "--voxel-size", 6.5)
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", out,
+        "-a", 45, "--planning", "estimate", "-q")
+    run(bin_, "peaks", "-i", out, "-n", 2, "--tomo-name", "TS_01", "-q")
+    table = starfile.read(os.path.join(out, "peaks.star"))
+    assert len(table) == 2, table
+    tsv = [l.split("\t") for l in open(os.path.join(out, "peaks.tsv")).read().splitlines()]
+    head, rows = tsv[0], tsv[1:]
+    truth = [l.split("\t") for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:]]
+    planted = {(int(t[0]), int(t[1]), int(t[2])): [float(v) for v in t[4:7]] for t in truth}
+    assert list(table["rlnTomoName"]) == ["TS_01", "TS_01"], table["rlnTomoName"]
+    for i, r in enumerate(rows):
+        voxel = tuple(int(r[head.index(c)]) for c in ("x", "y", "z"))
+        got = tuple(int(table[f"rlnCoordinate{c}"][i]) for c in "XYZ")
+        assert got == voxel and voxel in planted, (got, voxel, sorted(planted))
+        # RELION 5's centred coordinates in Å: (voxel - size // 2) * voxel size
+        for c, v, size in zip("XYZ", voxel, (40, 36, 32)):
+            angst = float(table[f"rlnCenteredCoordinate{c}Angst"][i])
+            assert abs(angst - (v - size // 2) * 6.5) < 1e-3, (c, angst, v)
+        angles = [float(table[c][i]) for c in ("rlnAngleRot", "rlnAngleTilt", "rlnAnglePsi")]
+        assert max(abs(a - b) for a, b in zip(angles, planted[voxel])) < 1e-3, (angles, planted[voxel])
+    print(f"fusor-match STAR file: starfile reads {len(table)} rows with columns {list(table.columns)}")
+
+
 def mpi(bin_, work, mpirun):
     if mpirun == "none" or not shutil.which(mpirun):
         print("SKIPPED: fusor-match was built without MPI or mpirun is missing (Debian: libopenmpi-dev openmpi-bin)")
@@ -251,7 +286,7 @@ def rank_pid(rank, marker):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4 or sys.argv[1] not in ("end_to_end", "errors", "mpi"):
+    if len(sys.argv) < 4 or sys.argv[1] not in ("end_to_end", "errors", "starfile", "mpi"):
         sys.exit(__doc__)
     work = sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
@@ -259,4 +294,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "mpi":
         mpi(sys.argv[2], work, sys.argv[4] if len(sys.argv) > 4 else "none")
     else:
-        {"end_to_end": end_to_end, "errors": errors}[sys.argv[1]](sys.argv[2], work)
+        {"end_to_end": end_to_end, "errors": errors, "starfile": star}[sys.argv[1]](sys.argv[2], work)
