@@ -179,53 +179,56 @@ inline index_t window_grid_length(index_t w, index_t offset, index_t core, index
   return fft::detail::next_smooth_len(std::max(w + std::max<index_t>(0, c - offset), offset + core + m - 1 - c), false);
 }
 
-/// The whole target. Zeros: the target on a grid padded past the template's reach. Wrap: per axis,
-/// the target's own length when it is 5-smooth (the correlation's own wrap-around is then the
-/// periodic target), else the target with a periodic halo of the template's reach on a padded grid.
-inline scan_window whole_window(const extents& n, const extents& m, edge_mode edges = edge_mode::zeros) {
+/// One axis of a window: where it starts in the target, where its scored box sits on the grid,
+/// its length, the scored length and the grid's.
+struct window_axis {
+  index_t start = 0, offset = 0, len = 0, core = 0, grid = 0;
+};
+
+/// The axis of a tile whose core starts at `first` and is `tile` long (cut at the target's end n):
+/// its window runs from first - c to first + tile + m - 1 - c, so every score of the core reads
+/// the target (or, periodic, the target repeated), on a grid that depends on the tile's length
+/// alone: every tile of a scan on the same grid.
+inline window_axis tile_axis(index_t n, index_t m, index_t tile, index_t first) {
+  const index_t c = m / 2, len = tile + m - 1;
+  return {first - c, c, len, std::min(tile, n - first), window_grid_length(len, c, tile, m)};
+}
+
+inline scan_window window_of(const std::array<window_axis, 3>& ax, bool periodic) {
   scan_window w;
-  w.periodic = edges == edge_mode::wrap;
-  std::array<index_t, 3> len{}, grid{};
+  w.periodic = periodic;
   for (std::size_t a = 0; a < 3; ++a) {
-    const int i = int(a);
-    if (!w.periodic) {
-      len[a] = n[i];
-      grid[a] = window_grid_length(n[i], 0, n[i], m[i]);
-    } else if (fft::detail::next_smooth_len(n[i], false) == n[i]) {
-      len[a] = grid[a] = n[i];
-    } else {
-      len[a] = n[i] + m[i] - 1;
-      w.start[a] = -(m[i] / 2);
-      w.offset[a] = m[i] / 2;
-      grid[a] = window_grid_length(len[a], w.offset[a], n[i], m[i]);
-    }
+    w.start[a] = ax[a].start;
+    w.offset[a] = ax[a].offset;
   }
-  w.shape = {len[0], len[1], len[2]};
-  w.core = n;
-  w.grid = {grid[0], grid[1], grid[2]};
+  w.shape = {ax[0].len, ax[1].len, ax[2].len};
+  w.core = {ax[0].core, ax[1].core, ax[2].core};
+  w.grid = {ax[0].grid, ax[1].grid, ax[2].grid};
   return w;
 }
 
-/// The tile whose core starts at `first` and is `tile` long (cut at the target's end): its window
-/// runs from first - c to first + tile + m - 1 - c, so every score of the core reads real target.
-/// With edge_mode::wrap the window reads the target periodically where it leaves it.
+/// The whole target. Zeros: the target on a grid padded past the template's reach. Wrap: per axis,
+/// the target's own length when it is 5-smooth (the correlation's own wrap-around is then the
+/// periodic target), else one tile of the whole axis, whose halo reads the target periodically.
+inline scan_window whole_window(const extents& n, const extents& m, edge_mode edges = edge_mode::zeros) {
+  const bool periodic = edges == edge_mode::wrap;
+  std::array<window_axis, 3> ax;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const index_t na = n[int(a)], ma = m[int(a)];
+    if (!periodic) ax[a] = {0, 0, na, na, window_grid_length(na, 0, na, ma)};
+    else if (fft::detail::next_smooth_len(na, false) == na) ax[a] = {0, 0, na, na, na};
+    else ax[a] = tile_axis(na, ma, na, 0);
+  }
+  return window_of(ax, periodic);
+}
+
+/// The tile whose core starts at `first` and is `tile` long (tile_axis on each axis). With
+/// edge_mode::wrap the window reads the target periodically where it leaves it.
 inline scan_window tile_window(const extents& n, const extents& m, const extents& tile, const std::array<index_t, 3>& first,
                                edge_mode edges = edge_mode::zeros) {
-  scan_window w;
-  w.periodic = edges == edge_mode::wrap;
-  std::array<index_t, 3> len{}, core{}, grid{};
-  for (std::size_t a = 0; a < 3; ++a) {
-    const int i = int(a);
-    len[a] = tile[i] + m[i] - 1;
-    core[a] = std::min(tile[i], n[i] - first[a]);
-    w.start[a] = first[a] - m[i] / 2;
-    w.offset[a] = m[i] / 2;
-    grid[a] = window_grid_length(len[a], w.offset[a], tile[i], m[i]);  // every tile on the same grid
-  }
-  w.shape = {len[0], len[1], len[2]};
-  w.core = {core[0], core[1], core[2]};
-  w.grid = {grid[0], grid[1], grid[2]};
-  return w;
+  std::array<window_axis, 3> ax;
+  for (std::size_t a = 0; a < 3; ++a) ax[a] = tile_axis(n[int(a)], m[int(a)], tile[int(a)], first[a]);
+  return window_of(ax, edges == edge_mode::wrap);
 }
 
 }  // namespace detail

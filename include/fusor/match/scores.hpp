@@ -219,9 +219,9 @@ struct score_moments {
 /// index) per element: each row's keys are updated in place (every row by one call, so no two
 /// threads write a key; a second evaluation would change nothing, a max being idempotent), and
 /// the element is the row's sum of scores and of their squares (real, imaginary), in double.
-/// A row goes in chunks through a small buffer of its scores, read by three plain loops (the
-/// scores, the keys, the sums) that the compiler vectorises: one loop doing all three did not
-/// (3.5 times slower at 128^3 than the three vectorised). Eight partial sums per moment, in a fixed order, keep the sums
+/// A row goes in chunks of its scores (the shifted form's through a small buffer), read by plain
+/// loops (the keys, the sums) that the compiler vectorises: one loop doing all of it did not
+/// (3.5 times slower at 128^3). Eight partial sums per moment, in a fixed order, keep the sums
 /// independent of how the rows are split between threads.
 struct best_update_moments {
   using value_type = std::complex<double>;
@@ -234,25 +234,24 @@ struct best_update_moments {
     const index_t q = ((r / s.n1 + s.o0) * s.f1 + r % s.n1 + s.o1) * s.f2 + s.o2;
     std::uint64_t* k = keys + r * s.n2;
     const std::uint32_t rot = rotation;
-    float v[chunk];
+    [[maybe_unused]] float shifted[F == score_map::form::plain ? 1 : chunk];  // plain: the map holds the scores
     double a[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, b[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     const index_t n2 = s.n2;
     for (index_t first = 0; first < n2; first += chunk) {
       const index_t len = n2 - first < chunk ? n2 - first : chunk;
       const float* cc = s.cc + q + first;
-      if constexpr (F == score_map::form::plain) {
-        FUSOR_MATCH_SIMD_LOOP
-        for (index_t t = 0; t < len; ++t) v[t] = cc[t];
-      } else {
+      const float* v = cc;
+      if constexpr (F == score_map::form::shifted) {  // score_map::at, a loop per branch so each vectorises
         const float* inv = s.inv_denominator + q + first;
         if (s.numerator) {
           const float* num = s.numerator + q + first;
           FUSOR_MATCH_SIMD_LOOP
-          for (index_t t = 0; t < len; ++t) v[t] = (cc[t] - num[t]) * inv[t];
+          for (index_t t = 0; t < len; ++t) shifted[t] = (cc[t] - num[t]) * inv[t];
         } else {
           FUSOR_MATCH_SIMD_LOOP
-          for (index_t t = 0; t < len; ++t) v[t] = cc[t] * inv[t];
+          for (index_t t = 0; t < len; ++t) shifted[t] = cc[t] * inv[t];
         }
+        v = shifted;
       }
       // most voxels' best stands after the first rotations: a key is written only when it rises
       std::uint64_t* kk = k + first;
