@@ -1,9 +1,12 @@
 // Template matching against its FFT floor, in the same run: a scan's cost per rotation beside the
-// r2c + c2r pair of the same grid written directly against FFTW, which no FFT-based scan can beat.
+// r2c + c2r pair of the same grid written directly against FFTW, which no scan that transforms
+// one rotation at a time can beat (the cpu scan's default pairs of rotations, each pair in one
+// complex transform pair, go below it; fusor_scan_singly is the scan one rotation at a time).
 //   fusor_scan/<score>/<target>/<template>/<threads>:  match::scan over 8 rotations (uniform
 //       rotations, the cubic spline, measured FFT plans: the scan's defaults), its setup included
 //       (the target's spectra, the template's prefilter), its plans made by a warm-up scan
 //       (counter plans_made: plans the timed scans had to make again, 0 when the cache kept them)
+//   fusor_scan_singly/...:  the same with scan_options::batch 1: real transforms, a rotation at a time
 //   fusor_scan_setup/...:  the same with one rotation per thread: bench/pairs.py prints the cost of
 //       one more rotation, (fusor_scan - fusor_scan_setup) / (8 - threads), beside the floor's
 //   fftw_floor/<score>/<target>/<template>/<threads>:   the transforms the score needs per rotation on
@@ -57,7 +60,7 @@ void count_rotations(benchmark::State& st, int rotations) {
   st.counters["rotations"] = rotations;
 }
 
-void scan_run(benchmark::State& st, int rotations) {
+void scan_run(benchmark::State& st, int rotations, index_t batch = 0) {
   const match::score kind = score_of(st.range(0));
   const index_t n = st.range(1), m = st.range(2);
   const int threads = int(st.range(3));
@@ -69,6 +72,7 @@ void scan_run(benchmark::State& st, int rotations) {
   rots.resize(std::size_t(rotations));
   match::scan_options o;
   o.threads = threads;
+  o.batch = batch;
   const auto run = [&] {
     auto r = match::scan(target, templ, mask, rots, kind, o);
     benchmark::DoNotOptimize(r.best_score.data());
@@ -77,8 +81,8 @@ void scan_run(benchmark::State& st, int rotations) {
   // measured FFTW plans, a second or more each at 256^3, which the plan cache then keeps: the
   // timed scans are what every scan after the first costs, as the floor's plans are made outside
   // its loop too
-  static std::set<std::array<std::int64_t, 4>> warm;
-  if (warm.insert({st.range(0), n, m, threads}).second) run();
+  static std::set<std::array<std::int64_t, 5>> warm;
+  if (warm.insert({st.range(0), n, m, threads, batch}).second) run();
   const auto misses = fft::plan_cache_info<fusor::cpu>().misses;
   for (auto _ : st) run();
   // plans made inside the timed loop (the plan cache evicted some): a second or more each at 256^3
@@ -86,6 +90,7 @@ void scan_run(benchmark::State& st, int rotations) {
   count_rotations(st, rotations);
 }
 void fusor_scan(benchmark::State& st) { scan_run(st, rotations_per_run); }
+void fusor_scan_singly(benchmark::State& st) { scan_run(st, rotations_per_run, 1); }
 // the same with as many rotations as threads: the setup and one round of rotations, so that
 // (fusor_scan - fusor_scan_setup) / (rotations - threads) is the cost of one more rotation
 void fusor_scan_setup(benchmark::State& st) { scan_run(st, int(st.range(3))); }
@@ -282,6 +287,7 @@ void transform_args(benchmark::internal::Benchmark* b) {
 }  // namespace
 
 BENCHMARK(fusor_scan)->Apply(scan_args);
+BENCHMARK(fusor_scan_singly)->Apply(scan_args);
 BENCHMARK(fusor_scan_setup)->Apply(scan_args);
 BENCHMARK(fftw_floor)->Apply(scan_args);
 BENCHMARK(fusor_rigid_transform)->Apply(transform_args);

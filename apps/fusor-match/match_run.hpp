@@ -4,6 +4,7 @@
 // index of the rotation that gave it, as float32, exact below 2^24), rotations.tsv (the rotation
 // table) and metadata.json (every parameter, the fusor version, the grid, tiles, statistics and
 // timings), which `peaks` reads. Everything that can be checked is checked before the scan starts.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -190,13 +191,20 @@ int run_match(const match_args& a, const world& w) {
   // this rank's share. A target cut into at least as many tiles as there are ranks: every
   // rotation on every ranks-th tile (each rank prepares only its own tiles' spectra, where a
   // share of the rotations would prepare every tile on every rank). Otherwise a contiguous block
-  // of the rotations. One process: everything.
+  // of the rotations, cut between the batches a single process would score (cpu transforms a
+  // batch's rotations in pairs, whose last bits depend on the pairing), so that the merged maps
+  // are a single process's bit for bit; in single rotations only when there are fewer batches
+  // than ranks. One process: everything.
   const bool split_tiles = ranks > 1 && std::size_t(whole.tiles.numel()) >= ranks;
   if (!split_tiles && rotations.size() < ranks)
     throw fusor::value_error("match: " + std::to_string(ranks) + " processes for " + std::to_string(rotations.size()) +
                              " rotations; expected at most one process per rotation");
-  const std::size_t first = split_tiles ? 0 : rotations.size() * rank / ranks;
-  const std::size_t last = split_tiles ? rotations.size() : rotations.size() * (rank + 1) / ranks;
+  const std::size_t unit = std::size_t(whole.batch), blocks = (rotations.size() + unit - 1) / unit;
+  const auto cut = [&](std::size_t r) {
+    return blocks >= ranks ? std::min(rotations.size(), unit * (blocks * r / ranks)) : rotations.size() * r / ranks;
+  };
+  const std::size_t first = split_tiles ? 0 : cut(rank);
+  const std::size_t last = split_tiles ? rotations.size() : cut(rank + 1);
   const std::vector<match::quaternion> share(rotations.begin() + std::ptrdiff_t(first),
                                              rotations.begin() + std::ptrdiff_t(last));
   if (split_tiles) {

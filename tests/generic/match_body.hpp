@@ -695,6 +695,13 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
       o.mean_map = true;
       o.edges = ec.edges;
       o.tile = ec.tile;
+      // both ways through the scan's passes: the backend's batch (cpu: rotations in pairs, one
+      // complex transform pair each; 5 rotations leave a pair holding one) with and without the
+      // statistics (the cpu's key pass over both rotations of a pair at once, or a key update per
+      // rotation), and one rotation at a time with the statistics
+      o.batch = cubic ? 0 : 1;
+      o.statistics = !cubic || periodic;
+      CAPTURE(o.batch);
       const auto res = with_target_mask ? match::scan(df, dg, dmask, rots, kind, o, dtmask) : match::scan(df, dg, dmask, rots, kind, o);
       CHECK(res.best_score.shape() == n);
       CHECK(res.fft_shape == ec.grid);
@@ -706,8 +713,13 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
       double scale = 0;
       for (const auto& r : ref)
         for (double x : r) scale = std::max(scale, std::abs(x));
-      double worst = 0, worst_mean = 0;
+      double worst = 0, worst_mean = 0, sum = 0, sum2 = 0;
       index_t decided = 0, agree = 0;
+      for (const auto& r : ref)
+        for (double x : r) {
+          sum += x;
+          sum2 += x * x;
+        }
       for (std::size_t i = 0; i < best.size(); ++i) {
         double top = -INFINITY, second = -INFINITY, avg = 0;
         std::int32_t which = -1;
@@ -732,6 +744,12 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
       CHECK(worst_mean <= 2e-5 * std::max(1.0, scale));
       CHECK(agree == decided);
       CHECK(decided > index_t(best.size()) / 2);
+      if (o.statistics) {  // every score of every rotation, against the reference's
+        const double count = double(n.numel()) * double(rots.size()), mu = sum / count;
+        CHECK(res.statistics.count == n.numel() * std::int64_t(rots.size()));
+        CHECK(std::abs(res.statistics.mean - mu) <= 2e-5 * std::max(1.0, scale));
+        CHECK(std::abs(res.statistics.stddev - std::sqrt(std::max(0.0, sum2 / count - mu * mu))) <= 2e-5 * std::max(1.0, scale));
+      }
     }
   }
 }
@@ -964,10 +982,10 @@ TEST_CASE("match scan tiles: the memory estimate picks tiles that fit a budget; 
   match::scan_options o;
   o.threads = 1;
   o.memory_budget = std::size_t(1) << 40;
-  // the backend's batch (cpu one rotation at a time, a device several) never exceeds the
+  // the backend's batch (cpu a pair of rotations, a device several) never exceeds the
   // rotations, and is halved to fit a budget before the target is tiled
   const auto chosen = match::estimate_scan_memory<B>(n, m, S::flc, o, rots.size());
-  CHECK(chosen.batch == (std::is_same_v<B, fusor::cpu> ? 1 : index_t(rots.size())));
+  CHECK(chosen.batch == (std::is_same_v<B, fusor::cpu> ? 2 : index_t(rots.size())));
   CHECK(chosen.tile == n);
   if (chosen.batch > 1) {
     o.memory_budget = chosen.bytes - 1;
@@ -1556,10 +1574,13 @@ TEST_CASE("match peaks: a scan's statistics, and its peaks are the planted copie
   const auto mask = match::sphere_mask<B>(m, 4.0);
   // estimated plans on one thread per transform, in the scan and in the reference scans alike: the
   // same FFT plans give the same scores bit for bit, so only the order of the double sums differs
-  // (measured plans may differ between calls, and with them the scores' last bits)
+  // (measured plans may differ between calls, and with them the scores' last bits); one rotation
+  // per batch, as in the reference scans (cpu's default pairs of rotations share a complex
+  // transform, whose rounding differs in the last bits)
   match::scan_options so;
   so.statistics = true;
   so.threads = 2;
+  so.batch = 1;
   so.planning = fusor::fft::planning::estimate;
   match::scan_options one;
   one.threads = 1;

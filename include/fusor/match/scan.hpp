@@ -10,6 +10,8 @@
 //      the score wants it (FLC, FLCSphericalMask);
 //   3. rfft, one pass multiplying by the target's spectrum (conjugated, with the 1/|F| of the
 //      inverse folded in), an unscaled inverse rfft (FLC: two more for the mask's local moments);
+//      on cpu two rotations share one complex transform pair instead (paired_forward), which
+//      FFTW runs in about the time of one real pair;
 //   4. one pass over the target's voxels computes the score from the correlation and the
 //      precomputed maps and folds it into the running maximum: score and rotation as one 64-bit
 //      key (scores.hpp), so the maximum and its argument are one max per voxel.
@@ -106,9 +108,10 @@ struct scan_options {
   /// the tiles of a large target over processes or devices; 0 of 1: every tile.
   index_t tile_part = 0, tile_parts = 1;
   /// Rotations scored together: their transforms are one batched FFT call (cuFFT's plan-many,
-  /// FFTW's howmany) and their grids one buffer. 0: the backend's choice (cpu 1: the rotations
-  /// already run on all threads, and one template's grid stays in cache; cuda up to 8, halved
-  /// until the scan fits its memory budget before the target is tiled).
+  /// FFTW's howmany) and their grids one buffer; on cpu, from two on, two rotations share one
+  /// complex transform pair (the real parts one's correlation, the imaginary parts the other's).
+  /// 0: the backend's choice (cpu 2: one pair, the threads being the parallelism; cuda up to 8),
+  /// halved until the scan fits its memory budget before the target is tiled.
   index_t batch = 0;
   /// Applied to the target once, before the score's own preparation (pyTME's target filter).
   fourier_filter target_filter;
@@ -348,6 +351,42 @@ struct pruned_forward {
   }
 };
 
+/// cpu, two rotations at a time (scores.hpp's paired transforms): out = the backward-sign DFT of
+/// a + i b on the grid (a, b template-sized volumes placed as `placed` places them; b may be
+/// absent), with the zeros skipped as pruned_forward skips them: the last axis on the touched
+/// rows, the middle axis on the touched planes (written into out, its other planes zeroed), the
+/// first axis in place over everything. In place, because FFTW's out-of-place plan for the first
+/// axis alone copies through buffers: 20 ms on 128^3 against 7 ms in place (and 13 to 17 ms for
+/// a whole 3-d transform).
+template <class B>
+struct paired_forward {
+  extents grid, templ;
+  array<std::complex<float>, B> rows;   // (m0, m1, f2): the touched rows, packed
+  array<std::complex<float>, B> stage;  // (m0, f1, f2): after the last axis, untouched rows 0
+
+  paired_forward(const extents& f, const extents& m)
+      : grid(f), templ(m), rows(extents{m[0], m[1], f[2]}), stage(zeros<std::complex<float>, B>(extents{m[0], f[1], f[2]})) {}
+
+  template <class Out>
+  void operator()(Out&& out, const placed_row& a, const placed_row* b) {
+    const index_t m0 = templ[0], m1 = templ[1], c0 = m0 / 2, c1 = m1 / 2, f0 = grid[0], f1 = grid[1];
+    const extents& rs = rows.shape();
+    rows = generator_expr<pair_row_placement, B>{pair_row_placement{a, b ? *b : a, b != nullptr}, rs, contiguous_strides(rs)};
+    const auto backward = [](auto&& to, auto&& from, index_t axis) {
+      fft::ifftn_into(to, from, {}, {axis}, fft::norm_mode::forward);  // unscaled
+    };
+    // template row y1 lands on grid row (y1 - c1) mod f1; plane y0 on plane (y0 - c0) mod f0
+    backward(stage(fusor::all, fusor::range(0, m1 - c1), fusor::all), rows(fusor::all, fusor::range(c1, m1), fusor::all), 2);
+    if (c1 > 0)
+      backward(stage(fusor::all, fusor::range(f1 - c1, f1), fusor::all), rows(fusor::all, fusor::range(0, c1), fusor::all), 2);
+    backward(out(fusor::range(0, m0 - c0), fusor::all, fusor::all), stage(fusor::range(c0, m0), fusor::all, fusor::all), 1);
+    if (c0 > 0)
+      backward(out(fusor::range(f0 - c0, f0), fusor::all, fusor::all), stage(fusor::range(0, c0), fusor::all, fusor::all), 1);
+    if (f0 > m0) out(fusor::range(m0 - c0, f0 - c0), fusor::all, fusor::all) = std::complex<float>{};
+    backward(out, out, 0);
+  }
+};
+
 /// Per-thread buffers and the running key map. The grid-sized buffers hold `lanes` rotations
 /// (lane i at [i, ...]) so that a batch of rotations is transformed by one library call; a batch
 /// may use fewer lanes (the last one of a scan).
@@ -365,10 +404,12 @@ struct scan_worker {
   index_t lanes;
   std::vector<lane> lane_of;
   std::vector<array<float, B>> rot, rot_mask;  // per lane, template-sized
-  array<float, B> grid, cc_mask, cc_mask2;     // (lanes, grid)
+  array<float, B> grid, cc_mask, cc_mask2;     // (lanes, grid); grid unused when scores_in_pairs
   array<float, B> cc_tg, overlap, cc_tg2;      // MCC: CC(t, g'), CC(t, m), CC(t, g'^2)
+  // the lanes' spectra: r2c halves, or on cpu with two lanes or more, a whole grid per pair of lanes
   array<std::complex<float>, B> spec, spec_mask, spec_box;
   std::unique_ptr<pruned_forward<B>> pruned;  // cpu: the template's transforms skip its zeros
+  std::unique_ptr<paired_forward<B>> paired;  // cpu, two lanes or more: two rotations per transform pair
   array<std::uint64_t, B> keys;
   array<double, B> sums;  // the mean map's running sums, in double over many rotations
   bool statistics;
@@ -378,14 +419,14 @@ struct scan_worker {
       : p(plan),
         lanes(batch),
         lane_of(std::size_t(batch)),
-        grid(lanes_shape(plan.window.grid)),
+        grid(scores_in_pairs(plan.kind, batch) ? extents{0} : lanes_shape(plan.window.grid)),
         cc_mask(plan.rotates_mask() ? lanes_shape(plan.window.grid) : extents{0}),
         cc_mask2(plan.rotates_mask() ? lanes_shape(plan.window.grid) : extents{0}),
         cc_tg(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
         overlap(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
         cc_tg2(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
-        spec(lanes_shape(half_grid(plan.window.grid))),
-        spec_mask(plan.rotates_mask() ? lanes_shape(half_grid(plan.window.grid)) : extents{0}),
+        spec(spectra_shape(plan.window.grid, batch)),
+        spec_mask(plan.rotates_mask() ? spectra_shape(plan.window.grid, batch) : extents{0}),
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.window.core)),
         sums(mean_map ? zeros<double, B>(plan.window.core) : array<double, B>(extents{0})),
@@ -394,10 +435,31 @@ struct scan_worker {
       rot.emplace_back(plan.template_shape);
       if (plan.rotates_mask()) rot_mask.emplace_back(plan.template_shape);
     }
-    if constexpr (std::is_same_v<B, cpu>) pruned = std::make_unique<pruned_forward<B>>(plan.window.grid, plan.template_shape);
+    if constexpr (std::is_same_v<B, cpu>) {
+      if (pairs_lanes(batch)) paired = std::make_unique<paired_forward<B>>(plan.window.grid, plan.template_shape);
+      else pruned = std::make_unique<pruned_forward<B>>(plan.window.grid, plan.template_shape);
+    }
   }
 
+  /// Whether a worker of `batch` lanes transforms them in pairs (cpu, two lanes or more).
+  static bool pairs_lanes(index_t batch) { return std::is_same_v<B, cpu> && batch >= 2; }
+  /// Whether it also scores the pairs' correlations where the inverse transform leaves them, in
+  /// spec: the scores read as they are (FLC and MCC compute theirs on a lane's grid first).
+  static bool scores_in_pairs(score kind, index_t batch) {
+    return pairs_lanes(batch) && kind != score::flc && kind != score::mcc;
+  }
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
+  static extents spectra_shape(const extents& f, index_t batch) {
+    if (pairs_lanes(batch)) return {(batch + 1) / 2, f[0], f[1], f[2]};
+    return {batch, f[0], f[1], f[2] / 2 + 1};
+  }
+  /// Lane i's volume vol[i] as placed_row lays its rows on the grid.
+  placed_row lane_row(index_t i, const std::vector<array<float, B>>& vol, bool standardised, bool squared) const {
+    const lane& l = lane_of[std::size_t(i)];
+    const extents& m = p.template_shape;
+    return {vol[std::size_t(i)].data(), standardised ? l.weights : nullptr, standardised ? l.shift : 0.0f,
+            standardised ? l.scale : 1.0f, squared, m[2], p.window.grid[2], m[2] / 2};
+  }
   extents lanes_shape(const extents& f) const { return {lanes, f[0], f[1], f[2]}; }
   /// The first `used` lanes of a batched buffer.
   template <class T>
@@ -410,6 +472,16 @@ struct scan_worker {
   /// places into (one batched transform for every lane).
   void forward(array<std::complex<float>, B>& out, index_t used, const std::vector<array<float, B>>& vol,
                bool standardised, bool squared, array<float, B>& scratch) {
+    if constexpr (std::is_same_v<B, cpu>) {
+      if (paired) {  // pair j: lanes 2j and 2j + 1 (the last pair of an odd batch holds one)
+        for (index_t j = 0; 2 * j < used; ++j) {
+          const placed_row a = lane_row(2 * j, vol, standardised, squared);
+          const placed_row b = 2 * j + 1 < used ? lane_row(2 * j + 1, vol, standardised, squared) : a;
+          (*paired)(out(j, fusor::all, fusor::all, fusor::all), a, 2 * j + 1 < used ? &b : nullptr);
+        }
+        return;
+      }
+    }
     for (index_t i = 0; i < used; ++i) {
       const lane& l = lane_of[std::size_t(i)];
       const float* w = standardised ? l.weights : nullptr;
@@ -426,7 +498,23 @@ struct scan_worker {
   /// Every used lane of out = CC(target, lane's template) from a target spectrum ft (one grid,
   /// broadcast over the lanes) and the lanes' spectra g, through `scratch` (which may be g).
   void correlate_lanes(const array<std::complex<float>, B>& ft, array<std::complex<float>, B>& g,
-                       array<std::complex<float>, B>& scratch, array<float, B>& out, index_t used) {
+                       array<std::complex<float>, B>& scratch, array<float, B>& out, index_t used, bool leave_paired = false) {
+    if constexpr (std::is_same_v<B, cpu>) {
+      if (paired) {
+        const extents& f = p.window.grid;
+        const index_t pairs = (used + 1) / 2, cells = f.numel();
+        for (index_t j = 0; j < pairs; ++j)
+          scratch(j, fusor::all, fusor::all, fusor::all) = generator_expr<paired_product, B>{
+              paired_product{ft.data(), g.data() + j * cells, f[0], f[1], f[2]}, f, contiguous_strides(f)};
+        auto s = first(scratch, pairs);
+        fft::ifftn_into(s, s, {}, {1, 2, 3}, fft::norm_mode::forward);  // in place, unscaled
+        if (leave_paired) return;  // the score reads each part where it lies (score_map::step)
+        for (index_t i = 0; i < used; ++i)  // pair j's real parts are lane 2j's correlation, its imaginary 2j + 1's
+          out(i, fusor::all, fusor::all, fusor::all) = generator_expr<complex_part, B>{
+              complex_part{scratch.data() + (i / 2) * cells, int(i % 2)}, f, contiguous_strides(f)};
+        return;
+      }
+    }
     auto s = first(scratch, used);
     const extents lanes = s.shape();
     s = generator_expr<conj_product, B>{conj_product{ft.data(), g.data(), index_t(ft.size())}, lanes, contiguous_strides(lanes)};
@@ -464,7 +552,8 @@ struct scan_worker {
     for (index_t i = 0; i < used; ++i) prepare(i, q[i], first_index + std::uint32_t(i));
     forward(spec, used, rot, true, false, grid);
     if (p.kind == score::mcc) correlate_lanes(p.ft_tmask, spec, spec_mask, cc_tg, used);  // spec kept for the next
-    correlate_lanes(p.ft_target, spec, spec, grid, used);
+    const bool in_pairs = scores_in_pairs(p.kind, lanes);
+    correlate_lanes(p.ft_target, spec, spec, grid, used, in_pairs);
     if (p.kind == score::mcc) {
       // the rotated mask's correlations with the target mask, the target and its square
       forward(spec, used, rot_mask, false, false, cc_mask);
@@ -479,16 +568,27 @@ struct scan_worker {
       correlate_lanes(p.ft_target, spec_mask, spec, cc_mask, used);
       correlate_lanes(p.ft_target2, spec_mask, spec, cc_mask2, used);
     }
-    for (index_t i = 0; i < used; ++i) score(i);
+    for (index_t i = 0; i < used; ++i) score(i, in_pairs, key_parts(i, in_pairs, used));
+  }
+
+  /// How many lanes lane i's key and statistics pass covers: both of a pair read together (their
+  /// map read once), from the pair's first lane.
+  index_t key_parts(index_t i, bool in_pairs, index_t used) const {
+    if (!in_pairs) return 1;
+    return i % 2 ? 0 : i + 1 < used ? 2 : 1;
   }
 
   /// The score of lane i from its correlations, folded into the running maps.
-  void score(index_t i) {
+  /// in_pairs: the correlation is part i % 2 of pair i / 2 in spec, not lane i of grid. parts:
+  /// the lanes from i on whose keys and statistics the cpu's one pass updates (0: done with i - 1).
+  void score(index_t i, bool in_pairs, index_t parts) {
     const lane& l = lane_of[std::size_t(i)];
     const extents& t = p.window.core;
     const extents& f = p.window.grid;
-    score_map m{score_map::form::plain, grid.data() + i * f.numel(), nullptr, nullptr, t[1], t[2], f[1], f[2],
-                p.window.offset[0], p.window.offset[1], p.window.offset[2]};
+    const float* cc = in_pairs ? reinterpret_cast<const float*>(spec.data() + (i / 2) * f.numel()) + i % 2
+                               : grid.data() + i * f.numel();
+    score_map m{score_map::form::plain, cc, nullptr, nullptr, t[1], t[2], f[1], f[2],
+                p.window.offset[0], p.window.offset[1], p.window.offset[2], in_pairs ? 2 : 1};
     // FLC and MCC: the score is computed on the scored box of the grid, in place of the correlation,
     // by one fused elementwise pass (SIMD square roots and divisions on cpu); the key pass then
     // reads it as a plain map
@@ -521,9 +621,10 @@ struct scan_worker {
     if (sums.size()) sums = generator_expr<sum_update, B>{sum_update{m, sums.data()}, t, contiguous_strides(t)};
     if (statistics && std::is_same_v<B, cpu>) {
       // one pass: the keys and the statistics' sums together, a row at a time
+      if (parts == 0) return;
       const extents rows{t[0] * t[1]};
       const std::complex<double> moments = sum(generator_expr<best_update_moments, B>{
-          best_update_moments{m, keys.data(), l.index}, rows, contiguous_strides(rows)});
+          best_update_moments{m, keys.data(), l.index, int(parts)}, rows, contiguous_strides(rows)});
       score_sum += moments.real();
       score_sum2 += moments.imag();
       return;
@@ -567,6 +668,7 @@ inline bool prepares_target(score kind, const scan_options& o, bool target_mask)
 template <class B>
 array<float, B> prepared_target(const array<float, B>& target0, score kind, const scan_options& o,
                                 const array<float, B>* target_mask) {
+  const fft::planning_scope<B> once(fft::planning::estimate);  // one transform pair: not worth measuring
   const array<float, B> filtered = o.target_filter.empty() ? array<float, B>(extents{0}) : apply_filter(target0, o.target_filter);
   const array<float, B>& target1 = o.target_filter.empty() ? target0 : filtered;
   if (kind == score::mcc && target_mask) return array<float, B>(target1 * *target_mask);
@@ -588,6 +690,10 @@ generator_expr<window_grid, B> window_on_grid(const array<float, B>* target, con
 template <class B>
 scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& templ0, const array<float, B>& mask, score kind,
                        const scan_options& o, const scan_window& w, const array<float, B>* target_mask) {
+  // the plan's transforms run once per plan (a few per tile): FFTW's measuring planner would take
+  // longer than it saves (0.4 s for each of a 128^3 r2c and c2r, against a few ms per call); the
+  // workers' per-rotation transforms keep scan_options::planning
+  const fft::planning_scope<B> once(fft::planning::estimate);
   scan_plan<B> p{kind, w, templ0.shape(),
                  array<std::complex<float>, B>(extents{0}), array<std::complex<float>, B>(extents{0}),
                  array<std::complex<float>, B>(extents{0}), array<float, B>(extents{0}), mask.copy(), array<float, B>(extents{0}), array<float, B>(extents{0}),
@@ -694,12 +800,12 @@ int scan_workers(const scan_options& o, std::size_t batches) {
   return workers < 1 ? 1 : workers;
 }
 
-/// The batch the backend scores at most at once when scan_options::batch is 0: on cpu one (the
-/// threads are the parallelism, and a template's grid stays in cache); on a device enough
-/// rotations that each transform call fills it.
+/// The batch the backend scores at most at once when scan_options::batch is 0: on cpu two, one
+/// complex transform pair (the threads are the parallelism); on a device enough rotations that
+/// each transform call fills it.
 template <class B>
 index_t default_scan_batch() {
-  return std::is_same_v<B, cpu> ? 1 : 8;
+  return std::is_same_v<B, cpu> ? 2 : 8;
 }
 
 inline std::size_t batches_of(std::size_t rotations, index_t batch) {
@@ -725,9 +831,13 @@ inline double scan_bytes(const extents& n, const extents& m, const scan_window& 
   if (prepares_target(kind, o, true)) whole += 4.0 * N;
   const double plan = 8.0 * H + (flc ? 8.0 * H : 0.0) + (mcc ? 8.0 * H : 0.0) + (shifted ? 4.0 * F : 0.0) + (windows ? 4.0 * F : 0.0) + 16.0 * M + box;
   const double planning = 4.0 * F + (squares ? 8.0 * H : 0.0) + (windows ? 16.0 * H + 12.0 * F : 0.0);
-  const double pruning = pruned ? 8.0 * H + 4.0 * double(m[0] * m[1] * w.grid[2]) : 0.0;
-  const double lane = 16.0 * F + 8.0 * H + (flc ? 8.0 * F + 8.0 * H + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M;
-  const double worker = double(lanes) * lane + pruning + box + 8.0 * C + (o.mean_map ? 8.0 * C : 0.0);
+  // cpu with two lanes or more: whole-grid spectra per pair of lanes (scan_worker::spectra_shape)
+  const bool pairs = pruned && lanes >= 2;
+  const double rows = double(m[0] * m[1] * w.grid[2]), stage = double(m[0] * w.grid[1] * w.grid[2]);
+  const double pruning = !pruned ? 0.0 : pairs ? 8.0 * stage + 8.0 * rows : 8.0 * H + 4.0 * rows;
+  const double spectra = (flc ? 2.0 : 1.0) * (pairs ? double((lanes + 1) / 2) * 8.0 * F : double(lanes) * 8.0 * H);
+  const double lane = 16.0 * F + (flc ? 8.0 * F + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M;
+  const double worker = double(lanes) * lane + spectra + pruning + box + 8.0 * C + (o.mean_map ? 8.0 * C : 0.0);
   const double merge = workers > 1 ? 8.0 * C : 0.0;  // the max of two workers' key maps
   const double results = 16.0 * N + (o.mean_map ? 12.0 * N : 0.0);  // the keys (and sums) with the maps made from them
   return whole + std::max({plan + planning, plan + double(workers) * worker + merge, results});

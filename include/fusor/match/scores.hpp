@@ -35,6 +35,7 @@
 //           map's largest overlap for N (the same wherever the mask fits inside t somewhere) and a
 //           map-wide tolerance; these are per voxel, so that tiles score as the whole does.
 //           Three r2c and six c2r per rotation.
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -143,10 +144,11 @@ struct score_map {
   const float* inv_denominator;
   index_t n1, n2, f1, f2;  // the scored box's axes 1 and 2, the FFT grid's
   index_t o0 = 0, o1 = 0, o2 = 0;  // where the scored box's first voxel sits on the grid
+  index_t step = 1;                // cc's elements apart: 2 for one part of a paired correlation
 
   template <form F>
   FUSOR_HD float at(index_t q) const {
-    const float c = cc[q];
+    const float c = cc[q * step];
     if constexpr (F == form::plain) {
       return c;
     } else {
@@ -223,35 +225,52 @@ struct score_moments {
 /// loops (the keys, the sums) that the compiler vectorises: one loop doing all of it did not
 /// (3.5 times slower at 128^3). Eight partial sums per moment, in a fixed order, keep the sums
 /// independent of how the rows are split between threads.
+/// Two parts (a paired map, step 2): both rotations of the pair, the second with index
+/// rotation + 1, part by part over each chunk, so the pair's map, the keys and the
+/// precomputed maps are read from memory once for both.
 struct best_update_moments {
   using value_type = std::complex<double>;
   score_map s;
   std::uint64_t* keys;  // the scored box's running keys, row-major
   std::uint32_t rotation;
+  int parts = 1;
   template <score_map::form F>
   FUSOR_HD std::complex<double> row(index_t r) const {
     constexpr index_t chunk = 256;  // a multiple of the 8 lanes: only a row's last chunk has a tail
     const index_t q = ((r / s.n1 + s.o0) * s.f1 + r % s.n1 + s.o1) * s.f2 + s.o2;
     std::uint64_t* k = keys + r * s.n2;
-    const std::uint32_t rot = rotation;
-    [[maybe_unused]] float shifted[F == score_map::form::plain ? 1 : chunk];  // plain: the map holds the scores
+    float scores[chunk];  // the shifted form's scores, or a paired map's part (step 2) gathered
     double a[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, b[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     const index_t n2 = s.n2;
-    for (index_t first = 0; first < n2; first += chunk) {
+    const bool paired = s.step == 2;
+    for (index_t first = 0; first < n2; first += chunk)
+    for (int part = 0; part < parts; ++part) {
       const index_t len = n2 - first < chunk ? n2 - first : chunk;
-      const float* cc = s.cc + q + first;
-      const float* v = cc;
-      if constexpr (F == score_map::form::shifted) {  // score_map::at, a loop per branch so each vectorises
+      const std::uint32_t rot = rotation + std::uint32_t(part);
+      const float* cc = s.cc + (q + first) * s.step + part;
+      const float* v = cc;  // plain and not paired: the map holds the scores
+      // score_map::at, a loop per branch (and per step) so that each vectorises
+      if constexpr (F == score_map::form::shifted) {
         const float* inv = s.inv_denominator + q + first;
-        if (s.numerator) {
-          const float* num = s.numerator + q + first;
+        const float* num = s.numerator ? s.numerator + q + first : nullptr;
+        if (num && paired) {
           FUSOR_MATCH_SIMD_LOOP
-          for (index_t t = 0; t < len; ++t) shifted[t] = (cc[t] - num[t]) * inv[t];
+          for (index_t t = 0; t < len; ++t) scores[t] = (cc[2 * t] - num[t]) * inv[t];
+        } else if (num) {
+          FUSOR_MATCH_SIMD_LOOP
+          for (index_t t = 0; t < len; ++t) scores[t] = (cc[t] - num[t]) * inv[t];
+        } else if (paired) {
+          FUSOR_MATCH_SIMD_LOOP
+          for (index_t t = 0; t < len; ++t) scores[t] = cc[2 * t] * inv[t];
         } else {
           FUSOR_MATCH_SIMD_LOOP
-          for (index_t t = 0; t < len; ++t) shifted[t] = cc[t] * inv[t];
+          for (index_t t = 0; t < len; ++t) scores[t] = cc[t] * inv[t];
         }
-        v = shifted;
+        v = scores;
+      } else if (paired) {
+        FUSOR_MATCH_SIMD_LOOP
+        for (index_t t = 0; t < len; ++t) scores[t] = cc[2 * t];
+        v = scores;
       }
       // most voxels' best stands after the first rotations: a key is written only when it rises
       std::uint64_t* kk = k + first;
@@ -315,18 +334,17 @@ struct placed_row {
     const index_t y = (q < f - c ? q : q - f) + c;
     return y >= 0 && y < m ? y : -1;
   }
+  /// The value grid position q holds in the template row starting at values[base].
+  FUSOR_HD float at(index_t base, index_t q) const {
+    const index_t y2 = source(q, f2, m2, c2);
+    if (y2 < 0) return 0.0f;
+    float v = (values[base + y2] - shift) * scale;
+    if (weights) v *= weights[base + y2];
+    return squared ? v * v : v;
+  }
   /// o[t] for grid positions k, ..., k + len - 1 of the template row starting at values[base].
   FUSOR_HD void write(float* o, index_t base, index_t k, index_t len) const {
-    for (index_t t = 0; t < len; ++t) {
-      const index_t y2 = source(k + t, f2, m2, c2);
-      float v = 0.0f;
-      if (y2 >= 0) {
-        v = (values[base + y2] - shift) * scale;
-        if (weights) v *= weights[base + y2];
-        if (squared) v *= v;
-      }
-      o[t] = v;
-    }
+    for (index_t t = 0; t < len; ++t) o[t] = at(base, k + t);
   }
 };
 
@@ -405,6 +423,78 @@ struct conj_product {
         o[2 * t + 1] = xi * yr - xr * yi;
       }
     });
+  }
+};
+
+// ---- cpu: two rotations in one complex transform pair (scan.hpp's paired_forward) ----------
+// FFTW's complex transform of a grid costs about what its real inverse alone does (128^3 here:
+// 20 ms against 18 ms for c2r and 17 ms for r2c, whose half-spectrum passes run narrower
+// codelets), so two real correlations go through one complex pair: z = a + i b placed on the
+// grid, Z = the backward-sign DFT of z, and the unscaled backward DFT of F Z is CC(f, a) +
+// i CC(f, b), F the target's spectrum over the whole grid. (For real a, the backward-sign DFT is
+// conj(A), the factor the real path multiplies by; the pair is linear in z, so the imaginary
+// part carries b's correlation.) cpu only: cuFFT's real transforms are not the slower kind.
+
+/// Two template-sized volumes' rows, as row_placement lays one, packed into one complex row: the
+/// first volume's in the real parts, the second's (or zeros) in the imaginary ones.
+struct pair_row_placement {
+  using value_type = std::complex<float>;
+  placed_row re, im;
+  bool has_im;
+  void fill(index_t first, std::complex<float>* out, index_t count) const {
+    for_each_row_piece(first, count, re.f2, [&](index_t row, index_t k, index_t e, index_t len) {
+      float* o = reinterpret_cast<float*>(out + e);
+      for (index_t t = 0; t < len; ++t) {
+        o[2 * t] = re.at(row * re.m2, k + t);
+        o[2 * t + 1] = has_im ? im.at(row * im.m2, k + t) : 0.0f;
+      }
+    });
+  }
+};
+
+/// F(k) z(k) over a whole (f0, f1, f2) grid, F a real volume's spectrum given by its r2c half
+/// (f0, f1, f2/2+1) and read past the half by its symmetry F(k) = conj(F(-k)); z a paired
+/// spectrum (paired_forward). out may be z itself.
+struct paired_product {
+  using value_type = std::complex<float>;
+  const std::complex<float>* half;
+  const std::complex<float>* z;
+  index_t f0, f1, f2;
+  void fill(index_t first, std::complex<float>* out, index_t count) const {
+    const index_t h = f2 / 2 + 1;
+    for_each_row_piece(first, count, f2, [&](index_t row, index_t k, index_t e, index_t len) {
+      const index_t k0 = row / f1, k1 = row % f1;
+      const float* direct = reinterpret_cast<const float*>(half + row * h);
+      const float* mirror = reinterpret_cast<const float*>(half + (((f0 - k0) % f0) * f1 + (f1 - k1) % f1) * h);
+      const float* y = reinterpret_cast<const float*>(z + first + e);
+      float* o = reinterpret_cast<float*>(out + e);
+      const index_t stored = std::min(len, std::max<index_t>(h - k, 0));  // positions k + t < h
+      FUSOR_MATCH_SIMD_LOOP
+      for (index_t t = 0; t < stored; ++t) {
+        const float a = direct[2 * (k + t)], b = direct[2 * (k + t) + 1], yr = y[2 * t], yi = y[2 * t + 1];
+        o[2 * t] = a * yr - b * yi;
+        o[2 * t + 1] = a * yi + b * yr;
+      }
+      FUSOR_MATCH_SIMD_LOOP
+      for (index_t t = stored; t < len; ++t) {  // F(k) = conj(F(-k)), -k's last index f2 - k - t
+        const index_t q = f2 - k - t;
+        const float a = mirror[2 * q], b = -mirror[2 * q + 1], yr = y[2 * t], yi = y[2 * t + 1];
+        o[2 * t] = a * yr - b * yi;
+        o[2 * t + 1] = a * yi + b * yr;
+      }
+    });
+  }
+};
+
+/// The real (part 0) or imaginary (part 1) parts of complex values: one of a pair's correlations.
+struct complex_part {
+  using value_type = float;
+  const std::complex<float>* c;
+  int part;
+  void fill(index_t first, float* out, index_t count) const {
+    const float* x = reinterpret_cast<const float*>(c + first) + part;
+    FUSOR_MATCH_SIMD_LOOP
+    for (index_t t = 0; t < count; ++t) out[t] = x[2 * t];
   }
 };
 
