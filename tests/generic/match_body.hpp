@@ -1476,7 +1476,9 @@ inline std::vector<found> peaks(const std::vector<float>& v, const extents& s, c
               if (value(at(s, a, b, e)) > x) top = false;
         if (top) c.push_back({at(s, i, j, k), x});
       }
-  std::stable_sort(c.begin(), c.end(), [](const found& a, const found& b) { return a.score > b.score; });
+  // by score, ties in voxel order (c was filled in voxel order; a sort on both keys, since
+  // clang-19 with libstdc++ 12 warns about stable_sort's deprecated temporary buffer)
+  std::sort(c.begin(), c.end(), [](const found& a, const found& b) { return a.score > b.score || (a.score == b.score && a.p < b.p); });
   std::vector<found> out;
   for (const found& f : c) {
     if (index_t(out.size()) == o.max_peaks) break;
