@@ -307,6 +307,21 @@ struct scan_plan {
   bool rotates_mask() const { return kind == score::flc || kind == score::mcc; }
 };
 
+/// The pruned forward transforms' first two steps, from the touched rows of a placed template
+/// (`rows`, m0 x m1 x f2, packed) to the touched planes of the grid: template row y1 lands on grid
+/// row (y1 - c1) mod f1 and plane y0 on plane (y0 - c0) mod f0, so the last axis is transformed
+/// on those rows only (`last(to, from)`, into `stage`, m0 x f1) and the middle axis on those
+/// planes only (`middle(to, from)`, into `planes`, f0 planes). What is not written keeps its value.
+template <class Rows, class Stage, class Planes, class Last, class Middle>
+void pruned_last_axes(const extents& m, const extents& f, Rows& rows, Stage& stage, Planes&& planes, Last&& last,
+                      Middle&& middle) {
+  const index_t m0 = m[0], m1 = m[1], c0 = m0 / 2, c1 = m1 / 2, f0 = f[0], f1 = f[1];
+  last(stage(fusor::all, fusor::range(0, m1 - c1), fusor::all), rows(fusor::all, fusor::range(c1, m1), fusor::all));
+  if (c1 > 0) last(stage(fusor::all, fusor::range(f1 - c1, f1), fusor::all), rows(fusor::all, fusor::range(0, c1), fusor::all));
+  middle(planes(fusor::range(0, m0 - c0), fusor::all, fusor::all), stage(fusor::range(c0, m0), fusor::all, fusor::all));
+  if (c0 > 0) middle(planes(fusor::range(f0 - c0, f0), fusor::all, fusor::all), stage(fusor::range(0, c0), fusor::all, fusor::all));
+}
+
 /// The spectrum of a template-sized volume placed on the grid (as `placed` places it) with the
 /// zeros skipped: the placed template touches m0 m1 of the grid's f0 f1 rows and m0 of its f0
 /// planes, so the last axis is transformed on those rows only, the middle axis on those planes
@@ -331,22 +346,12 @@ struct pruned_forward {
 
   template <class Out>
   void operator()(Out&& out, const array<float, B>& v, const float* weights, float shift, float scale, bool squared) {
-    const index_t m0 = templ[0], m1 = templ[1], c0 = m0 / 2, c1 = m1 / 2, f0 = grid[0], f1 = grid[1];
     const extents& rs = rows.shape();
     rows = generator_expr<row_placement, B>{
         row_placement{placed_row{v.data(), weights, shift, scale, squared, templ[2], grid[2], templ[2] / 2}}, rs,
         contiguous_strides(rs)};
-    // template row y1 lands on grid row (y1 - c1) mod f1; plane y0 on plane (y0 - c0) mod f0
-    fft::rfftn_into(stage(fusor::all, fusor::range(0, m1 - c1), fusor::all), rows(fusor::all, fusor::range(c1, m1), fusor::all),
-                    {}, {2});
-    if (c1 > 0)
-      fft::rfftn_into(stage(fusor::all, fusor::range(f1 - c1, f1), fusor::all), rows(fusor::all, fusor::range(0, c1), fusor::all),
-                      {}, {2});
-    fft::fftn_into(planes(fusor::range(0, m0 - c0), fusor::all, fusor::all), stage(fusor::range(c0, m0), fusor::all, fusor::all),
-                   {}, {1});
-    if (c0 > 0)
-      fft::fftn_into(planes(fusor::range(f0 - c0, f0), fusor::all, fusor::all), stage(fusor::range(0, c0), fusor::all, fusor::all),
-                     {}, {1});
+    pruned_last_axes(templ, grid, rows, stage, planes, [](auto&& to, auto&& from) { fft::rfftn_into(to, from, {}, {2}); },
+                     [](auto&& to, auto&& from) { fft::fftn_into(to, from, {}, {1}); });
     fft::fftn_into(out, planes, {}, {0});
   }
 };
@@ -369,21 +374,15 @@ struct paired_forward {
 
   template <class Out>
   void operator()(Out&& out, const placed_row& a, const placed_row* b) {
-    const index_t m0 = templ[0], m1 = templ[1], c0 = m0 / 2, c1 = m1 / 2, f0 = grid[0], f1 = grid[1];
+    const index_t m0 = templ[0], c0 = m0 / 2, f0 = grid[0];
     const extents& rs = rows.shape();
     rows = generator_expr<pair_row_placement, B>{pair_row_placement{a, b ? *b : a, b != nullptr}, rs, contiguous_strides(rs)};
-    const auto backward = [](auto&& to, auto&& from, index_t axis) {
-      fft::ifftn_into(to, from, {}, {axis}, fft::norm_mode::forward);  // unscaled
+    const auto backward = [](index_t axis) {  // unscaled
+      return [axis](auto&& to, auto&& from) { fft::ifftn_into(to, from, {}, {axis}, fft::norm_mode::forward); };
     };
-    // template row y1 lands on grid row (y1 - c1) mod f1; plane y0 on plane (y0 - c0) mod f0
-    backward(stage(fusor::all, fusor::range(0, m1 - c1), fusor::all), rows(fusor::all, fusor::range(c1, m1), fusor::all), 2);
-    if (c1 > 0)
-      backward(stage(fusor::all, fusor::range(f1 - c1, f1), fusor::all), rows(fusor::all, fusor::range(0, c1), fusor::all), 2);
-    backward(out(fusor::range(0, m0 - c0), fusor::all, fusor::all), stage(fusor::range(c0, m0), fusor::all, fusor::all), 1);
-    if (c0 > 0)
-      backward(out(fusor::range(f0 - c0, f0), fusor::all, fusor::all), stage(fusor::range(0, c0), fusor::all, fusor::all), 1);
+    pruned_last_axes(templ, grid, rows, stage, out, backward(2), backward(1));
     if (f0 > m0) out(fusor::range(m0 - c0, f0 - c0), fusor::all, fusor::all) = std::complex<float>{};
-    backward(out, out, 0);
+    backward(0)(out, out);
   }
 };
 
@@ -509,9 +508,11 @@ struct scan_worker {
         auto s = first(scratch, pairs);
         fft::ifftn_into(s, s, {}, {1, 2, 3}, fft::norm_mode::forward);  // in place, unscaled
         if (leave_paired) return;  // the score reads each part where it lies (score_map::step)
-        for (index_t i = 0; i < used; ++i)  // pair j's real parts are lane 2j's correlation, its imaginary 2j + 1's
-          out(i, fusor::all, fusor::all, fusor::all) = generator_expr<complex_part, B>{
-              complex_part{scratch.data() + (i / 2) * cells, int(i % 2)}, f, contiguous_strides(f)};
+        for (index_t i = 0; i < used; ++i) {  // pair j's real parts are lane 2j's correlation, its imaginary 2j + 1's
+          const auto pair = scratch(i / 2, fusor::all, fusor::all, fusor::all);
+          if (i % 2) out(i, fusor::all, fusor::all, fusor::all) = imag(pair);
+          else out(i, fusor::all, fusor::all, fusor::all) = real(pair);
+        }
         return;
       }
     }

@@ -487,18 +487,6 @@ struct paired_product {
   }
 };
 
-/// The real (part 0) or imaginary (part 1) parts of complex values: one of a pair's correlations.
-struct complex_part {
-  using value_type = float;
-  const std::complex<float>* c;
-  int part;
-  void fill(index_t first, float* out, index_t count) const {
-    const float* x = reinterpret_cast<const float*>(c + first) + part;
-    FUSOR_MATCH_SIMD_LOOP
-    for (index_t t = 0; t < count; ++t) out[t] = x[2 * t];
-  }
-};
-
 /// The rows of the FFT grid that a placed template touches, packed: row (y0, y1) of the template
 /// (m0 x m1 rows) as placed_row lays it along the grid's last axis. The pruned forward transform
 /// starts from these rows instead of the whole grid (scan.hpp).
