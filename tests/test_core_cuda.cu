@@ -3,6 +3,7 @@
 #include <fusor/cuda.cuh>
 #define TEST_BACKEND fusor::cuda
 #include "generic/core_body.hpp"
+#include "generic/numpy_body.hpp"  // statistics, partition, more elementwise functions
 
 namespace {
 /// The largest difference between a device result and the cpu's, relative to the cpu result's

@@ -58,6 +58,7 @@ struct same_type_policy {  // NumPy promotion between the operands
   static constexpr bool condition_first = false;
   static constexpr bool real_only = false;       // rejects complex operands
   static constexpr bool integral_only = false;   // bitwise operations
+  static constexpr bool integer_math_only = false;  // gcd, lcm: integers other than bool
   static constexpr bool bool_arithmetic_error = false;  // + - * / % on two bools
   template <std::size_t I>
   static constexpr bool accepts_mask = false;  // SIMD: argument I may be a comparison result
@@ -83,6 +84,9 @@ struct logical_policy : same_type_policy {
 };
 struct bitwise_policy : same_type_policy {
   static constexpr bool integral_only = true;
+};
+struct integer_policy : same_type_policy {
+  static constexpr bool integer_math_only = true;
 };
 
 // ---- arithmetic ----------------------------------------------------------------------------
@@ -425,6 +429,203 @@ struct arg_fn : float_policy {
 struct cis_fn : real_float_policy {
   template <class T> FUSOR_HD std::complex<T> operator()(const T& t) const {
     return std::complex<T>(std::cos(t), std::sin(t));
+  }
+};
+
+// ---- more of NumPy's elementwise functions ----------------------------------------------------
+namespace detail {
+inline constexpr double pi_v = 3.141592653589793238462643383279502884;
+inline constexpr double ln2_v = 0.693147180559945309417232121458176568;
+}  // namespace detail
+
+/// np.hypot: sqrt(a^2 + b^2) without undue overflow or underflow.
+struct hypot_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { using std::hypot; return hypot(a, b); }
+};
+/// np.copysign: the magnitude of a with the sign of b (integers go to float, as in NumPy).
+struct copysign_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const { using std::copysign; return copysign(a, b); }
+};
+/// np.fmod: C's remainder, with the sign of the dividend (np.remainder / % take the divisor's);
+/// an integer x fmod 0 is 0, as NumPy gives (with a warning).
+struct fmod_fn : arithmetic_policy {
+  static constexpr bool real_only = true;
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>)
+        if (b == T(-1)) return T(0);  // avoids INT_MIN % -1
+      return static_cast<T>(a % b);
+    } else { using std::fmod; return fmod(a, b); }
+  }
+};
+/// np.reciprocal: 1 / x in the input's type; for integers truncated (0 unless |x| = 1) and 0 for
+/// x = 0, where NumPy gives the type's minimum with a warning.
+struct reciprocal_fn : arithmetic_policy {
+  template <class T> FUSOR_HD T operator()(const T& a) const {
+    if constexpr (std::is_integral_v<lane_t<T>>) {
+      if (a == T(0)) return T(0);
+      return static_cast<T>(T(1) / a);
+    } else return T(1) / a;
+  }
+};
+/// np.signbit: whether the sign bit is set (true for -0.0 and negative NaNs).
+struct signbit_fn : ordering_policy {
+  template <class T> FUSOR_HD bool operator()(const T& a) const {
+    if constexpr (std::is_floating_point_v<T>) { using std::signbit; return signbit(a); }
+    else if constexpr (std::is_signed_v<T>) return a < T(0);
+    else return false;
+  }
+};
+/// np.rint: round half to even; integers go to float64 (rint has only floating loops in NumPy).
+struct rint_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a) const { using std::nearbyint; return nearbyint(a); }
+};
+namespace detail {
+template <class T>
+FUSOR_HD T unsigned_magnitude_gcd(T a, T b) {
+  while (b != T(0)) {
+    const T t = static_cast<T>(a % b);
+    a = b;
+    b = t;
+  }
+  return a;
+}
+/// |a| for gcd and lcm, wrapping for the minimum value as NumPy does.
+template <class T>
+FUSOR_HD std::make_unsigned_t<T> magnitude_bits(T a) {
+  using U = std::make_unsigned_t<T>;
+  if constexpr (std::is_signed_v<T>) return a < T(0) ? static_cast<U>(U(0) - static_cast<U>(a)) : static_cast<U>(a);
+  else return static_cast<U>(a);
+}
+}  // namespace detail
+/// np.gcd: the greatest common divisor of |a| and |b| (gcd(0, 0) = 0).
+struct gcd_fn : integer_policy {
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    return static_cast<T>(detail::unsigned_magnitude_gcd(detail::magnitude_bits(a), detail::magnitude_bits(b)));
+  }
+};
+/// np.lcm: the least common multiple of |a| and |b| (0 when either is 0), wrapping on overflow.
+struct lcm_fn : integer_policy {
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    const auto x = detail::magnitude_bits(a), y = detail::magnitude_bits(b);
+    if (x == 0 || y == 0) return T(0);
+    using U = decltype(x + y);
+    return static_cast<T>(static_cast<U>(x / detail::unsigned_magnitude_gcd(x, y)) * static_cast<U>(y));
+  }
+};
+/// np.nan_to_num: NaN to `nan`, +inf to `posinf`, -inf to `neginf` (by default 0 and the type's
+/// largest and lowest finite values); complex numbers part by part; integers unchanged.
+struct nan_to_num_fn : same_type_policy {
+  double nan = 0.0, posinf = 0.0, neginf = 0.0;
+  bool has_posinf = false, has_neginf = false;
+  template <class R>
+  FUSOR_HD R fix(const R& x) const {
+    if (x != x) return static_cast<R>(nan);
+    if (x > std::numeric_limits<R>::max()) return has_posinf ? static_cast<R>(posinf) : std::numeric_limits<R>::max();
+    if (x < std::numeric_limits<R>::lowest()) return has_neginf ? static_cast<R>(neginf) : std::numeric_limits<R>::lowest();
+    return x;
+  }
+  template <class T> FUSOR_HD T operator()(const T& a) const {
+    if constexpr (is_complex_v<T>) return T(fix(a.real()), fix(a.imag()));
+    else if constexpr (std::is_floating_point_v<T>) return fix(a);
+    else return a;
+  }
+};
+/// np.heaviside(x, h0): 0 for x < 0, h0 at x = 0, 1 for x > 0, NaN for NaN.
+struct heaviside_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& x, const T& h0) const {
+    if (x < T(0)) return T(0);
+    if (x > T(0)) return T(1);
+    if (x == T(0)) return h0;
+    return x;  // NaN
+  }
+};
+/// np.logaddexp: log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|)).
+struct logaddexp_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    using std::exp;
+    using std::log1p;
+    if (a == b) return a + T(detail::ln2_v);  // also inf + inf, where a - b would be NaN
+    const T d = a - b;
+    if (d > T(0)) return a + log1p(exp(-d));
+    if (d <= T(0)) return b + log1p(exp(d));
+    return d;  // NaN
+  }
+};
+/// np.logaddexp2: log2(2^a + 2^b) without overflow.
+struct logaddexp2_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
+    using std::exp2;
+    using std::log1p;
+    if (a == b) return a + T(1);
+    const T d = a - b;
+    if (d > T(0)) return a + log1p(exp2(-d)) / T(detail::ln2_v);
+    if (d <= T(0)) return b + log1p(exp2(d)) / T(detail::ln2_v);
+    return d;  // NaN
+  }
+};
+/// np.deg2rad and np.rad2deg (np.radians and np.degrees).
+struct deg2rad_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a) const { return a * T(detail::pi_v / 180.0); }
+};
+struct rad2deg_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a) const { return a * T(180.0 / detail::pi_v); }
+};
+/// np.sinc: sin(pi x) / (pi x), 1 at x = 0 (the normalised sinc).
+struct sinc_fn : float_policy {
+  template <class T> FUSOR_HD T operator()(const T& x) const {
+    using std::sin;
+    if (x == T(0)) return T(1);
+    const T y = x * real_t<T>(detail::pi_v);
+    return sin(y) / y;
+  }
+};
+/// np.i0: the modified Bessel function of the first kind, order 0. Computed in double: its power
+/// series (all terms positive) up to |x| = 30, beyond it the asymptotic series of e^x / sqrt(2 pi x),
+/// whose terms fall to about e^-2|x| before they grow.
+struct i0_fn : real_float_policy {
+  template <class T> FUSOR_HD T operator()(const T& a) const {
+    using std::abs;
+    using std::exp;
+    using std::sqrt;
+    const double x = abs(double(a));
+    if (x != x) return a;
+    if (x > 1500.0) return std::numeric_limits<T>::infinity();  // e^x overflows double from 710 on
+    if (x <= 30.0) {
+      const double h = 0.25 * x * x;
+      double term = 1.0, total = 1.0;
+      for (int k = 1; k < 500 && term > 1e-17 * total; ++k) {
+        term *= h / (double(k) * double(k));
+        total += term;
+      }
+      return static_cast<T>(total);
+    }
+    // e^x / sqrt(2 pi x) * sum_k prod_{j<=k} (2j - 1)^2 / (k! (8x)^k); exp(x/2) twice keeps 710 < x < 1420 finite
+    double term = 1.0, total = 1.0;
+    for (int k = 1; k < 60; ++k) {
+      term *= double(2 * k - 1) * double(2 * k - 1) / (double(k) * 8.0 * x);
+      total += term;
+      if (term < 1e-17 * total) break;
+    }
+    const double half = exp(0.5 * x);
+    return static_cast<T>(half * (total / sqrt(2.0 * detail::pi_v * x)) * half);
+  }
+};
+
+/// isclose(a, b): |a - b| <= atol + rtol |b| for finite values; infinities equal only to
+/// themselves; NaN equal to NaN only when equal_nan (np.isclose). Computed in floating point.
+struct isclose_fn : float_policy {
+  double rtol = 1e-5, atol = 1e-8;
+  bool equal_nan = false;
+  template <class T> FUSOR_HD bool operator()(const T& a, const T& b) const {
+    using std::abs;
+    if (detail::is_nan(a) || detail::is_nan(b)) return equal_nan && detail::is_nan(a) && detail::is_nan(b);
+    if (a == b) return true;  // also equal infinities
+    using R = real_t<T>;  // in the operands' precision, as NumPy does with Python float tolerances
+    const R d = abs(a - b), mb = abs(b);
+    if (!(mb < std::numeric_limits<R>::infinity()) || !(R(abs(a)) < std::numeric_limits<R>::infinity())) return false;
+    return d <= R(atol) + R(rtol) * mb;
   }
 };
 

@@ -5,6 +5,7 @@
 // Misuse that the types reveal fails to compile here, with a sentence: mixing backends,
 // arithmetic on two bool operands, ordering or rounding complex numbers, bitwise ops on floats.
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -55,6 +56,9 @@ constexpr void check_operand_types() {
   static_assert(!(F::integral_only && !std::is_integral_v<C>),
                 "fusor: bitwise operations (& | ^ ~ << >>) need integer or bool operands; "
                 "use logical_and / logical_or for conditions, or astype<std::int64_t>() for numbers");
+  static_assert(!(F::integer_math_only && (!std::is_integral_v<C> || std::is_same_v<C, bool>)),
+                "fusor: gcd and lcm need integer operands (not bool, floating or complex); "
+                "convert with astype<std::int64_t>() first");
 }
 
 template <class... B>
@@ -75,11 +79,11 @@ constexpr bool backends_agree() {
                 "in one expression; move one operand first with to<cpu>(x) or to<cuda>(x)")
 
 template <class F, class A>
-auto make_unary(const A& a) {
+auto make_unary(const A& a, const F& f = F{}) {
   static_assert(expression<A>, "fusor: the operand must be a fusor array or expression");
   using NA = node_t<A>;
   check_operand_types<F, value_t<NA>>();
-  return unary_expr<F, NA>{F{}, to_node(a)};
+  return unary_expr<F, NA>{f, to_node(a)};
 }
 
 // The third operand of where/clip may be the only non-scalar one; find one to type scalars by.
@@ -88,7 +92,7 @@ using first_expression_t =
     std::conditional_t<expression<A>, A, std::conditional_t<expression<B>, B, C>>;
 
 template <class F, class A, class B>
-auto make_plain_binary(const A& a, const B& b) {
+auto make_plain_binary(const A& a, const B& b, const F& f = F{}) {
   using Ref = first_expression_t<A, B, B>;
   auto na = operand_node<A, Ref>(a);
   auto nb = operand_node<B, Ref>(b);
@@ -96,7 +100,7 @@ auto make_plain_binary(const A& a, const B& b) {
   using NB = decltype(nb);
   FUSOR_CHECK_BACKENDS(backend_of_t<NA>, backend_of_t<NB>);
   check_operand_types<F, value_t<NA>, value_t<NB>>();
-  return binary_expr<F, NA, NB>{F{}, na, nb};
+  return binary_expr<F, NA, NB>{f, na, nb};
 }
 
 template <class F>
@@ -256,6 +260,16 @@ FUSOR_UNARY_FUNCTION(arg, arg_fn)
 FUSOR_UNARY_FUNCTION(cis, cis_fn)
 FUSOR_UNARY_FUNCTION(logical_not, logical_not_fn)
 FUSOR_UNARY_FUNCTION(bitwise_not, bit_not_fn)
+FUSOR_UNARY_FUNCTION(reciprocal, reciprocal_fn)
+FUSOR_UNARY_FUNCTION(signbit, signbit_fn)
+FUSOR_UNARY_FUNCTION(rint, rint_fn)
+FUSOR_UNARY_FUNCTION(fix, trunc_fn)  // np.fix rounds toward zero: trunc, integers kept
+FUSOR_UNARY_FUNCTION(deg2rad, deg2rad_fn)
+FUSOR_UNARY_FUNCTION(rad2deg, rad2deg_fn)
+FUSOR_UNARY_FUNCTION(radians, deg2rad_fn)
+FUSOR_UNARY_FUNCTION(degrees, rad2deg_fn)
+FUSOR_UNARY_FUNCTION(sinc, sinc_fn)
+FUSOR_UNARY_FUNCTION(i0, i0_fn)
 #undef FUSOR_UNARY_FUNCTION
 
 #define FUSOR_BINARY_FUNCTION(NAME, FN)      \
@@ -287,7 +301,52 @@ FUSOR_BINARY_FUNCTION(bitwise_or, bit_or_fn)
 FUSOR_BINARY_FUNCTION(bitwise_xor, bit_xor_fn)
 FUSOR_BINARY_FUNCTION(left_shift, left_shift_fn)
 FUSOR_BINARY_FUNCTION(right_shift, right_shift_fn)
+FUSOR_BINARY_FUNCTION(hypot, hypot_fn)
+FUSOR_BINARY_FUNCTION(copysign, copysign_fn)
+FUSOR_BINARY_FUNCTION(fmod, fmod_fn)
+FUSOR_BINARY_FUNCTION(remainder, mod_fn)  // np.remainder is Python's %: the divisor's sign
+FUSOR_BINARY_FUNCTION(gcd, gcd_fn)
+FUSOR_BINARY_FUNCTION(lcm, lcm_fn)
+FUSOR_BINARY_FUNCTION(heaviside, heaviside_fn)
+FUSOR_BINARY_FUNCTION(logaddexp, logaddexp_fn)
+FUSOR_BINARY_FUNCTION(logaddexp2, logaddexp2_fn)
 #undef FUSOR_BINARY_FUNCTION
+
+/// The replacements of nan_to_num; unset infinities become the type's largest and lowest values.
+struct nan_to_num_values {
+  double nan = 0.0;
+  std::optional<double> posinf{}, neginf{};
+};
+/// np.nan_to_num(x, nan=0, posinf=None, neginf=None), lazily: nan_to_num(x, {.nan = -1, .posinf = 1e30}).
+template <expression A>
+auto nan_to_num(const A& a, const nan_to_num_values& v = {}) {
+  nan_to_num_fn f;
+  f.nan = v.nan;
+  f.has_posinf = v.posinf.has_value();
+  f.posinf = v.posinf.value_or(0.0);
+  f.has_neginf = v.neginf.has_value();
+  f.neginf = v.neginf.value_or(0.0);
+  return detail::make_unary<nan_to_num_fn>(a, f);
+}
+
+/// The tolerances of isclose and allclose (NumPy's defaults).
+struct tolerance {
+  double rtol = 1e-5, atol = 1e-8;
+  bool equal_nan = false;
+};
+/// np.isclose(a, b, rtol, atol, equal_nan), lazily (a bool expression): isclose(a, b, {.rtol = 1e-6}).
+template <class A, class B>
+  requires detail::operand_pair<A, B>
+auto isclose(const A& a, const B& b, const tolerance& t = {}) {
+  if (!(t.rtol >= 0) || !(t.atol >= 0))
+    throw value_error("fusor: isclose expects non-negative tolerances, got rtol = " + std::to_string(t.rtol) +
+                      " and atol = " + std::to_string(t.atol));
+  isclose_fn f;
+  f.rtol = t.rtol;
+  f.atol = t.atol;
+  f.equal_nan = t.equal_nan;
+  return detail::make_plain_binary<isclose_fn>(a, b, f);
+}
 
 namespace detail {
 /// NumPy raises for an integer raised to a negative integer power (a ValueError, whatever the base).

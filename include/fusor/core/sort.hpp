@@ -1,11 +1,14 @@
 #pragma once
-// Sorting and searching along an axis: sort, stable argsort, topk (k << n without a full sort),
+// Sorting and searching along an axis: sort, stable argsort, partition and argpartition
+// (selection), topk (k << n without a full sort),
 // unique (with counts, inverse and first indices), searchsorted. Orderings follow NumPy: NaN
 // last, complex by (real, imag). Each works on rows with the axis moved last and contiguous, and
 // calls the backend's algorithms<B>.
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <algorithm>
+#include <vector>
 
 #include "indexing.hpp"
 
@@ -78,6 +81,58 @@ auto argsort(const X& x, int axis = -1) {
   const index_t n = r.shape()[r.ndim() - 1];
   if (r.size() > 0) algorithms<B>::argsort_rows(c.data(), r.size() / n, n, out.data());
   return detail::rows_back(std::move(out), axis);
+}
+
+namespace detail {
+/// kth normalised (negative counts from the end), checked, sorted and without repeats.
+inline std::vector<index_t> normalized_kth(const std::vector<index_t>& kth, index_t n, const char* what) {
+  std::vector<index_t> k;
+  k.reserve(kth.size());
+  for (index_t v : kth) {
+    const index_t w = v < 0 ? v + n : v;
+    if (w < 0 || w >= n)
+      throw value_error(std::string("fusor: ") + what + " expects -" + std::to_string(n) + " <= kth < " +
+                        std::to_string(n) + " (the axis length), got kth = " + std::to_string(v));
+    k.push_back(w);
+  }
+  std::sort(k.begin(), k.end());
+  k.erase(std::unique(k.begin(), k.end()), k.end());
+  return k;
+}
+}  // namespace detail
+
+/// np.partition: a copy in which the elements at positions kth (one or several, negative from
+/// the end) along the axis are where a sort would put them, every smaller element before and
+/// every larger after (NaN last). Selection (O(n) per row) on cpu, not a sort.
+template <class X>
+auto partition(const X& x, const std::vector<index_t>& kth, int axis = -1) {
+  auto r = detail::rows_last(x, axis);
+  using T = value_t<decltype(r)>;
+  using B = backend_of_t<decltype(r)>;
+  const index_t n = r.shape()[r.ndim() - 1];
+  const auto k = detail::normalized_kth(kth, n, "partition");
+  if (r.size() > 0) algorithms<B>::template partition_rows<T>(r.data(), r.size() / n, n, k.data(), index_t(k.size()));
+  return detail::rows_back(std::move(r), axis);
+}
+template <class X>
+auto partition(const X& x, index_t kth, int axis = -1) {
+  return partition(x, std::vector<index_t>{kth}, axis);
+}
+/// np.argpartition: int64 indices that would partition x along the axis (ties in any order).
+template <class X>
+auto argpartition(const X& x, const std::vector<index_t>& kth, int axis = -1) {
+  const auto c = detail::rows_last_readonly(x, axis);
+  const auto r = c.view();
+  using B = backend_of_t<decltype(r)>;
+  array<std::int64_t, B> out(r.shape());
+  const index_t n = r.shape()[r.ndim() - 1];
+  const auto k = detail::normalized_kth(kth, n, "argpartition");
+  if (r.size() > 0) algorithms<B>::argpartition_rows(c.data(), r.size() / n, n, k.data(), index_t(k.size()), out.data());
+  return detail::rows_back(std::move(out), axis);
+}
+template <class X>
+auto argpartition(const X& x, index_t kth, int axis = -1) {
+  return argpartition(x, std::vector<index_t>{kth}, axis);
 }
 
 /// The result of topk: values and their int64 indices along the axis, best first.

@@ -15,6 +15,7 @@
 #include "../../core/algorithms_fwd.hpp"
 #include "../../core/backend.hpp"
 #include "../../core/dtype.hpp"
+#include "../../core/order_statistics.hpp"
 
 namespace fusor {
 
@@ -41,6 +42,21 @@ bool sort_less(const T& a, const T& b) {
 template <class T>
 bool sort_equal(const T& a, const T& b) {
   return !sort_less(a, b) && !sort_less(b, a);
+}
+/// Puts the elements of row[0, m) that belong at the sorted positions pos (ascending, distinct)
+/// there, each smaller one before it and each larger after: nth_element on what is left right of
+/// the previous position, or one minimum search when the position is the next one (a quantile's
+/// two neighbours). O(m) expected for a few positions.
+template <class It, class Less>
+void select_positions(It row, index_t m, const index_t* pos, index_t npos, Less less) {
+  index_t start = 0;
+  for (index_t i = 0; i < npos; ++i) {
+    const index_t k = pos[i];
+    if (k < start || k >= m) continue;
+    if (k == start) std::iter_swap(row + k, std::min_element(row + k, row + m, less));
+    else std::nth_element(row + start, row + k, row + m, less);
+    start = k + 1;
+  }
 }
 }  // namespace detail
 
@@ -132,6 +148,51 @@ struct algorithms<cpu> {
 #pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
     for (index_t r = 0; r < rows; ++r)
       std::sort(x + r * n, x + (r + 1) * n, [](const T& a, const T& b) { return detail::sort_less(a, b); });
+  }
+  /// np.partition of each row: the elements at the positions kth (ascending, distinct, in range)
+  /// are those a sort would put there; smaller ones before, larger after. Selection, no sort.
+  template <class T>
+  static void partition_rows(T* x, index_t rows, index_t n, const index_t* kth, index_t nk) {
+#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+    for (index_t r = 0; r < rows; ++r)
+      detail::select_positions(x + r * n, n, kth, nk, [](const T& a, const T& b) { return detail::sort_less(a, b); });
+  }
+  /// np.argpartition of each row: the indices that would partition it (ties in any order, as in NumPy).
+  template <class T>
+  static void argpartition_rows(const T* x, index_t rows, index_t n, const index_t* kth, index_t nk, std::int64_t* out) {
+#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+    for (index_t r = 0; r < rows; ++r) {
+      std::int64_t* o = out + r * n;
+      const T* row = x + r * n;
+      std::iota(o, o + n, std::int64_t{0});
+      detail::select_positions(o, n, kth, nk,
+                               [row](std::int64_t a, std::int64_t b) { return detail::sort_less(row[a], row[b]); });
+    }
+  }
+  /// For quantiles: arranges each row so that the order statistics NumPy's `method` reads for
+  /// the quantiles qs, over the row's valid[r] non-NaN values, sit at their sorted positions, the
+  /// NaNs after them (rows whose quantile is NaN anyway are left as they are). Selection: O(n)
+  /// per row for a few quantiles, where a sort is O(n log n).
+  template <class T>
+  static void select_quantiles(T* x, index_t rows, index_t n, const std::int64_t* valid, const double* qs, index_t nq,
+                               quantile_method method, bool skip_nan) {
+#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+    for (index_t r = 0; r < rows; ++r) {
+      T* row = x + r * n;
+      const index_t m = valid[r];
+      if (m == 0 || (!skip_nan && m < n)) continue;
+      if (m < n) std::partition(row, row + n, [](const T& v) { return !detail::is_nan_element(v); });
+      std::vector<index_t> need;
+      need.reserve(std::size_t(2 * nq));
+      for (index_t i = 0; i < nq; ++i) {
+        const auto p = detail::quantile_at(qs[i], m, method);
+        need.push_back(p.lo);
+        need.push_back(p.hi);
+      }
+      std::sort(need.begin(), need.end());
+      need.erase(std::unique(need.begin(), need.end()), need.end());
+      detail::select_positions(row, m, need.data(), index_t(need.size()), [](const T& a, const T& b) { return a < b; });
+    }
   }
   /// Stable argsort of each row: std::sort on (value, index), which orders equal values by
   /// position, so no merge buffer is needed.

@@ -4,7 +4,7 @@
 //
 // On the device: gather and scatter (kernels), index wrapping, count_nonzero (a fused
 // reduction), compress (Thrust copy_if), sort/argsort/topk (Thrust's radix/merge sorts per
-// row), cumulative sums and products (Thrust scans per row).
+// row; partition, argpartition and the quantiles' selection sort their rows too), cumulative sums and products (Thrust scans per row).
 // Through one host round trip (the same code as the cpu, so the same results): nonzero's flat
 // positions, unique's run counting, searchsorted, bincount, histogram and masked expand. These
 // copy their inputs to the host and their outputs back; a device version of each is future work.
@@ -208,6 +208,21 @@ struct algorithms<cuda> {
     D* d = reinterpret_cast<D*>(x);
     for (index_t r = 0; r < rows; ++r)
       thrust::sort(detail::cuda_algo::policy(), d + r * n, d + (r + 1) * n, detail::cuda_algo::less_fn<D>{});
+  }
+  /// Partitions, argpartitions and the quantiles' order statistics: a sort is all three (the
+  /// rows sorted with NaN last satisfy each contract); a device selection is future work.
+  template <class T>
+  static void partition_rows(T* x, index_t rows, index_t n, const index_t*, index_t) {
+    sort_rows(x, rows, n);
+  }
+  template <class T>
+  static void argpartition_rows(const T* x, index_t rows, index_t n, const index_t*, index_t, std::int64_t* out) {
+    argsort_rows(x, rows, n, out);
+  }
+  template <class T>
+  static void select_quantiles(T* x, index_t rows, index_t n, const std::int64_t*, const double*, index_t,
+                               quantile_method, bool) {
+    sort_rows(x, rows, n);
   }
   /// Stable: a stable sort of (value copy, position) pairs per row.
   template <class T>

@@ -1,0 +1,547 @@
+// NumPy-completeness bodies written once and instantiated per backend: the elementwise functions
+// NumPy has beyond the engine's first set, isclose and the whole-array comparisons, order
+// statistics (median, quantile, percentile, by selection), partition, and the NaN-ignoring
+// reductions. tests/test_numpy.cpp runs them on cpu (in the test_sort program), test_core_cuda.cu
+// on cuda. References are plain loops over a full std::sort, the C++ library's functions
+// (std::cyl_bessel_i for i0, std::gcd) in long double, and hand-computed cases; NumPy's own
+// numbers come from the fixtures in tests/data/stats (tests/test_numpy.cpp, cpu).
+//
+// The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
+#include "../common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace npbody {
+
+using fusor::index_t;
+using B = TEST_BACKEND;
+using test::host_values;
+#if defined(__CUDACC__)
+using ref_t = double;
+#else
+using ref_t = long double;
+#endif
+
+template <class T>
+fusor::array<T, B> dev(const std::vector<T>& v, const fusor::extents& shape) {
+  return test::on<B>(v, shape);
+}
+template <class T>
+fusor::array<T, B> dev(const std::vector<T>& v) {
+  return test::on<B>(v);
+}
+template <class T>
+std::vector<index_t> sizes() {
+  return test::edge_sizes<T>(false);  // 0, 1, W-1, W, W+1, 3W+5
+}
+inline constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double inf = std::numeric_limits<double>::infinity();
+
+/// f(x) on every edge size, contiguous and every other element of a buffer, against ref per element.
+template <class T, class F, class Ref>
+void check_unary(const char* name, F f, Ref ref, double lo, double hi, double tol) {
+  for (index_t n : sizes<T>()) {
+    const auto v = test::values<T>(n, lo, hi, std::uint64_t(n) + 11);
+    std::vector<T> wide(2 * v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) wide[2 * i] = v[i];
+    auto x = dev(v), xw = dev(wide);
+    const auto got = host_values(f(x));
+    const auto got_strided = host_values(f(xw(fusor::range(0, 2 * n, 2))));
+    REQUIRE(got.size() == v.size());
+    REQUIRE(got_strided.size() == v.size());
+    index_t bad = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      using R = typename decltype(got)::value_type;
+      const R want = static_cast<R>(ref(v[i]));
+      if (!test::close(got[i], want, tol) || !test::close(got_strided[i], want, tol)) {
+        if (bad++ == 0) {
+          INFO(name, " n=", n, " x=", double(v[i]), " got ", double(got[i]), " want ", double(want));
+          CHECK(false);
+        }
+      }
+    }
+    CHECK(bad == 0);
+  }
+}
+/// f(x, y) against ref per element, on every edge size.
+template <class T, class F, class Ref>
+void check_binary(const char* name, F f, Ref ref, double lo, double hi, double tol) {
+  for (index_t n : sizes<T>()) {
+    const auto v = test::values<T>(n, lo, hi, std::uint64_t(n) + 21), w = test::values<T>(n, lo, hi, std::uint64_t(n) + 22);
+    const auto got = host_values(f(dev(v), dev(w)));
+    REQUIRE(got.size() == v.size());
+    index_t bad = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      using R = typename decltype(got)::value_type;
+      const R want = static_cast<R>(ref(v[i], w[i]));
+      if (!test::close(got[i], want, tol) && bad++ == 0) {
+        INFO(name, " n=", n, " x=", double(v[i]), " y=", double(w[i]), " got ", double(got[i]), " want ", double(want));
+        CHECK(false);
+      }
+    }
+    CHECK(bad == 0);
+  }
+}
+
+/// NumPy's quantile written out from its documentation over a fully sorted copy: the reference
+/// for the selection code (which never sorts on cpu).
+inline double ref_quantile(std::vector<double> v, double q, fusor::quantile_method m, bool skip_nan) {
+  if (skip_nan) v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }), v.end());
+  if (v.empty()) return nan;
+  for (double x : v)
+    if (std::isnan(x)) return nan;
+  std::sort(v.begin(), v.end());
+  const double idx = q * double(v.size() - 1);
+  const double lo = std::floor(idx), hi = std::ceil(idx);
+  const double a = v[std::size_t(lo)], b = v[std::size_t(hi)];
+  switch (m) {
+    case fusor::quantile_method::lower: return a;
+    case fusor::quantile_method::higher: return b;
+    case fusor::quantile_method::nearest: return v[std::size_t(std::nearbyint(idx))];
+    case fusor::quantile_method::midpoint: return lo == hi ? a : (a + b) / 2;
+    default: return lo == hi ? a : a + (b - a) * (idx - lo);
+  }
+}
+
+}  // namespace npbody
+
+using namespace fusor;
+using test::host_values;
+
+TEST_CASE_TEMPLATE("NumPy's further elementwise functions against the C++ library", T, float, double) {
+  using R = npbody::ref_t;
+  const double tol = test::ulps<T>(8);
+  npbody::check_unary<T>("reciprocal", [](const auto& a) { return reciprocal(a); }, [](T x) { return R(1) / R(x); }, 0.1, 9, tol);
+  npbody::check_unary<T>("rint", [](const auto& a) { return rint(a); }, [](T x) { return std::nearbyint(x); }, -9, 9, 0);
+  npbody::check_unary<T>("fix", [](const auto& a) { return fix(a); }, [](T x) { return std::trunc(x); }, -9, 9, 0);
+  npbody::check_unary<T>("signbit", [](const auto& a) { return signbit(a); }, [](T x) { return std::signbit(x); }, -9, 9, 0);
+  npbody::check_unary<T>("deg2rad", [](const auto& a) { return deg2rad(a); },
+                         [](T x) { return R(x) * std::acos(R(-1)) / 180; }, -720, 720, tol);
+  npbody::check_unary<T>("rad2deg", [](const auto& a) { return degrees(a); },
+                         [](T x) { return R(x) * 180 / std::acos(R(-1)); }, -7, 7, tol);
+  npbody::check_unary<T>("sinc", [](const auto& a) { return sinc(a); },
+                         [](T x) {
+                           const R y = std::acos(R(-1)) * R(x);
+                           return x == 0 ? R(1) : std::sin(y) / y;
+                         },
+                         -6, 6, 64 * test::ulps<T>(1));
+  // i0 against the C++17 special function, across both of its formulas (the series to 30, the
+  // asymptotic series beyond)
+  npbody::check_unary<T>("i0", [](const auto& a) { return i0(a); }, [](T x) { return std::cyl_bessel_i(R(0), std::abs(R(x))); },
+                         -60, 60, test::ulps<T>(16));
+  npbody::check_binary<T>("hypot", [](const auto& a, const auto& b) { return hypot(a, b); },
+                          [](T x, T y) { return std::sqrt(R(x) * R(x) + R(y) * R(y)); }, -1e3, 1e3, tol);
+  npbody::check_binary<T>("copysign", [](const auto& a, const auto& b) { return copysign(a, b); },
+                          [](T x, T y) { return std::copysign(x, y); }, -9, 9, 0);
+  npbody::check_binary<T>("fmod", [](const auto& a, const auto& b) { return fmod(a, b); },
+                          [](T x, T y) { return std::fmod(x, y); }, -9, 9, 0);
+  npbody::check_binary<T>("remainder", [](const auto& a, const auto& b) { return remainder(a, b); },
+                          [](T x, T y) {  // Python's %: the divisor's sign
+                            const T r = std::fmod(x, y);
+                            return (r != 0 && ((r < 0) != (y < 0))) ? T(r + y) : r;
+                          },
+                          -9, 9, tol);
+  npbody::check_binary<T>("logaddexp", [](const auto& a, const auto& b) { return logaddexp(a, b); },
+                          [](T x, T y) { return std::log(std::exp(R(x)) + std::exp(R(y))); }, -30, 30, tol);
+  npbody::check_binary<T>("logaddexp2", [](const auto& a, const auto& b) { return logaddexp2(a, b); },
+                          [](T x, T y) { return std::log2(std::exp2(R(x)) + std::exp2(R(y))); }, -30, 30, tol);
+  npbody::check_binary<T>("heaviside", [](const auto& a, const auto& b) { return heaviside(floor(a), b); },
+                          [](T x, T y) { return std::floor(x) < 0 ? T(0) : (std::floor(x) > 0 ? T(1) : y); }, -2, 2, 0);
+
+  // special values, as NumPy gives them
+  const std::vector<T> sv{T(0), T(-0.0), T(npbody::inf), T(-npbody::inf), T(npbody::nan), T(1), T(-2.5)};
+  const auto x = npbody::dev(sv);
+  const auto sinc_v = host_values(sinc(x));
+  CHECK(sinc_v[0] == 1);
+  CHECK(sinc_v[1] == 1);
+  CHECK(std::isnan(sinc_v[4]));
+  const auto sb = host_values(signbit(x));
+  CHECK(sb == std::vector<bool>{false, true, false, true, false, false, true});
+  const auto i0v = host_values(i0(x));
+  CHECK(i0v[0] == 1);
+  CHECK(std::isinf(i0v[2]));
+  CHECK(std::isinf(i0v[3]));
+  CHECK(std::isnan(i0v[4]));
+  const auto la = host_values(logaddexp(x, x));
+  CHECK(la[2] == T(npbody::inf));   // inf + inf: no NaN from inf - inf
+  CHECK(la[3] == T(-npbody::inf));  // log(0 + 0)
+  CHECK(std::isnan(la[4]));
+  CHECK(host_values(logaddexp2(x, x))[5] == 2);
+  const auto hv = host_values(heaviside(x, T(0.5)));
+  CHECK(hv[0] == T(0.5));
+  CHECK(hv[2] == 1);
+  CHECK(hv[3] == 0);
+  CHECK(std::isnan(hv[4]));
+  const auto nn = host_values(nan_to_num(x));
+  CHECK(nn[2] == std::numeric_limits<T>::max());
+  CHECK(nn[3] == std::numeric_limits<T>::lowest());
+  CHECK(nn[4] == 0);
+  CHECK(nn[6] == T(-2.5));
+  const auto nc = host_values(nan_to_num(x, {.nan = -1, .posinf = 7, .neginf = -7}));
+  CHECK(nc[2] == 7);
+  CHECK(nc[3] == -7);
+  CHECK(nc[4] == -1);
+  CHECK(host_values(copysign(x, T(-1)))[0] == 0);
+  CHECK(std::signbit(host_values(copysign(x, T(-1)))[0]));
+  CHECK(std::isnan(host_values(fmod(x, T(0)))[5]));  // x fmod 0 is NaN for floats
+  CHECK(host_values(hypot(x, T(npbody::nan)))[2] == T(npbody::inf));  // hypot(inf, NaN) = inf (C and NumPy)
+  CHECK(host_values(reciprocal(x))[1] == T(-npbody::inf));
+}
+
+TEST_CASE("NumPy's further elementwise functions on integers, and their result types") {
+  for (index_t n : npbody::sizes<std::int32_t>()) {
+    const auto a = test::values<std::int32_t>(n, -1000, 1000, 31), b = test::values<std::int32_t>(n, -60, 60, 32);
+    const auto g = host_values(gcd(npbody::dev(a), npbody::dev(b)));
+    const auto l = host_values(lcm(npbody::dev(a), npbody::dev(b)));
+    const auto fm = host_values(fmod(npbody::dev(a), npbody::dev(b)));
+    const auto rc = host_values(reciprocal(npbody::dev(b)));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CHECK(g[i] == std::gcd(a[i], b[i]));  // std::gcd and std::lcm of the magnitudes
+      CHECK(l[i] == std::lcm(a[i], b[i]));
+      CHECK(fm[i] == (b[i] == 0 ? 0 : a[i] % b[i]));
+      CHECK(rc[i] == (b[i] == 0 ? 0 : 1 / b[i]));
+    }
+  }
+  const auto big = npbody::dev(std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(), 0, -12, 18});
+  const auto gb = host_values(gcd(big, std::int64_t(0)));
+  CHECK(gb[1] == 0);
+  CHECK(gb[2] == 12);
+  CHECK(host_values(lcm(big, std::int64_t(4)))[3] == 36);
+  // NumPy's result types: rint and hypot of integers are float64; fix and signbit keep integers
+  const auto iv = npbody::dev(std::vector<std::int32_t>{-3, 0, 4});
+  static_assert(std::is_same_v<value_t<decltype(rint(iv))>, double>);
+  static_assert(std::is_same_v<value_t<decltype(hypot(iv, iv))>, double>);
+  static_assert(std::is_same_v<value_t<decltype(fix(iv))>, std::int32_t>);
+  static_assert(std::is_same_v<value_t<decltype(signbit(iv))>, bool>);
+  static_assert(std::is_same_v<value_t<decltype(gcd(iv, iv))>, std::int32_t>);
+  static_assert(std::is_same_v<value_t<decltype(hypot(npbody::dev(std::vector<float>{1}), 2.0))>, float>);
+  CHECK(host_values(hypot(iv, 4)) == std::vector<double>{5, 4, std::sqrt(32.0)});
+  CHECK(host_values(signbit(iv)) == std::vector<bool>{true, false, false});
+  CHECK(host_values(nan_to_num(iv)) == std::vector<std::int32_t>{-3, 0, 4});
+}
+
+TEST_CASE("isclose, allclose, array_equal and array_equiv follow NumPy's rules") {
+  const std::vector<double> av{1.0, 1e10, 1e-8, npbody::inf, -npbody::inf, npbody::nan, 0.0, 1.0};
+  const std::vector<double> bv{1.0 + 1e-6, 1.00001e10, 0.0, npbody::inf, npbody::inf, npbody::nan, 1e-9, 1.1};
+  const auto a = npbody::dev(av), b = npbody::dev(bv);
+  CHECK(host_values(isclose(a, b)) == std::vector<bool>{true, true, true, true, false, false, true, false});
+  CHECK(host_values(isclose(a, b, {.equal_nan = true}))[5]);
+  CHECK(host_values(isclose(a, b, {.rtol = 0, .atol = 0})) ==
+        std::vector<bool>{false, false, false, true, false, false, false, false});
+  CHECK(host_values(isclose(a, b, {.rtol = 0.2}))[7]);
+  // the formula is asymmetric: |a - b| <= atol + rtol |b|
+  const auto p = npbody::dev(std::vector<double>{100}), q = npbody::dev(std::vector<double>{110});
+  CHECK(host_values(isclose(p, q, {.rtol = 0.095, .atol = 0}))[0]);
+  CHECK_FALSE(host_values(isclose(q, p, {.rtol = 0.095, .atol = 0}))[0]);
+  CHECK_THROWS_AS((void)isclose(a, b, {.rtol = -1}), value_error);
+  // float32 compares in float32 (NumPy's weak Python-float tolerances)
+  const auto f = npbody::dev(std::vector<float>{1.0f}), g = npbody::dev(std::vector<float>{1.0f + 5e-6f});
+  CHECK(host_values(isclose(f, g))[0]);
+
+  CHECK(allclose(a(range(0, 4)), b(range(0, 4))));
+  CHECK_FALSE(allclose(a, b));
+  CHECK(allclose(a(range(0, 4)), b(range(0, 4)), {.rtol = 1e-3}));
+  const auto row = npbody::dev(std::vector<double>{1, 2, 3}), mat = npbody::dev(std::vector<double>{1, 2, 3, 1, 2, 3}, {2, 3});
+  CHECK(allclose(mat, row));  // broadcasting
+  CHECK_THROWS_AS((void)allclose(mat, npbody::dev(std::vector<double>{1, 2})), shape_error);
+  CHECK(allclose(mat, 2.0, {.atol = 1.0}));
+
+  CHECK(array_equal(row, npbody::dev(std::vector<double>{1, 2, 3})));
+  CHECK_FALSE(array_equal(row, mat));  // broadcastable but not the same shape
+  CHECK_FALSE(array_equal(row, npbody::dev(std::vector<double>{1, 2, 4})));
+  const auto withnan = npbody::dev(std::vector<double>{1, npbody::nan});
+  CHECK_FALSE(array_equal(withnan, withnan));
+  CHECK(array_equal(withnan, withnan, true));
+  CHECK(array_equiv(row, mat));
+  CHECK_FALSE(array_equiv(row, npbody::dev(std::vector<double>{1, 2})));  // not broadcastable: false, no error
+  CHECK_FALSE(array_equiv(mat, npbody::dev(std::vector<double>{1, 2, 4})));
+  CHECK(array_equal(npbody::dev(std::vector<double>{}), npbody::dev(std::vector<double>{})));
+}
+
+TEST_CASE("median, quantile and percentile against a full sort, every method, along axes") {
+  using M = quantile_method;
+  const M methods[] = {M::linear, M::lower, M::higher, M::nearest, M::midpoint};
+  const double qs[] = {0.0, 0.1, 0.25, 0.5, 0.7, 0.75, 1.0};
+  // whole arrays: every edge size, odd and even, one and several quantiles
+  for (index_t n : {index_t(1), index_t(2), test::lanes<double> - 1, test::lanes<double> + 1, index_t(33), index_t(1001)}) {
+    CAPTURE(n);
+    const auto v = test::values<double>(n, -50, 50, std::uint64_t(n) + 40);
+    const auto x = npbody::dev(v);
+    CHECK(median(x) == doctest::Approx(npbody::ref_quantile(v, 0.5, M::midpoint, false)).epsilon(1e-14));
+    for (M m : methods) {
+      CAPTURE(int(m));
+      for (double q : qs) {
+        CAPTURE(q);
+        const double want = npbody::ref_quantile(v, q, m, false);
+        CHECK(quantile(x, q, m) == doctest::Approx(want).epsilon(1e-14));
+        CHECK(percentile(x, 100 * q, m) == doctest::Approx(want).epsilon(1e-14));
+      }
+      const auto several = host_values(quantile(x, std::vector<double>(std::begin(qs), std::end(qs)), m));
+      REQUIRE(several.size() == std::size(qs));
+      for (std::size_t k = 0; k < std::size(qs); ++k)
+        CHECK(several[k] == doctest::Approx(npbody::ref_quantile(v, qs[k], m, false)).epsilon(1e-14));
+    }
+    // float keeps float; the input is not modified
+    const auto vf = test::values<float>(n, -50, 50, std::uint64_t(n) + 41);
+    const auto xf = npbody::dev(vf);
+    const float mf = median(xf);
+    std::vector<double> vd(vf.begin(), vf.end());
+    CHECK(mf == doctest::Approx(npbody::ref_quantile(vd, 0.5, M::midpoint, false)).epsilon(1e-6));
+    CHECK(host_values(xf) == vf);
+  }
+  // integers give float64, as in NumPy
+  const auto iv = npbody::dev(std::vector<std::int32_t>{7, -3, 4, 4, 10, 0});
+  static_assert(std::is_same_v<decltype(median(iv)), double>);
+  CHECK(median(iv) == 4.0);
+  CHECK(quantile(iv, 0.9) == doctest::Approx(8.5));
+  CHECK(percentile(iv, 50.0, M::lower) == 4.0);
+  // hand-computed: NumPy's documentation example [[10, 7, 4], [3, 2, 1]]
+  const auto a = npbody::dev(std::vector<double>{10, 7, 4, 3, 2, 1}, {2, 3});
+  CHECK(median(a) == 3.5);
+  CHECK(host_values(median(a, 0)) == std::vector<double>{6.5, 4.5, 2.5});
+  CHECK(host_values(median(a, 1)) == std::vector<double>{7, 2});
+  CHECK(median(a, 1, true).shape() == extents{2, 1});
+  CHECK(percentile(a, 50.0) == 3.5);
+  CHECK(host_values(percentile(a, 50.0, 0)) == std::vector<double>{6.5, 4.5, 2.5});
+  // along every axis of a 3-d array, with keepdims and several quantiles
+  const index_t d0 = 4, d1 = 5, d2 = 7;
+  const auto v3 = test::values<double>(d0 * d1 * d2, -5, 5, 50);
+  const auto x3 = npbody::dev(v3, {d0, d1, d2});
+  const std::vector<double> q3{0.2, 0.5, 0.95};
+  const index_t dims[] = {d0, d1, d2};
+  for (int axis = -3; axis < 3; ++axis) {
+    CAPTURE(axis);
+    const int ax = axis < 0 ? axis + 3 : axis;
+    for (M m : methods) {
+      const auto r = quantile(x3, q3, axis, false, m);
+      const auto rk = quantile(x3, q3, axis, true, m);
+      extents want_shape{3};
+      for (int k = 0; k < 3; ++k)
+        if (k != ax) want_shape.push_back(dims[k]);
+      REQUIRE(r.shape() == want_shape);
+      CHECK(rk.shape()[ax + 1] == 1);
+      const auto got = host_values(r);
+      std::size_t at = 0;
+      for (std::size_t qi = 0; qi < q3.size(); ++qi)
+        for (index_t i = 0; i < (ax == 0 ? d1 : d0); ++i)
+          for (index_t j = 0; j < (ax == 2 ? d1 : d2); ++j) {
+            std::vector<double> line;
+            for (index_t t = 0; t < dims[ax]; ++t) {
+              const index_t idx0 = ax == 0 ? t : i, idx1 = ax == 0 ? i : (ax == 1 ? t : j), idx2 = ax == 2 ? t : j;
+              line.push_back(v3[std::size_t((idx0 * d1 + idx1) * d2 + idx2)]);
+            }
+            CHECK(got[at++] == doctest::Approx(npbody::ref_quantile(line, q3[qi], m, false)).epsilon(1e-14));
+          }
+    }
+  }
+  // empty: NaN (NumPy warns); a 0-d array is one value
+  CHECK(std::isnan(median(npbody::dev(std::vector<double>{}))));
+  CHECK(host_values(median(npbody::dev(std::vector<double>{}, {0, 3}), 0)).size() == 3);
+  CHECK(std::isnan(host_values(median(npbody::dev(std::vector<double>{}, {0, 3}), 0))[0]));
+  CHECK(median(npbody::dev(std::vector<double>{2.5}, extents{})) == 2.5);
+  // bad input: q outside its range, a 0-d array along an axis, an axis out of range
+  CHECK_THROWS_WITH_AS((void)quantile(a, 1.5), "fusor: quantile expects q in [0, 1], got 1.500000", value_error);
+  CHECK_THROWS_WITH_AS((void)percentile(a, -1.0), "fusor: percentile expects q in [0, 100], got -1.000000", value_error);
+  CHECK_THROWS_AS((void)quantile(a, std::vector<double>{0.5, npbody::nan}), value_error);
+  CHECK_THROWS_AS((void)median(npbody::dev(std::vector<double>{1}, extents{}), 0), index_error);
+  CHECK_THROWS_AS((void)median(a, 2), index_error);
+}
+
+TEST_CASE("NaN in order statistics: propagated by the plain forms, ignored by the nan- forms") {
+  using M = quantile_method;
+  const double nan = npbody::nan;
+  const std::vector<double> v{3, nan, 1, 7, nan, 2, 9};
+  const auto x = npbody::dev(v);
+  CHECK(std::isnan(median(x)));
+  CHECK(std::isnan(quantile(x, 0.3)));
+  CHECK(nanmedian(x) == 3.0);
+  for (double q : {0.0, 0.3, 0.5, 0.9, 1.0})
+    for (M m : {M::linear, M::lower, M::higher, M::nearest, M::midpoint})
+      CHECK(nanquantile(x, q, m) == doctest::Approx(npbody::ref_quantile(v, q, m, true)).epsilon(1e-14));
+  CHECK(nanpercentile(x, 25.0) == doctest::Approx(npbody::ref_quantile(v, 0.25, M::linear, true)));
+  // rows: a clean row, a row with NaN, an all-NaN row
+  const auto r = npbody::dev(std::vector<double>{4, 1, 3, 2, nan, 5, 1, 2, nan, nan, nan, nan}, {3, 4});
+  const auto med = host_values(median(r, 1));
+  CHECK(med[0] == 2.5);
+  CHECK(std::isnan(med[1]));
+  CHECK(std::isnan(med[2]));
+  const auto nmed = host_values(nanmedian(r, 1));
+  CHECK(nmed[0] == 2.5);
+  CHECK(nmed[1] == 2.0);
+  CHECK(std::isnan(nmed[2]));
+  const auto np90 = host_values(nanpercentile(r, std::vector<double>{10, 90}, 1));
+  REQUIRE(np90.size() == 6);
+  CHECK(np90[1] == doctest::Approx(npbody::ref_quantile({5, 1, 2}, 0.1, M::linear, true)));
+  CHECK(np90[4] == doctest::Approx(npbody::ref_quantile({5, 1, 2}, 0.9, M::linear, true)));
+  // a large row with scattered NaN, float
+  const index_t n = 100'001;
+  auto vf = test::values<float>(n, -1, 1, 61);
+  for (index_t i = 0; i < n; i += 97) vf[std::size_t(i)] = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<double> vd(vf.begin(), vf.end());
+  CHECK(nanmedian(npbody::dev(vf)) == doctest::Approx(npbody::ref_quantile(vd, 0.5, M::midpoint, true)).epsilon(1e-6));
+  CHECK(std::isnan(median(npbody::dev(vf))));
+}
+
+TEST_CASE("partition and argpartition: the kth elements in sorted place, smaller before, larger after") {
+  for (index_t n : {index_t(1), index_t(2), test::lanes<float> - 1, test::lanes<float> + 1, index_t(37), index_t(2001)}) {
+    CAPTURE(n);
+    auto v = test::values<float>(n, -10, 10, std::uint64_t(n) + 70);
+    if (n > 5) v[3] = std::numeric_limits<float>::quiet_NaN();  // NaN sorts last
+    auto sorted = v;
+    std::sort(sorted.begin(), sorted.end(), [](float a, float b) { return a < b || (!std::isnan(a) && std::isnan(b)); });
+    const auto x = npbody::dev(v);
+    const std::vector<index_t> kths{0, n / 3, n / 2, n - 1};
+    for (index_t k : kths) {
+      CAPTURE(k);
+      const auto p = host_values(partition(x, k));
+      const auto ap = host_values(argpartition(x, k));
+      REQUIRE(p.size() == v.size());
+      CHECK(test::close(p[std::size_t(k)], sorted[std::size_t(k)], 0));
+      CHECK(test::close(v[std::size_t(ap[std::size_t(k)])], sorted[std::size_t(k)], 0));
+      for (index_t i = 0; i < n; ++i) {
+        const float pi = p[std::size_t(i)], ai = v[std::size_t(ap[std::size_t(i)])], pk = p[std::size_t(k)];
+        if (i < k) {
+          CHECK_FALSE(pi > pk);
+          CHECK_FALSE(ai > pk);
+        }
+        if (i > k) {
+          CHECK_FALSE(pi < pk);
+          CHECK_FALSE(ai < pk);
+        }
+      }
+      // the same multiset, and argpartition a permutation
+      auto ps = p;
+      std::sort(ps.begin(), ps.end(), [](float a, float b) { return a < b || (!std::isnan(a) && std::isnan(b)); });
+      for (std::size_t i = 0; i < ps.size(); ++i) CHECK(test::close(ps[i], sorted[i], 0));
+      auto perm = ap;
+      std::sort(perm.begin(), perm.end());
+      for (std::size_t i = 0; i < perm.size(); ++i) CHECK(perm[i] == std::int64_t(i));
+    }
+    // several kth at once, negative ones counted from the end
+    const auto pm = host_values(partition(x, std::vector<index_t>{0, -1, n / 2}));
+    CHECK(test::close(pm[0], sorted[0], 0));
+    CHECK(test::close(pm[std::size_t(n - 1)], sorted[std::size_t(n - 1)], 0));
+    CHECK(test::close(pm[std::size_t(n / 2)], sorted[std::size_t(n / 2)], 0));
+  }
+  // along an axis of a 2-d integer array
+  const auto m = npbody::dev(std::vector<std::int64_t>{5, 1, 4, 9, 2, 8, 3, 7}, {2, 4});
+  const auto p0 = partition(m, 1, 0), p1 = partition(m, 2, 1);
+  const auto h1 = host_values(p1);
+  CHECK(h1[2] == 5);
+  CHECK(h1[6] == 7);
+  CHECK(host_values(p0) == std::vector<std::int64_t>{2, 1, 3, 7, 5, 8, 4, 9});
+  const auto a0 = host_values(argpartition(m, 0, 0));
+  CHECK(a0 == std::vector<std::int64_t>{1, 0, 1, 1, 0, 1, 0, 0});
+  // bad kth, 0-d input
+  CHECK_THROWS_WITH_AS((void)partition(m, 4), "fusor: partition expects -4 <= kth < 4 (the axis length), got kth = 4", value_error);
+  CHECK_THROWS_AS((void)argpartition(m, -5), value_error);
+  CHECK_THROWS_AS((void)partition(npbody::dev(std::vector<double>{}), 0), value_error);
+  CHECK_THROWS_AS((void)partition(npbody::dev(std::vector<double>{1}, extents{}), 0), shape_error);
+}
+
+TEST_CASE("the nan- reductions, ptp and average against plain loops") {
+  const double nan = npbody::nan;
+  const index_t rows = 5, cols = 9;
+  auto v = test::values<double>(rows * cols, -4, 4, 80);
+  for (std::size_t i = 0; i < v.size(); i += 4) v[i] = nan;
+  for (index_t c = 0; c < cols; ++c) v[std::size_t(2 * cols + c)] = nan;  // row 2 all NaN
+  const auto x = npbody::dev(v, {rows, cols});
+  // whole
+  double s = 0, p = 1, mx = -npbody::inf, mn = npbody::inf;
+  index_t cnt = 0, amx = -1, amn = -1;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isnan(v[i])) {
+      s += v[i], p *= v[i], cnt += 1;
+      if (v[i] > mx) mx = v[i], amx = index_t(i);
+      if (v[i] < mn) mn = v[i], amn = index_t(i);
+    }
+  double ss = 0;
+  for (double e : v)
+    if (!std::isnan(e)) ss += (e - s / double(cnt)) * (e - s / double(cnt));
+  CHECK(nansum(x) == doctest::Approx(s).epsilon(1e-13));
+  CHECK(nanprod(x) == doctest::Approx(p).epsilon(1e-12));
+  CHECK(nanmean(x) == doctest::Approx(s / double(cnt)).epsilon(1e-13));
+  CHECK(nanvar(x) == doctest::Approx(ss / double(cnt)).epsilon(1e-13));
+  CHECK(nanvar(x, ddof(1)) == doctest::Approx(ss / double(cnt - 1)).epsilon(1e-13));
+  CHECK(nanstd(x) == doctest::Approx(std::sqrt(ss / double(cnt))).epsilon(1e-13));
+  CHECK(nanmax(x) == mx);
+  CHECK(nanmin(x) == mn);
+  CHECK(nanargmax(x) == amx);
+  CHECK(nanargmin(x) == amn);
+  // along each axis, keepdims; the all-NaN row gives NaN (sum 0, as NumPy)
+  const auto rs = host_values(nansum(x, 1)), rm = host_values(nanmean(x, 1)), rv = host_values(nanvar(x, -1, ddof(1))),
+             rx = host_values(nanmax(x, 1)), rn = host_values(nanmin(x, 1, true)), rsd = host_values(nanstd(x, 1));
+  CHECK(nanmean(x, 1, true).shape() == extents{rows, 1});
+  for (index_t r = 0; r < rows; ++r) {
+    CAPTURE(r);
+    double rsum = 0, rmax = -npbody::inf, rmin = npbody::inf;
+    index_t rc = 0;
+    for (index_t c = 0; c < cols; ++c) {
+      const double e = v[std::size_t(r * cols + c)];
+      if (!std::isnan(e)) rsum += e, rc += 1, rmax = std::max(rmax, e), rmin = std::min(rmin, e);
+    }
+    double rss = 0;
+    for (index_t c = 0; c < cols; ++c) {
+      const double e = v[std::size_t(r * cols + c)];
+      if (!std::isnan(e)) rss += (e - rsum / double(rc)) * (e - rsum / double(rc));
+    }
+    CHECK(rs[std::size_t(r)] == doctest::Approx(rsum));
+    if (rc == 0) {
+      CHECK(std::isnan(rm[std::size_t(r)]));
+      CHECK(std::isnan(rv[std::size_t(r)]));
+      CHECK(std::isnan(rx[std::size_t(r)]));
+      CHECK(std::isnan(rn[std::size_t(r)]));
+    } else {
+      CHECK(rm[std::size_t(r)] == doctest::Approx(rsum / double(rc)));
+      CHECK(rv[std::size_t(r)] == doctest::Approx(rss / double(rc - 1)));
+      CHECK(rsd[std::size_t(r)] == doctest::Approx(std::sqrt(rss / double(rc))));
+      CHECK(rx[std::size_t(r)] == rmax);
+      CHECK(rn[std::size_t(r)] == rmin);
+    }
+  }
+  const auto cs = host_values(nanargmax(x, 0));
+  for (index_t c = 0; c < cols; ++c) {
+    index_t best = -1;
+    for (index_t r = 0; r < rows; ++r) {
+      const double e = v[std::size_t(r * cols + c)];
+      if (!std::isnan(e) && (best < 0 || e > v[std::size_t(best * cols + c)])) best = r;
+    }
+    CHECK(cs[std::size_t(c)] == best);
+  }
+  // NumPy raises for an all-NaN slice in nanargmax/nanargmin, and for empty arrays
+  CHECK_THROWS_AS((void)nanargmax(x, 1), value_error);
+  CHECK_THROWS_AS((void)nanargmin(npbody::dev(std::vector<double>{nan, nan})), value_error);
+  CHECK_THROWS_AS((void)nanmax(npbody::dev(std::vector<double>{})), value_error);
+  CHECK(std::isnan(nanmax(npbody::dev(std::vector<double>{nan, nan}))));
+  CHECK(std::isnan(nanmean(npbody::dev(std::vector<double>{nan}))));
+  // integers: the plain reductions
+  const auto iv = npbody::dev(std::vector<std::int32_t>{3, -8, 5, 1});
+  CHECK(nansum(iv) == 1);
+  CHECK(nanmax(iv) == 5);
+  CHECK(nanargmin(iv) == 1);
+  CHECK(nanmean(iv) == 0.25);
+  // ptp
+  CHECK(ptp(iv) == 13);
+  CHECK(host_values(ptp(npbody::dev(std::vector<double>{1, 5, 2, 0, 7, 7}, {2, 3}), 0)) == std::vector<double>{1, 2, 5});
+  CHECK(ptp(npbody::dev(std::vector<std::int8_t>{-128, 127})) == std::int8_t(-1));  // wraps, as NumPy
+  CHECK_THROWS_AS((void)ptp(npbody::dev(std::vector<double>{})), value_error);
+  // average
+  const auto d = npbody::dev(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3});
+  const auto w = npbody::dev(std::vector<double>{3, 0, 1, 1, 1, 2}, {2, 3});
+  CHECK(average(d, w) == doctest::Approx((3.0 + 3 + 4 + 5 + 12) / 8));
+  CHECK(average(d) == 3.5);
+  CHECK(host_values(average(d, w, 1)) == std::vector<double>{1.5, 21.0 / 4});
+  CHECK(host_values(average(d, npbody::dev(std::vector<double>{1, 3}), 0)) == std::vector<double>{3.25, 4.25, 5.25});
+  CHECK(average(d, npbody::dev(std::vector<double>{1, 1, 2}), 1, true).shape() == extents{2, 1});
+  CHECK(average(npbody::dev(std::vector<std::int32_t>{1, 2}), npbody::dev(std::vector<std::int32_t>{1, 3})) == 1.75);
+  CHECK_THROWS_AS((void)average(d, npbody::dev(std::vector<double>{1, 2})), shape_error);
+  CHECK_THROWS_AS((void)average(d, npbody::dev(std::vector<double>{1, 2}), 1), shape_error);
+  CHECK_THROWS_AS((void)average(d, npbody::dev(std::vector<double>{1, -1, 0}), 1), value_error);
+  CHECK_THROWS_AS((void)average(d, d * 0.0), value_error);
+}
