@@ -178,6 +178,8 @@ using fusor::rint_fn;
 using fusor::signbit_fn;
 using fusor::sinc_fn;
 using fusor::tolerance;
+using fusor::convolve_mode;
+using fusor::mesh_indexing;
 // Concepts
 using fusor::backend;
 using fusor::blas_backend;
@@ -448,6 +450,36 @@ using fusor::remainder;
 using fusor::rint;
 using fusor::signbit;
 using fusor::sinc;
+using fusor::append;
+using fusor::atleast_1d;
+using fusor::atleast_2d;
+using fusor::atleast_3d;
+using fusor::column_stack;
+using fusor::convolve;
+using fusor::correlate;
+using fusor::cross;
+using fusor::delete_;
+using fusor::diag;
+using fusor::diagflat;
+using fusor::digitize;
+using fusor::dstack;
+using fusor::geomspace;
+using fusor::gradient;
+using fusor::hstack;
+using fusor::insert;
+using fusor::interp;
+using fusor::intersect1d;
+using fusor::isin;
+using fusor::kron;
+using fusor::lexsort;
+using fusor::logspace;
+using fusor::meshgrid;
+using fusor::put_along_axis;
+using fusor::setdiff1d;
+using fusor::take_along_axis;
+using fusor::trapezoid;
+using fusor::union1d;
+using fusor::vstack;
 }  // namespace fusor
 
 // FFTs (numpy.fft / scipy.fft), plan caches, wisdom

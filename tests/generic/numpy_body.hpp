@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -113,6 +115,7 @@ inline double ref_quantile(std::vector<double> v, double q, fusor::quantile_meth
 
 using namespace fusor;
 using test::host_values;
+using npbody::B;
 
 TEST_CASE_TEMPLATE("NumPy's further elementwise functions against the C++ library", T, float, double) {
   using R = npbody::ref_t;
@@ -544,4 +547,396 @@ TEST_CASE("the nan- reductions, ptp and average against plain loops") {
   CHECK_THROWS_AS((void)average(d, npbody::dev(std::vector<double>{1, 2}), 1), shape_error);
   CHECK_THROWS_AS((void)average(d, npbody::dev(std::vector<double>{1, -1, 0}), 1), value_error);
   CHECK_THROWS_AS((void)average(d, d * 0.0), value_error);
+}
+
+namespace npbody {
+template <class T>
+fusor::array<T, B> vec(std::initializer_list<T> v) {
+  return dev(std::vector<T>(v));
+}
+}  // namespace npbody
+
+TEST_CASE("logspace, geomspace, meshgrid, diag and diagflat against closed forms") {
+  const auto ls = host_values(logspace<double, B>(-1.0, 2.0, 7));
+  REQUIRE(ls.size() == 7);
+  for (std::size_t i = 0; i < 7; ++i) CHECK(ls[i] == doctest::Approx(std::pow(10.0, -1.0 + 0.5 * double(i))).epsilon(1e-14));
+  const auto l2 = host_values(logspace<float, B>(0.0, 3.0, 3, false, 2.0));
+  CHECK(l2 == std::vector<float>{1, 2, 4});
+  CHECK(logspace<double, B>(0.0, 1.0, 0).size() == 0);
+  const auto gs = host_values(geomspace<double, B>(1.0, 1000.0, 4));
+  CHECK(gs[0] == 1.0);
+  CHECK(gs[1] == doctest::Approx(10.0).epsilon(1e-14));
+  CHECK(gs[3] == 1000.0);  // the ends exactly
+  const auto gn = host_values(geomspace<double, B>(-2.0, -162.0, 5));
+  CHECK(gn[2] == doctest::Approx(-18.0).epsilon(1e-14));
+  CHECK(gn[4] == -162.0);
+  CHECK(host_values(geomspace<double, B>(3.0, 3.0, 1)) == std::vector<double>{3.0});
+  CHECK_THROWS_AS(((void)geomspace<double, B>(0.0, 1.0, 3)), value_error);
+  CHECK_THROWS_AS(((void)geomspace<double, B>(-1.0, 1.0, 3)), value_error);
+  CHECK_THROWS_AS(((void)logspace<double, B>(0.0, 1.0, -1)), value_error);
+
+  const auto x = npbody::vec<double>({1, 2, 3}), y = npbody::vec<double>({10, 20});
+  const auto z = npbody::vec<std::int32_t>({-1, -2, -3, -4});
+  const auto [X, Y] = meshgrid(x, y);  // xy: shape (len y, len x)
+  REQUIRE(X.shape() == extents{2, 3});
+  REQUIRE(Y.shape() == extents{2, 3});
+  CHECK(host_values(X) == std::vector<double>{1, 2, 3, 1, 2, 3});
+  CHECK(host_values(Y) == std::vector<double>{10, 10, 10, 20, 20, 20});
+  const auto [I, J, K] = meshgrid(mesh_indexing::ij, x, y, z);
+  REQUIRE(I.shape() == extents{3, 2, 4});
+  const auto hi = host_values(I), hj = host_values(J);
+  const auto hk = host_values(K);
+  for (index_t a = 0; a < 3; ++a)
+    for (index_t b = 0; b < 2; ++b)
+      for (index_t c = 0; c < 4; ++c) {
+        const std::size_t f = std::size_t((a * 2 + b) * 4 + c);
+        CHECK(hi[f] == double(a + 1));
+        CHECK(hj[f] == double(10 * (b + 1)));
+        CHECK(hk[f] == -(c + 1));
+      }
+  const auto [X3, Y3, Z3] = meshgrid(x, y, z);  // xy swaps only the first two axes
+  CHECK(X3.shape() == extents{2, 3, 4});
+  CHECK(host_values(X3)[4] == 2.0);  // (0, 1, 0)
+
+  const auto d = diag(x, 1);
+  REQUIRE(d.shape() == extents{4, 4});
+  const auto hd = host_values(d);
+  for (index_t r = 0; r < 4; ++r)
+    for (index_t c = 0; c < 4; ++c) CHECK(hd[std::size_t(r * 4 + c)] == (c == r + 1 ? double(c) : 0.0));
+  CHECK(host_values(diag(x, -2))[std::size_t(2 * 5 + 0)] == 1.0);
+  const auto m = npbody::dev(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(host_values(diag(m)) == std::vector<double>{1, 5});
+  CHECK(host_values(diag(m, 1)) == std::vector<double>{2, 6});
+  CHECK(host_values(diag(m, -1)) == std::vector<double>{4});
+  CHECK(diag(m, 5).size() == 0);
+  const auto df = diagflat(m);
+  CHECK(df.shape() == extents{6, 6});
+  CHECK(host_values(diag(df)) == host_values(m));
+  CHECK_THROWS_AS((void)diag(npbody::dev(std::vector<double>(8), {2, 2, 2})), shape_error);
+}
+
+TEST_CASE("atleast_nd, the stacks, append, insert and delete_ give NumPy's results") {
+  const auto s = npbody::dev(std::vector<double>{7}, extents{});
+  const auto v = npbody::vec<double>({1, 2, 3});
+  const auto m = npbody::dev(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3});
+  CHECK(atleast_1d(s).shape() == extents{1});
+  CHECK(atleast_2d(s).shape() == extents{1, 1});
+  CHECK(atleast_3d(s).shape() == extents{1, 1, 1});
+  CHECK(atleast_1d(v).shape() == extents{3});
+  CHECK(atleast_2d(v).shape() == extents{1, 3});
+  CHECK(atleast_3d(v).shape() == extents{1, 3, 1});
+  CHECK(atleast_2d(m).shape() == extents{2, 3});
+  CHECK(atleast_3d(m).shape() == extents{2, 3, 1});
+  CHECK(host_values(atleast_3d(m)) == host_values(m));
+
+  const auto w = npbody::vec<double>({4, 5, 6});
+  const auto vs = vstack({v.view(), w.view(), m.view()});
+  CHECK(vs.shape() == extents{4, 3});
+  CHECK(host_values(vs) == std::vector<double>{1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6});
+  CHECK(host_values(hstack({v.view(), w.view()})) == std::vector<double>{1, 2, 3, 4, 5, 6});
+  const auto hs = hstack({m.view(), m.view()});
+  CHECK(hs.shape() == extents{2, 6});
+  CHECK(host_values(hs) == std::vector<double>{1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6});
+  const auto cs = column_stack({v.view(), w.view()});
+  CHECK(cs.shape() == extents{3, 2});
+  CHECK(host_values(cs) == std::vector<double>{1, 4, 2, 5, 3, 6});
+  const auto ds = dstack({v.view(), w.view()});
+  CHECK(ds.shape() == extents{1, 3, 2});
+  CHECK(host_values(ds) == std::vector<double>{1, 4, 2, 5, 3, 6});
+  std::vector<array<double, B>> parts;
+  parts.push_back(v.copy());
+  parts.push_back(w.copy());
+  CHECK(vstack(parts).shape() == extents{2, 3});
+  CHECK_THROWS_AS(((void)vstack(std::vector<array<double, B>>{})), value_error);
+  const auto two = npbody::vec<double>({1, 2});
+  CHECK_THROWS_AS((void)vstack({v.view(), two.view()}), shape_error);
+
+  CHECK(host_values(append(m, v)) == std::vector<double>{1, 2, 3, 4, 5, 6, 1, 2, 3});
+  CHECK(append(m, m, 0).shape() == extents{4, 3});
+  CHECK(append(m, m, 1).shape() == extents{2, 6});
+  CHECK_THROWS_AS((void)append(m, v, 0), shape_error);  // the ranks must agree along an axis
+
+  const auto a = npbody::dev(std::vector<std::int64_t>{0, 1, 2, 3, 4});
+  // np.insert(np.arange(5), [1, 1, 3], [10, 20, 30]) -> [0 10 20 1 2 30 3 4]
+  CHECK(host_values(insert(a, std::vector<index_t>{1, 1, 3}, npbody::vec<std::int64_t>({10, 20, 30}), 0)) ==
+        std::vector<std::int64_t>{0, 10, 20, 1, 2, 30, 3, 4});
+  CHECK(host_values(insert(a, 5, 9)) == std::vector<std::int64_t>{0, 1, 2, 3, 4, 9});
+  CHECK(host_values(insert(a, -1, 9)) == std::vector<std::int64_t>{0, 1, 2, 3, 9, 4});
+  CHECK(host_values(insert(a, 2, npbody::vec<std::int64_t>({7, 8}))) == std::vector<std::int64_t>{0, 1, 7, 8, 2, 3, 4});
+  const auto mi = npbody::dev(std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}, {2, 3});
+  // np.insert(m, 1, [7, 8, 9], axis=0) and np.insert(m, 1, 7, axis=1)
+  CHECK(host_values(insert(mi, 1, npbody::vec<std::int64_t>({7, 8, 9}), 0)) ==
+        std::vector<std::int64_t>{0, 1, 2, 7, 8, 9, 3, 4, 5});
+  CHECK(host_values(insert(mi, 1, 7, 1)) == std::vector<std::int64_t>{0, 7, 1, 2, 3, 7, 4, 5});
+  CHECK(host_values(insert(mi, std::vector<index_t>{0, 3}, 9, 1)) ==
+        std::vector<std::int64_t>{9, 0, 1, 2, 9, 9, 3, 4, 5, 9});
+  CHECK(host_values(insert(mi, 1, 2.9, 0))[3] == 2);  // cast to the array's type, as NumPy does
+  CHECK_THROWS_AS((void)insert(a, 6, 1), index_error);
+  CHECK_THROWS_AS((void)insert(a, -6, 1), index_error);
+
+  CHECK(host_values(delete_(a, std::vector<index_t>{0, -1})) == std::vector<std::int64_t>{1, 2, 3});
+  CHECK(host_values(delete_(a, 2)) == std::vector<std::int64_t>{0, 1, 3, 4});
+  CHECK(host_values(delete_(mi, 1, 1)) == std::vector<std::int64_t>{0, 2, 3, 5});
+  CHECK(host_values(delete_(mi, std::vector<index_t>{0, 0}, 0)) == std::vector<std::int64_t>{3, 4, 5});
+  CHECK(delete_(mi, std::vector<index_t>{}, 0).shape() == extents{2, 3});
+  CHECK_THROWS_AS((void)delete_(a, 5), index_error);
+}
+
+TEST_CASE("isin and the set functions against std::set, lexsort against a stable sort, digitize against a loop") {
+  for (index_t n : {index_t(0), index_t(1), index_t(7), index_t(33), index_t(500)}) {
+    CAPTURE(n);
+    const auto av = test::values<std::int32_t>(n, -20, 20, std::uint64_t(n) + 90);
+    const auto bv = test::values<std::int32_t>(n / 2 + 1, -10, 30, std::uint64_t(n) + 91);
+    const auto a = npbody::dev(av), b = npbody::dev(bv);
+    const std::set<std::int32_t> sa(av.begin(), av.end()), sb(bv.begin(), bv.end());
+    const auto in = host_values(isin(a, b)), out = host_values(isin(a, b, true));
+    for (std::size_t i = 0; i < av.size(); ++i) {
+      CHECK(in[i] == (sb.count(av[i]) > 0));
+      CHECK(out[i] != in[i]);
+    }
+    std::vector<std::int32_t> want_i, want_u, want_d;
+    std::set_intersection(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(want_i));
+    std::set_union(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(want_u));
+    std::set_difference(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(want_d));
+    CHECK(host_values(intersect1d(a, b)) == want_i);
+    CHECK(host_values(union1d(a, b)) == want_u);
+    CHECK(host_values(setdiff1d(a, b)) == want_d);
+  }
+  // isin keeps x's shape and promotes; NaN is in nothing
+  const auto m = npbody::dev(std::vector<double>{1, 2.5, npbody::nan, 4}, {2, 2});
+  CHECK(host_values(isin(m, npbody::vec<double>({4, npbody::nan, 1}))) == std::vector<bool>{true, false, false, true});
+  CHECK(isin(m, npbody::vec<double>({1})).shape() == extents{2, 2});
+  CHECK(host_values(isin(m, npbody::dev(std::vector<double>{}))) == std::vector<bool>(4, false));
+
+  // lexsort: NumPy's example, then random keys against std::stable_sort on (last, ..., first)
+  std::vector<array<std::int64_t, B>> keys;
+  keys.push_back(npbody::vec<std::int64_t>({1, 5, 1, 4, 3, 4, 4}));
+  keys.push_back(npbody::vec<std::int64_t>({9, 4, 0, 4, 0, 2, 1}));
+  CHECK(host_values(lexsort(keys)) == std::vector<std::int64_t>{2, 4, 6, 5, 3, 1, 0});
+  const index_t n = 301;
+  const auto k0 = test::values<std::int32_t>(n, 0, 5, 95), k1 = test::values<std::int32_t>(n, 0, 3, 96),
+             k2 = test::values<std::int32_t>(n, 0, 4, 97);
+  std::vector<array<std::int32_t, B>> ks;
+  ks.push_back(npbody::dev(k0));
+  ks.push_back(npbody::dev(k1));
+  ks.push_back(npbody::dev(k2));
+  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t p, std::int64_t q) {
+    return std::tuple(k2[std::size_t(p)], k1[std::size_t(p)], k0[std::size_t(p)]) <
+           std::tuple(k2[std::size_t(q)], k1[std::size_t(q)], k0[std::size_t(q)]);
+  });
+  CHECK(host_values(lexsort(ks)) == order);
+  CHECK_THROWS_AS(((void)lexsort(std::vector<array<std::int64_t, B>>{})), value_error);
+  keys.push_back(npbody::vec<std::int64_t>({1, 2}));
+  CHECK_THROWS_AS((void)lexsort(keys), shape_error);
+
+  // digitize, increasing and decreasing bins, both sides (NumPy's examples and a loop)
+  const auto xq = npbody::vec<double>({0.5, 1, 1.5, 3});
+  CHECK(host_values(digitize(xq, npbody::vec<double>({1, 2, 3}))) == std::vector<std::int64_t>{0, 1, 1, 3});
+  CHECK(host_values(digitize(xq, npbody::vec<double>({1, 2, 3}), true)) == std::vector<std::int64_t>{0, 0, 1, 2});
+  CHECK(host_values(digitize(xq, npbody::vec<double>({3, 2, 1}))) == std::vector<std::int64_t>{3, 2, 2, 0});
+  CHECK(host_values(digitize(xq, npbody::vec<double>({3, 2, 1}), true)) == std::vector<std::int64_t>{3, 3, 2, 1});
+  const auto xs = test::values<double>(1000, -2, 12, 98);
+  const std::vector<double> edges{0, 1, 1, 2.5, 7, 10};
+  const auto dg = host_values(digitize(npbody::dev(xs), npbody::dev(edges)));
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    std::int64_t want = 0;
+    while (want < std::int64_t(edges.size()) && edges[std::size_t(want)] <= xs[i]) ++want;
+    CHECK(dg[i] == want);
+  }
+  CHECK_THROWS_AS((void)digitize(xq, npbody::vec<double>({1, 3, 2})), value_error);
+  CHECK(host_values(digitize(xq, npbody::dev(std::vector<double>{}))) == std::vector<std::int64_t>(4, 0));
+}
+
+TEST_CASE("take_along_axis and put_along_axis against loops, with argsort's and argpartition's indices") {
+  const index_t r = 4, c = 7;
+  const auto v = test::values<double>(r * c, -9, 9, 99);
+  const auto x = npbody::dev(v, {r, c});
+  for (int axis : {0, 1, -1}) {
+    CAPTURE(axis);
+    const auto order = argsort(x, axis);
+    const auto got = host_values(take_along_axis(x, order, axis));
+    const auto want = host_values(sort(x, axis));
+    CHECK(got == want);
+  }
+  // broadcasting: one column of indices per row picks one element per row
+  const auto pick = npbody::dev(std::vector<std::int64_t>{6, 0, -1, 3}, {4, 1});
+  const auto p = take_along_axis(x, pick, 1);
+  CHECK(p.shape() == extents{4, 1});
+  CHECK(host_values(p) == std::vector<double>{v[6], v[7], v[20], v[24]});
+  const auto firstrow = take_along_axis(x, npbody::dev(std::vector<std::int64_t>{3, 1}, {2, 1}), 0);
+  CHECK(firstrow.shape() == extents{2, 7});
+  CHECK(host_values(firstrow)[0] == v[21]);
+  CHECK(host_values(firstrow)[7 + 2] == v[9]);
+  // put_along_axis writes back where take_along_axis reads
+  array<double, B> y = npbody::dev(v, {r, c});
+  put_along_axis(y, pick, -100.0, 1);
+  const auto hy = host_values(y);
+  for (std::size_t i = 0; i < hy.size(); ++i) {
+    const bool hit = i == 6 || i == 7 || i == 20 || i == 24;
+    CHECK(hy[i] == (hit ? -100.0 : v[i]));
+  }
+  array<double, B> z = zeros<double, B>(extents{r, c});
+  put_along_axis(z, argsort(x, 1), npbody::dev(std::vector<double>{0, 1, 2, 3, 4, 5, 6}, {1, 7}), 1);  // ranks
+  const auto hz = host_values(z);
+  for (index_t i = 0; i < r; ++i)
+    for (index_t j = 0; j < c; ++j) {
+      index_t rank = 0;
+      for (index_t k = 0; k < c; ++k) rank += v[std::size_t(i * c + k)] < v[std::size_t(i * c + j)];
+      CHECK(hz[std::size_t(i * c + j)] == double(rank));
+    }
+  CHECK_THROWS_AS((void)take_along_axis(x, npbody::vec<std::int64_t>({1}), 1), shape_error);
+  CHECK_THROWS_AS((void)take_along_axis(x, npbody::dev(std::vector<std::int64_t>{7}, {1, 1}), 1), index_error);
+  CHECK_THROWS_AS((void)take_along_axis(x, npbody::dev(std::vector<std::int64_t>{0, 0, 0}, {3, 1}), 1), shape_error);
+}
+
+TEST_CASE("interp, gradient, cross, kron, convolve, correlate and trapezoid against plain loops") {
+  // interp
+  const std::vector<double> xp{-1, 0, 0.5, 2, 7}, fp{3, -1, 4, 4, 10};
+  const auto xq = test::values<double>(501, -3, 9, 100);
+  const auto got = host_values(interp(npbody::dev(xq), npbody::dev(xp), npbody::dev(fp)));
+  for (std::size_t i = 0; i < xq.size(); ++i) {
+    double want = xq[i] < xp[0] ? fp[0] : fp.back();
+    for (std::size_t k = 0; k + 1 < xp.size(); ++k)
+      if (xq[i] >= xp[k] && xq[i] <= xp[k + 1]) {
+        want = fp[k] + (fp[k + 1] - fp[k]) * (xq[i] - xp[k]) / (xp[k + 1] - xp[k]);
+        break;
+      }
+    CHECK(got[i] == doctest::Approx(want).epsilon(1e-13));
+  }
+  const auto ends = host_values(interp(npbody::vec<double>({-5, -1, 7, 8, npbody::nan}), npbody::dev(xp), npbody::dev(fp), -9.0, 99.0));
+  CHECK(ends[0] == -9);
+  CHECK(ends[1] == 3);
+  CHECK(ends[2] == 10);
+  CHECK(ends[3] == 99);
+  CHECK(std::isnan(ends[4]));
+  CHECK(host_values(interp(npbody::vec<float>({0, 1, 2}), npbody::vec<double>({1}), npbody::vec<double>({5}))) ==
+        std::vector<double>{5, 5, 5});
+  CHECK_THROWS_AS((void)interp(npbody::vec<double>({1}), npbody::vec<double>({1, 2}), npbody::vec<double>({1})), value_error);
+
+  // gradient: uniform and non-uniform spacing, both edge orders, along each axis of a 2-d array
+  const index_t n0 = 5, n1 = 6;
+  const auto fv = test::values<double>(n0 * n1, -3, 3, 101);
+  const auto f = npbody::dev(fv, {n0, n1});
+  const std::vector<double> coords{0, 0.5, 2, 2.25, 4, 7};
+  for (int order : {1, 2}) {
+    CAPTURE(order);
+    const auto g1 = host_values(gradient(f, 1, npbody::dev(coords), order));
+    const auto g0 = host_values(gradient(f, 0, 0.5, order));
+    for (index_t i = 0; i < n0; ++i)
+      for (index_t j = 0; j < n1; ++j) {
+        const auto F = [&](index_t a, index_t b) { return fv[std::size_t(a * n1 + b)]; };
+        double w1;  // along axis 1, NumPy's formulas written out with Lagrange weights
+        auto lag = [&](index_t p, index_t q, index_t s, index_t at) {  // derivative at coords[at] of the parabola through p, q, s
+          const double xa = coords[std::size_t(p)], xb = coords[std::size_t(q)], xc = coords[std::size_t(s)],
+                       t = coords[std::size_t(at)];
+          return F(i, p) * ((t - xb) + (t - xc)) / ((xa - xb) * (xa - xc)) +
+                 F(i, q) * ((t - xa) + (t - xc)) / ((xb - xa) * (xb - xc)) +
+                 F(i, s) * ((t - xa) + (t - xb)) / ((xc - xa) * (xc - xb));
+        };
+        if (j > 0 && j < n1 - 1) w1 = lag(j - 1, j, j + 1, j);
+        else if (order == 2) w1 = j == 0 ? lag(0, 1, 2, 0) : lag(n1 - 3, n1 - 2, n1 - 1, n1 - 1);
+        else w1 = j == 0 ? (F(i, 1) - F(i, 0)) / (coords[1] - coords[0])
+                         : (F(i, n1 - 1) - F(i, n1 - 2)) / (coords[std::size_t(n1 - 1)] - coords[std::size_t(n1 - 2)]);
+        CHECK(g1[std::size_t(i * n1 + j)] == doctest::Approx(w1).epsilon(1e-12));
+        double w0;
+        if (i > 0 && i < n0 - 1) w0 = (F(i + 1, j) - F(i - 1, j)) / 1.0;
+        else if (order == 2) w0 = i == 0 ? (-3 * F(0, j) + 4 * F(1, j) - F(2, j)) / 1.0
+                                         : (3 * F(n0 - 1, j) - 4 * F(n0 - 2, j) + F(n0 - 3, j)) / 1.0;
+        else w0 = i == 0 ? (F(1, j) - F(0, j)) / 0.5 : (F(n0 - 1, j) - F(n0 - 2, j)) / 0.5;
+        CHECK(g0[std::size_t(i * n1 + j)] == doctest::Approx(w0).epsilon(1e-12));
+      }
+  }
+  CHECK(host_values(gradient(npbody::vec<std::int32_t>({1, 4, 9, 16}))) == std::vector<double>{3, 4, 6, 7});
+  CHECK(host_values(gradient(npbody::vec<float>({1, 3}))) == std::vector<float>{2, 2});
+  CHECK_THROWS_AS((void)gradient(npbody::vec<double>({1, 2}), 0, 1.0, 2), value_error);
+  CHECK_THROWS_AS((void)gradient(npbody::vec<double>({1, 2, 3}), 0, 1.0, 3), value_error);
+  CHECK_THROWS_AS((void)gradient(f, 1, npbody::vec<double>({1, 2})), shape_error);
+
+  // cross: 3-vectors in a batch with broadcasting, 2-vectors, mixed
+  const auto av = test::values<double>(4 * 3, -2, 2, 102), bv = test::values<double>(3, -2, 2, 103);
+  const auto cr = host_values(cross(npbody::dev(av, {4, 3}), npbody::dev(bv)));
+  REQUIRE(cr.size() == 12);
+  for (std::size_t k = 0; k < 4; ++k) {
+    const double* u = &av[3 * k];
+    CHECK(cr[3 * k] == doctest::Approx(u[1] * bv[2] - u[2] * bv[1]));
+    CHECK(cr[3 * k + 1] == doctest::Approx(u[2] * bv[0] - u[0] * bv[2]));
+    CHECK(cr[3 * k + 2] == doctest::Approx(u[0] * bv[1] - u[1] * bv[0]));
+  }
+  CHECK(host_values(cross(npbody::vec<double>({1, 2}), npbody::vec<double>({4, 5}))) == std::vector<double>{-3});
+  CHECK(host_values(cross(npbody::vec<double>({1, 2}), npbody::vec<double>({4, 5, 6}))) == std::vector<double>{12, -6, -3});
+  CHECK(host_values(cross(npbody::vec<std::int32_t>({1, 2, 3}), npbody::vec<std::int32_t>({4, 5, 6}))) ==
+        std::vector<std::int32_t>{-3, 6, -3});
+  CHECK_THROWS_AS((void)cross(npbody::vec<double>({1, 2, 3, 4}), npbody::vec<double>({1, 2, 3})), value_error);
+
+  // kron against its definition, ranks 1 to 3 (rank alignment included)
+  const auto ka = test::values<double>(2 * 3, -3, 3, 104), kb = test::values<double>(4 * 2 * 2, -3, 3, 105);
+  const auto kr = kron(npbody::dev(ka, {2, 3}), npbody::dev(kb, {4, 2, 2}));
+  REQUIRE(kr.shape() == extents{4, 4, 6});
+  const auto hk = host_values(kr);
+  for (index_t p = 0; p < 4; ++p)
+    for (index_t i = 0; i < 4; ++i)
+      for (index_t j = 0; j < 6; ++j)
+        CHECK(hk[std::size_t((p * 4 + i) * 6 + j)] ==
+              doctest::Approx(ka[std::size_t((i / 2) * 3 + j / 2)] * kb[std::size_t((p * 2 + i % 2) * 2 + j % 2)]));
+  CHECK(host_values(kron(npbody::vec<std::int32_t>({1, 10, 100}), npbody::vec<std::int32_t>({5, 6, 7}))) ==
+        std::vector<std::int32_t>{5, 6, 7, 50, 60, 70, 500, 600, 700});
+
+  // convolve and correlate: every mode, both length orders, against the double sum
+  for (const auto& [n, m] : std::vector<std::pair<index_t, index_t>>{{1, 1}, {7, 3}, {3, 7}, {10, 4}, {5, 5}, {33, 8}}) {
+    CAPTURE(n);
+    CAPTURE(m);
+    const auto a = test::values<double>(n, -1, 1, std::uint64_t(n * 10 + m)), k = test::values<double>(m, -1, 1, std::uint64_t(m + 7));
+    std::vector<double> full(std::size_t(n + m - 1), 0.0), cfull(full.size(), 0.0);
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < m; ++j) {
+        full[std::size_t(i + j)] += a[std::size_t(i)] * k[std::size_t(j)];
+        cfull[std::size_t(i + m - 1 - j)] += a[std::size_t(i)] * k[std::size_t(j)];  // a[i] v[j] at lag i - j
+      }
+    const index_t big = std::max(n, m), small = std::min(n, m);
+    const auto slice = [](const std::vector<double>& v, index_t from, index_t len) {
+      return std::vector<double>(v.begin() + from, v.begin() + from + len);
+    };
+    const std::vector<std::pair<convolve_mode, std::pair<index_t, index_t>>> modes{
+        {convolve_mode::full, {0, n + m - 1}}, {convolve_mode::same, {(small - 1) / 2, big}}, {convolve_mode::valid, {small - 1, big - small + 1}}};
+    for (const auto& [mode, range] : modes) {
+      CAPTURE(int(mode));
+      const auto gc = host_values(convolve(npbody::dev(a), npbody::dev(k), mode));
+      const auto gr = host_values(correlate(npbody::dev(a), npbody::dev(k), mode));
+      const auto wc = slice(full, range.first, range.second), wr = slice(cfull, range.first, range.second);
+      REQUIRE(gc.size() == wc.size());
+      REQUIRE(gr.size() == wr.size());
+      for (std::size_t i = 0; i < wc.size(); ++i) {
+        CHECK(gc[i] == doctest::Approx(wc[i]).epsilon(1e-13));
+        CHECK(gr[i] == doctest::Approx(wr[i]).epsilon(1e-13));
+      }
+    }
+  }
+  CHECK(host_values(correlate(npbody::vec<double>({1, 2, 3}), npbody::vec<double>({0, 1, 0.5}))) == std::vector<double>{3.5});
+  CHECK(host_values(convolve(npbody::vec<double>({1, 2}), npbody::vec<double>({1, 2, 3, 4}), convolve_mode::same)) ==
+        std::vector<double>{1, 4, 7, 10});
+  CHECK_THROWS_AS((void)convolve(npbody::dev(std::vector<double>{}), npbody::vec<double>({1})), value_error);
+  CHECK_THROWS_AS((void)convolve(npbody::dev(std::vector<double>(4), {2, 2}), npbody::vec<double>({1})), value_error);
+
+  // trapezoid: uniform, coordinates, along axes
+  CHECK(trapezoid(npbody::vec<double>({1, 2, 3})) == 4.0);
+  CHECK(trapezoid(npbody::vec<double>({1, 2, 3}), 2.0) == 8.0);
+  CHECK(trapezoid(npbody::vec<double>({1, 2, 3}), npbody::vec<double>({4, 6, 8})) == 8.0);
+  CHECK(trapezoid(npbody::vec<std::int32_t>({1, 2})) == 1.5);
+  CHECK(trapezoid(npbody::vec<double>({5})) == 0.0);
+  const auto tv = test::values<double>(3 * 8, -1, 1, 106);
+  const std::vector<double> tx{0, 0.1, 0.5, 0.6, 1, 2, 2.5, 4};
+  const auto t1 = host_values(trapezoid(npbody::dev(tv, {3, 8}), npbody::dev(tx), 1));
+  const auto t0 = host_values(trapezoid(npbody::dev(tv, {3, 8}), 0.5, 0));
+  for (index_t i = 0; i < 3; ++i) {
+    double s = 0;
+    for (index_t j = 0; j + 1 < 8; ++j)
+      s += (tx[std::size_t(j + 1)] - tx[std::size_t(j)]) * (tv[std::size_t(i * 8 + j)] + tv[std::size_t(i * 8 + j + 1)]) / 2;
+    CHECK(t1[std::size_t(i)] == doctest::Approx(s).epsilon(1e-13));
+  }
+  for (index_t j = 0; j < 8; ++j)
+    CHECK(t0[std::size_t(j)] == doctest::Approx(0.25 * (tv[std::size_t(j)] + 2 * tv[std::size_t(8 + j)] + tv[std::size_t(16 + j)])));
+  CHECK_THROWS_AS((void)trapezoid(npbody::dev(tv, {3, 8})), shape_error);
+  CHECK_THROWS_AS((void)trapezoid(npbody::dev(tv, {3, 8}), npbody::vec<double>({1, 2}), 1), shape_error);
 }
