@@ -95,7 +95,7 @@ class FusorConan(ConanFile):
         if self.options.cuda:
             self.cpp_info.components["cuda"].set_property("cmake_target_name", "fusor::cuda")
             self.cpp_info.components["cuda"].requires = ["fusor"]
-            self.cpp_info.components["cuda"].system_libs = ["cudart", "cufft", "cublas"]
+            self.cpp_info.components["cuda"].system_libs = ["cudart", "cufft", "cublas", "cusolver"]
         if self.options.with_module:
             self.cpp_info.components["module"].set_property("cmake_target_name", "fusor::module")
             self.cpp_info.components["module"].requires = ["fusor"]

@@ -5,10 +5,14 @@
 //   fusor_matmul:      c = matmul(a, b)     (allocates the result, as NumPy's a @ b)
 //   fusor_matmul_out:  matmul(a, b, c)      (writes into c, as np.matmul(a, b, out=c))
 //   cblas_gemm:        cblas_?gemm(...)     (the same product written by hand)
+// Then linalg::solve / svd / eigh on a stack of 256 small matrices beside the same LAPACK
+// routines called directly (see below).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include <fusor/fusor.hpp>
 
@@ -85,6 +89,122 @@ FUSOR_BENCH(float, 256)
 FUSOR_BENCH(float, 1024)
 FUSOR_BENCH(double, 256)
 
+// The decompositions on a batch of small matrices beside the same LAPACK routines called directly
+// on copies of the same buffers (what fusor must do too: LAPACK factorises in place): solve
+// (getrf + getrs, one right-hand side), svd (gesdd, full vectors) and eigh (syevd, vectors), 256
+// matrices of 32 x 32 and 64 x 64, double, one BLAS thread.
+template <char Op>
+struct stack_inputs {
+  array<double> a, b;
+  explicit stack_inputs(index_t n) {
+    fusor::random::generator g(7);
+    a = fusor::random::uniform<double>(g, {batch_count, n, n}, -1.0, 1.0);
+    if (Op == 'h') a = a + fusor::swapaxes(a, -1, -2);  // symmetric
+    a = a + double(n) * fusor::eye<double>(n);
+    b = fusor::random::uniform<double>(g, {batch_count, n, 1}, -1.0, 1.0);
+  }
+  static constexpr index_t batch_count = 256;
+};
+template <char Op>
+stack_inputs<Op>& stack(index_t n) {
+  static std::map<index_t, stack_inputs<Op>> by_size;
+  return by_size.try_emplace(n, n).first->second;
+}
+void fusor_solve(benchmark::State& st) {
+  fusor::set_blas_num_threads(1);
+  auto& in = stack<'s'>(st.range(0));
+  for (auto _ : st) {
+    auto x = fusor::linalg::solve(in.a, in.b);
+    benchmark::DoNotOptimize(x.data());
+  }
+}
+void lapack_solve(benchmark::State& st) {
+  fusor::set_blas_num_threads(1);
+  auto& in = stack<'s'>(st.range(0));
+  const int n = int(st.range(0)), one = 1;
+  const index_t nb = stack_inputs<'s'>::batch_count;
+  std::vector<double> a(std::size_t(nb * n * n)), b(std::size_t(nb * n));
+  std::vector<int> piv(static_cast<std::size_t>(n));
+  const char t = 'T';
+  for (auto _ : st) {
+    std::copy(in.a.data(), in.a.data() + a.size(), a.data());
+    std::copy(in.b.data(), in.b.data() + b.size(), b.data());
+    for (index_t k = 0; k < nb; ++k) {
+      int info = 0;
+      dgetrf_(&n, &n, a.data() + k * n * n, &n, piv.data(), &info);
+      dgetrs_(&t, &n, &one, a.data() + k * n * n, &n, piv.data(), b.data() + k * n, &n, &info, 1);
+    }
+    benchmark::DoNotOptimize(b.data());
+  }
+}
+void fusor_svd(benchmark::State& st) {
+  fusor::set_blas_num_threads(1);
+  auto& in = stack<'s'>(st.range(0));
+  for (auto _ : st) {
+    auto f = fusor::linalg::svd(in.a);
+    benchmark::DoNotOptimize(f.s.data());
+  }
+}
+void lapack_svd(benchmark::State& st) {
+  fusor::set_blas_num_threads(1);
+  auto& in = stack<'s'>(st.range(0));
+  const int n = int(st.range(0));
+  const index_t nb = stack_inputs<'s'>::batch_count;
+  std::vector<double> a(std::size_t(nb * n * n)), s(std::size_t(nb * n)), u(a.size()), vt(a.size());
+  std::vector<int> iwork(std::size_t(8 * n));
+  const char job = 'A';
+  int lw = -1, info = 0;
+  double ws = 0;
+  dgesdd_(&job, &n, &n, a.data(), &n, s.data(), u.data(), &n, vt.data(), &n, &ws, &lw, iwork.data(), &info, 1);
+  lw = int(ws);
+  std::vector<double> work(static_cast<std::size_t>(lw));
+  for (auto _ : st) {
+    std::copy(in.a.data(), in.a.data() + a.size(), a.data());
+    for (index_t k = 0; k < nb; ++k)
+      dgesdd_(&job, &n, &n, a.data() + k * n * n, &n, s.data() + k * n, u.data() + k * n * n, &n, vt.data() + k * n * n,
+              &n, work.data(), &lw, iwork.data(), &info, 1);
+    benchmark::DoNotOptimize(s.data());
+  }
+}
+void fusor_eigh(benchmark::State& st) {
+  fusor::set_blas_num_threads(1);
+  auto& in = stack<'h'>(st.range(0));
+  for (auto _ : st) {
+    auto e = fusor::linalg::eigh(in.a);
+    benchmark::DoNotOptimize(e.eigenvalues.data());
+  }
+}
+void lapack_eigh(benchmark::State& st) {
+  fusor::set_blas_num_threads(1);
+  auto& in = stack<'h'>(st.range(0));
+  const int n = int(st.range(0));
+  const index_t nb = stack_inputs<'h'>::batch_count;
+  std::vector<double> a(std::size_t(nb * n * n)), w(std::size_t(nb * n));
+  const char job = 'V', up = 'U';
+  int lw = -1, li = -1, info = 0, is = 0;
+  double ws = 0;
+  dsyevd_(&job, &up, &n, a.data(), &n, w.data(), &ws, &lw, &is, &li, &info, 1, 1);
+  lw = int(ws);
+  li = is;
+  std::vector<double> work(static_cast<std::size_t>(lw));
+  std::vector<int> iwork(static_cast<std::size_t>(li));
+  for (auto _ : st) {
+    std::copy(in.a.data(), in.a.data() + a.size(), a.data());
+    for (index_t k = 0; k < nb; ++k)
+      dsyevd_(&job, &up, &n, a.data() + k * n * n, &n, w.data() + k * n, work.data(), &lw, iwork.data(), &li, &info, 1, 1);
+    benchmark::DoNotOptimize(w.data());
+  }
+}
+
 }  // namespace
 
+#define FUSOR_DECOMPOSITION_BENCH(NAME) \
+  BENCHMARK(NAME)->Arg(32)->Arg(64)->UseRealTime()->Unit(benchmark::kMillisecond);
+FUSOR_DECOMPOSITION_BENCH(fusor_solve)
+FUSOR_DECOMPOSITION_BENCH(lapack_solve)
+FUSOR_DECOMPOSITION_BENCH(fusor_svd)
+FUSOR_DECOMPOSITION_BENCH(lapack_svd)
+FUSOR_DECOMPOSITION_BENCH(fusor_eigh)
+FUSOR_DECOMPOSITION_BENCH(lapack_eigh)
+#undef FUSOR_DECOMPOSITION_BENCH
 BENCHMARK_MAIN();

@@ -1,7 +1,8 @@
 // Operations that move data rather than compute: transpose copy, roll and tile in GB/s beside the
 // STREAM copy/triad of the same size; sort/argsort beside std::sort / std::stable_sort on the
-// same values; topk (k = 10 of 10^6) beside std::partial_sort. Single thread for the sort
-// family (the baselines are single-threaded); the copies report their thread count.
+// same values; topk (k = 10 of 10^6) beside std::partial_sort; median, three percentiles and
+// partition (selection) beside std::nth_element by hand and a median by std::sort. Single thread
+// for the sort family (the baselines are single-threaded); the copies report their thread count.
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
@@ -196,6 +197,78 @@ void std_partial_sort_topk(benchmark::State& st) {  // indices by value, largest
   st.SetItemsProcessed(st.iterations() * sort_n);
 }
 
+// Order statistics by selection, against the same selection by hand and against a full sort:
+// median of 10^6 floats (copy + nth_element + the upper neighbour's minimum, what NumPy's
+// partition-based median does), three percentiles in one pass, and partition at the middle.
+void fusor_median(benchmark::State& st) {
+  fusor::set_num_threads(1);  // the baseline is one thread
+  const auto& a = sort_array();
+  for (auto _ : st) benchmark::DoNotOptimize(fusor::median(a));
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void std_nth_element_median(benchmark::State& st) {
+  const auto& v = sort_values();
+  for (auto _ : st) {
+    auto w = v;
+    const auto mid = w.begin() + std::ptrdiff_t(w.size() / 2);
+    std::nth_element(w.begin(), mid, w.end());
+    float m = *mid;
+    if (w.size() % 2 == 0) m = 0.5f * (*std::max_element(w.begin(), mid) + m);
+    benchmark::DoNotOptimize(m);
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void std_sort_median(benchmark::State& st) {  // what a median costs by a full sort
+  const auto& v = sort_values();
+  for (auto _ : st) {
+    auto w = v;
+    std::sort(w.begin(), w.end());
+    benchmark::DoNotOptimize(w[w.size() / 2]);
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void fusor_percentiles(benchmark::State& st) {  // 10th, 50th and 90th in one call
+  fusor::set_num_threads(1);  // the baseline is one thread
+  const auto& a = sort_array();
+  for (auto _ : st) {
+    auto p = fusor::percentile(a, std::vector<double>{10, 50, 90});
+    benchmark::DoNotOptimize(p.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void std_nth_element_percentiles(benchmark::State& st) {  // the same three by hand (lower neighbours)
+  const auto& v = sort_values();
+  for (auto _ : st) {
+    auto w = v;
+    std::size_t from = 0;
+    for (double q : {0.1, 0.5, 0.9}) {
+      const std::size_t k = std::size_t(q * double(w.size() - 1));
+      std::nth_element(w.begin() + std::ptrdiff_t(from), w.begin() + std::ptrdiff_t(k), w.end());
+      benchmark::DoNotOptimize(*std::min_element(w.begin() + std::ptrdiff_t(k + 1), w.end()));
+      from = k + 1;
+    }
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void fusor_partition(benchmark::State& st) {
+  fusor::set_num_threads(1);  // the baseline is one thread
+  const auto& a = sort_array();
+  for (auto _ : st) {
+    auto p = fusor::partition(a, sort_n / 2);
+    benchmark::DoNotOptimize(p.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+void std_nth_element(benchmark::State& st) {
+  const auto& v = sort_values();
+  for (auto _ : st) {
+    auto w = v;
+    std::nth_element(w.begin(), w.begin() + sort_n / 2, w.end());
+    benchmark::DoNotOptimize(w.data());
+  }
+  st.SetItemsProcessed(st.iterations() * sort_n);
+}
+
 }  // namespace
 
 BENCHMARK(stream_copy)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -211,4 +284,11 @@ BENCHMARK(fusor_argsort)->Unit(benchmark::kMillisecond);
 BENCHMARK(std_argsort)->Unit(benchmark::kMillisecond);
 BENCHMARK(fusor_topk)->Unit(benchmark::kMillisecond);
 BENCHMARK(std_partial_sort_topk)->Unit(benchmark::kMillisecond);
+BENCHMARK(fusor_median)->Unit(benchmark::kMillisecond);
+BENCHMARK(std_nth_element_median)->Unit(benchmark::kMillisecond);
+BENCHMARK(std_sort_median)->Unit(benchmark::kMillisecond);
+BENCHMARK(fusor_percentiles)->Unit(benchmark::kMillisecond);
+BENCHMARK(std_nth_element_percentiles)->Unit(benchmark::kMillisecond);
+BENCHMARK(fusor_partition)->Unit(benchmark::kMillisecond);
+BENCHMARK(std_nth_element)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -1,8 +1,8 @@
 # What fusor::fusor links, found the same way by fusor's own build and by an installed
 # fusorConfig.cmake (there each lookup is a find_dependency, so a missing one makes
 # find_package(fusor) fail with the dependency's name instead of a broken target).
-# In: FUSOR_OPENMP (ON/OFF). Out: the targets fusor::cblas, fusor::fftw and fusor::zip, plus xsimd,
-# BLAS::BLAS, Threads::Threads and (with FUSOR_OPENMP) OpenMP::OpenMP_CXX.
+# In: FUSOR_OPENMP (ON/OFF). Out: the targets fusor::cblas (CBLAS and LAPACK), fusor::fftw and
+# fusor::zip, plus xsimd, BLAS::BLAS, LAPACK::LAPACK, Threads::Threads and (with FUSOR_OPENMP) OpenMP::OpenMP_CXX.
 # Per directory: imported targets are visible only below the directory that created them, so a
 # sibling directory that also calls find_package(fusor) must create its own.
 include_guard(DIRECTORY)
@@ -62,9 +62,12 @@ find_path(FUSOR_CBLAS_INCLUDE_DIR cblas.h PATH_SUFFIXES openblas openblas-pthrea
 if(NOT FUSOR_CBLAS_INCLUDE_DIR)
   _fusor_fail("found a BLAS library (${BLAS_LIBRARIES}) but no cblas.h; install libopenblas-dev or set FUSOR_CBLAS_INCLUDE_DIR")
 endif()
+# The decompositions (linalg::inv, solve, svd, eigh, ...) call LAPACK's Fortran interface: the
+# LAPACK that goes with the BLAS (OpenBLAS carries both; FindLAPACK checks the BLAS first).
+_fusor_require(LAPACK)
 if(NOT TARGET fusor::cblas)
   add_library(fusor::cblas INTERFACE IMPORTED)
-  set_target_properties(fusor::cblas PROPERTIES INTERFACE_LINK_LIBRARIES BLAS::BLAS
+  set_target_properties(fusor::cblas PROPERTIES INTERFACE_LINK_LIBRARIES "BLAS::BLAS;LAPACK::LAPACK"
                                                 INTERFACE_INCLUDE_DIRECTORIES "${FUSOR_CBLAS_INCLUDE_DIR}")
   # a system include: warnings in cblas.h are not the consumer's
   set_property(TARGET fusor::cblas PROPERTY INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${FUSOR_CBLAS_INCLUDE_DIR}")

@@ -32,7 +32,7 @@ install(FILES ${PROJECT_BINARY_DIR}/fusorConfig.cmake ${PROJECT_BINARY_DIR}/fuso
 
 # fusor.pc: the compile and link line for build systems other than CMake
 set(FUSOR_PC_LIBS "")
-foreach(lib IN LISTS FUSOR_FFTW3_${_fusor_fftw_threads}_LIBRARY FUSOR_FFTW3F_${_fusor_fftw_threads}_LIBRARY BLAS_LIBRARIES)
+foreach(lib IN LISTS FUSOR_FFTW3_${_fusor_fftw_threads}_LIBRARY FUSOR_FFTW3F_${_fusor_fftw_threads}_LIBRARY BLAS_LIBRARIES LAPACK_LIBRARIES)
   list(APPEND FUSOR_PC_LIBS "${lib}")
 endforeach()
 set(FUSOR_PC_OPENMP_FLAG "")

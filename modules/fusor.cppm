@@ -180,6 +180,9 @@ using fusor::sinc_fn;
 using fusor::tolerance;
 using fusor::convolve_mode;
 using fusor::mesh_indexing;
+using fusor::lapack;
+using fusor::lapack_backend;
+using fusor::linalg_error;
 // Concepts
 using fusor::backend;
 using fusor::blas_backend;
@@ -481,6 +484,32 @@ using fusor::trapezoid;
 using fusor::union1d;
 using fusor::vstack;
 }  // namespace fusor
+
+// numpy.linalg's decompositions and solvers (LAPACK / cuSOLVER)
+export namespace fusor::linalg {
+using fusor::linalg::cholesky;
+using fusor::linalg::det;
+using fusor::linalg::eig;
+using fusor::linalg::eig_result;
+using fusor::linalg::eigh;
+using fusor::linalg::eigvals;
+using fusor::linalg::eigvalsh;
+using fusor::linalg::inv;
+using fusor::linalg::lstsq;
+using fusor::linalg::lstsq_result;
+using fusor::linalg::matrix_power;
+using fusor::linalg::matrix_rank;
+using fusor::linalg::pinv;
+using fusor::linalg::qr;
+using fusor::linalg::qr_mode;
+using fusor::linalg::qr_result;
+using fusor::linalg::slogdet;
+using fusor::linalg::slogdet_result;
+using fusor::linalg::solve;
+using fusor::linalg::svd;
+using fusor::linalg::svd_result;
+using fusor::linalg::svdvals;
+}  // namespace fusor::linalg
 
 // FFTs (numpy.fft / scipy.fft), plan caches, wisdom
 export namespace fusor::fft {

@@ -4,6 +4,7 @@
 #define TEST_BACKEND fusor::cuda
 #include "generic/core_body.hpp"
 #include "generic/numpy_body.hpp"  // statistics, partition, more elementwise functions
+#include "generic/decomp_body.hpp"  // fusor::linalg over cuSOLVER
 
 namespace {
 /// The largest difference between a device result and the cpu's, relative to the cpu result's

@@ -8,4 +8,5 @@
 #include "backend/cuda/executor.cuh"
 #include "backend/cuda/fft.cuh"
 #include "backend/cuda/blas.cuh"
+#include "backend/cuda/solver.cuh"
 #include "backend/cuda/algorithms.cuh"

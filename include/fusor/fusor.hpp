@@ -45,6 +45,7 @@
 #include "backend/cuda/traits.hpp"
 #include "linalg.hpp"
 #include "backend/cpu/blas.hpp"
+#include "backend/cpu/lapack.hpp"
 #include "fft.hpp"
 #include "backend/cpu/fft.hpp"
 #include "ad.hpp"

@@ -41,7 +41,8 @@ os.makedirs(out, exist_ok=True)
 
 
 def save(name, a):
-    np.save(os.path.join(out, name + ".npy"), np.ascontiguousarray(a))
+    a = np.asarray(a)
+    np.save(os.path.join(out, name + ".npy"), a if a.ndim == 0 else np.ascontiguousarray(a))  # (which makes 0-d 1-d)
 
 
 x = np.random.default_rng(20).normal(size=(6, 7))

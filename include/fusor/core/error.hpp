@@ -37,5 +37,12 @@ struct io_error : error {
 struct fft_error : error {
   using error::error;
 };
+/// A matrix a decomposition cannot take (singular for solve/inv, not positive definite for
+/// cholesky, an iteration that did not converge). `matrix` is its index in the flattened batch
+/// (0 for a single matrix), also named in the message.
+struct linalg_error : error {
+  linalg_error(const std::string& what, long long matrix_index) : error(what), matrix(matrix_index) {}
+  long long matrix;
+};
 
 }  // namespace fusor
