@@ -483,6 +483,8 @@ using fusor::take_along_axis;
 using fusor::trapezoid;
 using fusor::union1d;
 using fusor::vstack;
+using fusor::corrcoef;
+using fusor::cov;
 }  // namespace fusor
 
 // numpy.linalg's decompositions and solvers (LAPACK / cuSOLVER)

@@ -65,6 +65,13 @@ TEST_CASE("fusor::linalg agrees with numpy.linalg (fixtures)") {
   like_numpy(linalg::matrix_power(a, -2), "matrix_power_a_m2");
   like_numpy(matrix_norm(rect, 2.0), "norm2_rect");
   like_numpy(matrix_norm(rect, "nuc"), "nuc_rect");
+  like_numpy(cov(rect, false), "cov_rect");
+  like_numpy(cov(rect, false, ddof(0)), "cov_rect_bias");
+  like_numpy(corrcoef(rect, false), "corrcoef_rect");
+  like_numpy(cov(rhs, rhs * rhs + rhs), "cov_xy");
+  like_numpy(corrcoef(rhs, rhs * rhs + rhs), "corrcoef_xy");
+  like_numpy(cov(c), "cov_c");
+  like_numpy(corrcoef(c), "corrcoef_c");
   // integers are computed in float64, as NumPy does
   const auto ints = array<std::int32_t>(std::span<const std::int32_t>(std::vector<std::int32_t>{2, 1, 1, 3}), extents{2, 2});
   static_assert(std::is_same_v<value_t<decltype(linalg::inv(ints))>, double>);

@@ -1,7 +1,7 @@
 #pragma once
 // Linear algebra (NumPy names): matmul, dot, vdot, inner, outer, tensordot, trace, einsum,
 // matrix_norm, and numpy.linalg's decompositions in fusor::linalg (inv, solve, det, svd, eig, qr,
-// cholesky, lstsq, ...). The kernels come from blas<B> and lapack<B>, specialised per backend:
+// cholesky, lstsq, ...), cov and corrcoef. The kernels come from blas<B> and lapack<B>, specialised per backend:
 // include <fusor/fusor.hpp> (cpu: CBLAS, LAPACK) or <fusor/cuda.cuh> (cuda: cuBLAS, cuSOLVER)
 // rather than this header alone.
 #include "linalg/blas_fwd.hpp"
@@ -11,3 +11,4 @@
 #include "linalg/lapack_fwd.hpp"
 #include "linalg/decompositions.hpp"
 #include "linalg/norms.hpp"
+#include "linalg/covariance.hpp"

@@ -19,7 +19,9 @@ eigvalsh_spd, eigvalsh_h, eigvals_c (sorted by real part, then imaginary), eigva
 cholesky_spd, cholesky_h, qr_r_rect (|R|: the signs of Householder rows are LAPACK's choice),
 lstsq_x, lstsq_residuals, lstsq_rank, lstsq_s (of in_rect with in_b's first column extended to 6
 rows: in_rhs.npy), pinv_deficient, matrix_rank_deficient, matrix_power_a_m2, norm2_rect,
-nuc_rect, inv_c.
+nuc_rect, inv_c; cov_rect (np.cov(in_rect, rowvar=False)), cov_rect_bias (ddof=0),
+corrcoef_rect (rowvar=False), cov_xy and corrcoef_xy (in_rhs against its squares plus in_rhs),
+cov_c and corrcoef_c (in_c's rows as variables).
 """
 import os
 import sys
@@ -82,3 +84,10 @@ save("matrix_rank_deficient", np.array(np.linalg.matrix_rank(deficient), dtype=n
 save("matrix_power_a_m2", np.linalg.matrix_power(a, -2))
 save("norm2_rect", np.array(np.linalg.matrix_norm(rect, ord=2)))
 save("nuc_rect", np.array(np.linalg.matrix_norm(rect, ord="nuc")))
+save("cov_rect", np.cov(rect, rowvar=False))
+save("cov_rect_bias", np.cov(rect, rowvar=False, ddof=0))
+save("corrcoef_rect", np.corrcoef(rect, rowvar=False))
+save("cov_xy", np.cov(rhs, rhs ** 2 + rhs))
+save("corrcoef_xy", np.corrcoef(rhs, rhs ** 2 + rhs))
+save("cov_c", np.cov(c))
+save("corrcoef_c", np.corrcoef(c))

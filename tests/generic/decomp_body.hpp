@@ -454,3 +454,52 @@ TEST_CASE_TEMPLATE("lstsq, pinv, matrix_rank, matrix_power and the spectral norm
   CHECK(host_values(matrix_norm(test::on<B>(std::vector<T>{T(3), T(0), T(0), T(4)}, extents{2, 2}), 2.0))[0] == R(4));
   CHECK(host_values(matrix_norm(test::on<B>(std::vector<T>{T(3), T(0), T(0), T(4)}, extents{2, 2}), "nuc"))[0] == R(7));
 }
+
+TEST_CASE_TEMPLATE("cov and corrcoef against plain loops", T, float, double, std::complex<double>, std::int32_t) {
+  using C = std::conditional_t<std::is_same_v<T, std::int32_t>, double, T>;
+  using W = lab::wide_t<C>;
+  const index_t vars = 4, obs = 9;
+  const auto v = test::values<T>(vars * obs, -5, 5, 61);
+  const auto x = test::on<B>(v, extents{vars, obs});
+  static_assert(std::is_same_v<value_t<decltype(cov(x))>, C>);
+  const auto c = host_values(cov(x)), r = host_values(corrcoef(x)), cb = host_values(cov(x, true, ddof(0)));
+  const auto ct = host_values(cov(array<T, B>(transpose(x.view())), false));  // columns as variables: the same
+  REQUIRE(c.size() == std::size_t(vars * vars));
+  const auto at = [&](index_t i, index_t k) { return lab::wide(C(v[std::size_t(i * obs + k)])); };
+  std::vector<W> mean(static_cast<std::size_t>(vars));
+  for (index_t i = 0; i < vars; ++i) {
+    for (index_t k = 0; k < obs; ++k) mean[std::size_t(i)] += at(i, k);
+    mean[std::size_t(i)] /= lab::ref_t(obs);
+  }
+  for (index_t i = 0; i < vars; ++i)
+    for (index_t j = 0; j < vars; ++j) {
+      W s{};
+      for (index_t k = 0; k < obs; ++k) {
+        const W dj = at(j, k) - mean[std::size_t(j)];
+        if constexpr (is_complex_v<W>) s += (at(i, k) - mean[std::size_t(i)]) * std::conj(dj);
+        else s += (at(i, k) - mean[std::size_t(i)]) * dj;
+      }
+      const double scale = double(std::abs(s)) + 1;
+      const std::size_t f = std::size_t(i * vars + j);
+      CHECK(double(std::abs(lab::wide(c[f]) - s / lab::ref_t(obs - 1))) < lab::tol<C>(obs) * 10 * scale);
+      CHECK(double(std::abs(lab::wide(cb[f]) - s / lab::ref_t(obs))) < lab::tol<C>(obs) * 10 * scale);
+      CHECK(double(std::abs(lab::wide(ct[f]) - lab::wide(c[f]))) < lab::tol<C>(obs) * 10 * scale);
+      // corrcoef: cov_ij / sqrt(cov_ii cov_jj)
+      W sii{}, sjj{};
+      for (index_t k = 0; k < obs; ++k) {
+        sii += W(std::norm(at(i, k) - mean[std::size_t(i)]));
+        sjj += W(std::norm(at(j, k) - mean[std::size_t(j)]));
+      }
+      const W want_r = s / std::sqrt(sii * sjj);
+      CHECK(double(std::abs(lab::wide(r[f]) - want_r)) < lab::tol<C>(obs) * 10);
+    }
+  for (const auto& e : r) CHECK(double(std::abs(lab::wide(e))) <= 1.0 + 1e-6);
+  // one variable: a 0-d result, var with ddof 1
+  const auto one = test::on<B>(std::vector<T>(v.begin(), v.begin() + obs));
+  const auto c1 = cov(one);
+  CHECK(c1.ndim() == 0);
+  if constexpr (!is_complex_v<T>) CHECK(double(host_values(c1)[0]) == doctest::Approx(double(var(one, ddof(1)))).epsilon(1e-5));
+  CHECK(cov(one, one).shape() == extents{2, 2});
+  CHECK_THROWS_AS((void)cov(x, test::on<B>(std::vector<T>(3))), shape_error);
+  CHECK_THROWS_AS((void)corrcoef(test::on<B>(std::vector<T>(8), extents{2, 2, 2})), shape_error);
+}

@@ -61,9 +61,15 @@ auto matrices_of(const E& e, const char* what, bool square) {
   m.data = cast<T>(node);
   return m;
 }
-inline extents with_tail(const extents& batch, std::initializer_list<index_t> tail) {
+// (not an initializer_list: nvcc's host pass mangles braced lists passed as arguments here)
+inline extents with_tail(const extents& batch, index_t a) {
   extents s = batch;
-  for (index_t t : tail) s.push_back(t);
+  s.push_back(a);
+  return s;
+}
+inline extents with_tail(const extents& batch, index_t a, index_t b) {
+  extents s = with_tail(batch, a);
+  s.push_back(b);
   return s;
 }
 /// Throws linalg_error for the first matrix whose LAPACK info is not 0.
@@ -88,7 +94,7 @@ array<T, B> swap_last(const array<T, B>& a) {
 /// Identity matrices of the batch's shape.
 template <class T, class B>
 array<T, B> identities(const extents& batch_shape, index_t n) {
-  array<T, B> out(with_tail(batch_shape, {n, n}));
+  array<T, B> out(with_tail(batch_shape, n, n));
   out = broadcast_to(lazy::eye<T, B>(n), out.shape());
   return out;
 }
@@ -120,7 +126,7 @@ auto solve(const E& a, const R& b) {
   const bool vector_rhs = sb.size() == 1;
   if (sb.size() == 0 || sb[vector_rhs ? 0 : sb.size() - 2] != n)
     throw shape_error("fusor: linalg::solve needs b of shape (" + std::to_string(n) + ") or (..., " + std::to_string(n) +
-                      ", k) for a of shape " + to_string(detail::with_tail(m.batch_shape, {m.rows, m.cols})) + ", got " + to_string(sb));
+                      ", k) for a of shape " + to_string(detail::with_tail(m.batch_shape, m.rows, m.cols)) + ", got " + to_string(sb));
   // the common batch: a's and b's batch axes broadcast
   extents bb;
   if (!vector_rhs)
@@ -133,11 +139,11 @@ auto solve(const E& a, const R& b) {
   if (batch == m.batch_shape && std::is_same_v<C, T>) {
     lu = std::move(m.data);
   } else {
-    lu = array<C, B>(detail::with_tail(batch, {n, n}));
+    lu = array<C, B>(detail::with_tail(batch, n, n));
     lu.view() = cast<C>(broadcast_to(m.data.view(), lu.shape()));
   }
   // the right-hand sides column-major (n x k per matrix): b's last two axes swapped, one pass
-  array<C, B> x(detail::with_tail(batch, {k, n}));
+  array<C, B> x(detail::with_tail(batch, k, n));
   fusor::detail::with_input(b, [&](const auto& v) {
     if (vector_rhs) x.view() = cast<C>(broadcast_to(reshape(v, extents{1, n}), x.shape()));
     else x.view() = cast<C>(broadcast_to(swapaxes(v, -1, -2), x.shape()));
@@ -148,8 +154,8 @@ auto solve(const E& a, const R& b) {
     detail::check_info(lapack<B>::template lu<C>(lu.data(), piv.data(), nb, n), "solve", "is singular");
     detail::check_info(lapack<B>::template lu_solve<C>(lu.data(), piv.data(), x.data(), nb, n, k), "solve", "is singular");
   }
-  if (vector_rhs) return std::move(x).reshape(detail::with_tail(batch, {n}));
-  if (k == 1) return std::move(x).reshape(detail::with_tail(batch, {n, 1}));  // (1, n) and (n, 1): one layout
+  if (vector_rhs) return std::move(x).reshape(detail::with_tail(batch, n));
+  if (k == 1) return std::move(x).reshape(detail::with_tail(batch, n, 1));  // (1, n) and (n, 1): one layout
   return array<C, B>(swapaxes(x.view(), -1, -2));
 }
 
@@ -166,7 +172,7 @@ namespace detail {
 template <class T, class B>
 void lu_diagonal(matrices<T, B>& m, array<T, B>& diag, array<T, B>& parity) {
   const index_t n = m.rows;
-  diag = array<T, B>(with_tail(m.batch_shape, {n}));
+  diag = array<T, B>(with_tail(m.batch_shape, n));
   parity = array<T, B>(m.batch_shape);
   if (m.batch == 0) return;
   if (n == 0) {
@@ -175,7 +181,7 @@ void lu_diagonal(matrices<T, B>& m, array<T, B>& diag, array<T, B>& parity) {
   }
   array<int, B> piv(extents{m.batch, n});
   (void)lapack<B>::template lu<T>(m.data.data(), piv.data(), m.batch, n);  // singular: a zero on U's diagonal
-  diag = diagonal(reshape(m.data.view(), with_tail(m.batch_shape, {n, n})), 0, -2, -1);
+  diag = diagonal(reshape(m.data.view(), with_tail(m.batch_shape, n, n)), 0, -2, -1);
   // each pivot that is not its own row is one swap: parity (-1)^swaps
   const auto steps = lazy::coordinates<int, B>(extents{m.batch, n}, 1) + 1;
   const auto swaps = sum(cast<std::int64_t>(piv != steps), 1);
@@ -240,9 +246,9 @@ auto svd(const E& a, bool full_matrices = true) {
   using B = backend_of_t<decltype(m.data)>;
   const index_t r = m.rows, c = m.cols, k = std::min(r, c);
   const index_t ucols = full_matrices ? r : k, vrows = full_matrices ? c : k;
-  svd_result<T, B> out{array<T, B>(detail::with_tail(m.batch_shape, {r, ucols})),
-                       array<real_t<T>, B>(detail::with_tail(m.batch_shape, {k})),
-                       array<T, B>(detail::with_tail(m.batch_shape, {vrows, c}))};
+  svd_result<T, B> out{array<T, B>(detail::with_tail(m.batch_shape, r, ucols)),
+                       array<real_t<T>, B>(detail::with_tail(m.batch_shape, k)),
+                       array<T, B>(detail::with_tail(m.batch_shape, vrows, c))};
   if (m.batch == 0) return out;
   if (k == 0) {  // no singular values: u and vh are identities (full) or empty
     if (full_matrices) {
@@ -264,7 +270,7 @@ auto svdvals(const E& a) {
   using T = value_t<decltype(m.data)>;
   using B = backend_of_t<decltype(m.data)>;
   const index_t k = std::min(m.rows, m.cols);
-  array<real_t<T>, B> s(detail::with_tail(m.batch_shape, {k}));
+  array<real_t<T>, B> s(detail::with_tail(m.batch_shape, k));
   if (m.batch > 0 && k > 0)
     detail::check_info(lapack<B>::template svd<T>(m.data.data(), s.data(), static_cast<T*>(nullptr),
                                                   static_cast<T*>(nullptr), m.batch, m.cols, m.rows, 'N'),
@@ -288,8 +294,8 @@ auto eigh(const E& a) {
   using T = value_t<decltype(m.data)>;
   using B = backend_of_t<decltype(m.data)>;
   const index_t n = m.rows;
-  eig_result<real_t<T>, T, B> out{array<real_t<T>, B>(detail::with_tail(m.batch_shape, {n})),
-                                  array<T, B>(detail::with_tail(m.batch_shape, {n, n}))};
+  eig_result<real_t<T>, T, B> out{array<real_t<T>, B>(detail::with_tail(m.batch_shape, n)),
+                                  array<T, B>(detail::with_tail(m.batch_shape, n, n))};
   if (m.batch == 0 || n == 0) return out;
   detail::check_info(lapack<B>::template eigh<T>(m.data.data(), out.eigenvalues.data(), m.batch, n, true), "eigh",
                      "did not converge");
@@ -304,7 +310,7 @@ auto eigvalsh(const E& a) {
   auto m = detail::matrices_of(a, "eigvalsh", true);
   using T = value_t<decltype(m.data)>;
   using B = backend_of_t<decltype(m.data)>;
-  array<real_t<T>, B> w(detail::with_tail(m.batch_shape, {m.rows}));
+  array<real_t<T>, B> w(detail::with_tail(m.batch_shape, m.rows));
   if (m.batch > 0 && m.rows > 0)
     detail::check_info(lapack<B>::template eigh<T>(m.data.data(), w.data(), m.batch, m.rows, false), "eigvalsh",
                        "did not converge");
@@ -323,7 +329,7 @@ auto eig(const E& a) {
   using C = std::conditional_t<is_complex_v<T>, T, std::complex<T>>;
   const index_t n = m.rows;
   array<C, B> z = cast<C>(m.data.view());
-  eig_result<C, C, B> out{array<C, B>(detail::with_tail(m.batch_shape, {n})), array<C, B>(detail::with_tail(m.batch_shape, {n, n}))};
+  eig_result<C, C, B> out{array<C, B>(detail::with_tail(m.batch_shape, n)), array<C, B>(detail::with_tail(m.batch_shape, n, n))};
   if (m.batch == 0 || n == 0) return out;
   array<C, B> vl(out.eigenvectors.shape());
   detail::check_info(lapack<B>::template eig<C>(z.data(), out.eigenvalues.data(), vl.data(), m.batch, n, true), "eig",
@@ -339,7 +345,7 @@ auto eigvals(const E& a) {
   using B = backend_of_t<decltype(m.data)>;
   using C = std::conditional_t<is_complex_v<T>, T, std::complex<T>>;
   array<C, B> z = cast<C>(m.data.view());
-  array<C, B> w(detail::with_tail(m.batch_shape, {m.rows}));
+  array<C, B> w(detail::with_tail(m.batch_shape, m.rows));
   if (m.batch > 0 && m.rows > 0)
     detail::check_info(lapack<B>::template eig<C>(z.data(), w.data(), static_cast<C*>(nullptr), m.batch, m.rows, false),
                        "eigvals", "did not converge");
@@ -377,8 +383,8 @@ auto qr(const E& a, qr_mode mode = qr_mode::reduced) {
   using B = backend_of_t<decltype(m.data)>;
   const index_t r = m.rows, c = m.cols, k = std::min(r, c);
   const index_t qcols = mode == qr_mode::complete ? r : k, rrows = mode == qr_mode::complete ? r : k;
-  qr_result<T, B> out{array<T, B>(detail::with_tail(m.batch_shape, {r, mode == qr_mode::r ? 0 : qcols})),
-                      array<T, B>(detail::with_tail(m.batch_shape, {rrows, c}))};
+  qr_result<T, B> out{array<T, B>(detail::with_tail(m.batch_shape, r, mode == qr_mode::r ? 0 : qcols)),
+                      array<T, B>(detail::with_tail(m.batch_shape, rrows, c))};
   if (m.batch == 0) return out;
   if (k == 0) {
     out.r = T(0);
@@ -392,12 +398,12 @@ auto qr(const E& a, qr_mode mode = qr_mode::reduced) {
   array<T, B> tau(extents{m.batch, k});
   lapack<B>::template qr<T>(cm.data(), tau.data(), m.batch, r, c);
   // r: the upper triangle of the first rrows rows, read back row-major
-  const auto a_rm = swapaxes(reshape(cm.view(), detail::with_tail(m.batch_shape, {c, r})), -1, -2);
+  const auto a_rm = swapaxes(reshape(cm.view(), detail::with_tail(m.batch_shape, c, r)), -1, -2);
   out.r = triu(array<T, B>(a_rm(fusor::ellipsis, range(0, rrows), fusor::all)));
   if (mode == qr_mode::r) return out;
   // q: the reflectors in the first k columns of an m x qcols column-major buffer
-  array<T, B> qb = zeros<T, B>(detail::with_tail(m.batch_shape, {qcols, r}));
-  const auto reflectors = reshape(cm.view(), detail::with_tail(m.batch_shape, {c, r}));
+  array<T, B> qb = zeros<T, B>(detail::with_tail(m.batch_shape, qcols, r));
+  const auto reflectors = reshape(cm.view(), detail::with_tail(m.batch_shape, c, r));
   qb(fusor::ellipsis, range(0, k), fusor::all) = reflectors(fusor::ellipsis, range(0, k), fusor::all);
   lapack<B>::template form_q<T>(qb.data(), tau.data(), m.batch, r, qcols, k);
   out.q = swapaxes(qb.view(), -1, -2);
