@@ -177,7 +177,7 @@ using fusor::reciprocal_fn;
 using fusor::rint_fn;
 using fusor::signbit_fn;
 using fusor::sinc_fn;
-using fusor::tolerance;
+using fusor::isclose_options;
 using fusor::convolve_mode;
 using fusor::mesh_indexing;
 using fusor::lapack;

@@ -456,7 +456,7 @@ TEST_CASE_TEMPLATE("lstsq, pinv, matrix_rank, matrix_power and the spectral norm
 }
 
 TEST_CASE_TEMPLATE("cov and corrcoef against plain loops", T, float, double, std::complex<double>, std::int32_t) {
-  using C = std::conditional_t<std::is_same_v<T, std::int32_t>, double, T>;
+  using C = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;  // NumPy: float64 or complex128
   using W = lab::wide_t<C>;
   const index_t vars = 4, obs = 9;
   const auto v = test::values<T>(vars * obs, -5, 5, 61);
@@ -500,6 +500,8 @@ TEST_CASE_TEMPLATE("cov and corrcoef against plain loops", T, float, double, std
   CHECK(c1.ndim() == 0);
   if constexpr (!is_complex_v<T>) CHECK(double(host_values(c1)[0]) == doctest::Approx(double(var(one, ddof(1)))).epsilon(1e-5));
   CHECK(cov(one, one).shape() == extents{2, 2});
+  // n - ddof clamped at 0 (inf, not a sign flip), as NumPy
+  CHECK(std::isinf(double(std::abs(lab::wide(host_values(cov(test::on<B>(std::vector<T>{T(1), T(2)}), true, ddof(3)))[0])))));
   CHECK_THROWS_AS((void)cov(x, test::on<B>(std::vector<T>(3))), shape_error);
   CHECK_THROWS_AS((void)corrcoef(test::on<B>(std::vector<T>(8), extents{2, 2, 2})), shape_error);
 }

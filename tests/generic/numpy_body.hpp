@@ -39,6 +39,10 @@ fusor::array<T, B> dev(const std::vector<T>& v) {
   return test::on<B>(v);
 }
 template <class T>
+fusor::array<T, B> vec(std::initializer_list<T> v) {
+  return dev(std::vector<T>(v));
+}
+template <class T>
 std::vector<index_t> sizes() {
   return test::edge_sizes<T>(false);  // 0, 1, W-1, W, W+1, 3W+5
 }
@@ -345,6 +349,10 @@ TEST_CASE("median, quantile and percentile against a full sort, every method, al
   }
   // empty: NaN (NumPy warns); a 0-d array is one value
   CHECK(std::isnan(median(npbody::dev(std::vector<double>{}))));
+  // the median is the mean of the middle two (NumPy), so an infinite one gives inf, not inf - inf
+  CHECK(median(npbody::vec<double>({1, npbody::inf})) == npbody::inf);
+  CHECK(nanmedian(npbody::vec<double>({1, npbody::inf, npbody::nan})) == npbody::inf);
+  CHECK(std::isnan(quantile(npbody::vec<double>({1, npbody::inf}), 0.5, quantile_method::midpoint)));  // NumPy's lerp
   CHECK(host_values(median(npbody::dev(std::vector<double>{}, {0, 3}), 0)).size() == 3);
   CHECK(std::isnan(host_values(median(npbody::dev(std::vector<double>{}, {0, 3}), 0))[0]));
   CHECK(median(npbody::dev(std::vector<double>{2.5}, extents{})) == 2.5);
@@ -523,6 +531,8 @@ TEST_CASE("the nan- reductions, ptp and average against plain loops") {
   CHECK_THROWS_AS((void)nanmax(npbody::dev(std::vector<double>{})), value_error);
   CHECK(std::isnan(nanmax(npbody::dev(std::vector<double>{nan, nan}))));
   CHECK(std::isnan(nanmean(npbody::dev(std::vector<double>{nan}))));
+  CHECK(std::isnan(nanvar(npbody::vec<double>({1, 2, nan}), ddof(2))));  // no degrees of freedom left: NaN
+  CHECK(std::isnan(host_values(nanvar(npbody::dev(std::vector<double>{1, 2, 3, nan}, {2, 2}), 1, ddof(1)))[1]));
   // integers: the plain reductions
   const auto iv = npbody::dev(std::vector<std::int32_t>{3, -8, 5, 1});
   CHECK(nansum(iv) == 1);
@@ -548,13 +558,6 @@ TEST_CASE("the nan- reductions, ptp and average against plain loops") {
   CHECK_THROWS_AS((void)average(d, npbody::dev(std::vector<double>{1, -1, 0}), 1), value_error);
   CHECK_THROWS_AS((void)average(d, d * 0.0), value_error);
 }
-
-namespace npbody {
-template <class T>
-fusor::array<T, B> vec(std::initializer_list<T> v) {
-  return dev(std::vector<T>(v));
-}
-}  // namespace npbody
 
 TEST_CASE("logspace, geomspace, meshgrid, diag and diagflat against closed forms") {
   const auto ls = host_values(logspace<double, B>(-1.0, 2.0, 7));
@@ -671,6 +674,14 @@ TEST_CASE("atleast_nd, the stacks, append, insert and delete_ give NumPy's resul
   CHECK(host_values(insert(mi, std::vector<index_t>{0, 3}, 9, 1)) ==
         std::vector<std::int64_t>{9, 0, 1, 2, 9, 9, 3, 4, 5, 9});
   CHECK(host_values(insert(mi, 1, 2.9, 0))[3] == 2);  // cast to the array's type, as NumPy does
+  // one number position: values' first axis moves to the axis (NumPy); a one-element list: it does not
+  const auto m32 = npbody::dev(std::vector<std::int64_t>{0, 1, 2, 3, 4, 5}, {3, 2});
+  CHECK(host_values(insert(m32, 1, npbody::vec<std::int64_t>({7, 8, 9}), 1)) ==
+        std::vector<std::int64_t>{0, 7, 1, 2, 8, 3, 4, 9, 5});
+  const auto row = npbody::dev(std::vector<std::int64_t>{7, 8, 9}, {1, 3});
+  CHECK(insert(m32, 1, row, 1).shape() == extents{3, 3});
+  CHECK(host_values(insert(a, std::vector<index_t>{1}, npbody::vec<std::int64_t>({7, 8}), 0)) ==
+        std::vector<std::int64_t>{0, 7, 8, 1, 2, 3, 4});
   CHECK_THROWS_AS((void)insert(a, 6, 1), index_error);
   CHECK_THROWS_AS((void)insert(a, -6, 1), index_error);
 
@@ -811,6 +822,9 @@ TEST_CASE("interp, gradient, cross, kron, convolve, correlate and trapezoid agai
   CHECK(ends[2] == 10);
   CHECK(ends[3] == 99);
   CHECK(std::isnan(ends[4]));
+  // an exact hit of a sample gives its value even beside an infinite one (NumPy)
+  CHECK(host_values(interp(npbody::vec<double>({1}), npbody::vec<double>({0, 1, 2}), npbody::vec<double>({0, npbody::inf, 5})))[0] ==
+        npbody::inf);
   CHECK(host_values(interp(npbody::vec<float>({0, 1, 2}), npbody::vec<double>({1}), npbody::vec<double>({5}))) ==
         std::vector<double>{5, 5, 5});
   CHECK_THROWS_AS((void)interp(npbody::vec<double>({1}), npbody::vec<double>({1, 2}), npbody::vec<double>({1})), value_error);
@@ -849,6 +863,14 @@ TEST_CASE("interp, gradient, cross, kron, convolve, correlate and trapezoid agai
       }
   }
   CHECK(host_values(gradient(npbody::vec<std::int32_t>({1, 4, 9, 16}))) == std::vector<double>{3, 4, 6, 7});
+  // evenly spaced samples never read f[i] for its own derivative: NaN and inf stay local (NumPy)
+  const auto gn = host_values(gradient(npbody::vec<double>({0, npbody::nan, 2, 3})));
+  CHECK(std::isnan(gn[0]));
+  CHECK(gn[1] == 1);
+  CHECK(std::isnan(gn[2]));
+  CHECK(gn[3] == 1);
+  const auto gi = host_values(gradient(npbody::vec<double>({0, npbody::inf, 0}), 0, npbody::vec<double>({1, 2, 3})));
+  CHECK(gi == std::vector<double>{npbody::inf, 0, -npbody::inf});
   CHECK(host_values(gradient(npbody::vec<float>({1, 3}))) == std::vector<float>{2, 2});
   CHECK_THROWS_AS((void)gradient(npbody::vec<double>({1, 2}), 0, 1.0, 2), value_error);
   CHECK_THROWS_AS((void)gradient(npbody::vec<double>({1, 2, 3}), 0, 1.0, 3), value_error);
@@ -884,7 +906,7 @@ TEST_CASE("interp, gradient, cross, kron, convolve, correlate and trapezoid agai
         std::vector<std::int32_t>{5, 6, 7, 50, 60, 70, 500, 600, 700});
 
   // convolve and correlate: every mode, both length orders, against the double sum
-  for (const auto& [n, m] : std::vector<std::pair<index_t, index_t>>{{1, 1}, {7, 3}, {3, 7}, {10, 4}, {5, 5}, {33, 8}}) {
+  for (const auto& [n, m] : std::vector<std::pair<index_t, index_t>>{{1, 1}, {7, 3}, {3, 7}, {4, 9}, {10, 4}, {5, 5}, {33, 8}}) {
     CAPTURE(n);
     CAPTURE(m);
     const auto a = test::values<double>(n, -1, 1, std::uint64_t(n * 10 + m)), k = test::values<double>(m, -1, 1, std::uint64_t(m + 7));
@@ -904,7 +926,10 @@ TEST_CASE("interp, gradient, cross, kron, convolve, correlate and trapezoid agai
       CAPTURE(int(mode));
       const auto gc = host_values(convolve(npbody::dev(a), npbody::dev(k), mode));
       const auto gr = host_values(correlate(npbody::dev(a), npbody::dev(k), mode));
-      const auto wc = slice(full, range.first, range.second), wr = slice(cfull, range.first, range.second);
+      // np.correlate with the longer second operand reverses a swapped correlation: its `same`
+      // window starts at small / 2, not (small - 1) / 2 (they differ for an even small length)
+      const index_t corr_from = mode == convolve_mode::same && m > n ? small / 2 : range.first;
+      const auto wc = slice(full, range.first, range.second), wr = slice(cfull, corr_from, range.second);
       REQUIRE(gc.size() == wc.size());
       REQUIRE(gr.size() == wr.size());
       for (std::size_t i = 0; i < wc.size(); ++i) {
@@ -914,6 +939,15 @@ TEST_CASE("interp, gradient, cross, kron, convolve, correlate and trapezoid agai
     }
   }
   CHECK(host_values(correlate(npbody::vec<double>({1, 2, 3}), npbody::vec<double>({0, 1, 0.5}))) == std::vector<double>{3.5});
+  // NumPy's results where the second operand is the longer one (even and odd shorter lengths)
+  CHECK(host_values(correlate(npbody::vec<double>({1, 2}), npbody::vec<double>({1, 2, 3, 4, 5}), convolve_mode::same)) ==
+        std::vector<double>{14, 11, 8, 5, 2});
+  CHECK(host_values(correlate(npbody::vec<double>({1, 2, 3, 4}), npbody::vec<double>({1, 2, 3, 4, 5, 6}), convolve_mode::same)) ==
+        std::vector<double>{32, 50, 40, 30, 20, 11});
+  CHECK(host_values(correlate(npbody::vec<double>({1, 2, 3}), npbody::vec<double>({1, 2, 3, 4}), convolve_mode::same)) ==
+        std::vector<double>{11, 20, 14, 8});
+  CHECK(host_values(correlate(npbody::vec<double>({1, 2}), npbody::vec<double>({1, 2, 3, 4, 5}), convolve_mode::valid)) ==
+        std::vector<double>{14, 11, 8, 5});
   CHECK(host_values(convolve(npbody::vec<double>({1, 2}), npbody::vec<double>({1, 2, 3, 4}), convolve_mode::same)) ==
         std::vector<double>{1, 4, 7, 10});
   CHECK_THROWS_AS((void)convolve(npbody::dev(std::vector<double>{}), npbody::vec<double>({1})), value_error);

@@ -10,7 +10,7 @@ namespace fusor {
 /// np.allclose: whether isclose(a, b, t) holds everywhere (the shapes broadcast, else shape_error).
 template <class A, class B>
   requires detail::operand_pair<A, B>
-bool allclose(const A& a, const B& b, const tolerance& t = {}) {
+bool allclose(const A& a, const B& b, const isclose_options& t = {}) {
   return all(isclose(a, b, t));
 }
 

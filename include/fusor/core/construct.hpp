@@ -242,8 +242,21 @@ template <class B>
 array<std::int64_t, B> index_array(const std::vector<std::int64_t>& v) {
   return host_to_backend<B>(v);
 }
+/// The block np.insert puts in: x's shape with `count` slices along the axis, values broadcast.
+template <class T, class B, class VV>
+array<T, B> insertion_block(const array_view<T, B>& xv, int ax, index_t count, const VV& values_view) {
+  extents bs = xv.shape();
+  bs[ax] = count;
+  array<T, B> block(bs);
+  block.view() = cast<T>(broadcast_to(values_view, bs));
+  return block;
+}
+/// np.insert: values before the positions pos (x's indexing) along the axis. With one position
+/// (`scalar` when it was given as a number), NumPy's rule: values get x's rank by leading unit
+/// axes, a number position then moves their first axis to `axis`, and as many slices go in as
+/// values have along it. Several positions: one slice each, values broadcast to them.
 template <class T, class B, class V>
-array<T, B> insert_along(const array_view<T, B>& xv, std::vector<index_t> pos, const V& values, int axis, index_t count) {
+array<T, B> insert_along(const array_view<T, B>& xv, std::vector<index_t> pos, const V& values, int axis, bool scalar) {
   const int ax = normalize_axis(axis, xv.ndim());
   const index_t n = xv.shape()[ax];
   for (auto& p : pos) {
@@ -254,37 +267,56 @@ array<T, B> insert_along(const array_view<T, B>& xv, std::vector<index_t> pos, c
                         " <= position <= " + std::to_string(n) + ")");
     p = q;
   }
-  if (pos.size() == 1 && count > 1) pos.assign(std::size_t(count), pos[0]);
-  extents bs = xv.shape();
-  bs[ax] = index_t(pos.size());
-  array<T, B> block(bs);
-  if constexpr (expression<V>) block.view() = cast<T>(values);  // broadcast into the block
-  else block = T(values);
+  array<T, B> block;
+  if (pos.size() == 1) {
+    auto one = [&](const auto& vv) {
+      extents padded;
+      for (int k = vv.ndim(); k < xv.ndim(); ++k) padded.push_back(1);
+      for (int k = 0; k < vv.ndim(); ++k) padded.push_back(vv.shape()[k]);
+      const auto shaped = reshape(vv, padded);
+      const auto moved = scalar && padded.size() > 0 ? moveaxis(shaped, 0, ax) : shaped;
+      if (moved.ndim() != xv.ndim())
+        throw shape_error("fusor: insert's values of shape " + to_string(vv.shape()) + " have more axes than the array's " +
+                          std::to_string(xv.ndim()));
+      return insertion_block(xv, ax, moved.shape()[ax], moved);
+    };
+    if constexpr (expression<V>) {
+      block = with_input(values, [&](const auto& vv) { return one(vv); });
+    } else {  // a number: one slice of it
+      extents bs = xv.shape();
+      bs[ax] = 1;
+      block = array<T, B>(bs);
+      block = T(values);
+    }
+    pos.assign(std::size_t(block.shape()[ax]), pos[0]);
+  } else {
+    extents bs = xv.shape();
+    bs[ax] = index_t(pos.size());
+    block = array<T, B>(bs);
+    if constexpr (expression<V>) block.view() = cast<T>(values);  // broadcast into the block
+    else block = T(values);
+  }
   const auto joined = concatenate(std::vector{xv, block.view()}, ax);
   return take(joined, index_array<B>(insertion_order(n, pos)), ax);
 }
 }  // namespace detail
 
 /// np.insert along an axis: values inserted before the given positions (in x's indexing; a
-/// position may be n, the end). With one position, values whose rank is x's insert as many slices
-/// as they have along the axis; otherwise one slice per position, values broadcast to it.
+/// position may be n, the end). With one position NumPy's rule applies (see insert_along): a
+/// number position and values [1, 2, 3] along axis 1 of a (3, 2) array insert one column; several
+/// positions take one slice each, values broadcast to them.
 template <expression X, class V>
 auto insert(const X& x, const std::vector<index_t>& positions, const V& values, int axis) {
   return detail::with_input(x, [&](const auto& xv) {
     if (xv.ndim() == 0) throw shape_error("fusor: insert along an axis needs rank >= 1, got a 0-d array");
-    return detail::insert_along(xv, positions, values, axis, 1);
+    return detail::insert_along(xv, positions, values, axis, false);
   });
 }
 template <expression X, class V>
 auto insert(const X& x, index_t position, const V& values, int axis) {
   return detail::with_input(x, [&](const auto& xv) {
     if (xv.ndim() == 0) throw shape_error("fusor: insert along an axis needs rank >= 1, got a 0-d array");
-    index_t count = 1;
-    if constexpr (expression<V>) {
-      const extents vs = expr_shape(detail::to_node(values));
-      if (vs.size() == xv.ndim()) count = vs[normalize_axis(axis, xv.ndim())];
-    }
-    return detail::insert_along(xv, {position}, values, axis, count);
+    return detail::insert_along(xv, std::vector<index_t>(1, position), values, axis, true);
   });
 }
 /// np.insert without an axis: into the flattened array (array values flattened too).

@@ -510,7 +510,8 @@ struct lcm_fn : integer_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     const auto x = detail::magnitude_bits(a), y = detail::magnitude_bits(b);
     if (x == 0 || y == 0) return T(0);
-    using U = decltype(x + y);
+    // an unsigned type at least as wide as unsigned int: small types would multiply as int
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
     return static_cast<T>(static_cast<U>(x / detail::unsigned_magnitude_gcd(x, y)) * static_cast<U>(y));
   }
 };

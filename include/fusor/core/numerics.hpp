@@ -52,7 +52,8 @@ auto interp(const X& x, const XP& xp, const FP& fp, std::optional<double> left =
   j = clip(j - std::int64_t(1), std::int64_t(0), std::int64_t(n - 2));
   const auto x0 = take(xs, j), x1 = take(xs, j + std::int64_t(1)), f0 = take(fs, j), f1 = take(fs, j + std::int64_t(1));
   const auto inside = (f1 - f0) / (x1 - x0) * (cast<double>(xq) - x0) + f0;
-  out = where(xq < x_first, lo_value, where(xq > x_last, hi_value, where(xq == x_last, f_last, inside)));
+  out = where(xq < x_first, lo_value,
+              where(xq > x_last, hi_value, where(xq == x_last, f_last, where(cast<double>(xq) == x0, f0, inside))));
   return out;
 }
 
@@ -81,8 +82,9 @@ inline std::vector<double> gradient_weights(const std::vector<double>& x, int ed
   }
   return w;
 }
+/// uniform_h > 0: the samples are evenly spaced by it (NumPy's uniform formulas).
 template <class T, class B>
-auto gradient_impl(const array_view<T, B>& f, int axis, const std::vector<double>& x, int edge_order) {
+auto gradient_impl(const array_view<T, B>& f, int axis, const std::vector<double>& x, int edge_order, double uniform_h) {
   using R = float_result_t<T>;
   using W = real_t<R>;
   const int ax = normalize_axis(axis, f.ndim());
@@ -98,7 +100,11 @@ auto gradient_impl(const array_view<T, B>& f, int axis, const std::vector<double
   const auto w = gradient_weights(x, edge_order);
   array<R, B> out(f.shape());
   const auto o = out.view();
-  if (n > 2) {  // the interior: three weight vectors broadcast along the axis
+  // evenly spaced coordinates: NumPy's uniform formula (f[i+1] - f[i-1]) / 2h, which never reads
+  // f[i] (a NaN or inf sample stays out of its own derivative)
+  if (uniform_h > 0 && n > 2) {
+    slice_axis(o, ax, 1, n - 1) = (cast<R>(slice_axis(f, ax, 2, n)) - cast<R>(slice_axis(f, ax, 0, n - 2))) / W(2 * uniform_h);
+  } else if (n > 2) {  // the interior: three weight vectors broadcast along the axis
     std::vector<W> a(std::size_t(n - 2)), b(a.size()), c(a.size());
     for (index_t i = 1; i + 1 < n; ++i)
       a[std::size_t(i - 1)] = W(w[3 * i]), b[std::size_t(i - 1)] = W(w[3 * i + 1]), c[std::size_t(i - 1)] = W(w[3 * i + 2]);
@@ -131,7 +137,9 @@ auto gradient(const X& f, int axis, double spacing = 1.0, int edge_order = 1) {
     const index_t n = v.shape()[normalize_axis(axis, v.ndim())];
     std::vector<double> x(static_cast<std::size_t>(n));
     for (index_t i = 0; i < n; ++i) x[std::size_t(i)] = double(i) * spacing;
-    return detail::gradient_impl(v, axis, x, edge_order);
+    if (!(spacing > 0) && !(spacing < 0))
+      throw value_error("fusor: gradient needs a non-zero finite spacing, got " + std::to_string(spacing));
+    return detail::gradient_impl(v, axis, x, edge_order, spacing);
   });
 }
 /// np.gradient along one axis with the coordinates of the samples (any spacing; NumPy's
@@ -141,9 +149,13 @@ auto gradient(const X& f, int axis, const C& coordinates, int edge_order = 1) {
   const array<double, backend_of_t<node_t<C>>> c = cast<double>(detail::to_node(coordinates));
   if (c.ndim() != 1) throw shape_error("fusor: gradient's coordinates must be 1-d, got shape " + to_string(c.shape()));
   const std::vector<double> x = detail::backend_to_host(c);
+  // evenly spaced coordinates take NumPy's uniform path (it compares the differences exactly too)
+  double h = x.size() > 1 ? x[1] - x[0] : 0.0;
+  for (std::size_t i = 2; i < x.size() && h != 0; ++i)
+    if (x[i] - x[i - 1] != h) h = 0;
   return detail::with_input(f, [&](const auto& v) {
     if (v.ndim() == 0) throw shape_error("fusor: gradient needs an array of rank >= 1, got a 0-d array");
-    return detail::gradient_impl(v, axis, x, edge_order);
+    return detail::gradient_impl(v, axis, x, edge_order, h);
   });
 }
 /// np.gradient of a 1-d array with unit spacing.
@@ -234,21 +246,26 @@ struct convolve1d_gen {
   const T* v;
   index_t n, m, offset;
   FUSOR_HD void fill(index_t first, T* out, index_t count) const {
+    using D = compute_t<T>;  // cuda::std::complex for complex values on the device
+    const D* x = reinterpret_cast<const D*>(a);
+    const D* y = reinterpret_cast<const D*>(v);
+    D* o = reinterpret_cast<D*>(out);
     for (index_t i = 0; i < count; ++i) {
       const index_t k = first + i + offset;
       const index_t lo = k - (n - 1) > 0 ? k - (n - 1) : 0, hi = k < m - 1 ? k : m - 1;
-      T s = T(0);
-      for (index_t j = lo; j <= hi; ++j) s += a[k - j] * v[j];
-      out[i] = s;
+      D s = D(0);
+      for (index_t j = lo; j <= hi; ++j) s += x[k - j] * y[j];
+      o[i] = s;
     }
   }
 };
 }  // namespace detail
 
-/// np.convolve: the discrete linear convolution of two 1-d arrays, summed directly (O(n m); for
-/// long kernels fft::fftconvolve is faster). Default mode full, as NumPy.
-template <expression A, expression V>
-auto convolve(const A& a, const V& v, convolve_mode mode = convolve_mode::full) {
+namespace detail {
+/// convolve, with the `same` window's start rounded up when `late_same` (np.correlate with the
+/// longer second operand: NumPy reverses a correlation of the swapped operands there).
+template <class A, class V>
+auto convolve_impl(const A& a, const V& v, convolve_mode mode, bool late_same) {
   using T = promote_t<value_t<node_t<A>>, value_t<node_t<V>>>;
   using B = backend_of_t<node_t<A>>;
   array<T, B> x = cast<T>(detail::to_node(a)), k = cast<T>(detail::to_node(v));
@@ -259,11 +276,19 @@ auto convolve(const A& a, const V& v, convolve_mode mode = convolve_mode::full) 
   if (k.size() > x.size()) std::swap(x, k);  // convolution commutes; NumPy's ranges are of the longer
   const index_t n = x.size(), m = k.size();
   index_t len = n + m - 1, offset = 0;
-  if (mode == convolve_mode::same) len = n, offset = (m - 1) / 2;
+  if (mode == convolve_mode::same) len = n, offset = late_same ? m / 2 : (m - 1) / 2;
   if (mode == convolve_mode::valid) len = n - m + 1, offset = m - 1;
   array<T, B> out(extents{len});
   out = generator_expr<detail::convolve1d_gen<T>, B>{{x.data(), k.data(), n, m, offset}, extents{len}, extents{1}};
   return out;
+}
+}  // namespace detail
+
+/// np.convolve: the discrete linear convolution of two 1-d arrays, summed directly (O(n m); for
+/// long kernels fft::fftconvolve is faster). Default mode full, as NumPy.
+template <expression A, expression V>
+auto convolve(const A& a, const V& v, convolve_mode mode = convolve_mode::full) {
+  return detail::convolve_impl(a, v, mode, false);
 }
 /// np.correlate: sum_n a[n + k] conj(v[n]), i.e. convolve(a, conj(v[::-1])). Default mode valid,
 /// as NumPy.
@@ -273,7 +298,8 @@ auto correlate(const A& a, const V& v, convolve_mode mode = convolve_mode::valid
   if (vv.ndim() != 1)
     throw value_error("fusor: convolve and correlate take 1-d arrays (fft::correlate takes any rank), got shape " +
                       to_string(vv.shape()));
-  return convolve(a, conj(flip(vv)), mode);
+  const index_t na = expr_shape(detail::to_node(a)).numel();
+  return detail::convolve_impl(a, conj(flip(vv)), mode, vv.size() > na);
 }
 
 namespace detail {

@@ -330,14 +330,14 @@ auto nan_to_num(const A& a, const nan_to_num_values& v = {}) {
 }
 
 /// The tolerances of isclose and allclose (NumPy's defaults).
-struct tolerance {
+struct isclose_options {
   double rtol = 1e-5, atol = 1e-8;
   bool equal_nan = false;
 };
 /// np.isclose(a, b, rtol, atol, equal_nan), lazily (a bool expression): isclose(a, b, {.rtol = 1e-6}).
 template <class A, class B>
   requires detail::operand_pair<A, B>
-auto isclose(const A& a, const B& b, const tolerance& t = {}) {
+auto isclose(const A& a, const B& b, const isclose_options& t = {}) {
   if (!(t.rtol >= 0) || !(t.atol >= 0))
     throw value_error("fusor: isclose expects non-negative tolerances, got rtol = " + std::to_string(t.rtol) +
                       " and atol = " + std::to_string(t.atol));

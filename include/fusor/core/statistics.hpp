@@ -37,6 +37,7 @@ struct quantile_gen {
   index_t nrows, n;
   quantile_method method;
   bool skip_nan;
+  bool median;  // NumPy's median: the mean of the two middle values, not the midpoint's lerp (inf + inf)
   FUSOR_HD void fill(index_t first, R* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {
       const index_t k = first + i, qi = k / nrows, r = k % nrows;
@@ -47,7 +48,8 @@ struct quantile_gen {
       }
       const quantile_position p = quantile_at(q[qi], m, method);
       const T* row = rows + r * n;
-      out[i] = quantile_lerp(static_cast<R>(row[p.lo]), static_cast<R>(row[p.hi]), p.gamma);
+      const R lo = static_cast<R>(row[p.lo]), hi = static_cast<R>(row[p.hi]);
+      out[i] = median ? (p.gamma == 0 ? lo : (lo + hi) / R(2)) : quantile_lerp(lo, hi, p.gamma);
     }
   }
 };
@@ -61,7 +63,8 @@ inline void check_quantiles(const std::vector<double>& qs, const char* what) {
 /// The quantiles qs of `rows` (rows x n, contiguous, rearranged in place), shaped (qs.size(), rows).
 template <class T, class B>
 array<quantile_result_t<T>, B> quantiles_of_rows(array<T, B>& rows, index_t nrows, index_t n,
-                                                  const std::vector<double>& qs, quantile_method method, bool skip_nan) {
+                                                  const std::vector<double>& qs, quantile_method method, bool skip_nan,
+                                                  bool median = false) {
   static_assert(!is_complex_v<T>, "fusor: quantiles, percentiles and medians need real values (NumPy rejects complex)");
   using R = quantile_result_t<T>;
   const index_t nq = index_t(qs.size());
@@ -78,7 +81,7 @@ array<quantile_result_t<T>, B> quantiles_of_rows(array<T, B>& rows, index_t nrow
   backend_memory<B>::copy_from_host(q.data(), qs.data(), nq);
   if (n > 0) algorithms<B>::select_quantiles(rows.data(), nrows, n, valid.data(), qs.data(), nq, method, skip_nan);
   out = generator_expr<quantile_gen<T, R>, B>{
-      {rows.data(), valid.data(), q.data(), nrows, n, method, skip_nan}, extents{nq, nrows}, extents{nrows, 1}};
+      {rows.data(), valid.data(), q.data(), nrows, n, method, skip_nan, median}, extents{nq, nrows}, extents{nrows, 1}};
   return out;
 }
 
@@ -86,10 +89,10 @@ array<quantile_result_t<T>, B> quantiles_of_rows(array<T, B>& rows, index_t nrow
 /// without the leading axis when drop_q (one q).
 template <class X>
 auto quantiles_whole(const X& x, const std::vector<double>& qs, quantile_method method, bool skip_nan, bool keepdims,
-                     bool drop_q = false) {
+                     bool drop_q = false, bool median = false) {
   auto a = owned_copy(x);
   const int rank = a.ndim();
-  auto out = quantiles_of_rows(a, 1, a.size(), qs, method, skip_nan);
+  auto out = quantiles_of_rows(a, 1, a.size(), qs, method, skip_nan, median);
   extents shape;
   if (!drop_q) shape.push_back(index_t(qs.size()));
   if (keepdims)
@@ -100,7 +103,7 @@ auto quantiles_whole(const X& x, const std::vector<double>& qs, quantile_method 
 /// without the leading axis when drop_q (one q).
 template <class X>
 auto quantiles_along(const X& x, const std::vector<double>& qs, int axis, quantile_method method, bool skip_nan,
-                     bool keepdims, bool drop_q = false) {
+                     bool keepdims, bool drop_q = false, bool median = false) {
   const int requested = axis;
   extents in;
   auto rows = with_input(x, [&](const auto& v) {
@@ -114,7 +117,7 @@ auto quantiles_along(const X& x, const std::vector<double>& qs, int axis, quanti
   index_t nrows = 1;
   for (int k = 0; k < in.size(); ++k)
     if (k != axis) nrows *= in[k];
-  auto out = quantiles_of_rows(rows, nrows, n, qs, method, skip_nan);
+  auto out = quantiles_of_rows(rows, nrows, n, qs, method, skip_nan, median);
   extents shape;
   if (!drop_q) shape.push_back(index_t(qs.size()));
   for (int k = 0; k < in.size(); ++k) {
@@ -187,11 +190,11 @@ auto percentile(const E& e, const std::vector<double>& ps, int axis, bool keepdi
 /// selection; NaN for an empty array or one holding NaN.
 template <expression E>
 auto median(const E& e) {
-  return detail::quantiles_whole(e, {0.5}, quantile_method::midpoint, false, false, true).item();
+  return detail::quantiles_whole(e, {0.5}, quantile_method::midpoint, false, false, true, true).item();
 }
 template <expression E>
 auto median(const E& e, int axis, bool keepdims = false) {
-  return detail::quantiles_along(e, {0.5}, axis, quantile_method::midpoint, false, keepdims, true);
+  return detail::quantiles_along(e, {0.5}, axis, quantile_method::midpoint, false, keepdims, true, true);
 }
 
 // ---- the NaN-ignoring forms ----------------------------------------------------------------------
@@ -239,11 +242,11 @@ auto nanpercentile(const E& e, const std::vector<double>& ps, int axis, bool kee
 }
 template <expression E>
 auto nanmedian(const E& e) {
-  return detail::quantiles_whole(e, {0.5}, quantile_method::midpoint, true, false, true).item();
+  return detail::quantiles_whole(e, {0.5}, quantile_method::midpoint, true, false, true, true).item();
 }
 template <expression E>
 auto nanmedian(const E& e, int axis, bool keepdims = false) {
-  return detail::quantiles_along(e, {0.5}, axis, quantile_method::midpoint, true, keepdims, true);
+  return detail::quantiles_along(e, {0.5}, axis, quantile_method::midpoint, true, keepdims, true, true);
 }
 
 namespace detail {
@@ -297,7 +300,8 @@ auto nanmean(const E& e, int axis, bool keepdims = false) {
   total = total / cast<real_t<M>>(count);
   return total;
 }
-/// np.nanvar / np.nanstd: two passes over the non-NaN values; ddof as in var.
+/// np.nanvar / np.nanstd: two passes over the non-NaN values; ddof as in var, NaN where it leaves
+/// no degrees of freedom (NumPy).
 template <expression E>
 auto nanvar(const E& e, ddof d = ddof(0)) {
   const auto node = detail::to_node(e);
@@ -309,7 +313,7 @@ auto nanvar(const E& e, ddof d = ddof(0)) {
   R ss;
   if constexpr (is_complex_v<M>) ss = sum(where(isnan(dev), R(0), square(abs(dev))));
   else ss = sum(where(isnan(dev), R(0), square(dev)));
-  if (count == 0) return std::numeric_limits<R>::quiet_NaN();
+  if (count - d.value <= 0) return std::numeric_limits<R>::quiet_NaN();  // NumPy: NaN, not inf
   return ss / detail::dof<R>(count, d.value);
 }
 template <expression E>
@@ -326,8 +330,8 @@ auto nanvar(const E& e, int axis, ddof d, bool keepdims = false) {
   if constexpr (is_complex_v<M>) out = sum(where(isnan(dev), R(0), square(abs(dev))), ax, keepdims);
   else out = sum(where(isnan(dev), R(0), square(dev)), ax, keepdims);
   const auto count = sum(detail::not_nan_count(node), ax, keepdims);
-  out = where(count == 0, std::numeric_limits<R>::quiet_NaN(),
-              out / cast<R>(maximum(count - std::int64_t(d.value), std::int64_t(0))));
+  out = where(count - std::int64_t(d.value) <= std::int64_t(0), std::numeric_limits<R>::quiet_NaN(),
+              out / cast<R>(count - std::int64_t(d.value)));
   return out;
 }
 template <expression E>

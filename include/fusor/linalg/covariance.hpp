@@ -2,7 +2,9 @@
 // np.cov and np.corrcoef: the covariance (and correlation) matrix of variables observed
 // together, one GEMM of the centred observations with their conjugate transpose. In the linear
 // algebra layer because of that product; the names are NumPy's, in namespace fusor.
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <string>
 #include <type_traits>
 
@@ -13,8 +15,9 @@
 namespace fusor {
 
 namespace detail::linalg {
+/// float64 or complex128 whatever the input (NumPy: result_type(m, float64)).
 template <class V>
-using cov_t = std::conditional_t<std::is_floating_point_v<V> || is_complex_v<V>, V, double>;
+using cov_t = std::conditional_t<is_complex_v<V>, std::complex<double>, double>;
 
 /// The observations as (variables, observations) rows in the computation type.
 template <class C, class X>
@@ -34,8 +37,8 @@ array<C, B> covariance_of_rows(const array<C, B>& rows, int ddof_value) {
   array<C, B> centred = rows - mean(rows, 1, true);
   array<C, B> c = zeros<C, B>(extents{vars, vars});
   if (vars > 0 && n > 0) c = matmul(centred, conj(transpose(centred.view())));
-  // NumPy: n - ddof <= 0 divides by zero (inf / NaN, with a warning)
-  const real_t<C> dof = real_t<C>(n - ddof_value);
+  // NumPy clamps n - ddof at 0: a zero divisor gives inf / NaN (with a warning), never a sign flip
+  const real_t<C> dof = real_t<C>(std::max<index_t>(n - ddof_value, 0));
   c = c / C(dof);
   return c;
 }

@@ -5,6 +5,7 @@
 // systems and adds nothing we need): 32-bit integers (LP64) and the hidden lengths of the
 // character arguments that gfortran-compiled LAPACKs expect after the others.
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <string>
@@ -94,10 +95,11 @@ inline constexpr bool is_d = std::is_same_v<T, double>;
 template <class T>
 inline constexpr bool is_c = std::is_same_v<T, std::complex<float>>;
 /// A workspace size LAPACK reported in a T (its real part, for complex workspaces).
+/// (rounded up: LAPACKs before 3.10 could report a float size just below the one they need)
 template <class T>
 int lwork_of(const T& w) {
-  if constexpr (is_complex_v<T>) return std::max(1, int(w.real()));
-  else return std::max(1, int(w));
+  if constexpr (is_complex_v<T>) return std::max(1, int(std::ceil(double(w.real()))));
+  else return std::max(1, int(std::ceil(double(w))));
 }
 }  // namespace detail::cpu_lapack
 
