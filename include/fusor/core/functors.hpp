@@ -43,6 +43,14 @@ FUSOR_HD constexpr T wrapping(T a, T b, Op op) {
   return static_cast<T>(op(static_cast<U>(static_cast<std::make_unsigned_t<T>>(a)),
                            static_cast<U>(static_cast<std::make_unsigned_t<T>>(b))));
 }
+/// C's integer a % b (the dividend's sign), with NumPy's 0 for b = 0 and no INT_MIN % -1 trap.
+template <class T>
+FUSOR_HD constexpr T truncated_remainder(T a, T b) {
+  if (b == 0) return T(0);
+  if constexpr (std::is_signed_v<T>)
+    if (b == T(-1)) return T(0);
+  return static_cast<T>(a % b);
+}
 template <class T>
 FUSOR_HD constexpr bool is_nan(const T& x) {
   if constexpr (std::is_floating_point_v<T>) return x != x;
@@ -143,10 +151,7 @@ struct mod_fn : arithmetic_policy {
   static constexpr bool real_only = true;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral_v<T>) {
-      if (b == 0) return T(0);
-      if constexpr (std::is_signed_v<T>)
-        if (b == T(-1)) return T(0);  // avoids INT_MIN % -1
-      T r = static_cast<T>(a % b);
+      T r = detail::truncated_remainder(a, b);
       if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
       return r;
     } else {
@@ -451,12 +456,8 @@ struct copysign_fn : real_float_policy {
 struct fmod_fn : arithmetic_policy {
   static constexpr bool real_only = true;
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
-    if constexpr (std::is_integral_v<T>) {
-      if (b == 0) return T(0);
-      if constexpr (std::is_signed_v<T>)
-        if (b == T(-1)) return T(0);  // avoids INT_MIN % -1
-      return static_cast<T>(a % b);
-    } else { using std::fmod; return fmod(a, b); }
+    if constexpr (std::is_integral_v<T>) return detail::truncated_remainder(a, b);
+    else { using std::fmod; return fmod(a, b); }
   }
 };
 /// np.reciprocal: 1 / x in the input's type; for integers truncated (0 unless |x| = 1) and 0 for
@@ -510,9 +511,7 @@ struct lcm_fn : integer_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
     const auto x = detail::magnitude_bits(a), y = detail::magnitude_bits(b);
     if (x == 0 || y == 0) return T(0);
-    // an unsigned type at least as wide as unsigned int: small types would multiply as int
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return static_cast<T>(static_cast<U>(x / detail::unsigned_magnitude_gcd(x, y)) * static_cast<U>(y));
+    return multiply_fn{}(static_cast<T>(x / detail::unsigned_magnitude_gcd(x, y)), static_cast<T>(y));  // wraps, as NumPy
   }
 };
 /// np.nan_to_num: NaN to `nan`, +inf to `posinf`, -inf to `neginf` (by default 0 and the type's

@@ -53,12 +53,9 @@ auto cu(T* p) {
     return reinterpret_cast<std::conditional_t<std::is_const_v<T>, const cuDoubleComplex*, cuDoubleComplex*>>(p);
   else return p;
 }
-template <class T>
-inline constexpr bool is_s = std::is_same_v<T, float>;
-template <class T>
-inline constexpr bool is_d = std::is_same_v<T, double>;
-template <class T>
-inline constexpr bool is_c = std::is_same_v<T, std::complex<float>>;
+using cpu_lapack::is_c;  // the precision letters, as the cpu backend names them
+using cpu_lapack::is_d;
+using cpu_lapack::is_s;
 
 /// A device workspace of at least n elements, kept for the whole batch.
 template <class T>
