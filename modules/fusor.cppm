@@ -917,6 +917,7 @@ using fusor::match::euler_convention;
 using fusor::match::false_positive_threshold;
 using fusor::match::filter_multiplier;
 using fusor::match::find_peaks;
+using fusor::match::first_non_finite;
 using fusor::match::fourier_filter;
 using fusor::match::from_euler;
 using fusor::match::edge_mode;

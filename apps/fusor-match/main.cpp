@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "match_run.hpp"
+#include "numbers.hpp"
 #include "peaks_run.hpp"
 #include "preview.hpp"
 #include "simulate.hpp"
@@ -40,13 +41,13 @@ int main(int argc, char** argv) {
   simulate_args sa;
   auto* sim = app.add_subcommand("simulate", "Write a planted test problem: target.mrc, template.mrc, mask.mrc, truth.tsv");
   sim->add_option("-o,--output", sa.output, "Folder to write into")->required();
-  sim->add_option("--size", sa.size, "Target size in voxels (x y z)")->expected(3)->capture_default_str();
-  sim->add_option("--template-size", sa.template_size, "Template edge in voxels")->check(CLI::Range(5, 255))->capture_default_str();
-  sim->add_option("--copies", sa.copies, "Copies of the template planted")->check(CLI::Range(0, 100000))->capture_default_str();
+  sim->add_option("--size", sa.size, "Target size in voxels (x y z)")->expected(3)->check(whole_number(1, 4096))->capture_default_str();
+  sim->add_option("--template-size", sa.template_size, "Template edge in voxels")->check(whole_number(5, 255))->capture_default_str();
+  sim->add_option("--copies", sa.copies, "Copies of the template planted")->check(whole_number(0, 100000))->capture_default_str();
   sim->add_option("--angular-step", sa.angular_step, "The copies' rotations come from the uniform set of this step (degrees)")
-      ->check(CLI::Range(1.0, 180.0))->capture_default_str();
-  sim->add_option("--noise", sa.noise, "Standard deviation of the Gaussian noise")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sim->add_option("--voxel-size", sa.voxel_size, "Voxel size in Å")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(finite_number(1.0, 180.0))->capture_default_str();
+  sim->add_option("--noise", sa.noise, "Standard deviation of the Gaussian noise")->check(finite_number(0, 1e30))->capture_default_str();
+  sim->add_option("--voxel-size", sa.voxel_size, "Voxel size in Å")->check(finite_number(0, 1e6, true))->capture_default_str();
   sim->add_option("--seed", sa.seed, "Random seed")->capture_default_str();
 
   match_args ma;
@@ -56,22 +57,25 @@ int main(int argc, char** argv) {
   mat->add_option("--mask", ma.mask, "Template mask (MRC, the template's shape; default: a soft sphere)");
   mat->add_option("--target-mask", ma.target_mask, "Target mask (MRC, the target's shape): tiles where it is 0 are skipped; MCC reads it");
   mat->add_option("-o,--output", ma.output, "Output folder")->required();
-  auto* step = mat->add_option("-a,--angular-step", ma.angular_step, "Angular step in degrees (a uniform set)")->capture_default_str();
+  auto* step = mat->add_option("-a,--angular-step", ma.angular_step, "Angular step in degrees (a uniform set)")
+                   ->check(finite_number(0, 180, true))->capture_default_str();
   mat->add_option("--rotations", ma.rotations, "Rotation file: per line ZYZ Euler angles in degrees, or a quaternion w x y z")
       ->excludes(step);
   mat->add_option("--symmetry", ma.symmetry, "Template symmetry, Cn or Dn")->capture_default_str();
   mat->add_option("-s,--score", ma.score, "Score: CC, LCC, CORR, CAM, FLCSphericalMask, FLC or MCC")->capture_default_str();
-  mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(CLI::NonNegativeNumber);
-  mat->add_option("--highpass", ma.highpass, "High-pass cut-off in Å (Gaussian; 0: none)")->check(CLI::NonNegativeNumber);
-  mat->add_option("--wedge", ma.wedge, "Missing wedge: the tilt range in degrees (e.g. -60 60), tilt axis y, beam z")->expected(2);
-  mat->add_option("--defocus", ma.defocus, "CTF defocus in Å (underfocus positive); enables the CTF");
-  mat->add_option("--voltage", ma.voltage, "CTF acceleration voltage in kV")->check(CLI::PositiveNumber)->capture_default_str();
-  mat->add_option("--cs", ma.cs, "CTF spherical aberration in mm")->capture_default_str();
-  mat->add_option("--amplitude-contrast", ma.amplitude_contrast, "CTF amplitude contrast")->check(CLI::Range(0.0, 0.999))->capture_default_str();
+  mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));
+  mat->add_option("--highpass", ma.highpass, "High-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));
+  mat->add_option("--wedge", ma.wedge, "Missing wedge: the tilt range in degrees (e.g. -60 60), tilt axis y, beam z")
+      ->expected(2)->check(finite_number(-90, 90));
+  mat->add_option("--defocus", ma.defocus, "CTF defocus in Å (underfocus positive); enables the CTF")
+      ->check(finite_number(-1e6, 1e6));
+  mat->add_option("--voltage", ma.voltage, "CTF acceleration voltage in kV")->check(finite_number(1, 3000))->capture_default_str();
+  mat->add_option("--cs", ma.cs, "CTF spherical aberration in mm")->check(finite_number(0, 100))->capture_default_str();
+  mat->add_option("--amplitude-contrast", ma.amplitude_contrast, "CTF amplitude contrast")->check(finite_number(0.0, 0.999))->capture_default_str();
   mat->add_flag("--phase-flip", ma.phase_flip, "Use |CTF| (phase-flipped data)");
   mat->add_flag("--whiten", ma.whiten, "Whiten target and template by the target's radial power spectrum");
   mat->add_option("--memory", ma.memory, "Memory budget, e.g. 800M or 16G (default: what is available); tiles the target when needed");
-  mat->add_option("-j,--threads", ma.threads, "Threads (0: all)")->check(CLI::NonNegativeNumber)->capture_default_str();
+  mat->add_option("-j,--threads", ma.threads, "Threads (0: all of this machine's)")->check(whole_number(0, max_threads()))->capture_default_str();
   mat->add_option("--edges", ma.edges,
                   "Beyond the target's faces: zeros, or wrap (the target repeated, as pyTME without --pad-edges; "
                   "cheaper where the target's lengths are 5-smooth)")
@@ -83,13 +87,14 @@ int main(int argc, char** argv) {
   auto* pk = app.add_subcommand("peaks", "Call peaks on a match output; write TSV and RELION 5 STAR");
   pk->add_option("-i,--input", pa.input, "A match output folder")->required();
   pk->add_option("-o,--output", pa.output, "Output path without extension (default: INPUT/peaks)");
-  pk->add_option("-n,--count", pa.count, "At most this many peaks")->check(CLI::PositiveNumber)->capture_default_str();
+  pk->add_option("-n,--count", pa.count, "At most this many peaks")->check(whole_number(1, 100000000))->capture_default_str();
   pk->add_option("-d,--min-distance", pa.min_distance, "Voxels between peaks (default: the template's radius)")
-      ->check(CLI::NonNegativeNumber);
-  pk->add_option("--margin", pa.margin, "Voxels kept clear of each face: one count, or x y z")->expected(1, 3);
-  auto* ms = pk->add_option("--min-score", pa.min_score, "Absolute score threshold");
+      ->check(finite_number(0, 1e6));
+  pk->add_option("--margin", pa.margin, "Voxels kept clear of each face: one count, or x y z")
+      ->expected(1, 3)->check(whole_number(0, 100000));
+  auto* ms = pk->add_option("--min-score", pa.min_score, "Absolute score threshold")->check(finite_number(-1e30, 1e30));
   pk->add_option("--false-positives", pa.false_positives, "Threshold that noise crosses this often in the whole search")
-      ->check(CLI::PositiveNumber)->excludes(ms);
+      ->check(finite_number(0, 1e30, true))->excludes(ms);
   pk->add_option("--tomo-name", pa.tomo_name, "rlnTomoName in the STAR file (default: the target's file name)");
   pk->add_flag("-q,--quiet", pa.quiet, "No listing of the peaks");
 
@@ -101,8 +106,8 @@ int main(int argc, char** argv) {
   pv->add_option("-o,--output", va.output, "The PNG file (default: INPUT/preview.png)");
   pv->add_option("--peaks", va.peaks, "A peaks table (default: INPUT/peaks.tsv when there is one)");
   pv->add_option("--at", va.at, "The voxel the slices pass through, x y z (default: the best peak, or the highest score)")
-      ->expected(3);
-  pv->add_option("--width", va.width, "About this many pixels wide")->capture_default_str();
+      ->expected(3)->check(whole_number(0, 1000000));
+  pv->add_option("--width", va.width, "About this many pixels wide")->check(whole_number(64, 20000))->capture_default_str();
   pv->add_flag("-q,--quiet", va.quiet, "No summary line");
 
   try {

@@ -18,7 +18,9 @@
 
 #include "distributed.hpp"
 #include "output.hpp"
+#include "numbers.hpp"
 #include "progress.hpp"
+#include "result_folder.hpp"
 
 #ifndef FUSOR_MATCH_VERSION
 #define FUSOR_MATCH_VERSION "unknown"
@@ -73,7 +75,13 @@ inline std::size_t parse_bytes(const std::string& s) {
   if (used == 0 || scale < 0 || !(v > 0) || !std::isfinite(v))
     throw fusor::value_error("match: --memory expects a positive size such as 800M, 4G or 16GiB, got \"" +
                              s + "\"");
-  return std::size_t(v * scale);
+  // the product is checked as a double, before any conversion: 1e30 would not fit a size_t
+  // (undefined behaviour), and 0.5 would become 0, which means "no budget"
+  const double bytes = std::floor(v * scale);
+  constexpr double largest = 1125899906842624.0;  // 1 PiB: far above any machine, exact in a size_t
+  if (bytes < 1.0 || bytes > largest)
+    throw fusor::value_error("match: --memory expects a size from 1 byte to 1024T, got \"" + s + "\"");
+  return std::size_t(bytes);
 }
 
 /// Rotations from a text file: one per line, 3 columns (RELION's ZYZ Euler angles rot, tilt, psi
@@ -107,8 +115,19 @@ inline std::vector<match::quaternion> read_rotations(const fs::path& path) {
       throw fusor::value_error("match: " + path.string() + " line " + std::to_string(number) +
                                ": expected 3 numbers (ZYZ Euler angles in degrees) or 4 (a quaternion w x y z), got \"" +
                                line + "\"");
-    out.push_back(v.size() == 3 ? match::from_euler({v[0], v[1], v[2]}, match::euler_convention::zyz_intrinsic)
-                                : match::quaternion{v[0], v[1], v[2], v[3]});
+    const std::string where = "match: " + path.string() + " line " + std::to_string(number) + ": ";
+    if (v.size() == 3) {
+      for (double a : v)
+        if (!(std::abs(a) <= 360.0))
+          throw fusor::value_error(where + "expected Euler angles in degrees from -360 to 360, got " + short_number(a));
+      out.push_back(match::from_euler({v[0], v[1], v[2]}, match::euler_convention::zyz_intrinsic));
+    } else {
+      const double norm = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3]);
+      if (!(norm > 1e-6 && norm < 1e6))  // NaN and inf fail here too
+        throw fusor::value_error(where + "expected a quaternion w x y z of finite, non-zero length, got length " +
+                                 short_number(norm));
+      out.push_back(match::quaternion{v[0] / norm, v[1] / norm, v[2] / norm, v[3] / norm});
+    }
   }
   if (out.empty()) throw fusor::value_error("match: " + path.string() + " holds no rotations");
   return out;
@@ -141,6 +160,18 @@ inline match::edge_mode parse_edges(const std::string& s) {
   throw fusor::value_error("match: --edges expects zeros or wrap, got \"" + s + "\"");
 }
 
+/// A volume read onto B whose every voxel is finite, or a value_error naming the file and the
+/// first voxel that is not (a NaN or inf would make every score it touches NaN or inf).
+template <class B>
+fusor::array<float, B> finite_volume(const match::mrc_file& file, const std::string& path, const char* what) {
+  fusor::array<float, B> v = file.read<B>();
+  if (const auto bad = match::first_non_finite(v))
+    throw fusor::value_error("match: the " + std::string(what) + " " + path + " holds a non-finite value (NaN or inf) at voxel (" +
+                             std::to_string((*bad)[0]) + ", " + std::to_string((*bad)[1]) + ", " + std::to_string((*bad)[2]) +
+                             "); replace such voxels (e.g. by the mean) before matching");
+  return v;
+}
+
 template <class B>
 int run_match(const match_args& a, const world& w) {
   using fusor::extents;
@@ -162,6 +193,13 @@ int run_match(const match_args& a, const world& w) {
   const match::mrc_file target_file(a.target), templ_file(a.templ);
   const extents n = target_file.shape(), m = templ_file.shape();
   const auto vt = target_file.header().voxel_size(), vm = templ_file.header().voxel_size();
+  if (n.numel() == 0) throw fusor::shape_error("match: the target " + a.target + " is empty (" + fusor::to_string(n) + " voxels)");
+  if (m.numel() == 0)
+    throw fusor::shape_error("match: the template " + a.templ + " is empty (" + fusor::to_string(m) + " voxels)");
+  if (a.mask.empty() && *std::min_element(m.begin(), m.end()) < 3)
+    throw fusor::shape_error("match: the template " + a.templ + " (" + fusor::to_string(m) +
+                             " voxels) is too small for the default spherical mask (3 voxels a side at least); "
+                             "give a --mask");
   for (int k = 0; k < 3; ++k) {
     if (m[k] > n[k])
       throw fusor::shape_error("match: the template " + a.templ + " (" + fusor::to_string(m) +
@@ -213,18 +251,17 @@ int run_match(const match_args& a, const world& w) {
   }
   const match::scan_memory_estimate est =
       split_tiles ? whole : match::estimate_scan_memory<B>(n, m, kind, o, share.size());
-  if (root) prepare_folder(a.output);
 
-  // ---- inputs ----
-  const auto target = target_file.read<B>();
-  const auto templ = templ_file.read<B>();
-  fusor::array<float, B> mask;
+  // ---- inputs: every voxel finite, checked before any work ----
+  const auto target = finite_volume<B>(target_file, a.target, "target");
+  const auto templ = finite_volume<B>(templ_file, a.templ, "template");
+  fusor::array<float, B> mask, target_mask;
   if (!a.mask.empty()) {
     const match::mrc_file f(a.mask);
     if (f.shape() != m)
       throw fusor::shape_error("match: the mask " + a.mask + " has shape " + fusor::to_string(f.shape()) +
                                "; expected the template's " + fusor::to_string(m));
-    mask = f.read<B>();
+    mask = finite_volume<B>(f, a.mask, "mask");
   } else {
     match::mask_options soft;
     soft.edge = match::mask_edge::gaussian(1.0);
@@ -241,6 +278,16 @@ int run_match(const match_args& a, const world& w) {
   if (a.whiten) tf.whitening = gf.whitening = match::whitening_profile(target);
   o.target_filter = tf;
   o.template_filter = gf;
+  if (!a.target_mask.empty()) {
+    const match::mrc_file f(a.target_mask);
+    if (f.shape() != n)
+      throw fusor::shape_error("match: the target mask " + a.target_mask + " has shape " + fusor::to_string(f.shape()) +
+                               "; expected the target's " + fusor::to_string(n));
+    target_mask = finite_volume<B>(f, a.target_mask, "target mask");
+  }
+  // the output folder: made when missing, locked for the whole run, its parts staged beside it
+  std::optional<result_staging> out;
+  if (root) out.emplace(a.output);
 
   // ---- the scan ----
   if (talk) {
@@ -261,7 +308,7 @@ int run_match(const match_args& a, const world& w) {
   };
   const auto r = a.target_mask.empty()
                      ? match::scan(target, templ, mask, share, kind, o)
-                     : match::scan(target, templ, mask, share, kind, o, match::mrc_file(a.target_mask).read<B>());
+                     : match::scan(target, templ, mask, share, kind, o, target_mask);
 
   // ---- the ranks' maps merged on rank 0 (rotation indices made global first) ----
   fusor::array<float> best_score = fusor::to<fusor::cpu>(r.best_score);
@@ -292,14 +339,13 @@ int run_match(const match_args& a, const world& w) {
   }
   const double seconds = line.elapsed();
 
-  // ---- outputs, each whole or absent ----
-  const fs::path dir(a.output);
+  // ---- outputs: staged, then swapped in whole (result_folder.hpp) ----
   match::mrc_write_options mw;
   mw.voxel_size = vt;
   mw.origin = target_file.header().origin_angstrom();
-  match::write_mrc(dir / "scores.mrc", best_score, mw);
-  match::write_mrc(dir / "rotations.mrc", fusor::array<float>(fusor::cast<float>(best_rotation)), mw);
-  write_text(dir / "rotations.tsv", rotation_table(rotations));
+  match::write_mrc(out->part("scores.mrc"), best_score, mw);
+  match::write_mrc(out->part("rotations.mrc"), fusor::array<float>(fusor::cast<float>(best_rotation)), mw);
+  write_text(out->part("rotations.tsv"), rotation_table(rotations));
   json meta;
   meta["program"] = "fusor-match";
   meta["fusor_version"] = FUSOR_MATCH_VERSION;
@@ -341,7 +387,7 @@ int run_match(const match_args& a, const world& w) {
   meta["statistics"] = {{"count", stats.count}, {"mean", stats.mean}, {"stddev", stats.stddev}};
   meta["seconds"] = seconds;
   meta["peak_memory_bytes"] = peak_memory_bytes();
-  write_text(dir / "metadata.json", meta.dump(2) + "\n");
+  out->commit(meta);
   if (talk)
     std::printf("match: %zu rotations in %s, %.2f ms per rotation, peak memory %s -> %s/{scores,rotations}.mrc, "
                 "rotations.tsv, metadata.json\n",

@@ -14,6 +14,7 @@
 #include <fusor/fusor.hpp>
 
 #include "output.hpp"
+#include "result_folder.hpp"
 
 namespace fusor_match {
 
@@ -57,7 +58,14 @@ inline int run_peaks(const peaks_args& a) {
   if (!a.margin.empty() && a.margin.size() != 1 && a.margin.size() != 3)
     throw fusor::value_error("peaks: --margin expects 1 or 3 voxel counts, got " +
                              std::to_string(a.margin.size()));
+  // writing into the result folder: hold its lock, so that no match swaps the result meanwhile
+  const fs::path base = a.output.empty() ? dir / "peaks" : fs::path(a.output);
+  std::error_code ec;
+  std::optional<folder_lock> lock;
+  if (fs::equivalent(fs::absolute(base).parent_path(), fs::absolute(dir), ec)) lock.emplace(dir, "writing peaks");
   const nlohmann::json meta = read_metadata(dir);
+  const fs::path meta_file = dir / metadata_name;
+  check_result_parts(dir, meta, {"scores.mrc", "rotations.mrc", "rotations.tsv"});
   const auto rotations = read_rotation_table(dir / "rotations.tsv");
   auto scores = match::read_mrc(dir / "scores.mrc");
   const auto rot = match::read_mrc(dir / "rotations.mrc");
@@ -67,15 +75,17 @@ inline int run_peaks(const peaks_args& a) {
   match::scan_result<fusor::cpu> r;
   r.best_score = std::move(scores.data);
   r.best_rotation = fusor::array<std::int32_t>(fusor::cast<std::int32_t>(rot.data));
-  const auto& st = meta.at("statistics");
-  r.statistics = {st.at("count").get<std::int64_t>(), st.at("mean").get<double>(), st.at("stddev").get<double>()};
-  if (rotations.size() != meta.at("rotations").at("count").get<std::size_t>())
+  r.statistics = {metadata_field<std::int64_t>(meta, {"statistics", "count"}, meta_file),
+                  metadata_field<double>(meta, {"statistics", "mean"}, meta_file),
+                  metadata_field<double>(meta, {"statistics", "stddev"}, meta_file)};
+  const auto recorded = metadata_field<std::size_t>(meta, {"rotations", "count"}, meta_file);
+  if (rotations.size() != recorded)
     throw fusor::io_error("peaks: rotations.tsv holds " + std::to_string(rotations.size()) +
-                          " rotations, metadata.json says " + std::to_string(meta.at("rotations").at("count").get<std::size_t>()));
+                          " rotations, metadata.json says " + std::to_string(recorded));
 
   match::peak_options o;
   o.max_peaks = index_t(a.count);
-  const auto m = meta.at("template_shape").get<std::vector<index_t>>();
+  const auto m = metadata_field<std::array<index_t, 3>>(meta, {"template_shape"}, meta_file);
   o.min_distance = a.min_distance >= 0 ? a.min_distance : double(*std::min_element(m.begin(), m.end()) / 2);
   if (a.margin.size() == 1) o.margin = {index_t(a.margin[0]), index_t(a.margin[0]), index_t(a.margin[0])};
   if (a.margin.size() == 3) o.margin = {index_t(a.margin[0]), index_t(a.margin[1]), index_t(a.margin[2])};
@@ -85,10 +95,11 @@ inline int run_peaks(const peaks_args& a) {
 
   const auto n = r.best_score.shape();
   const auto v = scores.voxel_size;
-  const std::string tomo = !a.tomo_name.empty() ? a.tomo_name : fs::path(meta.at("target").get<std::string>()).stem().string();
+  const std::string tomo =
+      !a.tomo_name.empty() ? a.tomo_name : fs::path(metadata_field<std::string>(meta, {"target"}, meta_file)).stem().string();
   std::string tsv = "x\ty\tz\tscore\trotation\trot\ttilt\tpsi\tx_angst\ty_angst\tz_angst\n";
   std::string star =
-      "# RELION 5 particles from fusor-match " + std::string(meta.value("fusor_version", "")) +
+      "# RELION 5 particles from fusor-match " + metadata_field<std::string>(meta, {"fusor_version"}, meta_file) +
       "\n\ndata_particles\n\nloop_\n_rlnTomoName #1\n_rlnCoordinateX #2\n_rlnCoordinateY #3\n_rlnCoordinateZ #4\n"
       "_rlnCenteredCoordinateXAngst #5\n_rlnCenteredCoordinateYAngst #6\n_rlnCenteredCoordinateZAngst #7\n"
       "_rlnAngleRot #8\n_rlnAngleTilt #9\n_rlnAnglePsi #10\n_rlnLCCmax #11\n";
@@ -105,7 +116,6 @@ inline int run_peaks(const peaks_args& a) {
                   p.euler[0], p.euler[1], p.euler[2], double(p.score));
     star += line;
   }
-  const fs::path base = a.output.empty() ? dir / "peaks" : fs::path(a.output);
   if (base.has_parent_path()) prepare_folder(base.parent_path());
   write_text(base.string() + ".tsv", tsv);
   write_text(base.string() + ".star", star);

@@ -17,6 +17,7 @@
 #include <fusor/fusor.hpp>
 
 #include "output.hpp"
+#include "result_folder.hpp"
 
 namespace fusor_match {
 
@@ -100,9 +101,15 @@ inline int run_preview(const preview_args& a) {
     throw fusor::value_error("preview: --at expects 3 voxel coordinates (x y z), got " + std::to_string(a.at.size()));
   if (a.width < 64 || a.width > 20000)
     throw fusor::value_error("preview: --width expects 64 to 20000 pixels, got " + std::to_string(a.width));
+  const fs::path out = a.output.empty() ? dir / "preview.png" : fs::path(a.output);
+  std::error_code ec;
+  std::optional<folder_lock> lock;  // writing into the result folder: no match swaps it meanwhile
+  if (fs::equivalent(fs::absolute(out).parent_path(), fs::absolute(dir), ec)) lock.emplace(dir, "writing a preview");
   const nlohmann::json meta = read_metadata(dir);
+  const fs::path meta_file = dir / metadata_name;
+  check_result_parts(dir, meta, {"scores.mrc"});
   const auto score = match::read_mrc(dir / "scores.mrc").data;
-  const std::string target_path = meta.at("target").get<std::string>();
+  const std::string target_path = metadata_field<std::string>(meta, {"target"}, meta_file);
   require_file(target_path, "target (from metadata.json)");
   const auto target = match::read_mrc(target_path).data;
   const auto n = score.shape();
@@ -142,7 +149,7 @@ inline int run_preview(const preview_args& a) {
   const int zoom = std::max(1, (a.width - 2 * gap) / int(n[0] + n[0] + n[1]));
   const int row_h = zoom * int(std::max(n[1], n[2]));
   rgb_image img(zoom * int(n[0] + n[0] + n[1]) + 2 * gap, 2 * row_h + gap);
-  const double mark = std::max(2.0, double(meta.at("template_shape")[0].get<index_t>()) / 2.0);
+  const double mark = std::max(2.0, double(metadata_field<std::array<index_t, 3>>(meta, {"template_shape"}, meta_file)[0]) / 2.0);
   for (int row = 0; row < 2; ++row) {
     const auto& vol = row == 0 ? target : score;
     // gray levels: the target from its 1st to 99th percentile, the scores from their 0 (or the
@@ -185,7 +192,6 @@ inline int run_preview(const preview_args& a) {
       x0 += s.nu * zoom + gap;
     }
   }
-  const fs::path out = a.output.empty() ? dir / "preview.png" : fs::path(a.output);
   if (out.has_parent_path()) prepare_folder(out.parent_path());
   write_png(out, img);
   if (!a.quiet)

@@ -11,6 +11,11 @@
   starfile BIN WORK     the STAR file read back by the starfile package (RELION users' reader):
                         its rows are the TSV's peaks, coordinates in voxels and Å, the planted
                         ZYZ angles (exit 77: skipped, without starfile; scripts/deps installs it)
+  folder BIN WORK       a result folder always holds one whole result: a run killed after each
+                        step of its writing (FUSOR_MATCH_TEST_KILL_AT), a full disk (a file-size
+                        limit), a second writer while the first runs, a part from another result,
+                        a file of the user's in the folder; a new result removes what was derived
+                        from the old one (peaks, preview) and the temporaries of dead runs
   mpi BIN WORK MPIRUN   mpirun -n 2 gives the one-process maps byte for byte; a bad input ends
                         the job with its message; a rank interrupted (SIGINT) or killed part-way
                         through its scan ends the job, and no map is written (exit 77: skipped,
@@ -18,8 +23,11 @@
 """
 import json
 import os
+import re
+import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -157,14 +165,184 @@ def errors(bin_, work):
     open(bad_rot, "w").write("rot tilt psi\n0 0 0\n10 20\n")
     cases.append(("rotation file", ["match", "-t", t, "-m", m, "-o", out, "--rotations", bad_rot], "line 3",
                   "expected 3 numbers"))
+    huge_rot = os.path.join(work, "huge.txt")
+    open(huge_rot, "w").write("0 0 0\n1e308 0 0\n")
+    cases.append(("huge angle", ["match", "-t", t, "-m", m, "-o", out, "--rotations", huge_rot], "line 2",
+                  "from -360 to 360, got 1e+308"))
+    open(os.path.join(work, "quat.txt"), "w").write("1 0 0 0\n1e300 1e300 0 0\n")
+    cases.append(("huge quaternion", ["match", "-t", t, "-m", m, "-o", out, "--rotations", f"{work}/quat.txt"],
+                  "line 2", "finite, non-zero length, got length inf"))
+    # numbers: finite and in range, bounds as people write them
+    cases += [
+        ("threads beyond the machine", ["match", "-t", t, "-m", m, "-o", out, "-j", "100000"], "--threads",
+         f"from 0 to {os.cpu_count()}"),
+        ("negative threads", ["match", "-t", t, "-m", m, "-o", out, "-j", "-3"], "--threads", "got \"-3\""),
+        ("huge budget", ["match", "-t", t, "-m", m, "-o", out, "--memory", "1e30"], "--memory", "1 byte to 1024T"),
+        ("huger budget", ["match", "-t", t, "-m", m, "-o", out, "--memory", "1e300T"], "--memory", "1 byte to 1024T"),
+        ("half a byte", ["match", "-t", t, "-m", m, "-o", out, "--memory", "0.5"], "--memory", "got \"0.5\""),
+        ("NaN low-pass", ["match", "-t", t, "-m", m, "-o", out, "--lowpass", "nan"], "--lowpass", "finite number"),
+        ("inf high-pass", ["match", "-t", t, "-m", m, "-o", out, "--highpass", "inf"], "--highpass", "finite number"),
+        ("NaN voltage", ["match", "-t", t, "-m", m, "-o", out, "--defocus", "1e4", "--voltage", "nan"], "--voltage", "from 1 to 3000"),
+        ("NaN amplitude contrast", ["match", "-t", t, "-m", m, "-o", out, "--amplitude-contrast", "nan"],
+         "--amplitude-contrast", "finite number"),
+        ("wedge beyond 90", ["match", "-t", t, "-m", m, "-o", out, "--wedge", "-100", "60"], "--wedge", "from -90 to 90"),
+        ("NaN step", ["match", "-t", t, "-m", m, "-o", out, "-a", "nan"], "--angular-step", "above 0 and up to 180"),
+        ("NaN min-score", ["peaks", "-i", sim, "--min-score", "nan"], "--min-score", "finite number"),
+        ("zero false positives", ["peaks", "-i", sim, "--false-positives", "0"], "--false-positives", "above 0"),
+        ("inf noise", ["simulate", "-o", f"{work}/sim_inf", "--noise", "inf"], "--noise", "finite number"),
+    ]
+    # non-finite voxels: refused before any work, naming the file and the voxel. A simulated
+    # file's data starts at byte 1024 (no extended header): the first voxel and the last
+    data = open(t, "rb").read()
+    assert struct.unpack("<i", data[92:96])[0] == 0, "the simulated target has an extended header"
+    nan_t, inf_m = os.path.join(work, "nan_target.mrc"), os.path.join(work, "inf_template.mrc")
+    open(nan_t, "wb").write(data[:1024] + struct.pack("<f", float("nan")) + data[1028:])
+    tdata = open(m, "rb").read()
+    open(inf_m, "wb").write(tdata[:-4] + struct.pack("<f", float("inf")))
+    cases += [
+        ("NaN target", ["match", "-t", nan_t, "-m", m, "-o", out], f"the target {nan_t} holds a non-finite value",
+         "at voxel (0, 0, 0)"),
+        ("inf template", ["match", "-t", t, "-m", inf_m, "-o", out], "the template", "non-finite value (NaN or inf) at voxel (8, 8, 8)"),
+        ("inf mask", ["match", "-t", t, "-m", m, "--mask", inf_m, "-o", out], f"the mask {inf_m} holds a non-finite value",
+         "(8, 8, 8)"),
+    ]
+    # an empty template (9 x 9 x 0 voxels): said so, nothing created
+    empty = os.path.join(work, "empty.mrc")
+    open(empty, "wb").write(tdata[:8] + struct.pack("<i", 0) + tdata[12:1024])
+    cases.append(("empty template", ["match", "-t", t, "-m", empty, "-o", out], "the template", "is empty ((9, 9, 0) voxels)"))
+    tiny = os.path.join(work, "tiny.mrc")
+    open(tiny, "wb").write(tdata[:8] + struct.pack("<i", 2) + tdata[12:1024 + 9 * 9 * 2 * 4])
+    cases.append(("tiny template", ["match", "-t", t, "-m", tiny, "-o", out], "too small for the default spherical mask",
+                  "give a --mask"))
     for name, args, *expect in cases:
         p = run(bin_, *args, ok=False)
         text = p.stdout + p.stderr
         assert p.returncode != 0, f"{name}: exit 0\n{text}"
         for e in expect:
             assert e in text, f"{name}: {e!r} not in the message:\n{text}"
-        assert not os.path.exists(out) or not os.listdir(out), f"{name}: output written: {os.listdir(out)}"
-    print(f"fusor-match errors: {len(cases)} error paths give their messages")
+        assert not re.search(r"[0-9]{40}", text), f"{name}: a number of 40 digits in the message:\n{text}"
+        assert not os.path.exists(out), f"{name}: the output folder was made: {os.listdir(out)}"
+        assert not [f for f in os.listdir(work) if ".fusor-partial-" in f], f"{name}: staging left: {os.listdir(work)}"
+    # a malformed metadata.json: every field a reader needs is reported in words
+    good = os.path.join(work, "good")
+    run(bin_, "match", "-t", t, "-m", m, "-o", good, "-a", 90, "--planning", "estimate", "-q")
+    meta_path = os.path.join(good, "metadata.json")
+    meta = json.load(open(meta_path))
+    for field, value, words in ((("statistics", "mean"), None, "statistics.mean is null; expected a finite number"),
+                                (("statistics", "stddev"), "x", "statistics.stddev is string \"x\"; expected a finite number"),
+                                (("template_shape",), [9, 9], "template_shape is array [9,9]; expected three voxel counts"),
+                                (("rotations", "count"), -1, "rotations.count is number -1; expected a count"),
+                                (("target",), 7, "target is number 7; expected a string")):
+        bad = json.loads(json.dumps(meta))
+        node = bad
+        for k in field[:-1]:
+            node = node[k]
+        node[field[-1]] = value
+        json.dump(bad, open(meta_path, "w"))
+        for sub in (["peaks", "-i", good, "-q"],) + ((["preview", "-i", good, "-q"],) if field[0] in ("target", "template_shape") else ()):
+            p = run(bin_, *sub, ok=False)
+            assert p.returncode == 1 and words in p.stderr and "json.exception" not in p.stderr, (field, p.stderr)
+    json.dump(meta, open(meta_path, "w"))
+    run(bin_, "peaks", "-i", good, "-q")
+    print(f"fusor-match errors: {len(cases)} error paths give their messages and create nothing; malformed metadata in words")
+
+
+def folder(bin_, work):
+    sim, out = os.path.join(work, "sim"), os.path.join(work, "out")
+    run(bin_, "simulate", "-o", sim, "--size", 28, 26, 24, "--template-size", 9, "--copies", 1, "--seed", 4)
+    match = [bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", out, "--planning", "estimate",
+             "-q", "--threads", 1]
+    parts = ("scores.mrc", "rotations.mrc", "rotations.tsv", "metadata.json")
+
+    def contents():  # the lock file of a killed run stays (flock is released with the process)
+        return {f: open(os.path.join(out, f), "rb").read() for f in sorted(os.listdir(out)) if f != ".fusor-match.lock"}
+
+    def staging():
+        return sorted(f for f in os.listdir(work) if f.startswith(".out.fusor-partial-"))
+
+    def rotation_count():
+        return json.load(open(os.path.join(out, "metadata.json")))["rotations"]["count"]
+
+    run(*match, "-a", 90)
+    run(bin_, "peaks", "-i", out, "-n", 1, "-q")
+    old = contents()
+    assert set(old) == set(parts) | {"peaks.tsv", "peaks.star"}, sorted(old)
+    old_count = rotation_count()
+    # killed after each step of the writing, up to the swap: the previous result, whole, with
+    # what was derived from it; the dead run's staging folder stays until the next run
+    for point in parts:
+        p = subprocess.run([str(a) for a in match + ["-a", 60]], capture_output=True, text=True,
+                           env=dict(os.environ, FUSOR_MATCH_TEST_KILL_AT=point))
+        assert p.returncode == -signal.SIGKILL, (point, p.returncode, p.stderr)
+        assert contents() == old, f"killed after staging {point}: the folder changed: {sorted(contents())}"
+        assert len(staging()) == 1, (point, staging())
+        run(bin_, "peaks", "-i", out, "-o", os.path.join(work, "p"), "-q")
+    # killed right after the swap: the new result, whole; nothing derived from the old one
+    p = subprocess.run([str(a) for a in match + ["-a", 60]], capture_output=True, text=True,
+                       env=dict(os.environ, FUSOR_MATCH_TEST_KILL_AT="swapped"))
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    new = contents()
+    assert set(new) == set(parts) and rotation_count() > old_count, (sorted(new), rotation_count(), old_count)
+    run(bin_, "peaks", "-i", out, "-q")
+    # the next run removes the dead runs' staging folders, and the peaks of the result it replaces
+    run(*match, "-a", 90)
+    assert staging() == [], staging()
+    now = contents()
+    assert sorted(now) == sorted(parts) and all(now[f] == old[f] for f in parts[:3]), "the same scan gave other maps"
+    run(bin_, "peaks", "-i", out, "-n", 1, "-q")
+    run(bin_, "preview", "-i", out, "-q")
+    assert os.path.isfile(os.path.join(out, "preview.png"))
+    before = contents()
+    run(*match, "-a", 90)
+    assert sorted(contents()) == sorted(parts), f"derived files outlived their result: {sorted(contents())}"
+
+    # a full disk, as a file-size limit: the write fails, the previous result stays, nothing is left
+    run(bin_, "peaks", "-i", out, "-n", 1, "-q")
+    before = contents()
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+    p = subprocess.run([str(a) for a in match + ["-a", 60]], capture_output=True, text=True, preexec_fn=small_files)
+    assert p.returncode == 1 and "File too large" in p.stderr, (p.returncode, p.stderr)
+    assert contents() == before and staging() == [], (sorted(contents()), staging())
+
+    # a second writer while the first runs: it fails at once, naming the first; so do peaks and
+    # preview writing into the folder; reading it elsewhere works
+    first = subprocess.Popen([str(a) for a in match[:-3] + ["-a", 5, "--threads", 1]], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    header = first.stdout.readline()  # printed as the scan starts, the folder locked
+    assert header.startswith("match:"), header + first.stderr.read()
+    for second in (match + ["-a", 90], [bin_, "peaks", "-i", out, "-q"], [bin_, "preview", "-i", out, "-q"]):
+        t0 = time.time()
+        p = run(*second, ok=False)
+        assert p.returncode == 1 and f"in use by another fusor-match (pid {first.pid} on " in p.stderr, p.stderr
+        assert time.time() - t0 < 30, "the second writer waited"
+    run(bin_, "peaks", "-i", out, "-o", os.path.join(work, "elsewhere"), "-q")
+    first.send_signal(signal.SIGINT)
+    _, err = first.communicate(timeout=120)
+    assert first.returncode == 130 and "interrupted" in err, (first.returncode, err)
+    assert contents() == before and staging() == [], "an interrupted run changed the folder"
+    assert not os.path.exists(os.path.join(out, ".fusor-match.lock"))
+
+    # a part from another result: refused in words by peaks and preview
+    other = os.path.join(work, "other")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", other, "-a", 60, "--planning",
+        "estimate", "-q")
+    shutil.copy(os.path.join(other, "scores.mrc"), os.path.join(out, "scores.mrc"))
+    for reader in ("peaks", "preview"):
+        p = run(bin_, reader, "-i", out, "-q", ok=False)
+        assert p.returncode == 1 and "scores.mrc is not the part metadata.json records" in p.stderr, p.stderr
+    shutil.copy(os.path.join(other, "rotations.tsv"), os.path.join(out, "rotations.tsv"))
+    p = run(bin_, "peaks", "-i", out, "-q", ok=False)
+    assert p.returncode == 1 and "mixes two results" in p.stderr, p.stderr
+    # a file of the user's in the folder: refused before any work (the swap would take it away)
+    open(os.path.join(out, "notes.txt"), "w").write("mine")
+    p = run(*match, "-a", 90, ok=False)
+    assert p.returncode == 1 and "holds files fusor-match did not write (notes.txt)" in p.stderr, p.stderr
+    assert open(os.path.join(out, "notes.txt")).read() == "mine"
+    print("fusor-match result folder: whole after a kill at each of 5 points, a full disk, a second writer and an "
+          "interrupt; mixed parts and foreign files refused; derived files and dead runs' temporaries removed")
 
 
 def star(bin_, work):
@@ -286,7 +464,7 @@ def rank_pid(rank, marker):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4 or sys.argv[1] not in ("end_to_end", "errors", "starfile", "mpi"):
+    if len(sys.argv) < 4 or sys.argv[1] not in ("end_to_end", "errors", "folder", "starfile", "mpi"):
         sys.exit(__doc__)
     work = sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
@@ -294,4 +472,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "mpi":
         mpi(sys.argv[2], work, sys.argv[4] if len(sys.argv) > 4 else "none")
     else:
-        {"end_to_end": end_to_end, "errors": errors, "starfile": star}[sys.argv[1]](sys.argv[2], work)
+        {"end_to_end": end_to_end, "errors": errors, "folder": folder, "starfile": star}[sys.argv[1]](sys.argv[2], work)

@@ -1175,6 +1175,34 @@ TEST_CASE("match scan: thread counts, scores by name, bad input") {
   CHECK_THROWS_WITH_AS(match::scan(f, flat, mask, rots, match::score::flc), doctest::Contains("constant under the mask"),
                        fusor::value_error);
   CHECK_THROWS_WITH_AS(match::scan(f, flat, mask, rots, match::score::cam), doctest::Contains("constant"), fusor::value_error);
+  // one non-finite voxel anywhere in an input: refused before any work, naming the input and the voxel
+  // (NaN first, then inf, at the first voxel, an inner one and the last: the reduction's edges)
+  CHECK_FALSE(match::first_non_finite(f).has_value());
+  CHECK_THROWS_AS(match::first_non_finite(fusor::array<float, B>(extents{4, 4})), fusor::shape_error);
+  const std::vector<float> fh = host_values(f);
+  const std::array<std::array<index_t, 3>, 3> spots{{{0, 0, 0}, {3, 2, 5}, {n[0] - 1, n[1] - 1, n[2] - 1}}};
+  for (const float bad : {NAN, INFINITY, -INFINITY})
+    for (const auto& at : spots) {
+      std::vector<float> v = fh;
+      v[std::size_t((at[0] * n[1] + at[1]) * n[2] + at[2])] = bad;
+      const auto fb = test::on<B>(v, n);
+      const auto found = match::first_non_finite(fb);
+      REQUIRE(found.has_value());
+      CHECK(*found == at);
+      const std::string voxel = "(" + std::to_string(at[0]) + ", " + std::to_string(at[1]) + ", " + std::to_string(at[2]) + ")";
+      CHECK_THROWS_WITH_AS(match::scan(fb, g, mask, rots, match::score::flc_spherical_mask),
+                           doctest::Contains(("the target holds a non-finite value (NaN or inf) at voxel " + voxel).c_str()),
+                           fusor::value_error);
+    }
+  std::vector<float> gh = host_values(g);
+  gh.back() = NAN;  // a NaN template is not "constant under the mask": say what it is
+  CHECK_THROWS_WITH_AS(match::scan(f, test::on<B>(gh, m), mask, rots, match::score::flc),
+                       doctest::Contains("the template holds a non-finite value"), fusor::value_error);
+  std::vector<float> mh = host_values(mask);
+  mh[0] = INFINITY;
+  CHECK_THROWS_WITH_AS(match::scan(f, g, test::on<B>(mh, m), rots, match::score::cc),
+                       doctest::Contains("the mask holds a non-finite value (NaN or inf) at voxel (0, 0, 0)"),
+                       fusor::value_error);
 }
 
 TEST_CASE("match scan: progress counts every rotation of every tile once; a callback that says stop stops it") {

@@ -247,7 +247,29 @@ inline extents scan_fft_shape(const extents& target, const extents& templ, edge_
   return detail::whole_window(target, templ, edges).grid;
 }
 
+/// The first voxel (i, j, k) of a volume that is NaN or infinite, in row-major order, or nothing.
+/// One reduction pass; an argmax pass more only when there is such a voxel.
+template <class B>
+std::optional<std::array<index_t, 3>> first_non_finite(const array<float, B>& volume) {
+  const extents& s = volume.shape();
+  if (s.size() != 3)
+    throw shape_error("fusor::match::first_non_finite: expected a 3-d volume, got shape " + to_string(s));
+  if (volume.size() == 0 || !any(!isfinite(volume))) return std::nullopt;
+  const index_t i = index_t(argmax(cast<std::int8_t>(!isfinite(volume))));
+  return std::array<index_t, 3>{i / (s[1] * s[2]), (i / s[2]) % s[1], i % s[2]};
+}
+
 namespace detail {
+
+/// A scan input whose every voxel is finite, or a value_error naming it and its first bad voxel:
+/// one NaN or inf would make every score it touches NaN or inf (and the statistics with them).
+template <class B>
+void require_finite(const array<float, B>& volume, const char* what) {
+  if (const auto bad = first_non_finite(volume))
+    throw value_error(std::string("fusor::match::scan: the ") + what + " holds a non-finite value (NaN or inf) at voxel (" +
+                      std::to_string((*bad)[0]) + ", " + std::to_string((*bad)[1]) + ", " + std::to_string((*bad)[2]) +
+                      "); expected finite values");
+}
 
 inline void check_scan_input(const extents& t, const extents& g, const extents& m, std::size_t rotations) {
   require_volume(t, "scan (the target)");
@@ -1057,6 +1079,10 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
     throw shape_error("fusor::match::scan: expected a target mask of the target's shape " + to_string(target.shape()) +
                       ", got " + to_string(target_mask->shape()));
   for (const quaternion& q : rotations) to_matrix(q);  // a zero or non-finite quaternion fails before any work
+  require_finite(target, "target");
+  require_finite(templ, "template");
+  require_finite(mask, "mask");
+  if (target_mask) require_finite(*target_mask, "target mask");
   if (!(o.overlap_ratio >= 0.0 && o.overlap_ratio <= 1.0))
     throw value_error("fusor::match::scan: expected an overlap_ratio in [0, 1], got " + std::to_string(o.overlap_ratio));
   if (o.tile_parts < 1 || o.tile_part < 0 || o.tile_part >= o.tile_parts)
