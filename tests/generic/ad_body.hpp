@@ -584,12 +584,35 @@ TEST_CASE("reverse-mode misuse is a typed error that says what was expected") {
   CHECK_THROWS_AS(ad::grad([](const auto& v) { return ad::eval(v * 2.0); })(x), ad::tape_error);
   t.reset();
   CHECK_THROWS_WITH_AS((void)ad::eval(xv * 2.0),
-                       "fusor: use of a variable from an earlier recording: its tape was reset() since (record it again)",
+                       "fusor: use of a variable from an earlier recording: its tape was reset() since, or it no longer "
+                       "exists (record it again)",
                        ad::tape_error);
   CHECK_THROWS_AS((void)y.value(), ad::tape_error);
   ad::var<double, B> never;
   CHECK_THROWS_WITH_AS((void)never.shape(),
                        "fusor: shape of a variable that was never made (default-constructed var)", ad::tape_error);
+
+  // a variable that outlives its tape: every use is a tape_error, never a read of the freed tape
+  // (the sanitizer build runs this: it reported a stack-use-after-scope before)
+  ad::var<double, B> orphan, orphan_sum;
+  {
+    ad::tape scoped;
+    orphan = ad::param(scoped, x);
+    orphan_sum = sum(orphan * orphan);
+    ad::backward(orphan_sum);
+  }
+  const std::string gone = "of a variable whose tape no longer exists (expected the tape to outlive its variables)";
+  using dvar = ad::var<double, B>;
+  CHECK_THROWS_WITH_AS((void)dvar(sum(orphan * orphan)), doctest::Contains(gone.c_str()), ad::tape_error);
+  CHECK_THROWS_WITH_AS((void)ad::gradient(orphan), doctest::Contains(gone.c_str()), ad::tape_error);
+  CHECK_THROWS_WITH_AS((void)orphan.value(), ("fusor: value " + gone).c_str(), ad::tape_error);
+  CHECK_THROWS_AS(ad::backward(orphan_sum), ad::tape_error);
+  CHECK_THROWS_AS((void)orphan_sum.item(), ad::tape_error);
+  // a new tape taking the dead one's identity cell gives the old variables no life back
+  ad::tape next;
+  const auto fresh = ad::param(next, x);
+  CHECK_THROWS_AS((void)ad::eval(orphan * 2.0), ad::tape_error);
+  CHECK(fresh.shape() == x.shape());
 }
 
 TEST_CASE("active tapes nest as a stack; recorded arrays are watched for writes and outlive their arrays") {

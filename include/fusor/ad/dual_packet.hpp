@@ -25,7 +25,7 @@ template <class T, int N>
   requires detail::simd::floating<T>
 struct packet_traits<ad::dual<T, N>> {
   using element = ad::dual<T, N>;
-  using batch = xsimd::batch<T>;
+  using batch = detail::simd::batch<T>;
   static constexpr bool available = true;
   using type = ad::dual<batch, N>;
   static constexpr std::size_t size = batch::size;

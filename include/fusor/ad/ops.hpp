@@ -30,12 +30,12 @@ struct operand {
   using backend_type = B;
   leaf<T, B> value;
   std::uint32_t id = 0;
-  std::uint32_t generation = 0;
+  std::uint64_t generation = 0;
   bool grad = false;
 
   array_view<T, B> view() const { return {value.data, value.shape, value.strides}; }
   const extents& shape() const { return value.shape; }
-  var_leaf<T, B> as_var(tape& t) const { return {value, &t, id, generation}; }
+  var_leaf<T, B> as_var(tape& t) const { return {value, &t, id, generation, t.identity()}; }
 };
 
 template <class X>

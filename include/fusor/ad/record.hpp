@@ -30,9 +30,7 @@ tape& tape_of(const N& e, const char* what) {
   tape* t = nullptr;
   for_each_var(e, [&](const auto& v) {
     if (v.owner == nullptr) throw tape_error(std::string("fusor: ") + what + " of a variable that was never made");
-    if (v.generation != v.owner->generation())
-      throw tape_error(std::string("fusor: ") + what +
-                       " of a variable from an earlier recording: its tape was reset() since (record it again)");
+    detail::check_recording(v.identity, v.generation, what);
     if (t != nullptr && t != v.owner)
       throw tape_error(std::string("fusor: ") + what +
                        " of variables from two different tapes (expected every variable of one expression on one "

@@ -10,10 +10,13 @@
 // allocates nothing. Adjoints are allocated when first needed and the first write assigns (no
 // zero-fill pass) when it covers the whole buffer, or a box of it (a slice: the rest is zeroed).
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -53,6 +56,45 @@ struct slot {
 template <class B>
 inline constexpr char backend_tag = 0;
 
+// What a variable checks instead of its tape, so that a variable may outlive its tape: a cell
+// holding the epoch of the recording its tape is on (unique in the process: a fresh one at each
+// construction and reset), 0 once the tape is gone. Cells are pooled and never freed, so reading
+// one is always defined; a cell taken again by a later tape gets a new epoch, which no earlier
+// variable holds.
+struct tape_identity {
+  std::atomic<std::uint64_t> epoch{0};
+  tape_identity* next_free = nullptr;
+};
+class tape_identity_pool {
+ public:
+  tape_identity* acquire() {
+    const std::lock_guard<std::mutex> hold(mutex_);
+    if (free_ == nullptr) return &cells_.emplace_back();  // a deque never moves its elements
+    tape_identity* c = free_;
+    free_ = c->next_free;
+    return c;
+  }
+  void release(tape_identity* c) {
+    const std::lock_guard<std::mutex> hold(mutex_);
+    c->next_free = free_;
+    free_ = c;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<tape_identity> cells_;
+  tape_identity* free_ = nullptr;
+};
+// Never destroyed: a variable checked during static destruction still reads a live cell.
+inline tape_identity_pool& identity_pool() {
+  static tape_identity_pool* pool = new tape_identity_pool;
+  return *pool;
+}
+inline std::uint64_t new_epoch() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 template <class B>
 void release_bytes(void* p, std::size_t bytes) {
   backend_memory<B>::template deallocate<std::byte>(static_cast<std::byte*>(p), index_t(bytes));
@@ -77,10 +119,14 @@ inline thread_local tape* active_top = nullptr;  // the innermost use_tape scope
 /// into it); reuse one across iterations with reset().
 class tape {
  public:
-  tape() = default;
+  tape() : identity_(detail::identity_pool().acquire()) {
+    identity_->epoch.store(detail::new_epoch(), std::memory_order_relaxed);
+  }
   tape(const tape&) = delete;
   tape& operator=(const tape&) = delete;
   ~tape() {
+    identity_->epoch.store(0, std::memory_order_relaxed);  // its variables now fail their check
+    detail::identity_pool().release(identity_);
     unwatch_all();
     for (auto& s : slots_) free_slot(s);
     for (auto& s : scratch_)
@@ -94,7 +140,7 @@ class tape {
   /// the buffers stay for the next recording.
   void reset() {
     unwatch_all();
-    ++generation_;
+    identity_->epoch.store(detail::new_epoch(), std::memory_order_relaxed);
     used_ = 0;
     nodes_.clear();
     kept_.clear();
@@ -113,7 +159,10 @@ class tape {
         s.owns_adjoint = true;
       }
   }
-  std::uint32_t generation() const { return generation_; }
+  /// The recording's epoch, unique in the process; variables hold the one they were made in.
+  std::uint64_t generation() const { return identity_->epoch.load(std::memory_order_relaxed); }
+  /// The cell a variable checks (it outlives the tape).
+  const detail::tape_identity* identity() const { return identity_; }
   /// Nodes recorded since the last reset (one per materialised expression).
   std::size_t size() const { return nodes_.size(); }
 
@@ -479,7 +528,7 @@ class tape {
   std::vector<std::unique_ptr<void, void (*)(void*)>> kept_;
   std::vector<block> arena_;
   std::size_t arena_block_ = 0, arena_used_ = 0;
-  std::uint32_t generation_ = 1;
+  detail::tape_identity* identity_;
   struct watched {
     const char* lo;
     const char* hi;

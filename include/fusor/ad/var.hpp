@@ -75,13 +75,27 @@ struct var_leaf {
   leaf<T, B> value;
   tape* owner;
   std::uint32_t id;
-  std::uint32_t generation;
+  std::uint64_t generation;
+  const detail::tape_identity* identity;  // checked before owner is used: it outlives the tape
 };
 
 template <class T, class B>
 const extents& expr_shape(const var_leaf<T, B>& l) {
   return l.value.shape;
 }
+
+namespace detail {
+// A variable's recording is its tape's current one, or a tape_error: read from the tape's identity
+// cell, never from the tape, which may be gone.
+inline void check_recording(const tape_identity* identity, std::uint64_t generation, const char* what) {
+  const std::uint64_t now = identity->epoch.load(std::memory_order_relaxed);
+  if (now == generation) return;
+  throw tape_error(std::string("fusor: ") + what +
+                   (now == 0 ? " of a variable whose tape no longer exists (expected the tape to outlive its variables)"
+                             : " of a variable from an earlier recording: its tape was reset() since, or it no longer "
+                               "exists (record it again)"));
+}
+}  // namespace detail
 
 /// A variable on a tape: a handle (tape, slot, generation), cheap to copy. Its value is read-only;
 /// it takes part in expressions like an array, and is made from an expression (recorded as one
@@ -96,7 +110,7 @@ class var {
   using backend_type = B;
 
   var() = default;
-  var(tape* t, std::uint32_t id) : tape_(t), id_(id), generation_(t->generation()) {}
+  var(tape* t, std::uint32_t id) : tape_(t), identity_(t->identity()), id_(id), generation_(t->generation()) {}
   /// Evaluates an expression of variables (and arrays) into a new variable: one tape node.
   template <expression E>
     requires(!std::is_same_v<std::remove_cvref_t<E>, var>)
@@ -136,7 +150,7 @@ class var {
   var_leaf<T, B> as_leaf() const {
     check("use");
     const auto& s = tape_->slot_at(id_);
-    return {leaf<T, B>{static_cast<T*>(s.value), s.shape, contiguous_strides(s.shape)}, tape_, id_, generation_};
+    return {leaf<T, B>{static_cast<T*>(s.value), s.shape, contiguous_strides(s.shape)}, tape_, id_, generation_, identity_};
   }
   /// A view of the variable (slicing, as for arrays): an expression whose adjoint goes to the
   /// viewed elements.
@@ -154,15 +168,14 @@ class var {
   void check(const char* what) const {
     if (tape_ == nullptr)
       throw tape_error(std::string("fusor: ") + what + " of a variable that was never made (default-constructed var)");
-    if (generation_ != tape_->generation())
-      throw tape_error(std::string("fusor: ") + what +
-                       " of a variable from an earlier recording: its tape was reset() since (record it again)");
+    detail::check_recording(identity_, generation_, what);
   }
 
  private:
   tape* tape_ = nullptr;
+  const detail::tape_identity* identity_ = nullptr;
   std::uint32_t id_ = 0;
-  std::uint32_t generation_ = 0;
+  std::uint64_t generation_ = 0;
 };
 
 template <class X>

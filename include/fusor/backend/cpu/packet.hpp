@@ -43,8 +43,20 @@ inline constexpr bool floating = one_of<L, float, double>;
 template <class L>
 inline constexpr bool integer = one_of<L, std::int32_t, std::int64_t>;
 
+// The xsimd architecture of fusor's packets: this translation unit's best, except under g++
+// without optimisation on an AVX-512BW host. There g++ defines the BW intrinsics as macros that
+// cast their arguments, and xsimd 8's avx512bw kernels pass them batches (its select instantiates
+// every lane width's branch), so every -O0 -march=native build failed to compile ("invalid cast
+// from type 'const xsimd::batch<long int, xsimd::avx512bw>' to type '__v64qi'"). avx512dq has the
+// same 512-bit registers; only byte and word lanes, which fusor's packets do not use, lose BW.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__OPTIMIZE__) && defined(__AVX512BW__)
+using arch = xsimd::avx512dq;
+#else
+using arch = xsimd::default_arch;
+#endif
+
 template <class L>
-using batch = xsimd::batch<L>;
+using batch = xsimd::batch<L, arch>;
 
 /// Whether this translation unit's SIMD registers for L have a single-rounded multiply-add.
 /// xsimd 8.1 fuses only on its fma3/fma4 architectures: on avx512 (and neon64) its fma is
@@ -206,7 +218,7 @@ template <class T>
   requires detail::simd::number<T>
 struct packet_traits<T> {
   static constexpr bool available = true;
-  using type = xsimd::batch<T>;
+  using type = detail::simd::batch<T>;
   static constexpr std::size_t size = type::size;
   static constexpr std::size_t alignment = type::arch_type::alignment();
   template <class F>

@@ -66,7 +66,7 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
     while (i + 4 * w <= e) {
       const index_t stop = std::min(e, i + block);
       if (pending) total = Op::combine(total, horizontal<Op, W, L>(acc));
-      if constexpr (sizeof(batch) > 2 * sizeof(xsimd::batch<float>)) {
+      if constexpr (sizeof(batch) > 2 * sizeof(detail::simd::batch<float>)) {
         // a composite packet (a dual<batch, 8> is 9 registers): one accumulator, as four would
         // spill to the stack on every step
         acc = id;
