@@ -190,6 +190,38 @@ TEST_CASE("misuse and damage are typed errors that say what was expected and fou
   write_text(d.path / "short.npz", read_text(fixture("savez.npz")).substr(0, 300));
   CHECK_THROWS_AS(npz_archive(d.path / "short.npz"), io_error);
 
+  // a size claimed in the directory is bounded by what the entry can hold, before any allocation:
+  // a kilobyte archive claiming 3.75 GiB is refused at once (it made the reader allocate 3.9 GB)
+  const auto claiming = [&](const char* file, npz_compression c, std::uint32_t claim) {
+    npz_writer zw(d.path / file, c);
+    zw.add("z", arange<float>(0.0f, 300.0f, 1.0f));
+    zw.close();
+    std::string zb = read_text(d.path / file);
+    const auto put = [&](std::size_t at, std::uint32_t v) {
+      for (int i = 0; i < 4; ++i) zb[at + std::size_t(i)] = char((v >> (8 * i)) & 0xff);
+    };
+    const auto local = zb.find(std::string("PK\x03\x04", 4)), central = zb.find(std::string("PK\x01\x02", 4));
+    REQUIRE(local != std::string::npos);
+    REQUIRE(central != std::string::npos);
+    put(local + 22, claim);  // the uncompressed size, in the local header and the central directory
+    put(central + 24, claim);
+    write_text(d.path / file, zb);
+    return npz_archive(d.path / file);
+  };
+  {
+    const npz_archive bomb = claiming("bomb.npz", npz_compression::deflated, 0xF0000000u);
+    CHECK(fs::file_size(d.path / "bomb.npz") < 4096);
+    CHECK_THROWS_WITH_AS(bomb.load<float>("z"), doctest::Contains("its directory entry claims 4026531840 bytes, more than its"),
+                         io_error);
+    CHECK_THROWS_WITH_AS(bomb.bytes("z"), doctest::Contains("(deflate expands at most 1032 times)"), io_error);
+    const npz_archive stored_claim = claiming("stored.npz", npz_compression::stored, 5000);
+    CHECK_THROWS_WITH_AS(stored_claim.load<float>("z"), doctest::Contains("claims 5000 bytes, more than its 1328 stored bytes"),
+                         io_error);
+    // a lie within deflate's bound: the data that arrives decides, and its end is an error
+    const npz_archive lie = claiming("lie.npz", npz_compression::deflated, 1400);
+    CHECK_THROWS_WITH_AS(lie.load<float>("z"), doctest::Contains("expected 1400 bytes, found 1328"), io_error);
+  }
+
   // writing
   npz_writer w(d.path / "w.npz");
   w.add("a", full<float>(extents{2}, 1.0f));

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -253,19 +254,47 @@ class npz_archive {
                      "' (it has " + detail::npz::name_list(names_) + ")");
     zip_stat_t st;
     zip_stat_init(&st);
-    if (zip_stat_index(za_, zip_uint64_t(k), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) fail(name, "cannot read its size");
+    constexpr zip_uint64_t needed = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+    if (zip_stat_index(za_, zip_uint64_t(k), 0, &st) != 0 || (st.valid & needed) != needed)
+      fail(name, "cannot read its size");
+    // The sizes are the archive's word, and a damaged or hostile one may claim gigabytes in a
+    // kilobyte: the claim is bounded by what the entry can hold (a stored entry its own bytes,
+    // a deflated one deflate's largest expansion), and the buffer grows with the data that
+    // actually arrives, never to the claim at once.
+    const zip_uint64_t claimed = st.size, packed = st.comp_size;
+    const bool stored = st.comp_method == ZIP_CM_STORE;
+    constexpr zip_uint64_t deflate_expansion = 1032;  // deflate's limit: 258 bytes per 2 bits
+    const zip_uint64_t limit = stored ? packed
+                               : packed > (UINT64_MAX - 1024) / deflate_expansion ? UINT64_MAX
+                                                                                  : packed * deflate_expansion + 1024;
+    if (claimed > limit)
+      throw io_error("fusor: cannot read " + entry_label(name) + ": its directory entry claims " + std::to_string(claimed) +
+                     " bytes, more than its " + std::to_string(packed) + (stored ? " stored" : " compressed") +
+                     " bytes can hold" + (stored ? "" : " (deflate expands at most 1032 times)"));
     std::vector<std::byte> out;
-    try {  // the size is the archive's word: a damaged one may ask for more than there is memory
-      out.resize(std::size_t(st.size));
-    } catch (const std::exception&) {
-      throw io_error("fusor: cannot read " + entry_label(name) + ": its directory entry gives a size of " +
-                     std::to_string(st.size) + " bytes, more than can be allocated");
-    }
+    std::size_t got = 0;
+    const auto grow = [&](std::size_t to) {
+      try {
+        out.resize(to);
+      } catch (const std::exception&) {
+        throw io_error("fusor: cannot read " + entry_label(name) + ": its " + std::to_string(claimed) +
+                       " bytes are more than can be allocated");
+      }
+    };
+    constexpr std::size_t first_chunk = std::size_t(1) << 20;
+    grow(std::size_t(std::min<zip_uint64_t>(claimed, first_chunk)));
     zip_file_t* f = zip_fopen_index(za_, zip_uint64_t(k), 0);
     if (f == nullptr) fail(name, "cannot open it");
-    std::size_t got = 0;
     for (;;) {
-      // one read past the expected end: libzip checks the entry's CRC when it reaches the end
+      if (got == out.size() && out.size() < claimed) {  // full, and more is claimed: twice the room
+        try {
+          grow(std::size_t(std::min<zip_uint64_t>(claimed, zip_uint64_t(out.size()) * 2)));
+        } catch (...) {
+          zip_fclose(f);
+          throw;
+        }
+      }
+      // one read past the claimed end: libzip checks the entry's CRC when it reaches the end
       std::byte probe{};
       const bool past = got == out.size();
       const zip_int64_t r = zip_fread(f, past ? &probe : out.data() + got, past ? 1 : out.size() - got);
@@ -278,14 +307,14 @@ class npz_archive {
       if (past) {
         zip_fclose(f);
         throw io_error("fusor: cannot read " + entry_label(name) + ": it holds more than the " +
-                       std::to_string(out.size()) + " bytes its directory entry says");
+                       std::to_string(claimed) + " bytes its directory entry says");
       }
       got += std::size_t(r);
     }
     const int rc = zip_fclose(f);
     if (rc != 0) throw io_error("fusor: cannot read " + entry_label(name) + ": " + detail::npz::libzip_text(rc));
-    if (got != out.size())
-      throw io_error("fusor: cannot read " + entry_label(name) + ": expected " + std::to_string(out.size()) + " bytes, found " +
+    if (got != claimed)
+      throw io_error("fusor: cannot read " + entry_label(name) + ": expected " + std::to_string(claimed) + " bytes, found " +
                      std::to_string(got));
     return out;
   }
