@@ -23,6 +23,7 @@ from conan.tools.files import copy, rmdir
 class FusorConan(ConanFile):
     name = "fusor"
     version = "0.1.0"
+    license = "MIT"
     description = ("C++20 arrays with the backend as a type: fused SIMD (xsimd) and CUDA expressions, "
                    "FFTs (FFTW3/cuFFT), linear algebra (CBLAS/cuBLAS)")
     topics = ("arrays", "simd", "cuda", "fft", "expression-templates", "header-only")
@@ -30,7 +31,7 @@ class FusorConan(ConanFile):
     settings = "os", "arch", "compiler", "build_type"
     options = {"cuda": [True, False], "with_module": [True, False]}
     default_options = {"cuda": False, "with_module": True}
-    exports_sources = ("CMakeLists.txt", "include/*", "modules/*", "cmake/*")
+    exports_sources = ("CMakeLists.txt", "LICENSE", "include/*", "modules/*", "cmake/*")
     no_copy_source = True
 
     def layout(self):
