@@ -57,7 +57,7 @@ elseif(STEP STREQUAL "find_package" OR STEP STREQUAL "add_subdirectory")
   if(STEP STREQUAL "find_package")
     set(how -DCMAKE_PREFIX_PATH=${stage} -DREQUIRE_MODULE=${MODULE} -DEXPECT_CUDA_TARGET=${CUDA_TARGET})
   else()
-    set(how -DFUSOR_SOURCE_DIR=${SOURCE} -DFUSOR_CUDA=OFF)
+    set(how -DFUSOR_SOURCE_DIR=${SOURCE})  # fusor's defaults: nvcc on the PATH must not turn CUDA on
   endif()
   # a Release build as a user would configure it, at -O1: the consumer checks that fusor is found,
   # builds and links (and imports the module), not its speed; -O1 about halves the build
