@@ -5,6 +5,7 @@
 // joins, gathers, custom_vjp); optimizers over parameter trees, learning-rate schedules and
 // gradient clipping (ad/optim); layers, losses, initialisers and sequential models (ad/nn).
 // Included by fusor.hpp.
+#include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "ad/dual.hpp"
 #include "ad/dual_packet.hpp"
 #include "ad/forward.hpp"

@@ -3,6 +3,7 @@
 // conventions, near-uniform rotation sets with their covering radius, symmetry reduction, cones),
 // rigid transforms of volumes (trilinear and cubic B-spline interpolation), masks, pyTME's scores,
 // the exhaustive scan, peak calling and MRC files.
+#include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "match/rotations.hpp"
 #include "match/interpolation.hpp"
 #include "match/transform.hpp"

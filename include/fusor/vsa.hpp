@@ -5,6 +5,7 @@
 // fractional power encoding, residue numbers), structures (n-grams, records, graphs, trees,
 // automata), a centroid classifier and a sparse distributed memory, written once
 // for every backend.
+#include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "vsa/model.hpp"
 #include "vsa/kernels.hpp"
 #include "vsa/dense.hpp"

@@ -38,9 +38,11 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 def layer_of(rel):
     parts = rel.split("/")
     if len(parts) == 1:
-        # fusor.hpp, cuda.cuh; fft.hpp, linalg.hpp, ad.hpp, vsa.hpp and match.hpp are their folders' front doors
+        # fft.hpp and linalg.hpp are their folders' front doors (the backends include them); fusor.hpp,
+        # base.hpp, cuda.cuh and the domain layers' ad.hpp, vsa.hpp and match.hpp are umbrellas: each
+        # brings the engine with a backend (base.hpp), so that it is a whole include on its own
         stem = os.path.splitext(parts[0])[0]
-        return stem if stem in ("fft", "linalg", "ad", "vsa", "match") else "umbrella"
+        return stem if stem in ("fft", "linalg") else "umbrella"
     if parts[0] == "backend":
         return "backend/" + parts[1]
     return parts[0]

@@ -25,6 +25,7 @@
 
 #include "../core/create.hpp"
 #include "../core/join.hpp"
+#include "../core/pad.hpp"
 #include "../core/shape_ops.hpp"
 #include "../fft/transforms.hpp"
 #include "ops.hpp"

@@ -16,6 +16,7 @@
 
 #include "../core/array.hpp"
 #include "../core/assign.hpp"
+#include "../core/shape_ops.hpp"
 #include "record.hpp"
 #include "tape.hpp"
 #include "var.hpp"

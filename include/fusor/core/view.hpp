@@ -9,6 +9,7 @@
 #include "backend.hpp"
 #include "dtype.hpp"
 #include "expr/leaf.hpp"
+#include "expr/nodes.hpp"
 #include "slice.hpp"
 
 namespace fusor {

@@ -42,6 +42,7 @@
 #include <string>
 #include <string_view>
 
+#include "../core/config.hpp"
 #include "../core/error.hpp"
 
 namespace fusor::match {

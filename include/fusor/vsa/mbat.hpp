@@ -237,11 +237,11 @@ struct mbat : detail::unit_rows_model<mbat> {
           index_t d = 0;
           int k = 0;
           std::uint64_t seed = 0;
-          array<float, cpu> u;
+          array<float, B> u;  // B is cpu here (named through B: dependent, so this header stands alone)
         };
         thread_local kept last;
         if (last.d != d || last.k != k_ || last.seed != code_seed_) {
-          last.u = code_vectors<cpu>();
+          last.u = code_vectors<B>();
           last.d = d;
           last.k = k_;
           last.seed = code_seed_;

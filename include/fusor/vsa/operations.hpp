@@ -149,7 +149,7 @@ class permutation {
       throw shape_error("fusor::vsa::permutation: expects a 1-d order of the d positions, got shape " + to_string(s));
     order_ = array<std::int64_t, B>(cast<std::int64_t>(order));
     // checked and inverted on the host, once: the message names the first bad position
-    const array<std::int64_t, cpu> h = to<cpu>(order_);
+    const auto h = to<cpu>(order_);  // (auto: a cpu array named before the cpu backend is included)
     const index_t d = s[0];
     std::vector<std::int64_t> inv(static_cast<std::size_t>(d), -1);
     for (index_t j = 0; j < d; ++j) {

@@ -48,7 +48,7 @@ struct resonator_result {
 namespace detail {
 template <class T, class B>
 std::vector<T> host_copy(const array<T, B>& a) {
-  const array<T, cpu> h = to<cpu>(a);
+  const auto h = to<cpu>(a);
   return std::vector<T>(h.data(), h.data() + h.size());
 }
 /// `next` equals `prev`: exactly for integer and bit vectors, within 1e-4 of the largest magnitude

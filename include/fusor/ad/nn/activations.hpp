@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "../../core/array.hpp"
+#include "../../core/indexing.hpp"
 #include "../../core/operators.hpp"
 #include "../../core/reduce.hpp"
 #include "../ops.hpp"

@@ -154,7 +154,7 @@ class fractional_power_features {
                               seed + std::uint64_t(r) * 0x9E3779B97F4A7C15ull, kernel, bandwidth);
         w_(r, all) = scalars_.back().frequencies();
       }
-      offset_ = to<B>(array<double, cpu>(std::span<const double>(low_), extents{f}));
+      offset_ = array<double, B>(std::span<const double>(low_), extents{f});
     }
   }
 
@@ -256,7 +256,7 @@ class fractional_power_features {
 
  private:
   void check_ranges(const array<double, B>& rows) const {
-    const array<double, cpu> h = to<cpu>(rows);
+    const auto h = to<cpu>(rows);
     const index_t f = features(), n = rows.shape()[0];
     for (index_t r = 0; r < n; ++r)
       for (index_t k = 0; k < f; ++k) {

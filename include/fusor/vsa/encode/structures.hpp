@@ -260,7 +260,7 @@ std::vector<index_t> checked_token_lengths(const array<std::int64_t, B>& tok, in
                                            const char* row = "sequence") {
   const extents ts = tok.shape();
   const index_t len = ts.size() > 0 ? ts[ts.size() - 1] : 0, seqs = leading_count(ts);
-  const array<std::int64_t, cpu> host = to<cpu>(tok);
+  const auto host = to<cpu>(tok);
   std::vector<index_t> lengths(static_cast<std::size_t>(seqs));
   for (index_t s = 0; s < seqs; ++s) {
     const std::int64_t* t = host.data() + s * len;
@@ -377,8 +377,7 @@ auto ngrams(const M& m, const C& codebook, const I& tokens, index_t n, index_t s
     for (index_t s = 0; s < seqs; ++s)
       if (lengths[static_cast<std::size_t>(s)] == l) which.push_back(s);
     if (which.empty()) continue;
-    const array<std::int64_t, B> rows = to<B>(
-        array<std::int64_t, cpu>(std::span<const std::int64_t>(which), extents{index_t(which.size())}));
+    const array<std::int64_t, B> rows(std::span<const std::int64_t>(which), extents{index_t(which.size())});
     const array<std::int64_t, B> seq_tokens(take(flat(all, range(0, l)), rows, 0));  // (c, l)
     scatter(r.view(), rows, ngrams(m, take(cc.view(), seq_tokens, 0), n, stride, o), 0);
   }
