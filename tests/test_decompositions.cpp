@@ -3,6 +3,8 @@
 #define TEST_BACKEND fusor::cpu
 #include "generic/decomp_body.hpp"
 
+#include <cmath>
+#include <complex>
 #include <filesystem>
 #include <string>
 
@@ -76,4 +78,42 @@ TEST_CASE("fusor::linalg agrees with numpy.linalg (fixtures)") {
   const auto ints = array<std::int32_t>(std::span<const std::int32_t>(std::vector<std::int32_t>{2, 1, 1, 3}), extents{2, 2});
   static_assert(std::is_same_v<value_t<decltype(linalg::inv(ints))>, double>);
   CHECK(linalg::det(ints).item() == doctest::Approx(5.0));
+}
+
+TEST_CASE("NumPy parity: pinv of rank-deficient float32 and complex64 matrices; matrix_power of integers") {
+  // rank 2 of 5 x 4; NumPy's 1e-15 cut-off keeps float32's rounding-level singular values (NumPy
+  // itself then gives entries of 1e7); the default max(m, n) eps drops them: A P A = A, P bounded
+  // U (5 x 2) V (2 x 4) multiplied in float32: its two zero singular values come out near 4e-8
+  // and 1e-8 (NumPy: pinv entries of 4.3e7 for the real one, 7.4e6 for the complex one)
+  std::vector<float> ur(10), ui(10), vr(8), vi(8);
+  for (int i = 0; i < 5; ++i)
+    for (int k = 0; k < 2; ++k) {
+      ur[std::size_t(i * 2 + k)] = std::sin(1.3f * float(i) + 0.7f * float(k) + 0.1f);
+      ui[std::size_t(i * 2 + k)] = std::cos(0.4f * float(i) - 0.6f * float(k));
+    }
+  for (int k = 0; k < 2; ++k)
+    for (int j = 0; j < 4; ++j) {
+      vr[std::size_t(k * 4 + j)] = std::cos(0.9f * float(k) + 1.1f * float(j) + 0.3f);
+      vi[std::size_t(k * 4 + j)] = std::sin(0.5f * float(k * j) + 0.2f);
+    }
+  const fusor::array<float> uf(std::span<const float>(ur), extents{5, 2}), vf(std::span<const float>(vr), extents{2, 4});
+  const fusor::array<float> uim(std::span<const float>(ui), extents{5, 2}), vim(std::span<const float>(vi), extents{2, 4});
+  using cf = std::complex<float>;
+  const fusor::array<cf> uz(cast<cf>(uf) + cast<cf>(uim) * cf(0, 1)), vz(cast<cf>(vf) + cast<cf>(vim) * cf(0, 1));
+  const auto check = [](const auto& a) {
+    const auto p = linalg::pinv(a);
+    const auto apa = matmul(matmul(a, p), a);
+    CHECK(double(max(abs(apa - a))) < 1e-4 * double(max(abs(a))));
+    CHECK(double(max(abs(p))) < 10.0);
+    CHECK(linalg::matrix_rank(a).item() == 2);
+  };
+  check(fusor::array<float>(matmul(uf, vf)));
+  check(fusor::array<cf>(matmul(uz, vz)));
+  // matrix_power(int, -3): NumPy's float64 [[5, -8], [-8, 13]]; here through a float64 matrix,
+  // and the integer call says so (its result type is the integer one)
+  const fusor::array<std::int64_t> k{{2, 1}, {1, 1}};
+  const auto kp = linalg::matrix_power(fusor::array<double>(cast<double>(k)), -3);
+  CHECK(max(abs(kp - fusor::array<double>{{5.0, -8.0}, {-8.0, 13.0}})) < 1e-12);
+  CHECK_THROWS_WITH_AS((void)linalg::matrix_power(k, -3), doctest::Contains("call matrix_power(cast<double>(a), -3)"),
+                       value_error);
 }

@@ -177,7 +177,8 @@ TEST_CASE("reduction errors are typed and say what was expected") {
   CHECK(argmin(zeros<float>({3, 0}), 0, true).shape() == extents{1, 0});
   CHECK_THROWS_WITH_AS(dot(m, m), doctest::Contains("dot: shapes (2, 3) and (2, 3) do not match"),
                        shape_error);
-  CHECK_THROWS_AS(norm(m, -1), value_error);
+  CHECK_THROWS_WITH_AS(norm(m, std::nan("")), doctest::Contains("norm order must be a number or +-inf, got nan"), value_error);
+  CHECK_THROWS_AS(norm(m, std::nan(""), 0), value_error);
   CHECK(std::isnan(mean(e)));
   CHECK(sum(e) == 0);
 }
@@ -310,4 +311,49 @@ TEST_CASE("var/std ddof, norm of INT_MIN, and means of large int64 follow NumPy"
   array<std::int64_t> big{std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::max()};
   CHECK(mean(big) == doctest::Approx(9.223372036854775807e18));
   CHECK(mean(big, 0)() == doctest::Approx(9.223372036854775807e18));
+}
+
+TEST_CASE("NumPy parity: negative vector norm orders, integer true division by any integer, trapezoid's type") {
+  // numpy.linalg.norm's values (NumPy 2.4): (sum |x|^p)^(1/p) for p < 0 too; a zero element gives 0
+  const array<double> v{3.0, -4.0, 1.0, 0.5};
+  CHECK(norm(v, -1) == doctest::Approx(0.27906976744186046).epsilon(1e-14));
+  CHECK(norm(v, -2) == doctest::Approx(0.43964598326838705).epsilon(1e-14));
+  CHECK(norm(v, -0.5) == doctest::Approx(0.08202760432560838).epsilon(1e-14));
+  CHECK(norm(v, -3.5) == doctest::Approx(0.4877153984866114).epsilon(1e-14));
+  const array<float> v32 = cast<float>(v);
+  CHECK(norm(v32, -1) == doctest::Approx(0.27906975).epsilon(1e-6));
+  CHECK(norm(array<double>{0.0, 1.0, 2.0}, -1) == 0.0);
+  const array<double> m{{3.0, -4.0, 1.0}, {0.5, 2.0, -1.0}};
+  const auto r1 = norm(m, -1.5, 1), r0 = norm(m, -1, 0);
+  CHECK(r1(0) == doctest::Approx(0.83210325).epsilon(1e-7));
+  CHECK(r1(1) == doctest::Approx(0.38525238).epsilon(1e-7));
+  CHECK(r0(0) == doctest::Approx(0.42857143).epsilon(1e-7));
+  CHECK(r0(1) == doctest::Approx(1.33333333).epsilon(1e-7));
+  CHECK(r0(2) == doctest::Approx(0.5).epsilon(1e-12));
+
+  // an integer array divided by an integer outside its type: float64, as NumPy 2 (only the
+  // operations whose result keeps the integer type raise there, and here)
+  const array<std::uint8_t> u{172, 179};
+  const array<double> q = u / 300, rq = 300 / u, h = array<std::int8_t>{-7, 9} / -2;
+  static_assert(std::is_same_v<value_t<node_t<decltype(u / 300)>>, double>);
+  CHECK(q(0) == 172.0 / 300.0);  // NumPy: 0.5733333333333334
+  CHECK(q(1) == 179.0 / 300.0);
+  CHECK(rq(0) == doctest::Approx(1.74418605).epsilon(1e-8));
+  CHECK(h(0) == 3.5);
+  CHECK(h(1) == -4.5);
+  const array<double> big = array<std::int64_t>{1, 2} / (std::int64_t(1) << 62);
+  CHECK(big(1) == std::ldexp(1.0, -61));
+  CHECK_THROWS_WITH_AS(u + 300, doctest::Contains("does not fit in uint8"), value_error);  // NumPy: OverflowError
+  CHECK_THROWS_AS(u * -2, value_error);
+
+  // float32 samples with float64 coordinates integrate in float64 (NumPy: 8.625, float64)
+  const auto t = trapezoid(array<float>{1.0f, 2.5f, 3.0f}, array<double>{0.0, 1.0, 3.5});
+  static_assert(std::is_same_v<decltype(t), const double>);
+  CHECK(t == 8.625);
+  static_assert(std::is_same_v<decltype(trapezoid(array<float>{1.0f, 2.0f}, array<float>{0.0f, 1.0f})), float>);
+  // SciPy's erf and expit, NumPy's i0: float64 for integers and bools, float32 for float32
+  static_assert(std::is_same_v<value_t<node_t<decltype(erf(u))>>, double>);
+  static_assert(std::is_same_v<value_t<node_t<decltype(i0(array<bool>{true}))>>, double>);
+  static_assert(std::is_same_v<value_t<node_t<decltype(erf(v32))>>, float>);
+  CHECK(array<double>(erf(array<std::int16_t>{1}))(0) == doctest::Approx(0.8427007929497149).epsilon(1e-15));
 }

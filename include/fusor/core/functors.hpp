@@ -345,7 +345,15 @@ FUSOR_FLOAT_FUNCTION(exp2_fn, exp2, real_float_policy)
 FUSOR_FLOAT_FUNCTION(expm1_fn, expm1, real_float_policy)
 FUSOR_FLOAT_FUNCTION(log2_fn, log2, real_float_policy)
 FUSOR_FLOAT_FUNCTION(log1p_fn, log1p, real_float_policy)
-FUSOR_FLOAT_FUNCTION(erf_fn, erf, real_float_policy)
+// SciPy's special functions (erf, expit) and NumPy's i0 compute integers and bools in float64,
+// where the ufuncs of NumPy's own math (sin, exp, log2, ...) take float16, here float32, for the
+// small ones: erf's first loop is d->d, np.i0 converts to float64 first.
+struct special_float_policy : float_policy {
+  static constexpr bool real_only = true;
+  template <class... V>
+  using compute = std::conditional_t<std::is_integral_v<promote_t<V...>>, double, to_float_t<promote_t<V...>>>;
+};
+FUSOR_FLOAT_FUNCTION(erf_fn, erf, special_float_policy)
 #undef FUSOR_FLOAT_FUNCTION
 
 namespace detail {
@@ -358,7 +366,7 @@ FUSOR_HD T logistic(const T& a) {
   return T(1) / (T(1) + exp(-a));
 }
 }  // namespace detail
-struct sigmoid_fn : real_float_policy {
+struct sigmoid_fn : special_float_policy {  // scipy.special.expit
   template <class T> FUSOR_HD T operator()(const T& a) const { using detail::logistic; return logistic(a); }
 };
 
@@ -584,7 +592,7 @@ struct sinc_fn : float_policy {
 /// np.i0: the modified Bessel function of the first kind, order 0. Computed in double: its power
 /// series (all terms positive) up to |x| = 30, beyond it the asymptotic series of e^x / sqrt(2 pi x),
 /// whose terms fall to about e^-2|x| before they grow.
-struct i0_fn : real_float_policy {
+struct i0_fn : special_float_policy {
   template <class T> FUSOR_HD T operator()(const T& a) const {
     using std::abs;
     using std::exp;

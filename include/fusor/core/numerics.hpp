@@ -303,13 +303,14 @@ auto correlate(const A& a, const V& v, convolve_mode mode = convolve_mode::valid
 }
 
 namespace detail {
-template <class T, class B, class D>
+// R: the result's type (y's float type, promoted with x's when there are sample coordinates, as
+// NumPy's float32 y with float64 x gives float64); d: the spacing, a number or R's differences
+template <class R, class T, class B, class D>
 auto trapezoid_impl(const array_view<T, B>& y, const D& d, int axis) {
-  using R = float_result_t<T>;
   const int ax = normalize_axis(axis, y.ndim());
   const index_t n = y.shape()[ax];
-  if (n < 2) return sum(cast<R>(slice_axis(y, ax, 0, 0)), ax);  // zeros of the reduced shape
-  return sum(d * (cast<R>(slice_axis(y, ax, 1, n)) + cast<R>(slice_axis(y, ax, 0, n - 1))) * real_t<R>(0.5), ax);
+  if (n < 2) return array<R, B>(sum(cast<R>(slice_axis(y, ax, 0, 0)), ax));  // zeros of the reduced shape
+  return array<R, B>(sum(d * (cast<R>(slice_axis(y, ax, 1, n)) + cast<R>(slice_axis(y, ax, 0, n - 1))) * real_t<R>(0.5), ax));
 }
 }  // namespace detail
 
@@ -320,14 +321,15 @@ auto trapezoid(const X& y, double dx, int axis) {
   return detail::with_input(y, [&](const auto& v) {
     if (v.ndim() == 0) throw shape_error("fusor: trapezoid needs an array of rank >= 1, got a 0-d array");
     using R = detail::float_result_t<value_t<std::remove_cvref_t<decltype(v)>>>;
-    return detail::trapezoid_impl(v, real_t<R>(dx), axis);
+    return detail::trapezoid_impl<R>(v, real_t<R>(dx), axis);
   });
 }
 /// Along an axis with sample coordinates x (1-d of the axis's length, or y's shape).
 template <expression X, expression C>
 auto trapezoid(const X& y, const C& x, int axis) {
   return detail::with_input(y, [&](const auto& v) {
-    using R = detail::float_result_t<value_t<std::remove_cvref_t<decltype(v)>>>;
+    using R = promote_t<detail::float_result_t<value_t<std::remove_cvref_t<decltype(v)>>>,
+                        detail::float_result_t<value_t<node_t<C>>>>;
     if (v.ndim() == 0) throw shape_error("fusor: trapezoid needs an array of rank >= 1, got a 0-d array");
     const int ax = normalize_axis(axis, v.ndim());
     const auto xs = array<R, backend_of_t<std::remove_cvref_t<decltype(v)>>>(cast<R>(detail::to_node(x)));
@@ -336,11 +338,11 @@ auto trapezoid(const X& y, const C& x, int axis) {
       extents ws = detail::unit_extents(v.ndim());
       ws[ax] = n > 0 ? n - 1 : 0;
       const auto d = diff(xs);
-      return detail::trapezoid_impl(v, reshape(d.view(), ws), ax);
+      return detail::trapezoid_impl<R>(v, reshape(d.view(), ws), ax);
     }
     if (xs.shape() == v.shape()) {
       const auto d = diff(xs, 1, ax);
-      return detail::trapezoid_impl(v, d.view(), ax);
+      return detail::trapezoid_impl<R>(v, d.view(), ax);
     }
     throw shape_error("fusor: trapezoid's x must be 1-d of the axis's length " + std::to_string(n) +
                       " or have y's shape " + to_string(v.shape()) + ", got " + to_string(xs.shape()));

@@ -138,9 +138,22 @@ auto make_scalar_comparison(const X& x, const S& s) {
   else return binary_expr<scalar_comparison_fn<F>, NX, scalar_expr<T>>{f, nx, {value}};
 }
 
+// An integer scalar in a true division of an integer array: NumPy divides in float64 (the
+// quotient of integers is float64), so the scalar is never converted to the array's type and may
+// lie outside it (uint8 / 300 is float64, as NumPy 2 gives; + - * // % and ** with such a scalar
+// raise, in NumPy and here).
+// (a concept: its conjunction stops at the first unsatisfied part, before value_t of a non-expression)
+template <class S, class Other>
+concept int_scalar_of_true_division = scalar<S> && std::is_integral_v<S> && !std::is_same_v<S, bool> &&
+                                      expression<Other> && std::is_integral_v<value_t<Other>>;
+
 template <class F, class A, class B>
 auto make_binary(const A& a, const B& b) {
-  if constexpr (is_comparison_v<F> && expression<A> && scalar<B>) {
+  if constexpr (std::is_same_v<F, divide_fn> && int_scalar_of_true_division<B, A>) {
+    return make_plain_binary<F>(a, double(b));
+  } else if constexpr (std::is_same_v<F, divide_fn> && int_scalar_of_true_division<A, B>) {
+    return make_plain_binary<F>(double(a), b);
+  } else if constexpr (is_comparison_v<F> && expression<A> && scalar<B>) {
     if constexpr (may_not_fit<B, weak_result_t<value_t<A>, B>>()) return make_scalar_comparison<F, false>(a, b);
     else return make_plain_binary<F>(a, b);
   } else if constexpr (is_comparison_v<F> && scalar<A> && expression<B>) {

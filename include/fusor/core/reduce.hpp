@@ -301,11 +301,18 @@ auto magnitude(const N& node) {
   else return abs(cast<R>(node));
 }
 }  // namespace detail
+namespace detail {
+inline void check_norm_order(double ord) {
+  if (std::isnan(ord)) throw value_error("fusor: norm order must be a number or +-inf, got nan");
+}
+}  // namespace detail
 /// Vector norm of all elements: ord = 2 (default), 1, inf, -inf, 0 (count of non-zeros) or any
-/// p > 0, as numpy.linalg.norm on a flattened array. int32/int64 are measured in float64,
+/// other p, negative ones included: (sum |x|^p)^(1/p), as numpy.linalg.norm on a flattened array
+/// (a zero element makes a negative order's norm 0). int32/int64 are measured in float64,
 /// uint8/bool in float32.
 template <expression E>
 auto norm(const E& e, double ord = 2) {
+  detail::check_norm_order(ord);
   auto node = detail::to_node(e);
   using R = to_float_t<real_t<value_t<decltype(node)>>>;
   using Rw = std::conditional_t<std::is_same_v<R, float>, float, double>;
@@ -316,13 +323,12 @@ auto norm(const E& e, double ord = 2) {
   if (ord == std::numeric_limits<double>::infinity()) return max(a);
   if (ord == -std::numeric_limits<double>::infinity()) return min(a);
   if (ord == 0) return static_cast<Rw>(sum(node != 0));
-  if (!(ord > 0))
-    throw value_error("fusor: norm order must be 0, a positive number or +-inf, got " + std::to_string(ord));
   return static_cast<Rw>(std::pow(sum(pow(a, Rw(ord))), 1.0 / ord));
 }
 /// Norm along one axis (same orders).
 template <expression E>
 auto norm(const E& e, double ord, int axis, bool keepdims = false) {
+  detail::check_norm_order(ord);
   auto node = detail::to_node(e);
   using R = to_float_t<real_t<value_t<decltype(node)>>>;
   using Rw = std::conditional_t<std::is_same_v<R, float>, float, double>;
@@ -340,11 +346,9 @@ auto norm(const E& e, double ord, int axis, bool keepdims = false) {
     out = min(a, axis, keepdims);
   } else if (ord == 0) {
     out = cast<Rw>(sum(node != 0, axis, keepdims));
-  } else if (ord > 0) {
+  } else {
     out = sum(pow(a, Rw(ord)), axis, keepdims);
     out = pow(out, Rw(1.0 / ord));
-  } else {
-    throw value_error("fusor: norm order must be 0, a positive number or +-inf, got " + std::to_string(ord));
   }
   return out;
 }

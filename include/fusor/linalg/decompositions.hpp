@@ -466,14 +466,23 @@ auto lstsq(const E& a, const R& b, double rcond = -1) {
 }
 
 /// np.linalg.pinv(a, rcond): the Moore-Penrose pseudo-inverse of each matrix, V diag(1/s) U^H with
-/// singular values at most rcond times the largest set to zero.
+/// singular values at most rcond times the largest set to zero. The default (rcond < 0) is
+/// max(m, n) times the type's epsilon, NumPy's rtol=None: NumPy's own default, 1e-15, lies below
+/// float32's precision, so a rank-deficient float32 or complex64 matrix kept singular values that
+/// are rounding noise (about 1e-8 of the largest) and gave entries of 1e6 and more, as NumPy does.
+/// For float64 the two agree within a factor max(m, n) / 4.5.
 template <expression E>
-auto pinv(const E& a, double rcond = 1e-15) {
+auto pinv(const E& a, double rcond = -1) {
   const auto f = svd(a, false);
   using T = value_t<decltype(f.u)>;
   using W = real_t<T>;
   const index_t k = f.s.shape()[f.s.ndim() - 1];
   auto s = f.s.copy();
+  if (rcond < 0) {
+    const extents& us = f.u.shape();
+    const extents& vs = f.vh.shape();
+    rcond = double(std::numeric_limits<W>::epsilon()) * double(std::max(us[us.size() - 2], vs[vs.size() - 1]));
+  }
   if (k > 0) {
     const auto smax = max(f.s, -1, true);
     s = where(f.s > W(rcond) * smax, W(1) / f.s, W(0));
@@ -521,8 +530,9 @@ auto matrix_power(const E& a, long long n) {
   array<T, B> base;
   if (n < 0) {
     if constexpr (std::is_integral_v<V>)
-      throw value_error("fusor: linalg::matrix_power of an integer matrix to a negative power needs its inverse, which "
-                        "is not an integer matrix; convert to floating point first (NumPy raises too)");
+      throw value_error("fusor: linalg::matrix_power of an integer matrix to a negative power is its float64 inverse's "
+                        "power (NumPy returns that), but here the result has the matrix's integer type, fixed when "
+                        "the call compiles; call matrix_power(cast<double>(a), " + std::to_string(n) + ")");
     else base = inv(node);
     n = -n;
   } else {
