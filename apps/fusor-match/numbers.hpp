@@ -64,11 +64,11 @@ inline CLI::Validator whole_number(long long lo, long long hi) {
       "INT " + range);
 }
 
-/// The most threads a run may ask for: this machine's hardware threads (more never helps a scan,
-/// and a runtime that starts tens of thousands fails or crashes).
+/// The most threads a run may ask for: four per hardware thread of this machine (more never
+/// helps a scan, and a runtime asked for tens of thousands fails or crashes).
 inline long long max_threads() {
   const unsigned h = std::thread::hardware_concurrency();
-  return h > 0 ? (long long)h : 1;
+  return 4 * (h > 0 ? (long long)h : 1);
 }
 
 }  // namespace fusor_match

@@ -76,6 +76,15 @@ def end_to_end(bin_, work):
     wmeta = json.load(open(os.path.join(wrap, "metadata.json")))
     assert wmeta["edges"] == "wrap" and wmeta["fft_shape"] == [48, 60, 40], (wmeta["edges"], wmeta["fft_shape"])
     run(bin_, "peaks", "-i", wrap, "-n", 2, "-q")
+    # one thread, two or three: the same maps byte for byte with estimated plans (docs/matching.md)
+    for score in ("FLCSphericalMask", "FLC"):
+        maps = []
+        for threads in (1, 2, 3):
+            d = os.path.join(work, f"threads_{score}_{threads}")
+            run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc",
+                "-o", d, "-a", 45, "--planning", "estimate", "-s", score, "-j", threads, "-q")
+            maps.append([open(os.path.join(d, f), "rb").read() for f in ("scores.mrc", "rotations.mrc")])
+        assert maps[0] == maps[1] == maps[2], f"{score}: the thread count changed the maps"
     run(bin_, "peaks", "-i", out, "--false-positives", 1)
     truth = [l.split("\t") for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:]]
     want = sorted((int(t[0]), int(t[1]), int(t[2]), int(t[3])) for t in truth)
@@ -175,7 +184,7 @@ def errors(bin_, work):
     # numbers: finite and in range, bounds as people write them
     cases += [
         ("threads beyond the machine", ["match", "-t", t, "-m", m, "-o", out, "-j", "100000"], "--threads",
-         f"from 0 to {os.cpu_count()}"),
+         f"from 0 to {4 * os.cpu_count()}"),
         ("negative threads", ["match", "-t", t, "-m", m, "-o", out, "-j", "-3"], "--threads", "got \"-3\""),
         ("huge budget", ["match", "-t", t, "-m", m, "-o", out, "--memory", "1e30"], "--memory", "1 byte to 1024T"),
         ("huger budget", ["match", "-t", t, "-m", m, "-o", out, "--memory", "1e300T"], "--memory", "1 byte to 1024T"),
