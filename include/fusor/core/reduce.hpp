@@ -250,7 +250,7 @@ auto var(const E& e, ddof d = ddof(0)) {
   using R = real_t<M>;
   const index_t n = expr_shape(node).numel();
   const M m = mean(node);
-  const auto dev = cast<M>(node) - m;
+  const auto dev = cast<M>(node) - scalar_expr<M>{m};  // (a node: a dual mean is no plain scalar)
   R ss;
   if constexpr (is_complex_v<M>) ss = sum(square(abs(dev)));
   else ss = sum(square(dev));
@@ -269,7 +269,8 @@ auto var(const E& e, int axis, ddof d, bool keepdims = false) {
   array<R, detail::reduce_backend_t<E>> out;
   if constexpr (is_complex_v<M>) out = sum(square(abs(dev)), ax, keepdims);
   else out = sum(square(dev), ax, keepdims);
-  out /= detail::dof<R>(s[ax], d.value);
+  if constexpr (element_traits<R>::kind == element_kind::other) out /= double(std::max<index_t>(s[ax] - d.value, 0));
+  else out /= detail::dof<R>(s[ax], d.value);
   return out;
 }
 template <expression E>
@@ -302,6 +303,15 @@ auto magnitude(const N& node) {
 }
 }  // namespace detail
 namespace detail {
+// float32 for float32, complex64 and small integers, float64 for the others; a type outside
+// NumPy's table (a dual number: forward mode through a norm) keeps its type
+template <class V>
+using norm_result_t =
+    std::conditional_t<element_traits<V>::kind == element_kind::other, V,
+                       std::conditional_t<std::is_same_v<to_float_t<real_t<V>>, float>, float, double>>;
+// the exponent of a p-norm: a plain number of the norm's type (a double for a dual)
+template <class R>
+using norm_power_t = std::conditional_t<element_traits<R>::kind == element_kind::other, double, R>;
 inline void check_norm_order(double ord) {
   if (std::isnan(ord)) throw value_error("fusor: norm order must be a number or +-inf, got nan");
 }
@@ -314,24 +324,25 @@ template <expression E>
 auto norm(const E& e, double ord = 2) {
   detail::check_norm_order(ord);
   auto node = detail::to_node(e);
-  using R = to_float_t<real_t<value_t<decltype(node)>>>;
-  using Rw = std::conditional_t<std::is_same_v<R, float>, float, double>;
+  using Rw = detail::norm_result_t<value_t<decltype(node)>>;
   const auto a = detail::magnitude<Rw>(node);
   if (expr_shape(node).numel() == 0) return Rw(0);
-  if (ord == 2) return static_cast<Rw>(std::sqrt(sum(square(a))));
+  using std::pow;
+  using std::sqrt;  // (and a dual's own, found by argument)
+  if (ord == 2) return static_cast<Rw>(sqrt(sum(square(a))));
   if (ord == 1) return static_cast<Rw>(sum(a));
   if (ord == std::numeric_limits<double>::infinity()) return max(a);
   if (ord == -std::numeric_limits<double>::infinity()) return min(a);
   if (ord == 0) return static_cast<Rw>(sum(node != 0));
-  return static_cast<Rw>(std::pow(sum(pow(a, Rw(ord))), 1.0 / ord));
+  using P = detail::norm_power_t<Rw>;
+  return static_cast<Rw>(pow(sum(pow(a, P(ord))), Rw(1.0 / ord)));
 }
 /// Norm along one axis (same orders).
 template <expression E>
 auto norm(const E& e, double ord, int axis, bool keepdims = false) {
   detail::check_norm_order(ord);
   auto node = detail::to_node(e);
-  using R = to_float_t<real_t<value_t<decltype(node)>>>;
-  using Rw = std::conditional_t<std::is_same_v<R, float>, float, double>;
+  using Rw = detail::norm_result_t<value_t<decltype(node)>>;
   using B = detail::reduce_backend_t<E>;
   const auto a = detail::magnitude<Rw>(node);
   array<Rw, B> out;
@@ -347,8 +358,9 @@ auto norm(const E& e, double ord, int axis, bool keepdims = false) {
   } else if (ord == 0) {
     out = cast<Rw>(sum(node != 0, axis, keepdims));
   } else {
-    out = sum(pow(a, Rw(ord)), axis, keepdims);
-    out = pow(out, Rw(1.0 / ord));
+    using P = detail::norm_power_t<Rw>;
+    out = sum(pow(a, P(ord)), axis, keepdims);
+    out = pow(out, P(1.0 / ord));
   }
   return out;
 }
