@@ -61,6 +61,10 @@ int main(int argc, char** argv) {
                    ->check(finite_number(0, 180, true))->capture_default_str();
   mat->add_option("--rotations", ma.rotations, "Rotation file: per line ZYZ Euler angles in degrees, or a quaternion w x y z")
       ->excludes(step);
+  mat->add_option("--rotations-convention", ma.rotations_convention,
+                  "How the rotation file's rows turn the template: active (each row is applied to it), relion (Euler "
+                  "angles as rlnAngleRot/Tilt/Psi), or pytme (pyTME's sets, which pull the template: their inverses)")
+      ->check(CLI::IsMember({"active", "relion", "pytme"}))->capture_default_str();
   mat->add_option("--symmetry", ma.symmetry, "Template symmetry, Cn or Dn")->capture_default_str();
   mat->add_option("-s,--score", ma.score, "Score: CC, LCC, CORR, CAM, FLCSphericalMask, FLC or MCC")->capture_default_str();
   mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));

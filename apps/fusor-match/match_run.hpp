@@ -45,6 +45,7 @@ struct match_args {
   int threads = 0;
   std::string planning = "measure";
   std::string edges = "zeros";
+  std::string rotations_convention = "active";
   bool quiet = false;
   std::vector<std::string> command_line;
 };
@@ -84,9 +85,24 @@ inline std::size_t parse_bytes(const std::string& s) {
   return std::size_t(bytes);
 }
 
-/// Rotations from a text file: one per line, 3 columns (RELION's ZYZ Euler angles rot, tilt, psi
-/// in degrees) or 4 (a quaternion w x y z); '#' starts a comment; a first line of names is skipped.
-inline std::vector<match::quaternion> read_rotations(const fs::path& path) {
+/// How a rotation file's rows turn the template (--rotations-convention).
+enum class rotations_convention {
+  active,  ///< each row is the rotation applied to the template (ZYZ intrinsic angles, or w x y z)
+  relion,  ///< Euler angles as RELION's rlnAngleRot/Tilt/Psi (a quaternion row as active)
+  pytme    ///< pyTME's rotation sets, which pull the template: each row's inverse turns it
+};
+inline rotations_convention parse_rotations_convention(const std::string& s) {
+  if (s == "active") return rotations_convention::active;
+  if (s == "relion") return rotations_convention::relion;
+  if (s == "pytme") return rotations_convention::pytme;
+  throw fusor::value_error("match: --rotations-convention expects active, relion or pytme, got \"" + s + "\"");
+}
+
+/// Rotations from a text file: one per line, 3 columns (ZYZ Euler angles rot, tilt, psi in
+/// degrees) or 4 (a quaternion w x y z), read in `convention`; '#' starts a comment; a first line
+/// of names is skipped.
+inline std::vector<match::quaternion> read_rotations(const fs::path& path,
+                                                     rotations_convention convention = rotations_convention::active) {
   std::istringstream in(read_text(path));
   std::vector<match::quaternion> out;
   std::string line;
@@ -120,26 +136,30 @@ inline std::vector<match::quaternion> read_rotations(const fs::path& path) {
       for (double a : v)
         if (!(std::abs(a) <= 360.0))
           throw fusor::value_error(where + "expected Euler angles in degrees from -360 to 360, got " + short_number(a));
-      out.push_back(match::from_euler({v[0], v[1], v[2]}, match::euler_convention::zyz_intrinsic));
+      const match::euler_angles e{v[0], v[1], v[2]};
+      out.push_back(convention == rotations_convention::active ? match::from_euler(e, match::euler_convention::zyz_intrinsic)
+                                                               : from_relion_angles(e));
     } else {
       const double norm = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3]);
       if (!(norm > 1e-6 && norm < 1e6))  // NaN and inf fail here too
         throw fusor::value_error(where + "expected a quaternion w x y z of finite, non-zero length, got length " +
                                  short_number(norm));
-      out.push_back(match::quaternion{v[0] / norm, v[1] / norm, v[2] / norm, v[3] / norm});
+      const match::quaternion q{v[0] / norm, v[1] / norm, v[2] / norm, v[3] / norm};
+      out.push_back(convention == rotations_convention::pytme ? match::inverse(q) : q);
     }
   }
   if (out.empty()) throw fusor::value_error("match: " + path.string() + " holds no rotations");
   return out;
 }
 
-/// The rotation table written beside the maps: index, ZYZ Euler angles, the quaternion in full.
+/// The rotation table written beside the maps: index, RELION's Euler angles of the rotation, and
+/// the rotation applied to the template as a quaternion in full.
 inline std::string rotation_table(const std::vector<match::quaternion>& rotations) {
   std::string t = "index\trot\ttilt\tpsi\tw\tx\ty\tz\n";
   char line[320];
   for (std::size_t i = 0; i < rotations.size(); ++i) {
     const auto& q = rotations[i];
-    const auto e = match::to_euler(q, match::euler_convention::zyz_intrinsic);
+    const auto e = relion_angles(q);
     std::snprintf(line, sizeof line, "%zu\t%.6f\t%.6f\t%.6f\t%.17g\t%.17g\t%.17g\t%.17g\n", i, e[0], e[1], e[2], q.w, q.x,
                   q.y, q.z);
     t += line;
@@ -211,7 +231,8 @@ int run_match(const match_args& a, const world& w) {
                                " Å; resample the template to the target's voxel size");
   }
   const std::vector<match::quaternion> rotations =
-      a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym) : read_rotations(a.rotations);
+      a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym)
+                          : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
   const std::size_t ranks = std::size_t(w.size()), rank = std::size_t(w.rank());
   const bool root = rank == 0, talk = root && !a.quiet;
   match::scan_options o;
@@ -365,6 +386,8 @@ int run_match(const match_args& a, const world& w) {
   meta["rotations"] = {{"count", rotations.size()},
                        {"file", a.rotations.empty() ? json(nullptr) : json(fs::absolute(a.rotations).string())},
                        {"angular_step", a.rotations.empty() ? json(a.angular_step) : json(nullptr)},
+                       {"file_convention", a.rotations.empty() ? json(nullptr) : json(a.rotations_convention)},
+                       {"euler_convention", "RELION (rlnAngleRot/Tilt/Psi) in rotations.tsv and the peaks"},
                        {"symmetry", a.symmetry}};
   meta["filters"] = {{"lowpass", a.lowpass},
                      {"highpass", a.highpass},

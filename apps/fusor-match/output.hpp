@@ -49,6 +49,19 @@ inline void write_text(const fs::path& path, const std::string& text) {
   fs::rename(tmp, path);
 }
 
+/// RELION's Euler angles (rlnAngleRot, rlnAngleTilt, rlnAnglePsi, degrees) of an orientation q,
+/// the active rotation that turns the template into the particle. RELION's matrix A of the angles
+/// (Euler_angles2matrix) is the rotation that turns the reference into the particle, and A is the
+/// transpose of the ZYZ composition Rz(rot) Ry(tilt) Rz(psi): so the angles are those of q's
+/// inverse in fusor's zyz_intrinsic convention (pyTME's STAR files hold the same numbers).
+inline fusor::match::euler_angles relion_angles(const fusor::match::quaternion& q) {
+  return fusor::match::to_euler(fusor::match::inverse(q), fusor::match::euler_convention::zyz_intrinsic);
+}
+/// The orientation whose RELION angles are `e` (relion_angles' inverse).
+inline fusor::match::quaternion from_relion_angles(const fusor::match::euler_angles& e) {
+  return fusor::match::inverse(fusor::match::from_euler(e, fusor::match::euler_convention::zyz_intrinsic));
+}
+
 /// Reads a whole text file, or an io_error naming it.
 inline std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -104,7 +104,9 @@ inline int run_peaks(const peaks_args& a) {
       "_rlnCenteredCoordinateXAngst #5\n_rlnCenteredCoordinateYAngst #6\n_rlnCenteredCoordinateZAngst #7\n"
       "_rlnAngleRot #8\n_rlnAngleTilt #9\n_rlnAnglePsi #10\n_rlnLCCmax #11\n";
   char line[512];
-  for (const match::peak& p : peaks) {
+  for (const match::peak& p0 : peaks) {
+    match::peak p = p0;
+    p.euler = relion_angles(p.orientation);  // RELION's angles of the orientation (output.hpp)
     double c[3];  // Å from the tomogram's centre, RELION 5's centred coordinates
     for (int k = 0; k < 3; ++k) c[k] = (double(p.position[std::size_t(k)]) - double(n[k] / 2)) * v[std::size_t(k)];
     std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t%.6g\t%d\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\n",
@@ -125,10 +127,12 @@ inline int run_peaks(const peaks_args& a) {
       std::printf(" above %.4f (%g false positive(s) expected from noise)",
                   match::false_positive_threshold(r.statistics, *a.false_positives), *a.false_positives);
     std::printf(" -> %s.tsv, %s.star\n", base.string().c_str(), base.string().c_str());
-    for (const match::peak& p : peaks)
-      std::printf("  (%lld, %lld, %lld) score %.4f rotation %d, ZYZ (%.1f, %.1f, %.1f)\n", (long long)p.position[0],
-                  (long long)p.position[1], (long long)p.position[2], double(p.score), p.rotation, p.euler[0], p.euler[1],
-                  p.euler[2]);
+    for (const match::peak& p : peaks) {
+      const auto e = relion_angles(p.orientation);
+      std::printf("  (%lld, %lld, %lld) score %.4f rotation %d, RELION rot/tilt/psi (%.1f, %.1f, %.1f)\n",
+                  (long long)p.position[0], (long long)p.position[1], (long long)p.position[2], double(p.score), p.rotation,
+                  e[0], e[1], e[2]);
+    }
   }
   return 0;
 }

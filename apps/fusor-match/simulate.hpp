@@ -97,7 +97,7 @@ inline int run_simulate(const simulate_args& a) {
   t << "x\ty\tz\trotation\trot\ttilt\tpsi\n";
   char line[256];
   for (const copy& c : planted) {
-    const auto e = match::to_euler(rotations[c.rotation], match::euler_convention::zyz_intrinsic);
+    const auto e = relion_angles(rotations[c.rotation]);  // as the peaks' STAR rows give them
     std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t%zu\t%.4f\t%.4f\t%.4f\n", (long long)c.x, (long long)c.y,
                   (long long)c.z, c.rotation, e[0], e[1], e[2]);
     t << line;

@@ -114,8 +114,92 @@ def end_to_end(bin_, work):
     red = sum(1 for i in range(0, len(pixels), 3) if pixels[i:i + 3] == b"\xff\x00\x00")
     gray = sum(1 for i in range(0, len(pixels), 3) if pixels[i] == pixels[i + 1] == pixels[i + 2])
     assert red > 0 and gray > width * height // 2, (red, gray, width * height)
+    right, wrong = relion_average(bin_, work)
+    # a rotation file in RELION's angles (rotations.tsv's own columns) or as pyTME's pulling
+    # quaternions (the inverses) reads back as the same rotations
+    table = [l.split("\t") for l in open(os.path.join(out, "rotations.tsv")).read().splitlines()[1:6]]
+    quats = [[float(v) for v in t[4:8]] for t in table]
+    open(os.path.join(work, "relion.txt"), "w").write("".join(" ".join(t[1:4]) + "\n" for t in table))
+    open(os.path.join(work, "pytme.txt"), "w").write("".join(f"{q[0]} {-q[1]} {-q[2]} {-q[3]}\n" for q in quats))
+    for conv in ("relion", "pytme"):
+        d = os.path.join(work, f"conv_{conv}")
+        run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", d, "--rotations",
+            os.path.join(work, f"{conv}.txt"), "--rotations-convention", conv, "--planning", "estimate", "-q")
+        back = [[float(v) for v in l.split("\t")[4:8]] for l in open(os.path.join(d, "rotations.tsv")).read().splitlines()[1:]]
+        for q, b in zip(quats, back):  # the same rotation: q or -q
+            assert min(max(abs(x - y) for x, y in zip(q, b)), max(abs(x + y) for x, y in zip(q, b))) < 1e-5, (conv, q, b)
     print(f"fusor-match end to end: {len(got)} planted copies found with their rotations; STAR rows {len(rows)}; "
-          f"preview {width} x {height} with {red} red pixels")
+          f"preview {width} x {height} with {red} red pixels; sub-volumes turned back by the STAR angles as RELION "
+          f"reads them average to the template (correlation {right:.3f}; the transposed convention {wrong:.3f})")
+
+
+def read_mrc(path):
+    """An MRC file's float32 volume indexed [x, y, z] (its column, row, section), as fusor reads it."""
+    import numpy as np
+    data = open(path, "rb").read()
+    nx, ny, nz, mode = struct.unpack("<4i", data[:16])
+    assert mode == 2, f"{path}: mode {mode}, expected float32"
+    start = 1024 + struct.unpack("<i", data[92:96])[0]
+    return np.frombuffer(data[start:start + 4 * nx * ny * nz], "<f4").reshape(nz, ny, nx).transpose(2, 1, 0)
+
+
+def relion_matrix(rot, tilt, psi):
+    """RELION's Euler_angles2matrix (src/euler.cpp), written from its formula: the rotation that
+    turns the reference into the particle, on (x, y, z) coordinates."""
+    import numpy as np
+    a, b, g = np.radians([rot, tilt, psi])
+    ca, sa, cb, sb, cg, sg = np.cos(a), np.sin(a), np.cos(b), np.sin(b), np.cos(g), np.sin(g)
+    cc, cs, sc, ss = cb * ca, cb * sa, sb * ca, sb * sa
+    return np.array([[cg * cc - sg * sa, cg * cs + sg * ca, -cg * sb],
+                     [-sg * cc - cg * sa, -sg * cs + cg * ca, sg * sb],
+                     [sc, ss, cb]])
+
+
+def trilinear(vol, pts):
+    """vol sampled at the points pts (3, N) of its [x, y, z] index space; 0 outside."""
+    import numpy as np
+    lo = np.floor(pts).astype(int)
+    f = pts - lo
+    out = np.zeros(pts.shape[1])
+    for dx in (0, 1):
+        for dy in (0, 1):
+            for dz in (0, 1):
+                i, j, k = lo[0] + dx, lo[1] + dy, lo[2] + dz
+                w = (f[0] if dx else 1 - f[0]) * (f[1] if dy else 1 - f[1]) * (f[2] if dz else 1 - f[2])
+                ok = (i >= 0) & (i < vol.shape[0]) & (j >= 0) & (j < vol.shape[1]) & (k >= 0) & (k < vol.shape[2])
+                out[ok] += w[ok] * vol[i[ok], j[ok], k[ok]]
+    return out
+
+
+def relion_average(bin_, work):
+    """The STAR file's orientations as RELION reads them: sub-volumes of the target cut at the
+    picked voxels and turned back by each row's rlnAngleRot/Tilt/Psi (RELION's matrix A turns the
+    reference into the particle, so the reference at p is the particle at centre + A (p - h))
+    average to the template; the transposed matrices (the other convention) do not."""
+    import numpy as np
+    sim, out = os.path.join(work, "relion_sim"), os.path.join(work, "relion_out")
+    run(bin_, "simulate", "-o", sim, "--size", 56, 52, 48, "--template-size", 13, "--copies", 3, "--seed", 11,
+        "--angular-step", 45, "--noise", 0.1)
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", out,
+        "-a", 45, "--planning", "estimate", "-q")
+    run(bin_, "peaks", "-i", out, "-n", 3, "-q")
+    names, rows = read_star_loop(os.path.join(out, "peaks.star"))
+    target, templ = read_mrc(f"{sim}/target.mrc"), read_mrc(f"{sim}/template.mrc")
+    m = templ.shape[0]
+    h = m // 2  # the box centre (RELION's m / 2 for this odd box)
+    grid = np.stack(np.meshgrid(*[np.arange(m)] * 3, indexing="ij")).reshape(3, -1) - h
+
+    def average(transpose):
+        acc = np.zeros(m ** 3)
+        for r in rows:
+            c = np.array([float(r[names.index(f"rlnCoordinate{k}")]) for k in "XYZ"])
+            a = relion_matrix(*(float(r[names.index(k)]) for k in ("rlnAngleRot", "rlnAngleTilt", "rlnAnglePsi")))
+            acc += trilinear(target, c[:, None] + (a.T if transpose else a) @ grid)
+        return np.corrcoef(acc / len(rows), templ.reshape(-1))[0, 1]
+    right, wrong = average(False), average(True)
+    assert len(rows) == 3 and right >= 0.95, f"the RELION-convention average correlates {right:.3f} with the template"
+    assert wrong < right - 0.05, f"the transposed convention averages as well ({wrong:.3f} against {right:.3f})"
+    return right, wrong
 
 
 def read_png(path):
