@@ -316,6 +316,23 @@ def errors(bin_, work):
         assert not re.search(r"[0-9]{40}", text), f"{name}: a number of 40 digits in the message:\n{text}"
         assert not os.path.exists(out), f"{name}: the output folder was made: {os.listdir(out)}"
         assert not [f for f in os.listdir(work) if ".fusor-partial-" in f], f"{name}: staging left: {os.listdir(work)}"
+    # a constant target: no evidence of the template anywhere, so every score is 0 up to rounding
+    # (pyTME's normalisation, sigma 1 where it is below float's epsilon); with zeros beyond the
+    # faces the faces themselves are a step the template may correlate with, so only voxels a
+    # template's reach inside are checked there
+    import numpy as np
+    nx, ny, nz = struct.unpack("<3i", data[:12])
+    const = os.path.join(work, "constant.mrc")
+    open(const, "wb").write(data[:1024] + np.full(nx * ny * nz, 2.5, "<f4").tobytes())
+    for edges in ("wrap", "zeros"):
+        for score in ("FLCSphericalMask", "FLC", "CORR", "MCC"):
+            d = os.path.join(work, f"const_{edges}_{score}")
+            run(bin_, "match", "-t", const, "-m", m, "-o", d, "-a", 60, "--planning", "estimate", "-s", score,
+                "--edges", edges, "-q")
+            sc = read_mrc(os.path.join(d, "scores.mrc"))
+            r = 9 if edges == "zeros" else 0
+            inner = sc[r:sc.shape[0] - r, r:sc.shape[1] - r, r:sc.shape[2] - r]
+            assert inner.size and np.abs(inner).max() < 1e-3, (edges, score, float(np.abs(inner).max()))
     # a malformed metadata.json: every field a reader needs is reported in words
     good = os.path.join(work, "good")
     run(bin_, "match", "-t", t, "-m", m, "-o", good, "-a", 90, "--planning", "estimate", "-q")
