@@ -129,6 +129,7 @@ using fusor::promote;
 using fusor::promote_t;
 using fusor::range;
 using fusor::real_float_policy;
+using fusor::special_float_policy;
 using fusor::real_fn;
 using fusor::real_t;
 using fusor::right_shift_fn;

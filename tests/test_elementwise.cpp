@@ -142,6 +142,44 @@ TEST_CASE_TEMPLATE("fma rounds once on every size and SIMD target", T, float, do
   CHECK(std::fma(T(1) + e, T(1) - e, T(-1)) == -e * e);  // the reference itself
 }
 
+TEST_CASE_TEMPLATE("pow's special values are C's on every size: powers of +-0 and +-inf, x^0, 1^y", T, float, double) {
+  // every pair of these, in SIMD lanes and in the scalar tail alike (xsimd 8.1 gave 0 for 0^-1
+  // and 0^0, NaN for 1^nan, inf^0 and (-inf)^0.5)
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<T> specials{0, T(-0.0), 1, -1, 2, T(-0.5), 3, inf, -inf, nan};
+  const std::vector<T> powers{0, T(-0.0), 1, -1, 2, -2, 3, -3, T(0.5), T(-0.5), inf, -inf, nan};
+  for (index_t n : test::edge_sizes<T>(false)) {
+    std::vector<T> x(static_cast<std::size_t>(n)), y(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = specials[i % specials.size()];
+      y[i] = powers[(i / specials.size() + i) % powers.size()];
+    }
+    const array<T> r = pow(test::make(x), test::make(y));
+    index_t bad = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const T want = std::pow(x[i], y[i]), got = r.data()[i];
+      // the special values exactly (a zero's sign too), the ordinary ones within pow's 8 ulps
+      const bool ordinary = std::isfinite(want) && want != 0;
+      const bool same = ordinary ? test::close(got, want, 8 * double(std::numeric_limits<T>::epsilon()))
+                                 : (std::isnan(want) ? std::isnan(got) : (got == want && std::signbit(got) == std::signbit(want)));
+      if (!same) {
+        ++bad;
+        INFO("pow(", x[i], ", ", y[i], ") = ", got, ", C gives ", want);
+        CHECK(same);
+      }
+    }
+    INFO(dtype_name<T>(), " n=", n);
+    CHECK(bad == 0);
+  }
+  // the norm of negative order that found it: a zero element makes the norm 0
+  for (index_t n : test::edge_sizes<T>(false)) {
+    if (n == 0) continue;
+    array<T> v = full<T>({n}, T(2));
+    v.data()[n / 2] = 0;
+    CHECK(norm(v, -1) == 0);
+  }
+}
+
 TEST_CASE("an integer to a negative integer power is a value_error, as in NumPy") {
   array<std::int64_t> a{2, 3}, e{1, -1}, ok{0, 3};
   CHECK_THROWS_WITH_AS(pow(a, -1), doctest::Contains("negative integer powers are not allowed"), value_error);

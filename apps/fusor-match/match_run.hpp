@@ -192,6 +192,17 @@ fusor::array<float, B> finite_volume(const match::mrc_file& file, const std::str
   return v;
 }
 
+/// The same for a mask file, which must have the shape `expected` (`whose`: "the template's").
+template <class B>
+fusor::array<float, B> finite_volume(const std::string& path, const char* what, const fusor::extents& expected,
+                                     const char* whose) {
+  const match::mrc_file f(path);
+  if (f.shape() != expected)
+    throw fusor::shape_error("match: the " + std::string(what) + " " + path + " has shape " + fusor::to_string(f.shape()) +
+                             "; expected " + whose + " " + fusor::to_string(expected));
+  return finite_volume<B>(f, path, what);
+}
+
 template <class B>
 int run_match(const match_args& a, const world& w) {
   using fusor::extents;
@@ -278,11 +289,7 @@ int run_match(const match_args& a, const world& w) {
   const auto templ = finite_volume<B>(templ_file, a.templ, "template");
   fusor::array<float, B> mask, target_mask;
   if (!a.mask.empty()) {
-    const match::mrc_file f(a.mask);
-    if (f.shape() != m)
-      throw fusor::shape_error("match: the mask " + a.mask + " has shape " + fusor::to_string(f.shape()) +
-                               "; expected the template's " + fusor::to_string(m));
-    mask = finite_volume<B>(f, a.mask, "mask");
+    mask = finite_volume<B>(a.mask, "mask", m, "the template's");
   } else {
     match::mask_options soft;
     soft.edge = match::mask_edge::gaussian(1.0);
@@ -299,13 +306,7 @@ int run_match(const match_args& a, const world& w) {
   if (a.whiten) tf.whitening = gf.whitening = match::whitening_profile(target);
   o.target_filter = tf;
   o.template_filter = gf;
-  if (!a.target_mask.empty()) {
-    const match::mrc_file f(a.target_mask);
-    if (f.shape() != n)
-      throw fusor::shape_error("match: the target mask " + a.target_mask + " has shape " + fusor::to_string(f.shape()) +
-                               "; expected the target's " + fusor::to_string(n));
-    target_mask = finite_volume<B>(f, a.target_mask, "target mask");
-  }
+  if (!a.target_mask.empty()) target_mask = finite_volume<B>(a.target_mask, "target mask", n, "the target's");
   // the output folder: made when missing, locked for the whole run, its parts staged beside it
   std::optional<result_staging> out;
   if (root) out.emplace(a.output);

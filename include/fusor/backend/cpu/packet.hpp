@@ -10,6 +10,7 @@
 // NaN-propagating min/max, single-rounded fma).
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "diagnostics.hpp"
@@ -310,6 +311,24 @@ struct packet_impl<sign_fn> {
   template <class B>
   static B apply(const sign_fn&, const B& x) {
     return xsimd::select(x > B(0), B(1), xsimd::select(x < B(0), B(-1), x));
+  }
+};
+// xsimd 8.1's pow is exp(y log|x|) with a sign fix: it gives 0 for every power of +-0 (x^0
+// included), NaN for x^0 and 1^y when the other operand is NaN or infinite, and NaN for
+// (-inf)^y at a non-integer y. The special values of C's pow (and NumPy's) are put back here.
+template <>
+struct packet_impl<power_fn> {
+  template <class B>
+  static B apply(const power_fn&, const B& x, const B& y) {
+    const B one(1), zero(0), inf(std::numeric_limits<lane_t<B>>::infinity());
+    const auto odd = xsimd::is_odd(y);
+    B z = xsimd::pow(x, y);
+    // +-0 and -inf: 0 or inf by the exponent's sign, negative only for an odd integer exponent
+    const B at_zero = xsimd::select(y < zero, inf, xsimd::select(y > zero, zero, y));  // (NaN stays)
+    z = xsimd::select(x == zero, xsimd::select(odd, xsimd::copysign(at_zero, x), at_zero), z);
+    const B at_minus_inf = xsimd::select(y < zero, zero, xsimd::select(y > zero, inf, y));
+    z = xsimd::select(x == -inf, xsimd::select(odd, -at_minus_inf, at_minus_inf), z);
+    return xsimd::select(y == zero || x == one || (x == -one && xsimd::isinf(y)), one, z);
   }
 };
 template <class F>
