@@ -969,6 +969,7 @@ using fusor::match::tube_mask;
 using fusor::match::uniform_rotations;
 using fusor::match::vec3;
 using fusor::match::volume_center;
+using fusor::match::index_center;
 using fusor::match::whitening_profile;
 using fusor::match::write_mrc;
 }  // namespace fusor::match

@@ -65,6 +65,10 @@ int main(int argc, char** argv) {
                   "How the rotation file's rows turn the template: active (each row is applied to it), relion (Euler "
                   "angles as rlnAngleRot/Tilt/Psi), or pytme (pyTME's sets, which pull the template: their inverses)")
       ->check(CLI::IsMember({"active", "relion", "pytme"}))->capture_default_str();
+  mat->add_option("--rotation-centre", ma.rotation_centre,
+                  "The template's point the rotations turn about: relion (voxel m // 2, RELION's box centre) or "
+                  "pytme ((m - 1) / 2, half a voxel lower on an even axis); the peaks name where it lands")
+      ->check(CLI::IsMember({"relion", "pytme"}))->capture_default_str();
   mat->add_option("--symmetry", ma.symmetry, "Template symmetry, Cn or Dn")->capture_default_str();
   mat->add_option("-s,--score", ma.score, "Score: CC, LCC, CORR, CAM, FLCSphericalMask, FLC or MCC")->capture_default_str();
   mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));

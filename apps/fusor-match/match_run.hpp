@@ -46,6 +46,7 @@ struct match_args {
   std::string planning = "measure";
   std::string edges = "zeros";
   std::string rotations_convention = "active";
+  std::string rotation_centre = "relion";
   bool quiet = false;
   std::vector<std::string> command_line;
 };
@@ -83,6 +84,15 @@ inline std::size_t parse_bytes(const std::string& s) {
   if (bytes < 1.0 || bytes > largest)
     throw fusor::value_error("match: --memory expects a size from 1 byte to 1024T, got \"" + s + "\"");
   return std::size_t(bytes);
+}
+
+/// The point of the template the rotations turn about (--rotation-centre): relion, voxel m // 2
+/// (RELION's box centre, fusor's default), or pytme, (m - 1) / 2 (half a voxel lower on an even
+/// axis; the same on an odd one).
+inline match::vec3 parse_rotation_centre(const std::string& s, const fusor::extents& m) {
+  if (s == "relion") return match::volume_center(m);
+  if (s == "pytme") return match::index_center(m);
+  throw fusor::value_error("match: --rotation-centre expects relion or pytme, got \"" + s + "\"");
 }
 
 /// How a rotation file's rows turn the template (--rotations-convention).
@@ -241,6 +251,7 @@ int run_match(const match_args& a, const world& w) {
                                " Å along " + "xyz"[k] + ", the template " + std::to_string(vm[k]) +
                                " Å; resample the template to the target's voxel size");
   }
+  const match::vec3 centre = parse_rotation_centre(a.rotation_centre, m);
   const std::vector<match::quaternion> rotations =
       a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym)
                           : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
@@ -254,6 +265,7 @@ int run_match(const match_args& a, const world& w) {
   }
   o.planning = planning;
   o.edges = edges;
+  o.rotation_center = centre;
   o.statistics = true;
   if (!a.memory.empty()) o.memory_budget = parse_bytes(a.memory);
   // the budget must hold a tile: estimate_scan_memory says so now, not after the target is read
@@ -293,6 +305,7 @@ int run_match(const match_args& a, const world& w) {
   } else {
     match::mask_options soft;
     soft.edge = match::mask_edge::gaussian(1.0);
+    soft.center = centre;  // about the rotation centre, so that turning it leaves it in place
     mask = match::sphere_mask<B>(m, double(*std::min_element(m.begin(), m.end()) / 2) - 1.0, soft);
   }
   // filters: the band on both, the wedge and CTF on the template (made to look as the data was
@@ -384,6 +397,9 @@ int run_match(const match_args& a, const world& w) {
   meta["template_shape"] = {m[0], m[1], m[2]};
   meta["voxel_size"] = {vt[0], vt[1], vt[2]};
   meta["score"] = match::to_string(kind);
+  // the template's point the rotations turn about, in its voxels: a score at voxel x puts it on
+  // x + (voxel - template_shape // 2) (peaks_run.hpp reports that point)
+  meta["rotation_centre"] = {{"convention", a.rotation_centre}, {"voxel", {centre[0], centre[1], centre[2]}}};
   meta["rotations"] = {{"count", rotations.size()},
                        {"file", a.rotations.empty() ? json(nullptr) : json(fs::absolute(a.rotations).string())},
                        {"angular_step", a.rotations.empty() ? json(a.angular_step) : json(nullptr)},

@@ -3,10 +3,13 @@
 // maps, with the rotations and statistics its metadata.json recorded), written as a TSV table and
 // a RELION 5 STAR file: coordinates in voxels, centred coordinates in Å, ZYZ Euler angles in
 // degrees (rot, tilt, psi), the score.
+#include <array>
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -48,6 +51,34 @@ inline std::vector<match::quaternion> read_rotation_table(const fs::path& path) 
   return out;
 }
 
+/// The template's rotation centre a result was scanned with (metadata.json's rotation_centre, in
+/// template voxels), inside the template's box; results written before the option turned about
+/// m // 2.
+inline match::vec3 recorded_rotation_centre(const nlohmann::json& meta, const std::array<fusor::index_t, 3>& m,
+                                            const fs::path& file) {
+  if (!meta.contains("rotation_centre")) return {double(m[0] / 2), double(m[1] / 2), double(m[2] / 2)};
+  const nlohmann::json& v = meta["rotation_centre"].is_object() && meta["rotation_centre"].contains("voxel")
+                                ? meta["rotation_centre"]["voxel"]
+                                : meta["rotation_centre"];
+  match::vec3 c{};
+  bool ok = v.is_array() && v.size() == 3;
+  for (std::size_t k = 0; ok && k < 3; ++k) {
+    ok = v[k].is_number() && std::isfinite(v[k].get<double>()) && v[k].get<double>() >= 0 && v[k].get<double>() <= double(m[k] - 1);
+    if (ok) c[k] = v[k].get<double>();
+  }
+  if (!ok)
+    throw fusor::io_error(file.string() + ": rotation_centre.voxel is " + v.dump() +
+                          "; expected three numbers inside the template's box");
+  return c;
+}
+
+/// A coordinate as short as it is exact: 31, 31.5, 30.8660254.
+inline std::string coordinate(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", std::abs(x) < 5e-11 ? 0.0 : x);
+  return text;
+}
+
 inline int run_peaks(const peaks_args& a) {
   using fusor::index_t;
   const fs::path dir(a.input);
@@ -87,6 +118,7 @@ inline int run_peaks(const peaks_args& a) {
   o.max_peaks = index_t(a.count);
   const auto m = metadata_field<std::array<index_t, 3>>(meta, {"template_shape"}, meta_file);
   o.min_distance = a.min_distance >= 0 ? a.min_distance : double(*std::min_element(m.begin(), m.end()) / 2);
+  const match::vec3 centre = recorded_rotation_centre(meta, m, meta_file);
   if (a.margin.size() == 1) o.margin = {index_t(a.margin[0]), index_t(a.margin[0]), index_t(a.margin[0])};
   if (a.margin.size() == 3) o.margin = {index_t(a.margin[0]), index_t(a.margin[1]), index_t(a.margin[2])};
   o.min_score = a.min_score;
@@ -103,19 +135,39 @@ inline int run_peaks(const peaks_args& a) {
       "\n\ndata_particles\n\nloop_\n_rlnTomoName #1\n_rlnCoordinateX #2\n_rlnCoordinateY #3\n_rlnCoordinateZ #4\n"
       "_rlnCenteredCoordinateXAngst #5\n_rlnCenteredCoordinateYAngst #6\n_rlnCenteredCoordinateZAngst #7\n"
       "_rlnAngleRot #8\n_rlnAngleTilt #9\n_rlnAnglePsi #10\n_rlnLCCmax #11\n";
+  // Where a peak is: a score at voxel x put the template's voxel m // 2 on x, so its rotation
+  // centre c on x + (c - m // 2): the TSV's x, y, z (the score's voxel itself when c is m // 2,
+  // half a voxel lower on an even axis with pyTME's centre). RELION turns its reference about
+  // the box centre m // 2, which the scan moved to x + (c - m // 2) + R (m // 2 - c): the STAR's
+  // coordinates, so that RELION's extraction and rotation give the particle whatever the centre.
+  const auto where = [&](const match::peak& p) {
+    const match::matrix3 r = match::to_matrix(p.orientation);
+    std::array<double, 3> tsv{}, star{}, d{};
+    for (int k = 0; k < 3; ++k) {
+      tsv[std::size_t(k)] = double(p.position[std::size_t(k)]) + centre[std::size_t(k)] - double(m[std::size_t(k)] / 2);
+      d[std::size_t(k)] = double(m[std::size_t(k)] / 2) - centre[std::size_t(k)];
+    }
+    for (int k = 0; k < 3; ++k)
+      star[std::size_t(k)] = tsv[std::size_t(k)] + r[std::size_t(k)][0] * d[0] + r[std::size_t(k)][1] * d[1] + r[std::size_t(k)][2] * d[2];
+    return std::pair{tsv, star};
+  };
   char line[512];
   for (const match::peak& p0 : peaks) {
     match::peak p = p0;
     p.euler = relion_angles(p.orientation);  // RELION's angles of the orientation (output.hpp)
-    double c[3];  // Å from the tomogram's centre, RELION 5's centred coordinates
-    for (int k = 0; k < 3; ++k) c[k] = (double(p.position[std::size_t(k)]) - double(n[k] / 2)) * v[std::size_t(k)];
-    std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t%.6g\t%d\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\n",
-                  (long long)p.position[0], (long long)p.position[1], (long long)p.position[2], double(p.score), p.rotation,
-                  p.euler[0], p.euler[1], p.euler[2], c[0], c[1], c[2]);
+    const auto [at, particle] = where(p);
+    double c[3], cs[3];  // Å from the tomogram's centre, RELION 5's centred coordinates
+    for (int k = 0; k < 3; ++k) {
+      c[k] = (at[std::size_t(k)] - double(n[k] / 2)) * v[std::size_t(k)];
+      cs[k] = (particle[std::size_t(k)] - double(n[k] / 2)) * v[std::size_t(k)];
+    }
+    std::snprintf(line, sizeof line, "%s\t%s\t%s\t%.6g\t%d\t%.4f\t%.4f\t%.4f\t%.3f\t%.3f\t%.3f\n", coordinate(at[0]).c_str(),
+                  coordinate(at[1]).c_str(), coordinate(at[2]).c_str(), double(p.score), p.rotation, p.euler[0], p.euler[1],
+                  p.euler[2], c[0], c[1], c[2]);
     tsv += line;
-    std::snprintf(line, sizeof line, "%s\t%lld\t%lld\t%lld\t%.3f\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\t%.6g\n", tomo.c_str(),
-                  (long long)p.position[0], (long long)p.position[1], (long long)p.position[2], c[0], c[1], c[2],
-                  p.euler[0], p.euler[1], p.euler[2], double(p.score));
+    std::snprintf(line, sizeof line, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\t%.6g\n", tomo.c_str(),
+                  coordinate(particle[0]).c_str(), coordinate(particle[1]).c_str(), coordinate(particle[2]).c_str(), cs[0], cs[1],
+                  cs[2], p.euler[0], p.euler[1], p.euler[2], double(p.score));
     star += line;
   }
   if (base.has_parent_path()) prepare_folder(base.parent_path());
@@ -129,9 +181,9 @@ inline int run_peaks(const peaks_args& a) {
     std::printf(" -> %s.tsv, %s.star\n", base.string().c_str(), base.string().c_str());
     for (const match::peak& p : peaks) {
       const auto e = relion_angles(p.orientation);
-      std::printf("  (%lld, %lld, %lld) score %.4f rotation %d, RELION rot/tilt/psi (%.1f, %.1f, %.1f)\n",
-                  (long long)p.position[0], (long long)p.position[1], (long long)p.position[2], double(p.score), p.rotation,
-                  e[0], e[1], e[2]);
+      const auto at = where(p).first;
+      std::printf("  (%s, %s, %s) score %.4f rotation %d, RELION rot/tilt/psi (%.1f, %.1f, %.1f)\n", coordinate(at[0]).c_str(),
+                  coordinate(at[1]).c_str(), coordinate(at[2]).c_str(), double(p.score), p.rotation, e[0], e[1], e[2]);
     }
   }
   return 0;

@@ -124,9 +124,12 @@ inline int run_preview(const preview_args& a) {
       std::istringstream in(read_text(peaks_path));
       std::string line;
       std::getline(in, line);
-      long long x, y, z;
+      double x, y, z;  // (half voxels with pyTME's rotation centre: the nearest voxel is drawn)
       while (std::getline(in, line))
-        if (std::istringstream(line) >> x >> y >> z) peaks.push_back({index_t(x), index_t(y), index_t(z)});
+        if (std::istringstream(line) >> x >> y >> z && std::isfinite(x) && std::isfinite(y) && std::isfinite(z))
+          peaks.push_back({std::clamp<index_t>(index_t(std::lround(x)), 0, n[0] - 1),
+                           std::clamp<index_t>(index_t(std::lround(y)), 0, n[1] - 1),
+                           std::clamp<index_t>(index_t(std::lround(z)), 0, n[2] - 1)});
     }
   }
   std::array<index_t, 3> at{};

@@ -115,6 +115,7 @@ def end_to_end(bin_, work):
     gray = sum(1 for i in range(0, len(pixels), 3) if pixels[i] == pixels[i + 1] == pixels[i + 2])
     assert red > 0 and gray > width * height // 2, (red, gray, width * height)
     right, wrong = relion_average(bin_, work)
+    centres = rotation_centres(bin_, work)
     # a rotation file in RELION's angles (rotations.tsv's own columns) or as pyTME's pulling
     # quaternions (the inverses) reads back as the same rotations
     table = [l.split("\t") for l in open(os.path.join(out, "rotations.tsv")).read().splitlines()[1:6]]
@@ -130,7 +131,10 @@ def end_to_end(bin_, work):
             assert min(max(abs(x - y) for x, y in zip(q, b)), max(abs(x + y) for x, y in zip(q, b))) < 1e-5, (conv, q, b)
     print(f"fusor-match end to end: {len(got)} planted copies found with their rotations; STAR rows {len(rows)}; "
           f"preview {width} x {height} with {red} red pixels; sub-volumes turned back by the STAR angles as RELION "
-          f"reads them average to the template (correlation {right:.3f}; the transposed convention {wrong:.3f})")
+          f"reads them average to the template (correlation {right:.3f}; the transposed convention {wrong:.3f}); an even "
+          f"template turned about RELION's and pyTME's centres: STAR coordinates within "
+          f"{centres['relion'][0]:.2f} and {centres['pytme'][0]:.2f} voxels of the planted copies, averages "
+          f"{centres['relion'][1]:.3f} and {centres['pytme'][1]:.3f}")
 
 
 def read_mrc(path):
@@ -176,7 +180,6 @@ def relion_average(bin_, work):
     picked voxels and turned back by each row's rlnAngleRot/Tilt/Psi (RELION's matrix A turns the
     reference into the particle, so the reference at p is the particle at centre + A (p - h))
     average to the template; the transposed matrices (the other convention) do not."""
-    import numpy as np
     sim, out = os.path.join(work, "relion_sim"), os.path.join(work, "relion_out")
     run(bin_, "simulate", "-o", sim, "--size", 56, 52, 48, "--template-size", 13, "--copies", 3, "--seed", 11,
         "--angular-step", 45, "--noise", 0.1)
@@ -185,21 +188,66 @@ def relion_average(bin_, work):
     run(bin_, "peaks", "-i", out, "-n", 3, "-q")
     names, rows = read_star_loop(os.path.join(out, "peaks.star"))
     target, templ = read_mrc(f"{sim}/target.mrc"), read_mrc(f"{sim}/template.mrc")
-    m = templ.shape[0]
-    h = m // 2  # the box centre (RELION's m / 2 for this odd box)
-    grid = np.stack(np.meshgrid(*[np.arange(m)] * 3, indexing="ij")).reshape(3, -1) - h
-
-    def average(transpose):
-        acc = np.zeros(m ** 3)
-        for r in rows:
-            c = np.array([float(r[names.index(f"rlnCoordinate{k}")]) for k in "XYZ"])
-            a = relion_matrix(*(float(r[names.index(k)]) for k in ("rlnAngleRot", "rlnAngleTilt", "rlnAnglePsi")))
-            acc += trilinear(target, c[:, None] + (a.T if transpose else a) @ grid)
-        return np.corrcoef(acc / len(rows), templ.reshape(-1))[0, 1]
-    right, wrong = average(False), average(True)
+    right, wrong = star_average(target, templ, names, rows, False), star_average(target, templ, names, rows, True)
     assert len(rows) == 3 and right >= 0.95, f"the RELION-convention average correlates {right:.3f} with the template"
     assert wrong < right - 0.05, f"the transposed convention averages as well ({wrong:.3f} against {right:.3f})"
     return right, wrong
+
+
+def star_average(target, templ, names, rows, transpose=False):
+    """The correlation with the template of the average of the target's sub-volumes at the STAR
+    rows' coordinates, each turned back by its rlnAngleRot/Tilt/Psi about RELION's box centre
+    m // 2 (the reference at p is the particle at centre + A (p - h)); transposed: the other
+    convention."""
+    import numpy as np
+    m = templ.shape[0]
+    grid = np.stack(np.meshgrid(*[np.arange(m)] * 3, indexing="ij")).reshape(3, -1) - m // 2
+    acc = np.zeros(m ** 3)
+    for r in rows:
+        c = np.array([float(r[names.index(f"rlnCoordinate{k}")]) for k in "XYZ"])
+        a = relion_matrix(*(float(r[names.index(k)]) for k in ("rlnAngleRot", "rlnAngleTilt", "rlnAnglePsi")))
+        acc += trilinear(target, c[:, None] + (a.T if transpose else a) @ grid)
+    return np.corrcoef(acc / len(rows), templ.reshape(-1))[0, 1]
+
+
+def rotation_centres(bin_, work):
+    """An even template (12^3, planted turned about its voxel 6, RELION's box centre) scanned
+    turning about RELION's centre m // 2 and about pyTME's (m - 1) / 2: metadata.json records
+    each; the TSV names where the rotation centre lands (the planted voxels; with pyTME's half a
+    voxel lower on every axis), the STAR where RELION's box centre lands, within half a voxel of
+    the planted one with either centre, and its sub-volumes average to the template."""
+    sim = os.path.join(work, "centre_sim")
+    run(bin_, "simulate", "-o", sim, "--size", 52, 48, 44, "--template-size", 12, "--copies", 3, "--seed", 21,
+        "--angular-step", 45, "--noise", 0.1)
+    truth = {int(t[3]): [int(v) for v in t[:3]]
+             for t in (l.split("\t") for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:])}
+    target, templ = read_mrc(f"{sim}/target.mrc"), read_mrc(f"{sim}/template.mrc")
+    result = {}
+    for centre, voxel in (("relion", 6.0), ("pytme", 5.5)):
+        out = os.path.join(work, f"centre_{centre}")
+        run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", out, "-a", 45,
+            "--rotation-centre", centre, "--planning", "estimate", "-q")
+        meta = json.load(open(os.path.join(out, "metadata.json")))
+        assert meta["rotation_centre"] == {"convention": centre, "voxel": [voxel] * 3}, meta["rotation_centre"]
+        run(bin_, "peaks", "-i", out, "-n", 3, "-q")
+        peaks = [l.split("\t") for l in open(os.path.join(out, "peaks.tsv")).read().splitlines()[1:]]
+        names, rows = read_star_loop(os.path.join(out, "peaks.star"))
+        assert sorted(int(p[4]) for p in peaks) == sorted(truth), (centre, peaks, truth)
+        worst = 0.0
+        for p, r in zip(peaks, rows):
+            at = [float(v) for v in p[:3]]
+            star = [float(r[names.index(f"rlnCoordinate{k}")]) for k in "XYZ"]
+            planted = truth[int(p[4])]
+            if centre == "relion":  # the scan's voxel, the planted one, RELION's coordinate: one point
+                assert at == planted == star, (at, planted, star)
+            else:  # the centre half a voxel below the score's voxel on each (even) axis
+                assert all(v % 1 == 0.5 for v in at), at
+            worst = max(worst, max(abs(a - b) for a, b in zip(star, planted)))
+        assert worst <= 0.5, f"{centre}: a STAR coordinate lies {worst:.2f} voxels from its planted copy"
+        avg = star_average(target, templ, names, rows)
+        assert avg >= 0.9, f"{centre}: the STAR rows' sub-volumes average to {avg:.3f} with the template"
+        result[centre] = (worst, avg)
+    return result
 
 
 def read_png(path):
@@ -239,6 +287,8 @@ def errors(bin_, work):
         ("bad score", ["match", "-t", t, "-m", m, "-o", out, "-s", "flc"], "FLCSphericalMask", "got \"flc\""),
         ("bad planning", ["match", "-t", t, "-m", m, "-o", out, "--planning", "fast"], "--planning", "estimate"),
         ("bad edges", ["match", "-t", t, "-m", m, "-o", out, "--edges", "mirror"], "--edges", "wrap"),
+        ("bad rotation centre", ["match", "-t", t, "-m", m, "-o", out, "--rotation-centre", "middle"], "--rotation-centre",
+         "pytme"),
         ("template larger", ["match", "-t", m, "-m", t, "-o", out], "larger than the target", "along axis"),
         ("voxel sizes", ["match", "-t", t, "-m", f"{small}/template.mrc", "-o", out], "mismatched voxel sizes", "8.0"),
         ("budget", ["match", "-t", t, "-m", m, "-o", out, "--memory", "100K"], "does not hold", "raise the budget"),

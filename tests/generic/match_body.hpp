@@ -490,9 +490,10 @@ TEST_CASE("match: normalize_under_mask as pyTME's normalize_template") {
 
 // ---- the scan ---------------------------------------------------------------------------------
 
-/// The volume rotated about its centre in double (see transformed).
-inline volume rotated(const volume& v, const extents& s, const match::matrix3& r, bool cubic, bool prefilter) {
-  return transformed(v, s, s, r, {}, cubic, 0, nullptr, prefilter);
+/// The volume rotated about its centre (or `center`) in double (see transformed).
+inline volume rotated(const volume& v, const extents& s, const match::matrix3& r, bool cubic, bool prefilter,
+                      const match::vec3* center = nullptr) {
+  return transformed(v, s, s, r, {}, cubic, 0, center, prefilter);
 }
 
 inline volume dft_filtered(const volume& v, const extents& s, const match::fourier_filter& flt);  // below
@@ -551,7 +552,8 @@ inline volume standardise(volume v) {
 inline std::vector<volume> reference_scores(match::score kind, const volume& f0, const extents& n, const volume& g0,
                                             const volume& mask, const extents& m, const std::vector<match::quaternion>& rots,
                                             bool cubic, const match::fourier_filter* template_filter = nullptr,
-                                            const volume* target_mask = nullptr, bool periodic = false) {
+                                            const volume* target_mask = nullptr, bool periodic = false,
+                                            const match::vec3* center = nullptr) {
   const auto direct_cc = [periodic](const volume& a, const extents& na, const volume& b, const extents& nb) {
     return matchbody::direct_cc(a, na, b, nb, periodic);
   };
@@ -592,9 +594,9 @@ inline std::vector<volume> reference_scores(match::score kind, const volume& f0,
   }
   for (const auto& q : rots) {
     const match::matrix3 r = match::to_matrix(q);
-    volume gr = rotated(g, m, r, cubic, true), w = mask;
+    volume gr = rotated(g, m, r, cubic, true, center), w = mask;
     if (template_filter) gr = dft_filtered(gr, m, *template_filter);
-    if (kind == S::flc || kind == S::mcc) w = rotated(mask, m, r, cubic, false);
+    if (kind == S::flc || kind == S::mcc) w = rotated(mask, m, r, cubic, false, center);
     double nw = 0;
     for (double x : w) nw += x;
     if (kind == S::flc || kind == S::flc_spherical_mask || kind == S::mcc) {
@@ -752,6 +754,57 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
       }
     }
   }
+}
+
+TEST_CASE("match scan: the rotation centre, m // 2 or pyTME's (m - 1) / 2, against direct sums with even sides") {
+  // a template with two even axes and an odd one: each centre's scan equals the direct sums of the
+  // template rotated about that centre, and the two differ (on the odd axis the centres agree)
+  const extents n{12, 11, 10}, m{6, 5, 4};
+  const volume f = random_volume(n, 41), g = random_volume(m, 42);
+  match::mask_options soft;
+  soft.edge = match::mask_edge::gaussian(1.0);
+  soft.center = match::index_center(m);  // centred on pyTME's centre: FLC rotates it too
+  const auto dmask = match::sphere_mask<B>(m, 1.8, soft);
+  const auto hmask = host_values(dmask);
+  const volume mask(hmask.begin(), hmask.end());
+  const auto rots = few_rotations();
+  const auto df = device_volume(f, n), dg = device_volume(g, m);
+  CHECK(match::index_center(m) == match::vec3{2.5, 2.0, 1.5});
+  CHECK(match::volume_center(m) == match::vec3{3.0, 2.0, 2.0});
+  using S = match::score;
+  for (const S kind : {S::cc, S::flc}) {
+    std::vector<std::vector<float>> maps;
+    for (const bool pytme : {false, true}) {
+      CAPTURE(match::to_string(kind));
+      CAPTURE(pytme);
+      match::scan_options o;
+      if (pytme) o.rotation_center = match::index_center(m);
+      const match::vec3 c = pytme ? match::index_center(m) : match::volume_center(m);
+      const auto res = match::scan(df, dg, dmask, rots, kind, o);
+      const auto ref = reference_scores(kind, f, n, g, mask, m, rots, true, nullptr, nullptr, false, &c);
+      const auto best = host_values(res.best_score);
+      double worst = 0, scale = 0;
+      for (std::size_t i = 0; i < best.size(); ++i) {
+        double top = -INFINITY;
+        for (const auto& r : ref) top = std::max(top, r[i]);
+        scale = std::max(scale, std::abs(top));
+        worst = std::max(worst, std::abs(double(best[i]) - top));
+      }
+      CHECK(worst <= 2e-5 * std::max(1.0, scale));
+      maps.push_back(best);
+    }
+    double apart = 0;
+    for (std::size_t i = 0; i < maps[0].size(); ++i) apart = std::max(apart, std::abs(double(maps[0][i]) - maps[1][i]));
+    CHECK(apart > 1e-2);  // half a voxel on two axes is not rounding
+  }
+  // the centre must be a point of the box, on every axis
+  match::scan_options bad;
+  for (const match::vec3& c : {match::vec3{-0.5, 2, 2}, match::vec3{3, 4.5, 2}, match::vec3{3, 2, NAN}}) {
+    bad.rotation_center = c;
+    CHECK_THROWS_WITH_AS(match::scan(df, dg, dmask, rots, S::cc, bad), doctest::Contains("rotation centre inside the template's box"),
+                         fusor::value_error);
+  }
+  CHECK_THROWS_AS(match::index_center(extents{4, 4}), fusor::shape_error);
 }
 
 /// An asymmetric template of shape m (centre m // 2), so that every rotation looks different: an

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -75,6 +76,14 @@ inline std::string to_string(edge_mode e) { return e == edge_mode::wrap ? "wrap"
 struct scan_options {
   /// How the template (and FLC's mask) is rotated.
   interpolation method = interpolation::cubic;
+  /// The point of the template (x, y, z, in voxels of its box) the rotations turn about; empty:
+  /// volume_center, m // 2 on every axis, which is RELION's box centre (RELION puts a box's origin
+  /// on voxel m / 2, and fusor places the template there too). pyTME turns about
+  /// index_center(m), (m - 1) / 2: the same point on an odd axis, half a voxel lower on an even
+  /// one, where the two conventions' maps differ by more than rounding. Either way a score at
+  /// voxel x places the template's voxel m // 2 on x, so the centre itself lands on
+  /// x + (center - m // 2), whatever the rotation. Must lie in the box [0, m - 1].
+  std::optional<vec3> rotation_center;
   /// What the target is beyond its faces: zeros, or itself repeated (edge_mode).
   edge_mode edges = edge_mode::zeros;
   /// cpu: the threads the scan uses (0: fusor's thread count). The rotations are dealt to them;
@@ -788,6 +797,7 @@ scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& tem
 
   p.rotate.method = o.method;
   p.rotate.prefiltered = true;
+  p.rotate.center = o.rotation_center;  // (empty: the template's volume_center)
   p.source = o.method == interpolation::cubic ? bspline_coefficients(templ) : std::move(templ);
   return p;
 }
@@ -1070,6 +1080,19 @@ void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rot
     if (w) merge(*w);
 }
 
+/// A rotation centre inside the template's box [0, m - 1] on every axis, or a value_error saying
+/// where it lies.
+inline void check_rotation_center(const std::optional<vec3>& c, const extents& m) {
+  if (!c) return;
+  for (std::size_t a = 0; a < 3; ++a)
+    if (!(std::isfinite((*c)[a]) && (*c)[a] >= 0.0 && (*c)[a] <= double(m[a] - 1))) {
+      char where[160];
+      std::snprintf(where, sizeof where, "(%.6g, %.6g, %.6g)", (*c)[0], (*c)[1], (*c)[2]);
+      throw value_error(std::string("fusor::match::scan: expected a rotation centre inside the template's box [0, m - 1] "
+                                    "for the template of shape ") + to_string(m) + ", got " + where);
+    }
+}
+
 template <class B>
 scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
                           const std::vector<quaternion>& rotations, score kind, const scan_options& o,
@@ -1085,6 +1108,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
   if (target_mask) require_finite(*target_mask, "target mask");
   if (!(o.overlap_ratio >= 0.0 && o.overlap_ratio <= 1.0))
     throw value_error("fusor::match::scan: expected an overlap_ratio in [0, 1], got " + std::to_string(o.overlap_ratio));
+  check_rotation_center(o.rotation_center, templ.shape());
   if (o.tile_parts < 1 || o.tile_part < 0 || o.tile_part >= o.tile_parts)
     throw value_error("fusor::match::scan: expected a tile part in [0, tile_parts) and tile_parts >= 1, got part " +
                       std::to_string(o.tile_part) + " of " + std::to_string(o.tile_parts));
@@ -1163,7 +1187,8 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
 
 }  // namespace detail
 
-/// Scores every rotation of `templ` (rotated about its centre, templ.shape() // 2) against
+/// Scores every rotation of `templ` (rotated about options.rotation_center, by default its centre
+/// templ.shape() // 2) against
 /// `target`, as `kind` (scores.hpp) with `mask` (the template's shape; CC and LCC ignore its
 /// values), and keeps per target voxel the best score and its rotation's index in `rotations`.
 /// Tiled when the whole does not fit options.memory_budget (or options.tile says so); the tiles'

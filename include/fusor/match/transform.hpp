@@ -27,6 +27,13 @@ inline vec3 volume_center(const extents& shape) {
   return {double(shape[0] / 2), double(shape[1] / 2), double(shape[2] / 2)};
 }
 
+/// (n - 1) / 2 on every axis of a 3-d shape: the middle of the index range, which pyTME rotates
+/// about (half a voxel below volume_center on an even axis; the same voxel on an odd one).
+inline vec3 index_center(const extents& shape) {
+  detail::require_volume(shape, "index_center");
+  return {double(shape[0] - 1) / 2, double(shape[1] - 1) / 2, double(shape[2] - 1) / 2};
+}
+
 struct transform_options {
   interpolation method = interpolation::cubic;
   /// The rotation centre in the input, in voxels; volume_center(input shape) when empty.
