@@ -22,6 +22,7 @@
 #include <limits>
 #include <numbers>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace matchbody {
@@ -640,6 +641,19 @@ inline std::vector<volume> reference_scores(match::score kind, const volume& f0,
   return out;
 }
 
+/// How far a scan's best-score map lies from the best of the reference's maps (the largest
+/// difference), and the largest reference score it is measured against.
+inline std::pair<double, double> best_map_error(const std::vector<float>& best, const std::vector<volume>& ref) {
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < best.size(); ++i) {
+    double top = -INFINITY;
+    for (const auto& r : ref) top = std::max(top, r[i]);
+    scale = std::max(scale, std::abs(top));
+    worst = std::max(worst, std::abs(double(best[i]) - top));
+  }
+  return {worst, scale};
+}
+
 inline std::vector<match::quaternion> few_rotations() {
   return {match::quaternion{}, match::axis_angle({0, 0, 1}, 90), match::axis_angle({1, -0.5, 0.25}, 37),
           match::from_euler({-20, 100, 65}, match::euler_convention::zyz_intrinsic), match::axis_angle({0, 1, 1}, 180)};
@@ -783,13 +797,7 @@ TEST_CASE("match scan: the rotation centre, m // 2 or pyTME's (m - 1) / 2, again
       const auto res = match::scan(df, dg, dmask, rots, kind, o);
       const auto ref = reference_scores(kind, f, n, g, mask, m, rots, true, nullptr, nullptr, false, &c);
       const auto best = host_values(res.best_score);
-      double worst = 0, scale = 0;
-      for (std::size_t i = 0; i < best.size(); ++i) {
-        double top = -INFINITY;
-        for (const auto& r : ref) top = std::max(top, r[i]);
-        scale = std::max(scale, std::abs(top));
-        worst = std::max(worst, std::abs(double(best[i]) - top));
-      }
+      const auto [worst, scale] = best_map_error(best, ref);
       CHECK(worst <= 2e-5 * std::max(1.0, scale));
       maps.push_back(best);
     }
@@ -1520,14 +1528,7 @@ TEST_CASE("match scan: target and template filters against the direct sums") {
     const auto res = match::scan(device_volume(f, n), device_volume(g, m), dmask, rots, kind, o);
     // the reference: the filtered target, each rotated template filtered in its box by a naive DFT
     const auto ref = reference_scores(kind, ff, n, g, mask, m, rots, true, &o.template_filter);
-    const auto got = host_values(res.best_score);
-    double worst = 0, scale = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      double top = -INFINITY;
-      for (const auto& r : ref) top = std::max(top, r[i]);
-      scale = std::max(scale, std::abs(top));
-      worst = std::max(worst, std::abs(double(got[i]) - top));
-    }
+    const auto [worst, scale] = best_map_error(host_values(res.best_score), ref);
     CHECK(worst <= 1e-5 * std::max(1.0, scale));
   }
 }

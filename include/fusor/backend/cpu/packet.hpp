@@ -313,13 +313,22 @@ struct packet_impl<sign_fn> {
     return xsimd::select(x > B(0), B(1), xsimd::select(x < B(0), B(-1), x));
   }
 };
+template <class X>
+inline constexpr bool is_batch = false;
+template <class T, class A>
+inline constexpr bool is_batch<xsimd::batch<T, A>> = true;
 // xsimd 8.1's pow is exp(y log|x|) with a sign fix: it gives 0 for every power of +-0 (x^0
 // included), NaN for x^0 and 1^y when the other operand is NaN or infinite, and NaN for
 // (-inf)^y at a non-integer y. The special values of C's pow (and NumPy's) are put back here.
 template <>
 struct packet_impl<power_fn> {
   template <class B>
-  static B apply(const power_fn&, const B& x, const B& y) {
+  static B apply(const power_fn& f, const B& x, const B& y) {
+    if constexpr (!is_batch<B>) return f(x, y);  // a dual number's packet: its own pow
+    else return ieee(x, y);
+  }
+  template <class B>
+  static B ieee(const B& x, const B& y) {
     const B one(1), zero(0), inf(std::numeric_limits<lane_t<B>>::infinity());
     const auto odd = xsimd::is_odd(y);
     B z = xsimd::pow(x, y);
