@@ -317,9 +317,11 @@ template <class X>
 inline constexpr bool is_batch = false;
 template <class T, class A>
 inline constexpr bool is_batch<xsimd::batch<T, A>> = true;
-// xsimd 8.1's pow is exp(y log|x|) with a sign fix: it gives 0 for every power of +-0 (x^0
-// included), NaN for x^0 and 1^y when the other operand is NaN or infinite, and NaN for
-// (-inf)^y at a non-integer y. The special values of C's pow (and NumPy's) are put back here.
+// pow as exp(y log|x|), as xsimd 8.1's, but with C's (and NumPy's) special values and every lane
+// defined. xsimd's pow gives 0 for every power of +-0 (x^0 included), NaN for x^0 and 1^y beside
+// a NaN or an infinity and for (-inf)^0.5; and its exp and trunc convert lanes to integers, which
+// is undefined behaviour (UBSan stops there) for an infinite, NaN or huge lane. So only finite,
+// clamped lanes reach exp, log and trunc, and the special cases are selected afterwards.
 template <>
 struct packet_impl<power_fn> {
   template <class B>
@@ -329,14 +331,27 @@ struct packet_impl<power_fn> {
   }
   template <class B>
   static B ieee(const B& x, const B& y) {
-    const B one(1), zero(0), inf(std::numeric_limits<lane_t<B>>::infinity());
-    const auto odd = xsimd::is_odd(y);
-    B z = xsimd::pow(x, y);
-    // +-0 and -inf: 0 or inf by the exponent's sign, negative only for an odd integer exponent
+    using L = lane_t<B>;
+    const B one(1), zero(0), inf(std::numeric_limits<L>::infinity()), nan(std::numeric_limits<L>::quiet_NaN());
+    // |x|^y for a finite non-zero x: exp of y log|x|, clamped beyond exp's range either way
+    // (e^1536 overflows and e^-1536 underflows a double; 192 a float)
+    const B ax = xsimd::abs(x), limit(L(1.5) * L(std::numeric_limits<L>::max_exponent));
+    const B t = y * xsimd::log(xsimd::select(ax > zero && ax < inf, ax, one));
+    const auto number = !xsimd::isnan(t);
+    B z = xsimd::exp(xsimd::select(number, xsimd::select(t > limit, limit, xsimd::select(t < -limit, -limit, t)), zero));
+    z = xsimd::select(number, z, nan);
+    // the exponent's parity, from lanes below 2 / eps (above, every float is an even integer)
+    const B ys = xsimd::select(xsimd::abs(y) < B(L(2) / std::numeric_limits<L>::epsilon()), y, zero);
+    const auto odd = xsimd::is_odd(ys), whole = xsimd::is_flint(ys) && (ys == y || xsimd::isfinite(y));
+    // a negative base: the sign of an odd power, NaN for a finite power that is not an integer
+    z = xsimd::select(x < zero && odd, -z, z);
+    z = xsimd::select(x < zero && !whole && xsimd::isfinite(y), nan, z);
+    // +-0 and +-inf: 0 or inf by the exponent's sign, negative only for an odd integer exponent
     const B at_zero = xsimd::select(y < zero, inf, xsimd::select(y > zero, zero, y));  // (NaN stays)
     z = xsimd::select(x == zero, xsimd::select(odd, xsimd::copysign(at_zero, x), at_zero), z);
-    const B at_minus_inf = xsimd::select(y < zero, zero, xsimd::select(y > zero, inf, y));
-    z = xsimd::select(x == -inf, xsimd::select(odd, -at_minus_inf, at_minus_inf), z);
+    const B at_inf = xsimd::select(y < zero, zero, xsimd::select(y > zero, inf, y));
+    z = xsimd::select(ax == inf, xsimd::select(x < zero && odd, -at_inf, at_inf), z);
+    z = xsimd::select(xsimd::isnan(x), nan, z);
     return xsimd::select(y == zero || x == one || (x == -one && xsimd::isinf(y)), one, z);
   }
 };
