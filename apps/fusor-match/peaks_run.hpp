@@ -56,19 +56,12 @@ inline std::vector<match::quaternion> read_rotation_table(const fs::path& path) 
 /// m // 2.
 inline match::vec3 recorded_rotation_centre(const nlohmann::json& meta, const std::array<fusor::index_t, 3>& m,
                                             const fs::path& file) {
-  if (!meta.contains("rotation_centre")) return {double(m[0] / 2), double(m[1] / 2), double(m[2] / 2)};
-  const nlohmann::json& v = meta["rotation_centre"].is_object() && meta["rotation_centre"].contains("voxel")
-                                ? meta["rotation_centre"]["voxel"]
-                                : meta["rotation_centre"];
-  match::vec3 c{};
-  bool ok = v.is_array() && v.size() == 3;
-  for (std::size_t k = 0; ok && k < 3; ++k) {
-    ok = v[k].is_number() && std::isfinite(v[k].get<double>()) && v[k].get<double>() >= 0 && v[k].get<double>() <= double(m[k] - 1);
-    if (ok) c[k] = v[k].get<double>();
-  }
-  if (!ok)
-    throw fusor::io_error(file.string() + ": rotation_centre.voxel is " + v.dump() +
-                          "; expected three numbers inside the template's box");
+  if (!meta.contains("rotation_centre")) return match::volume_center(fusor::extents{m[0], m[1], m[2]});
+  const auto c = metadata_field<match::vec3>(meta, {"rotation_centre", "voxel"}, file);
+  for (std::size_t k = 0; k < 3; ++k)
+    if (c[k] < 0 || c[k] > double(m[k] - 1))
+      throw fusor::io_error(file.string() + ": rotation_centre.voxel is " + meta["rotation_centre"]["voxel"].dump() +
+                            "; expected a point inside the template's box of " + fusor::to_string(fusor::extents{m[0], m[1], m[2]}));
   return c;
 }
 
@@ -140,15 +133,18 @@ inline int run_peaks(const peaks_args& a) {
   // half a voxel lower on an even axis with pyTME's centre). RELION turns its reference about
   // the box centre m // 2, which the scan moved to x + (c - m // 2) + R (m // 2 - c): the STAR's
   // coordinates, so that RELION's extraction and rotation give the particle whatever the centre.
+  match::vec3 shift{}, lever{};  // c - m // 2, and m // 2 - c, which the rotation turns
+  for (std::size_t k = 0; k < 3; ++k) {
+    shift[k] = centre[k] - double(m[k] / 2);
+    lever[k] = -shift[k];
+  }
   const auto where = [&](const match::peak& p) {
     const match::matrix3 r = match::to_matrix(p.orientation);
-    std::array<double, 3> tsv{}, star{}, d{};
-    for (int k = 0; k < 3; ++k) {
-      tsv[std::size_t(k)] = double(p.position[std::size_t(k)]) + centre[std::size_t(k)] - double(m[std::size_t(k)] / 2);
-      d[std::size_t(k)] = double(m[std::size_t(k)] / 2) - centre[std::size_t(k)];
+    match::vec3 tsv{}, star{};
+    for (std::size_t k = 0; k < 3; ++k) {
+      tsv[k] = double(p.position[k]) + shift[k];
+      star[k] = tsv[k] + r[k][0] * lever[0] + r[k][1] * lever[1] + r[k][2] * lever[2];
     }
-    for (int k = 0; k < 3; ++k)
-      star[std::size_t(k)] = tsv[std::size_t(k)] + r[std::size_t(k)][0] * d[0] + r[std::size_t(k)][1] * d[1] + r[std::size_t(k)][2] * d[2];
     return std::pair{tsv, star};
   };
   char line[512];

@@ -338,6 +338,11 @@ T metadata_field(const nlohmann::json& meta, std::initializer_list<const char*> 
       throw fusor::io_error(file.string() + ": " + name + " is " + kind() + "; expected " +
                             (std::is_unsigned_v<T> ? "a count (an integer >= 0)" : "an integer"));
     return j->get<T>();
+  } else if constexpr (std::is_same_v<T, std::array<double, 3>>) {  // a point: three finite numbers
+    const auto finite = [](const nlohmann::json& x) { return x.is_number() && std::isfinite(x.get<double>()); };
+    if (!j->is_array() || j->size() != 3 || !finite((*j)[0]) || !finite((*j)[1]) || !finite((*j)[2]))
+      throw fusor::io_error(file.string() + ": " + name + " is " + kind() + "; expected three finite numbers");
+    return T{(*j)[0].get<double>(), (*j)[1].get<double>(), (*j)[2].get<double>()};
   } else {  // a list of three voxel counts
     if (!j->is_array() || j->size() != 3 || !(*j)[0].is_number_integer() || !(*j)[1].is_number_integer() ||
         !(*j)[2].is_number_integer() || (*j)[0].get<long long>() < 1 || (*j)[1].get<long long>() < 1 ||

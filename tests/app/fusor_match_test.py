@@ -392,7 +392,9 @@ def errors(bin_, work):
                                 (("statistics", "stddev"), "x", "statistics.stddev is string \"x\"; expected a finite number"),
                                 (("template_shape",), [9, 9], "template_shape is array [9,9]; expected three voxel counts"),
                                 (("rotations", "count"), -1, "rotations.count is number -1; expected a count"),
-                                (("target",), 7, "target is number 7; expected a string")):
+                                (("target",), 7, "target is number 7; expected a string"),
+                                (("rotation_centre", "voxel"), [4, "4", 4], "expected three finite numbers"),
+                                (("rotation_centre", "voxel"), [4, 4, 12], "expected a point inside the template's box")):
         bad = json.loads(json.dumps(meta))
         node = bad
         for k in field[:-1]:

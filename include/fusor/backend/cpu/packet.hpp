@@ -313,10 +313,6 @@ struct packet_impl<sign_fn> {
     return xsimd::select(x > B(0), B(1), xsimd::select(x < B(0), B(-1), x));
   }
 };
-template <class X>
-inline constexpr bool is_batch = false;
-template <class T, class A>
-inline constexpr bool is_batch<xsimd::batch<T, A>> = true;
 // pow as exp(y log|x|), as xsimd 8.1's, but with C's (and NumPy's) special values and every lane
 // defined. xsimd's pow gives 0 for every power of +-0 (x^0 included), NaN for x^0 and 1^y beside
 // a NaN or an infinity and for (-inf)^0.5; and its exp and trunc convert lanes to integers, which
@@ -326,7 +322,7 @@ template <>
 struct packet_impl<power_fn> {
   template <class B>
   static B apply(const power_fn& f, const B& x, const B& y) {
-    if constexpr (!is_batch<B>) return f(x, y);  // a dual number's packet: its own pow
+    if constexpr (!xsimd::is_batch<B>::value) return f(x, y);  // a dual number's packet: its own pow
     else return ieee(x, y);
   }
   template <class B>
