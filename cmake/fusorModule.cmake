@@ -46,5 +46,17 @@ function(fusor_add_module)
   target_link_libraries(fusor_module PUBLIC fusor::fusor ${ARG_LINK})
   target_compile_features(fusor_module PUBLIC cxx_std_20)
   set_target_properties(fusor_module PROPERTIES CXX_SCAN_FOR_MODULES ON)
+  # The module's loops are templates that the importer instantiates, and xsimd's kernels in them
+  # call <immintrin.h>'s intrinsics, which are `static inline`: local to the module's unit. Clang
+  # before 20 drops such functions from an importer's overload resolution (llvm-project #78173;
+  # clang 20 exposes them, #104701), so `import fusor;` alone gave about 400 lines of
+  # "no matching function for call to '_mm512_*'". The importer's own copy of xsimd is the cure:
+  # clang merges it with the module's. It is force-included into every importing target that has
+  # no module units of its own; a module unit must begin with `module;` or `export module`, so a
+  # target with module units includes xsimd itself (docs/packaging.md).
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 20)
+    target_compile_options(fusor_module INTERFACE
+      "$<$<AND:$<COMPILE_LANGUAGE:CXX>,$<STREQUAL:$<TARGET_PROPERTY:CXX_MODULE_SETS>,>>:-includexsimd/xsimd.hpp>")
+  endif()
   add_library(fusor::module ALIAS fusor_module)
 endfunction()

@@ -6,12 +6,12 @@
 // its public nested namespaces) and fails when a name is missing here or listed but gone.
 //
 // Importers that evaluate expressions on the cpu instantiate xsimd kernels, whose intrinsics
-// (<immintrin.h>'s static inline functions) are local to the module's translation unit and are
-// not visible through the import. An importer therefore includes xsimd before the import:
-//
-//     #include <xsimd/xsimd.hpp>
-//     import fusor;
-//
+// (<immintrin.h>'s static inline functions) are local to the module's translation unit; clang
+// before 20 does not let an importer's instantiations call them, but merges them with the
+// importer's own copy. fusor::module therefore force-includes xsimd into importing targets with
+// clang 19 (cmake/fusorModule.cmake). A target with module units of its own gets no forced
+// include (a module unit must begin with `module;`), so its files include xsimd before the import
+// (in a module unit, in its global module fragment).
 // (docs/packaging.md says why and what else was tried.) Macros do not cross a module boundary:
 // FUSOR_DEFAULT_BACKEND takes the value the module was built with, and FUSOR_HD is not exported.
 // CUDA code (nvcc has no modules) keeps using <fusor/cuda.cuh>.

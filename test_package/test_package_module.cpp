@@ -1,4 +1,3 @@
-#include <xsimd/xsimd.hpp>
 import fusor;
 
 #include <cstdio>

@@ -1,6 +1,5 @@
 // Combining a cpu operand with a cuda operand must not compile.
 #if defined(FUSOR_CF_MODULE)  // the same misuse through `import fusor;` (tests/package/consumer)
-#include <xsimd/xsimd.hpp>
 import fusor;
 #else
 #include <fusor/fusor.hpp>

@@ -1,7 +1,6 @@
-// `import fusor;` as the README tells users to write it: xsimd first (its intrinsics are local to
-// the module's translation unit, see modules/fusor.cppm), then the import. Every check compares
-// the module's result with a plain loop, a closed form or a published known answer.
-#include <xsimd/xsimd.hpp>
+// `import fusor;` as the README tells users to write it: the import alone (with clang 19,
+// fusor::module force-includes xsimd into this target: see cmake/fusorModule.cmake). Every check
+// compares the module's result with a plain loop, a closed form or a published known answer.
 import fusor;
 
 #include <array>
