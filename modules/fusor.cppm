@@ -189,6 +189,7 @@ using fusor::backend;
 using fusor::blas_backend;
 using fusor::element;
 using fusor::expression;
+using fusor::integer;
 using fusor::fft_capable_backend;
 using fusor::same_backend;
 using fusor::scalar;

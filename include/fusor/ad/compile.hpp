@@ -74,7 +74,7 @@ void visit_leaves(const X& x, Fn& fn) {
   } else if constexpr (k == 6 || k == 7) {
     for (const auto& [key, e] : x) visit_leaves(e, fn);
   } else {
-    static_assert(sizeof(Y) == 0, "fusor: ad::compile's arguments are arrays, views, arithmetic scalars, or tuples/pairs/"
+    static_assert(fusor::detail::dependent_false<Y>, "fusor: ad::compile's arguments are arrays, views, arithmetic scalars, or tuples/pairs/"
                           "std::arrays/vectors/maps of them (a replay must be able to tell whether they changed)");
   }
 }

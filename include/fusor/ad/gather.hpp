@@ -115,7 +115,7 @@ template <class X, class I>
 auto take_of(const X& x, const I& indices, int axis, const char* table) {
   using T = value_t<node_t<X>>;
   using B = backend_of_t<node_t<X>>;
-  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+  static_assert(integer<value_t<I>>,
                 "fusor: index arrays must hold integers (use a bool array as a mask instead)");
   tape& t = *common_tape(table != nullptr ? table : "take", x);
   const auto o0 = make_operand<T>(t, x);

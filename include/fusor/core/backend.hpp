@@ -5,6 +5,8 @@
 #include <string>
 #include <type_traits>
 
+#include "dependent_false.hpp"
+
 namespace fusor {
 
 /// Host memory, SIMD loops (xsimd), threads (OpenMP).
@@ -37,7 +39,7 @@ concept backend = requires {
 /// Evaluates an expression or owns memory: specialised per backend.
 template <class B>
 struct executor {
-  static_assert(std::is_same_v<B, cuda> && !std::is_same_v<B, cuda>,
+  static_assert(detail::dependent_false<B>,
                 "fusor: evaluating an expression on this backend needs its executor; for cuda "
                 "arrays that means compiling with nvcc in a .cu file that includes "
                 "<fusor/cuda.cuh>");

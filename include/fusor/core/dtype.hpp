@@ -99,6 +99,11 @@ concept element = is_element_v<T>;
 template <class S>
 concept scalar = std::is_arithmetic_v<S> || is_complex_v<S>;
 
+/// An integer type, bool excluded (NumPy's np.integer): what indices, counts and integer-only
+/// operations take.
+template <class T>
+concept integer = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
 /// NumPy's name for an element type (used in messages and printing).
 template <class T>
 constexpr std::string_view dtype_name() {

@@ -32,7 +32,7 @@ template <class T>
 inline constexpr bool signed_int = std::is_integral_v<T> && std::is_signed_v<T>;
 /// Integers other than bool: their arithmetic wraps.
 template <class T>
-inline constexpr bool wrapping_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+inline constexpr bool wrapping_int = integer<T>;
 
 // Overflow wraps in NumPy and in SIMD registers, but is undefined in C++ for signed types and
 // for the small unsigned ones (uint16 * uint16 is computed in int): compute in an unsigned type

@@ -75,7 +75,7 @@ void wrap_checked(std::int64_t* data, index_t count, index_t n, int axis, const 
 /// Integer index arrays (any integer dtype, any layout) as checked, wrapped int64.
 template <class B, class I>
 array<std::int64_t, B> checked_indices(const I& idx, index_t n, int axis, const extents& shape) {
-  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+  static_assert(integer<value_t<I>>,
                 "fusor: index arrays must hold integers (use a bool array as a mask instead)");
   array<std::int64_t, B> out(expr_shape(to_node(idx)));
   out.view() = idx;

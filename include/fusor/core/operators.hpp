@@ -31,8 +31,7 @@ auto operand_node(const X& x) {
   else {
     static_assert(expression<Other>, "fusor: at least one operand must be a fusor array or expression");
     using T = weak_result_t<value_t<Other>, X>;
-    if constexpr (std::is_integral_v<X> && !std::is_same_v<X, bool> && std::is_integral_v<T> &&
-                  !std::is_same_v<T, bool>) {
+    if constexpr (integer<X> && integer<T>) {
       if (!std::in_range<T>(x))
         throw value_error("fusor: the scalar " + std::to_string(x) + " does not fit in " +
                           std::string(dtype_name<T>()) +
@@ -56,7 +55,7 @@ constexpr void check_operand_types() {
   static_assert(!(F::integral_only && !std::is_integral_v<C>),
                 "fusor: bitwise operations (& | ^ ~ << >>) need integer or bool operands; "
                 "use logical_and / logical_or for conditions, or astype<std::int64_t>() for numbers");
-  static_assert(!(F::integer_math_only && (!std::is_integral_v<C> || std::is_same_v<C, bool>)),
+  static_assert(!(F::integer_math_only && !integer<C>),
                 "fusor: gcd and lcm need integer operands (not bool, floating or complex); "
                 "convert with astype<std::int64_t>() first");
 }
@@ -110,7 +109,7 @@ inline constexpr bool is_comparison_v =
 // Whether some value of the C++ integer scalar type S lies outside the integer type T.
 template <class S, class T>
 constexpr bool may_not_fit() {
-  if constexpr (!std::is_integral_v<S> || std::is_same_v<S, bool> || !std::is_integral_v<T> || std::is_same_v<T, bool>)
+  if constexpr (!integer<S> || !integer<T>)
     return false;
   else
     return !(std::in_range<T>(std::numeric_limits<S>::min()) && std::in_range<T>(std::numeric_limits<S>::max()));
@@ -144,8 +143,7 @@ auto make_scalar_comparison(const X& x, const S& s) {
 // raise, in NumPy and here).
 // (a concept: its conjunction stops at the first unsatisfied part, before value_t of a non-expression)
 template <class S, class Other>
-concept int_scalar_of_true_division = scalar<S> && std::is_integral_v<S> && !std::is_same_v<S, bool> &&
-                                      expression<Other> && std::is_integral_v<value_t<Other>>;
+concept int_scalar_of_true_division = integer<S> && expression<Other> && std::is_integral_v<value_t<Other>>;
 
 template <class F, class A, class B>
 auto make_binary(const A& a, const B& b) {

@@ -176,7 +176,7 @@ void check_normal(T stddev) {
 }
 template <class T>
 void check_integers(T lo, T hi) {
-  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "fusor: integers draws an integer type");
+  static_assert(integer<T>, "fusor: integers draws an integer type");
   if (!(lo < hi))
     throw value_error("fusor: integers needs lo < hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
 }

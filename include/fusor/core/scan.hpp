@@ -71,7 +71,7 @@ auto bincount(const X& x, index_t minlength = 0) {
   const auto c = detail::contiguous_of(x);
   using T = value_t<decltype(c.view())>;
   using B = backend_of_t<decltype(c.view())>;
-  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "fusor: bincount needs integer values");
+  static_assert(integer<T>, "fusor: bincount needs integer values");
   if (c.view().ndim() != 1) throw shape_error("fusor: bincount needs a 1-d array, got shape " + to_string(c.view().shape()));
   if (minlength < 0) throw value_error("fusor: bincount minlength must be >= 0, got " + std::to_string(minlength));
   index_t bins = minlength;

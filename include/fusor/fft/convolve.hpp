@@ -25,14 +25,6 @@ enum class conv_mode { full, same, valid };
 
 namespace detail {
 
-inline const char* conv_mode_name(conv_mode m) {
-  switch (m) {
-    case conv_mode::same: return "same";
-    case conv_mode::valid: return "valid";
-    default: return "full";
-  }
-}
-
 /// The result type of convolving V1 with V2: promoted, integers and bool as double.
 template <class V1, class V2>
 using conv_result_t = std::conditional_t<is_complex_v<promote_t<V1, V2>>, std::complex<fft_real_t<promote_t<V1, V2>>>,

@@ -106,12 +106,6 @@ void check_rows(const M& m, const extents& shape, const char* what, const char* 
                       to_string(shape));
   }
 }
-
-template <class M>
-[[noreturn]] void unsupported_metric(const M&, metric s, std::string_view supported) {
-  throw value_error("fusor::vsa::similarity: " + std::string(M::name) + " has no " + std::string(to_string(s)) +
-                    " similarity; it supports " + std::string(supported));
-}
 }  // namespace detail
 
 }  // namespace fusor::vsa

@@ -141,7 +141,7 @@ class permutation {
  public:
   template <class I>
   explicit permutation(const I& order) {
-    static_assert(expression<I> && std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+    static_assert(expression<I> && integer<value_t<I>>,
                   "fusor::vsa::permutation: the order is an integer array");
     static_assert(std::is_same_v<backend_of_t<I>, B>, "fusor::vsa::permutation: the order lives on the permutation's backend");
     const extents s = expr_shape(fusor::detail::to_node(order));

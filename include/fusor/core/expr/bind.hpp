@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 
+#include "../dependent_false.hpp"
 #include "nodes.hpp"
 
 namespace fusor::detail {
@@ -68,7 +69,7 @@ struct bind_tree {
   // that evaluated them here would drop their gradient).
   template <class E>
   static auto of(const E&, const extents&) {
-    static_assert(sizeof(E) == 0,
+    static_assert(dependent_false<E>,
                   "fusor: this expression holds a node the engine cannot evaluate directly; for autodiff "
                   "variables (fusor::ad::var) call the reduction unqualified (sum(x * x): argument-dependent "
                   "lookup picks fusor::ad::sum) or materialise with ad::eval / var<T> y = expr");

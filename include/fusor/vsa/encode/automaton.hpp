@@ -27,7 +27,7 @@ auto automaton(const M& m, const S& states, const A& symbols, const I& transitio
   const auto ac = fusor::detail::contiguous_of(symbols);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(sc.view())>;
-  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+  static_assert(integer<value_t<I>>,
                 "fusor::vsa::automaton: transitions must be integer indices");
   const array<std::int64_t, B> idx(cast<std::int64_t>(transitions));
   const index_t count = idx.size() / 3;

@@ -20,7 +20,7 @@ namespace detail {
 /// The edges (..., E, 2) as int64 node indices, each checked to lie in [0, K) for nodes (K, width).
 template <class M, class C, class I>
 auto checked_edges(const M& m, const C& nodes, const I& edges, const char* what) {
-  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+  static_assert(integer<value_t<I>>,
                 "fusor::vsa: edges must be integer node indices");
   const extents ns = checked_rows(m, nodes, what, "nodes");
   const extents es = expr_shape(fusor::detail::to_node(edges));

@@ -118,7 +118,7 @@ class residue_encoder {
   array<value_type, B> encode(const X& values) const {
     const auto vc = fusor::detail::contiguous_of(values);
     using T = typename std::remove_cvref_t<decltype(vc.view())>::value_type;
-    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>,
+    static_assert(integer<T>,
                   "fusor::vsa::residue_encoder::encode: the values must be integers");
     const array<std::int64_t, B> x(cast<std::int64_t>(ravel(vc.view())));
     if (x.size() > 0) {

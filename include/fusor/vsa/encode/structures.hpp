@@ -346,7 +346,7 @@ auto ngrams(const M& m, const C& codebook, const I& tokens, index_t n, index_t s
   const auto cc = fusor::detail::contiguous_of(codebook);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(cc.view())>;
-  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+  static_assert(integer<value_t<I>>,
                 "fusor::vsa::ngrams: tokens must be integers (rows of the codebook, -1 for padding)");
   const array<std::int64_t, B> tok(cast<std::int64_t>(tokens));
   const extents ts = tok.shape();

@@ -25,7 +25,7 @@ auto tree_paths(const M& m, const R& roles, const I& paths) {
   const auto rc = fusor::detail::contiguous_of(roles);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(rc.view())>;
-  static_assert(std::is_integral_v<value_t<I>> && !std::is_same_v<value_t<I>, bool>,
+  static_assert(integer<value_t<I>>,
                 "fusor::vsa::tree_paths: paths must be integers (0 left, 1 right, -1 padding)");
   const array<std::int64_t, B> tok(cast<std::int64_t>(paths));
   const extents ps = tok.shape();
