@@ -30,9 +30,6 @@ template <class L, class... T>
 inline constexpr bool one_of = (std::is_same_v<L, T> || ...);
 template <class T>
 inline constexpr bool signed_int = std::is_integral_v<T> && std::is_signed_v<T>;
-/// Integers other than bool: their arithmetic wraps.
-template <class T>
-inline constexpr bool wrapping_int = integer<T>;
 
 // Overflow wraps in NumPy and in SIMD registers, but is undefined in C++ for signed types and
 // for the small unsigned ones (uint16 * uint16 is computed in int): compute in an unsigned type
@@ -100,19 +97,19 @@ struct integer_policy : same_type_policy {
 // ---- arithmetic ----------------------------------------------------------------------------
 struct add_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
-    if constexpr (detail::wrapping_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x + y; });
+    if constexpr (integer<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x + y; });
     else return a + b;
   }
 };
 struct subtract_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
-    if constexpr (detail::wrapping_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x - y; });
+    if constexpr (integer<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x - y; });
     else return a - b;
   }
 };
 struct multiply_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a, const T& b) const {
-    if constexpr (detail::wrapping_int<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x * y; });
+    if constexpr (integer<T>) return detail::wrapping(a, b, [](auto x, auto y) { return x * y; });
     else return a * b;
   }
 };
@@ -168,7 +165,7 @@ struct mod_fn : arithmetic_policy {
 };
 struct negate_fn : arithmetic_policy {
   template <class T> FUSOR_HD T operator()(const T& a) const {
-    if constexpr (detail::wrapping_int<T>) return detail::wrapping(T(0), a, [](auto x, auto y) { return x - y; });
+    if constexpr (integer<T>) return detail::wrapping(T(0), a, [](auto x, auto y) { return x - y; });
     else return -a;
   }
 };
