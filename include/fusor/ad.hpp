@@ -7,7 +7,7 @@
 // Included by fusor.hpp.
 #include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "ad/dual.hpp"
-#include "ad/dual_packet.hpp"
+#include "ad/dual_planes.hpp"
 #include "ad/forward.hpp"
 #include "ad/check.hpp"
 #include "ad/tape.hpp"

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Checks that every header under include/fusor only includes layers at or below its own.
+"""Checks that every header under include/fusor (.hpp and .cuh) only includes layers at or below its own.
 
 DESIGN.md's rule: a layer only includes layers below it; core/ names the backend tags but
-includes no backend header and no SIMD, CUDA, FFT or BLAS library. A header in a folder this
+includes no backend header and no SIMD, CUDA, FFT or BLAS library. Never: a backend folder from
+core, io, ad, vsa or match (they reach the backends through core's hooks); the cpu backend from
+the cuda backend (shared host loops live in backend/host/); the fft or linalg front end from a
+backend (only the hook declarations it specialises). A header in a folder this
 table does not know fails the test, so a new layer states its place here when it lands.
 Usage: check_layers.py <include/fusor directory>
 """
@@ -14,21 +17,28 @@ import sys
 ALLOWED = {
     "core": set(),
     "fft": {"core"},                        # the FFT front end and the fft_backend<B> hook
-    "linalg": {"core"},                     # products over the blas<B> hook
-    "backend/cpu": {"core", "fft", "linalg"},
-    "backend/cuda": {"core", "fft", "linalg", "backend/cpu"},  # host fallbacks reuse cpu loops
-    "io": {"core", "backend/cpu"},
-    # autodiff: generic code over core, plus the cpu packet trait of its dual numbers
-    # (and io: checkpoints are .npz archives)
-    "ad": {"core", "fft", "linalg", "backend/cpu", "io"},
+    "linalg": {"core"},                     # products over the blas<B> and lapack<B> hooks
+    # host loops both backends run (sorting, unique, histograms; LAPACK): no backend tag
+    "backend/host": {"core"},
+    "backend/cpu": {"core", "fft", "linalg", "backend/host"},
+    "backend/cuda": {"core", "fft", "linalg", "backend/host"},  # host round trips go through host/
+    # .npy/.npz: host memory, to<B> for the rest; never a backend folder
+    "io": {"core"},
+    # autodiff: generic code over core (dual numbers reach a SIMD backend through core/planar.hpp),
+    # FFTs and GEMMs, and io (checkpoints are .npz archives); never a backend folder
+    "ad": {"core", "fft", "linalg", "io"},
     # VSA: generic code over core, FFTs (HRR), GEMMs (similarity), .npy (memories), and autodiff
     # (learned encoders); never a backend folder
     "vsa": {"core", "fft", "linalg", "io", "ad"},
     # template matching: generic code over core, FFTs (every score), GEMMs, file IO; never a backend
     "match": {"core", "fft", "linalg", "io"},
-    "interop": {"core", "backend/cpu", "umbrella"},
-    "umbrella": {"core", "fft", "linalg", "backend/cpu", "backend/cuda", "io", "interop", "ad", "vsa", "match"},
+    "interop": {"core", "umbrella"},
+    "umbrella": {"core", "fft", "linalg", "backend/host", "backend/cpu", "backend/cuda", "io", "interop", "ad",
+                 "vsa", "match"},
 }
+# A backend sits above fft/ and linalg/ only through their hooks: the declarations it specialises,
+# never the front ends built on them (which would make every backend header pull in the layer).
+BACKEND_HOOKS = {"fft/backend_fwd.hpp", "fft/plan_cache.hpp", "linalg/blas_fwd.hpp", "linalg/lapack_fwd.hpp"}
 # system headers no core header may include: core sees only the tag types of the backends
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(xsimd/|thrust/|cub/|cuda_runtime|cufft|cublas|fftw3|cblas|omp\.h)")
 
@@ -73,11 +83,15 @@ def main(root):
                 if not resolved.startswith(root + os.sep):
                     problems.append(f"{rel}: includes \"{target}\" from outside include/fusor")
                     continue
-                to = layer_of(os.path.relpath(resolved, root))
+                target_rel = os.path.relpath(resolved, root)
+                to = layer_of(target_rel)
                 if to != layer and to not in ALLOWED[layer]:
                     problems.append(f"{rel}: the {layer} layer includes \"{target}\" from the {to} layer "
                                     f"(allowed: {', '.join(sorted(ALLOWED[layer])) or 'nothing else'})")
-    for p in problems:
+                elif layer.startswith("backend/") and to in ("fft", "linalg") and target_rel not in BACKEND_HOOKS:
+                    problems.append(f"{rel}: the {layer} backend includes \"{target}\", a front end of the {to} "
+                                    f"layer (a backend includes only the hooks: {', '.join(sorted(BACKEND_HOOKS))})")
+    for p in sorted(problems):
         print(p)
     print(f"check_layers: {count} headers, {len(problems)} problem(s)")
     return 1 if problems or count == 0 else 0

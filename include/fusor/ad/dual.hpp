@@ -3,7 +3,7 @@
 // tangents (N > 1 is vector mode: N Jacobian columns in one evaluation). It is an element type
 // (element_traits below), so array<dual<float>> evaluates core's functors on duals in the same
 // fused pass as any array; the cpu backend evaluates the same functors on dual<xsimd::batch<T>>
-// (ad/dual_packet.hpp), and device code on dual<T>.
+// (ad/dual_planes.hpp), and device code on dual<T>.
 //
 // The functions below are found by argument-dependent lookup from core's functors (`using
 // std::sin; return sin(a);`), so each computes value and derivative together: sin and cos share

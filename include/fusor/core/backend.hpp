@@ -36,6 +36,21 @@ concept backend = requires {
   { backend_traits<B>::name } -> std::convertible_to<const char*>;
 };
 
+/// The host is always there: cpu is a backend in every translation unit, so the layers that keep
+/// data in host memory (io's files, checkpoints) name array<T, cpu> without including a backend
+/// header. What the cpu does (memory, evaluation) is still specialised in backend/cpu/.
+template <>
+struct backend_traits<cpu> {
+  static constexpr const char* name = "cpu";
+  static constexpr bool host_accessible = true;
+};
+
+/// Where host-side data of a computation on B lives: B itself when the host reads its memory,
+/// else cpu. (A type that depends on B, so a template over B can name its host arrays before the
+/// cpu backend's definitions are included.)
+template <class B>
+using host_backend_t = std::conditional_t<backend_traits<B>::host_accessible, B, cpu>;
+
 /// Evaluates an expression or owns memory: specialised per backend.
 template <class B>
 struct executor {

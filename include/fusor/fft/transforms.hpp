@@ -262,19 +262,39 @@ void run_transform(const leaf<In, B>& in, const leaf<Out, B>& o, const axes_spec
   if (!scaled && factor != 1.0 && o.shape.numel() > 0) noalias(as_view(o)) = as_view(o) * fft_real_t<Out>(factor);
 }
 
+/// What each transform starts from: the input's backend and precision, its shape, the axes and
+/// lengths resolved as NumPy resolves them (half_spectrum: rfftn's output or irfftn's input) and
+/// the normalisation factor.
+template <class X>
+struct transform_start {
+  using input = std::remove_cvref_t<X>;
+  using B = backend_of_t<input>;
+  using V = value_t<input>;
+  using R = fft_real_t<V>;
+  using C = std::complex<R>;
+  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
+  extents shape;
+  axes_spec a;
+  double factor;
+  transform_start(const char* fn, const input& x, const extents& s, const extents& axes, norm_mode norm,
+                  bool half_spectrum, bool inverse)
+      : shape(shape_of(x)),
+        a(resolve_axes(fn, shape, s, axes, half_spectrum, half_spectrum && inverse)),
+        factor(norm_factor(norm, inverse, a.transform_size())) {}
+};
+
 /// fftn/ifftn: into `out` when given, else into a new array (then a copy of the input, when one
 /// is made, is transformed where it lies instead of into a second buffer).
 template <class X, class O = std::nullptr_t>
 auto complex_transform(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm, bool inverse,
                        O* out = nullptr) {
-  using XU = std::remove_cvref_t<X>;
-  using B = backend_of_t<XU>;
-  using R = fft_real_t<value_t<XU>>;
-  using C = std::complex<R>;
-  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
-  const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, false, false);
-  const double factor = norm_factor(norm, inverse, a.transform_size());
+  const transform_start<X> t(fn, x, s, axes, norm, false, inverse);
+  using B = typename transform_start<X>::B;
+  using R = typename transform_start<X>::R;
+  using C = typename transform_start<X>::C;
+  const extents& shape = t.shape;
+  const axes_spec& a = t.a;
+  const double factor = t.factor;
   auto run = [&](const fft_geometry& g, const C* i, C* o) { fft_backend<B>::template c2c<R>(g, i, o, inverse ? +1 : -1); };
   if constexpr (std::is_same_v<O, std::nullptr_t>) {
     if (a.count == 0) return array<C, B>(cast<C>(x));  // no axes: NumPy returns the input as complex
@@ -294,17 +314,16 @@ auto complex_transform(const char* fn, X&& x, const extents& s, const extents& a
 /// rfftn: into `out` when given, else into a new array.
 template <class X, class O = std::nullptr_t>
 auto real_forward(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm, O* out = nullptr) {
-  using XU = std::remove_cvref_t<X>;
-  using V = value_t<XU>;
-  using B = backend_of_t<XU>;
-  static_assert(!is_complex_v<V>,
+  static_assert(!is_complex_v<value_t<std::remove_cvref_t<X>>>,
                 "fusor: rfft/rfft2/rfftn take real input (NumPy raises TypeError for complex input); "
                 "use fft/fftn for complex data");
-  using R = fft_real_t<V>;
-  using C = std::complex<R>;
-  const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, true, false);
-  const double factor = norm_factor(norm, false, a.transform_size());
+  const transform_start<X> t(fn, x, s, axes, norm, true, false);
+  using B = typename transform_start<X>::B;
+  using R = typename transform_start<X>::R;
+  using C = typename transform_start<X>::C;
+  const extents& shape = t.shape;
+  const axes_spec& a = t.a;
+  const double factor = t.factor;
   auto run = [](const fft_geometry& g, const R* i, C* o) { fft_backend<B>::template r2c<R>(g, i, o); };
   auto p = prepare<R>(std::forward<X>(x), a, a.n, false, factor);
   if constexpr (std::is_same_v<O, std::nullptr_t>) {
@@ -321,17 +340,16 @@ auto real_forward(const char* fn, X&& x, const extents& s, const extents& axes, 
 template <class X, class O = std::nullptr_t>
 auto real_inverse(const char* fn, X&& x, const extents& s, const extents& axes, norm_mode norm, bool keep_input = true,
                   O* out = nullptr) {
-  using XU = std::remove_cvref_t<X>;
-  using B = backend_of_t<XU>;
-  using R = fft_real_t<value_t<XU>>;
-  using C = std::complex<R>;
-  static_assert(std::is_floating_point_v<R>, "fusor: Fourier transforms need numeric input");
-  const extents shape = shape_of(x);
-  const axes_spec a = resolve_axes(fn, shape, s, axes, true, true);
+  const transform_start<X> t(fn, x, s, axes, norm, true, true);
+  using B = typename transform_start<X>::B;
+  using R = typename transform_start<X>::R;
+  using C = typename transform_start<X>::C;
+  const extents& shape = t.shape;
+  const axes_spec& a = t.a;
   index_t len[max_rank];
   for (int k = 0; k < a.count; ++k) len[k] = a.n[k];
   len[a.count - 1] = a.n[a.count - 1] / 2 + 1;  // the half spectrum the c2r transform reads
-  const double factor = norm_factor(norm, true, a.transform_size());
+  const double factor = t.factor;
   auto run = [](const fft_geometry& g, C* i, R* o) { fft_backend<B>::template c2r<R>(g, i, o); };
   auto p = prepare<C>(std::forward<X>(x), a, len, keep_input, factor);
   if constexpr (std::is_same_v<O, std::nullptr_t>) {

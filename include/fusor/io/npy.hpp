@@ -22,6 +22,11 @@
 // dtype_error (nothing is converted silently: load it as its own type and call .astype<T>()).
 // Nothing is allocated before the header has been checked against the file size, and a failed
 // load never returns a partial array.
+//
+// The format is backend-neutral: data is read into and written from host memory (a cpu array)
+// and crosses to a device only through the backends' memory hooks (to<B>), so this layer names
+// no backend header; the umbrella that brings it (<fusor/base.hpp> and above) brings the cpu
+// backend as well.
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -41,8 +46,6 @@
 #include <utility>
 #include <vector>
 
-#include "../backend/cpu/executor.hpp"
-#include "../backend/cpu/memory.hpp"
 #include "../core/array.hpp"
 #include "../core/assign.hpp"
 #include "../core/error.hpp"

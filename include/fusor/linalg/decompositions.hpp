@@ -285,71 +285,71 @@ struct eig_result {
   array<T, B> eigenvectors;
 };
 
-/// np.linalg.eigh: eigenvalues (ascending, real) and orthonormal eigenvectors (columns) of
-/// symmetric / Hermitian matrices, reading the lower triangle (NumPy's UPLO="L"). syevd/heevd of
-/// M = conj(A): the same eigenvalues, eigenvectors conjugated.
+namespace detail {
+/// eigh and eigvalsh: syevd/heevd of each M = conj(A) (A's lower triangle, NumPy's UPLO="L"): the
+/// same eigenvalues, eigenvectors conjugated; with `vectors`, A's as the columns of a matrix.
 template <expression E>
-auto eigh(const E& a) {
-  auto m = detail::matrices_of(a, "eigh", true);
+auto hermitian_eigen(const E& a, const char* fn, bool vectors) {
+  auto m = matrices_of(a, fn, true);
   using T = value_t<decltype(m.data)>;
   using B = backend_of_t<decltype(m.data)>;
   const index_t n = m.rows;
-  eig_result<real_t<T>, T, B> out{array<real_t<T>, B>(detail::with_tail(m.batch_shape, n)),
-                                  array<T, B>(detail::with_tail(m.batch_shape, n, n))};
-  if (m.batch == 0 || n == 0) return out;
-  detail::check_info(lapack<B>::template eigh<T>(m.data.data(), out.eigenvalues.data(), m.batch, n, true), "eigh",
-                     "did not converge");
+  eig_result<real_t<T>, T, B> out{array<real_t<T>, B>(with_tail(m.batch_shape, n)), array<T, B>()};
+  if (m.batch > 0 && n > 0)
+    check_info(lapack<B>::template eigh<T>(m.data.data(), out.eigenvalues.data(), m.batch, n, vectors), fn,
+               "did not converge");
+  if (!vectors) return out;
+  if (m.batch == 0 || n == 0) out.eigenvectors = array<T, B>(with_tail(m.batch_shape, n, n));
   // the buffer holds M's eigenvectors as columns, column-major: read row-major they are rows
-  if constexpr (is_complex_v<T>) out.eigenvectors = conj(swapaxes(m.data.view(), -1, -2));
+  else if constexpr (is_complex_v<T>) out.eigenvectors = conj(swapaxes(m.data.view(), -1, -2));
   else out.eigenvectors = swapaxes(m.data.view(), -1, -2);
   return out;
+}
+/// eig and eigvals: geev of each M = A^T, in complex arithmetic: A's right eigenvectors are the
+/// conjugates of M's left ones, normalised the same way (unit norm, largest component real).
+template <expression E>
+auto general_eigen(const E& a, const char* fn, bool vectors) {
+  auto m = matrices_of(a, fn, true);
+  using T = value_t<decltype(m.data)>;
+  using B = backend_of_t<decltype(m.data)>;
+  using C = std::conditional_t<is_complex_v<T>, T, std::complex<T>>;
+  const index_t n = m.rows;
+  eig_result<C, C, B> out{array<C, B>(with_tail(m.batch_shape, n)), array<C, B>()};
+  if (vectors) out.eigenvectors = array<C, B>(with_tail(m.batch_shape, n, n));
+  if (m.batch == 0 || n == 0) return out;
+  array<C, B> z = cast<C>(m.data.view());
+  array<C, B> vl(vectors ? out.eigenvectors.shape() : extents{0});
+  check_info(lapack<B>::template eig<C>(z.data(), out.eigenvalues.data(), vectors ? vl.data() : static_cast<C*>(nullptr),
+                                        m.batch, n, vectors),
+             fn, "did not converge");
+  if (vectors) out.eigenvectors = conj(swapaxes(vl.view(), -1, -2));
+  return out;
+}
+}  // namespace detail
+
+/// np.linalg.eigh: eigenvalues (ascending, real) and orthonormal eigenvectors (columns) of
+/// symmetric / Hermitian matrices, reading the lower triangle (NumPy's UPLO="L").
+template <expression E>
+auto eigh(const E& a) {
+  return detail::hermitian_eigen(a, "eigh", true);
 }
 /// np.linalg.eigvalsh: the eigenvalues alone.
 template <expression E>
 auto eigvalsh(const E& a) {
-  auto m = detail::matrices_of(a, "eigvalsh", true);
-  using T = value_t<decltype(m.data)>;
-  using B = backend_of_t<decltype(m.data)>;
-  array<real_t<T>, B> w(detail::with_tail(m.batch_shape, m.rows));
-  if (m.batch > 0 && m.rows > 0)
-    detail::check_info(lapack<B>::template eigh<T>(m.data.data(), w.data(), m.batch, m.rows, false), "eigvalsh",
-                       "did not converge");
-  return w;
+  return detail::hermitian_eigen(a, "eigvalsh", false).eigenvalues;
 }
 
 /// np.linalg.eig: eigenvalues and right eigenvectors (unit columns) of general matrices, always
 /// complex (NumPy returns real arrays when every eigenvalue happens to be real; a type cannot
-/// depend on the values here). geev of M = A^T: A's right eigenvectors are the conjugates of M's
-/// left ones, normalised the same way (unit norm, largest component real).
+/// depend on the values here).
 template <expression E>
 auto eig(const E& a) {
-  auto m = detail::matrices_of(a, "eig", true);
-  using T = value_t<decltype(m.data)>;
-  using B = backend_of_t<decltype(m.data)>;
-  using C = std::conditional_t<is_complex_v<T>, T, std::complex<T>>;
-  const index_t n = m.rows;
-  array<C, B> z = cast<C>(m.data.view());
-  eig_result<C, C, B> out{array<C, B>(detail::with_tail(m.batch_shape, n)), array<C, B>(detail::with_tail(m.batch_shape, n, n))};
-  if (m.batch == 0 || n == 0) return out;
-  array<C, B> vl(out.eigenvectors.shape());
-  detail::check_info(lapack<B>::template eig<C>(z.data(), out.eigenvalues.data(), vl.data(), m.batch, n, true), "eig",
-                     "did not converge");
-  out.eigenvectors = conj(swapaxes(vl.view(), -1, -2));
-  return out;
+  return detail::general_eigen(a, "eig", true);
 }
 /// np.linalg.eigvals: the eigenvalues alone (complex).
 template <expression E>
 auto eigvals(const E& a) {
-  auto m = detail::matrices_of(a, "eigvals", true);
-  using T = value_t<decltype(m.data)>;
-  using B = backend_of_t<decltype(m.data)>;
-  using C = std::conditional_t<is_complex_v<T>, T, std::complex<T>>;
-  array<C, B> z = cast<C>(m.data.view());
-  array<C, B> w(detail::with_tail(m.batch_shape, m.rows));
-  if (m.batch > 0 && m.rows > 0)
-    detail::check_info(lapack<B>::template eig<C>(z.data(), w.data(), static_cast<C*>(nullptr), m.batch, m.rows, false),
-                       "eigvals", "did not converge");
-  return w;
+  return detail::general_eigen(a, "eigvals", false).eigenvalues;
 }
 
 /// np.linalg.cholesky: the lower-triangular L with A = L L^H for Hermitian positive-definite

@@ -1,6 +1,6 @@
 #pragma once
 // lapack<B>: the dense factorisations the decompositions front end (linalg/decompositions.hpp)
-// calls, one specialisation per backend (LAPACK in backend/cpu/lapack.hpp, cuSOLVER in
+// calls, one specialisation per backend (LAPACK in backend/host/lapack.hpp for cpu, cuSOLVER in
 // backend/cuda/solver.cuh). Declared only here, so the front end never names a LAPACK header.
 //
 // Every operation works on `batch` matrices stored one after another in the backend's memory, for

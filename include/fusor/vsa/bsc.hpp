@@ -44,10 +44,6 @@ struct bsc : detail::packed_bits<bsc>, detail::xor_binding<bsc> {
     return detail::generate<B>(
         detail::bit_majority{xc.data(), n, width(), d, o.ties == tie_break::random, o.seed}, out);
   }
-  template <class X>
-  auto normalize(const X& x) const {
-    return eval(+x);
-  }
   /// The weighted superposition of items (N, words) for weights (Q, N): the sign of the weighted
   /// sum of the bipolar vectors (a weighted majority), packed. One GEMM on the unpacked items.
   template <class W, class X>

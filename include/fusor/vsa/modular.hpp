@@ -144,11 +144,6 @@ struct modular_model {
     const index_t n = xc.view().shape()[xc.view().ndim() - 2];
     return vote<B>(xc.data(), nullptr, n, n * d, out, o.ties == tie_break::random, o.seed);
   }
-  /// Vectors are always on the domain: a copy.
-  template <class X>
-  auto normalize(const X& x) const {
-    return eval(+x);
-  }
   /// The weighted vote of items (N, d) under weights (Q, N): MCR the value nearest the weighted
   /// phasor sum, CGR and block codes the value of largest total weight. Resonators and attention
   /// cleanup use it.

@@ -244,11 +244,13 @@ auto bundle_counts(const M& m, const X& x) {
 }
 
 /// Back onto the model's domain: sign (MAP-B, MAP-I), clip (MAP-C), unit phasors (FHRR), unit
-/// L2 norm (HRR), nothing for BSC (its vectors are always bits).
+/// L2 norm (HRR). A model whose vectors never leave its domain (BSC's bits, the modular family's
+/// residues) defines no normalize member: the result is a copy.
 template <model M, class X>
 auto normalize(const M& m, const X& x) {
   detail::checked_rows(m, x, "normalize");
-  return m.normalize(x);
+  if constexpr (requires { m.normalize(x); }) return m.normalize(x);
+  else return eval(+x);
 }
 
 /// torchhd's hard_quantize: +1 where x > 0, else -1 (0 goes to -1), in x's real element type; the

@@ -62,7 +62,7 @@ void add_optimizer(npz_writer& w, const parameters<T, B>& params, const Opt& opt
                         " parameters, not for these " + std::to_string(params.size()) +
                         " (expected the parameters the optimizer steps, with their shapes, in their map order)");
   }
-  w.add(prefix + "steps", full<std::int64_t, cpu>(extents{}, std::int64_t(opt.steps())));
+  w.add(prefix + "steps", full<std::int64_t, host_backend_t<B>>(extents{}, std::int64_t(opt.steps())));
   for (std::size_t k = 0; k < state.size(); ++k) {
     std::size_t i = 0;
     for (const auto& [name, p] : params) w.add(prefix + std::to_string(k) + "." + name, state[k][i++]);
@@ -114,7 +114,7 @@ std::pair<std::int64_t, std::vector<std::vector<array<T, B>>>> read_optimizer(co
   if (!others.empty())
     throw io_error("fusor::ad::nn::load_parameters: the archive '" + z.path().string() + "' holds the state of another optimizer (" +
                    fusor::detail::npz::name_list(others) + ") besides '" + opt.name() + "'");
-  const array<std::int64_t, cpu> steps = z.load<std::int64_t, cpu>(prefix + "steps");
+  const auto steps = z.load<std::int64_t, host_backend_t<B>>(prefix + "steps");  // (a number: on the host)
   if (steps.size() != 1)
     throw shape_error("fusor::ad::nn::load_parameters: '" + prefix + "steps' has shape " + to_string(steps.shape()) +
                       ", expected a single number");

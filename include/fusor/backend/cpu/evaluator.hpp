@@ -13,6 +13,7 @@
 #include "../../core/expr/loop_space.hpp"
 #include "../../core/expr/bind.hpp"
 #include "packet.hpp"
+#include "planar_packet.hpp"
 
 
 FUSOR_SIMD_DIAGNOSTICS_BEGIN

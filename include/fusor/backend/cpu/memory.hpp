@@ -183,12 +183,6 @@ inline std::size_t cpu_cache_limit() { return detail::host_block_cache::instance
 inline void reset_cpu_peak_memory() { detail::host_block_cache::instance().reset_peak(); }
 
 template <>
-struct backend_traits<cpu> {
-  static constexpr const char* name = "cpu";
-  static constexpr bool host_accessible = true;
-};
-
-template <>
 struct backend_memory<cpu> {
   /// Bytes new arrays could still get: the system's available memory (Linux's MemAvailable,
   /// else the free physical pages) plus the freed blocks fusor's cache keeps for reuse.

@@ -1,10 +1,9 @@
 #pragma once
-// The SIMD side of the cpu backend, as traits that other layers can extend without touching core:
-//   packet_traits<T>   the packet type of an element type (xsimd::batch<T> for the plain numbers;
-//                      a composite element such as ad::dual<float> specialises it to evaluate as
-//                      dual<batch<float>>), with its width, loads, stores and broadcast;
-//   simd_op_v<F, L>    whether functor F has a SIMD form on lanes of type L (one table here,
-//                      instead of a member of every functor in core);
+// The SIMD side of the cpu backend: core's packet hooks (core/packet_traits.hpp) specialised for
+// the plain numbers on xsimd:
+//   packet_traits<T>     xsimd::batch<T> for float, double, int32 and int64 (elements made of
+//                        planes, such as ad::dual<float>, in planar_packet.hpp);
+//   simd_op_v<F, L>      which of core's functors have a SIMD form on lanes of type L;
 //   simd_reduce_v<Op, L> the same for reduction operators.
 // Plus the few functors whose SIMD form differs from their scalar code (selections,
 // NaN-propagating min/max, single-rounded fma).
@@ -19,6 +18,7 @@ FUSOR_SIMD_DIAGNOSTICS_BEGIN
 #include <xsimd/xsimd.hpp>
 
 #include "../../core/functors.hpp"
+#include "../../core/packet_traits.hpp"
 #include "../../core/reduce_ops.hpp"
 
 #if defined(__AVX512F__) || defined(__FMA__)
@@ -114,11 +114,8 @@ batch<L> fused_multiply_add([[maybe_unused]] const batch<L>& x, [[maybe_unused]]
 }
 }  // namespace detail::simd
 
-/// Whether functor F has a SIMD form on lanes of type L in the cpu backend. false by default: the
-/// scalar loop is always correct. Specialise (partially, on F) for a new functor.
-template <class F, class L>
-inline constexpr bool simd_op_v = false;
-
+// Which functors have a SIMD form on the cpu (core/packet_traits.hpp's simd_op_v; false for
+// every functor not named here).
 // clang-format off
 // arithmetic and selections: every SIMD number type
 template <class L> inline constexpr bool simd_op_v<add_fn, L> = detail::simd::number<L>;
@@ -189,9 +186,7 @@ template <class F, class L> inline constexpr bool simd_op_v<scalar_comparison_fn
 // large), shifts (NumPy's out-of-range counts), imag, arg and cis (complex results).
 // clang-format on
 
-/// Whether reduction operator Op accumulates lanes of type L in SIMD registers.
-template <class Op, class L>
-inline constexpr bool simd_reduce_v = false;
+// Which reductions accumulate lanes of type L in SIMD registers on the cpu.
 template <class L>
 inline constexpr bool simd_reduce_v<detail::sum_op, L> = detail::one_of<L, float, double, std::int64_t>;
 template <class L>  // integers are summed in float64 for means: the scalar loop converts
@@ -203,18 +198,7 @@ inline constexpr bool simd_reduce_v<detail::max_op, L> = detail::simd::number<L>
 template <class L>
 inline constexpr bool simd_reduce_v<detail::min_op, L> = detail::simd::number<L>;
 
-/// The packet form of element type T on the cpu. The primary template says "none": such arrays
-/// are evaluated by the scalar loop. A specialisation provides
-///   type, size (elements per packet), alignment (bytes for aligned stores),
-///   load(const T*) (unaligned), broadcast(const T&), store_aligned(T*, type),
-///   supports<F> (whether functor F has a SIMD form on this element type).
-template <class T>
-struct packet_traits {
-  static constexpr bool available = false;
-  template <class F>
-  static constexpr bool supports = false;
-};
-
+/// The plain numbers' packets: one xsimd batch.
 template <class T>
   requires detail::simd::number<T>
 struct packet_traits<T> {
@@ -228,9 +212,6 @@ struct packet_traits<T> {
   static type broadcast(const T& v) { return type(v); }
   static void store_aligned(T* p, const type& v) { v.store_aligned(p); }
 };
-
-template <class T>
-using packet_t = typename packet_traits<T>::type;
 
 namespace detail::simd {
 

@@ -5,7 +5,7 @@
 // On the device: gather and scatter (kernels), index wrapping, count_nonzero (a fused
 // reduction), compress (Thrust copy_if), sort/argsort/topk (Thrust's radix/merge sorts per
 // row; partition, argpartition and the quantiles' selection sort their rows too), cumulative sums and products (Thrust scans per row).
-// Through one host round trip (the same code as the cpu, so the same results): nonzero's flat
+// Through one host round trip (backend/host/algorithms.hpp, the cpu's code: the same results): nonzero's flat
 // positions, unique's run counting, searchsorted, bincount, histogram and masked expand. These
 // copy their inputs to the host and their outputs back; a device version of each is future work.
 #include <thrust/execution_policy.h>
@@ -17,10 +17,11 @@
 #include <thrust/sort.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "../../core/algorithms_fwd.hpp"
-#include "../cpu/algorithms.hpp"
+#include "../host/algorithms.hpp"
 #include "executor.cuh"
 
 namespace fusor::detail::cuda_algo {
@@ -53,9 +54,18 @@ struct is_set {
   __host__ __device__ bool operator()(bool b) const { return b; }
 };
 
+/// n elements in host memory for a round trip (a std::vector, but of bool too).
 template <class T>
-array<T, cpu> to_host(const T* p, index_t n) {
-  array<T, cpu> h(extents{n});
+struct host_buffer {
+  std::unique_ptr<T[]> p;
+  explicit host_buffer(index_t n = 0) : p(n > 0 ? new T[std::size_t(n)]() : nullptr) {}
+  T* data() { return p.get(); }
+  const T* data() const { return p.get(); }
+};
+
+template <class T>
+host_buffer<T> to_host(const T* p, index_t n) {
+  host_buffer<T> h(n);
   if (n > 0) backend_memory<cuda>::copy_to_host(h.data(), p, n);
   return h;
 }
@@ -179,7 +189,7 @@ struct algorithms<cuda> {
   template <class T>
   static std::vector<std::int64_t> flat_nonzero(const T* x, index_t n) {
     const auto h = detail::cuda_algo::to_host(x, n);
-    return algorithms<cpu>::flat_nonzero(h.data(), n);
+    return detail::host::algorithms::flat_nonzero(h.data(), n);
   }
   template <class T>
   static index_t count_nonzero(const T* x, index_t n) {
@@ -197,9 +207,9 @@ struct algorithms<cuda> {
   static void expand(T* x, const bool* mask, index_t n, const T* values) {
     auto hx = detail::cuda_algo::to_host(x, n);
     const auto hm = detail::cuda_algo::to_host(mask, n);
-    const index_t count = algorithms<cpu>::count_nonzero(hm.data(), n);
+    const index_t count = detail::host::algorithms::count_nonzero(hm.data(), n);
     const auto hv = detail::cuda_algo::to_host(values, count);
-    algorithms<cpu>::expand(hx.data(), hm.data(), n, hv.data());
+    detail::host::algorithms::expand(hx.data(), hm.data(), n, hv.data());
     detail::cuda_algo::to_device(x, hx.data(), n);
   }
   template <class T>
@@ -258,17 +268,17 @@ struct algorithms<cuda> {
   static index_t count_runs(const T* x, const std::int64_t* order, index_t n) {
     const auto hx = detail::cuda_algo::to_host(x, n);
     const auto ho = detail::cuda_algo::to_host(order, n);
-    return algorithms<cpu>::count_runs(hx.data(), ho.data(), n);
+    return detail::host::algorithms::count_runs(hx.data(), ho.data(), n);
   }
   template <class T>
   static void fill_unique(const T* x, const std::int64_t* order, index_t n, T* values, std::int64_t* counts,
                           std::int64_t* first, std::int64_t* inverse) {
     const auto hx = detail::cuda_algo::to_host(x, n);
     const auto ho = detail::cuda_algo::to_host(order, n);
-    const index_t u = algorithms<cpu>::count_runs(hx.data(), ho.data(), n);
-    array<T, cpu> hv(extents{u});
-    array<std::int64_t, cpu> hc(extents{u}), hf(extents{u}), hi(extents{n});
-    algorithms<cpu>::fill_unique(hx.data(), ho.data(), n, hv.data(), hc.data(), hf.data(), hi.data());
+    const index_t u = detail::host::algorithms::count_runs(hx.data(), ho.data(), n);
+    detail::cuda_algo::host_buffer<T> hv(u);
+    detail::cuda_algo::host_buffer<std::int64_t> hc(u), hf(u), hi(n);
+    detail::host::algorithms::fill_unique(hx.data(), ho.data(), n, hv.data(), hc.data(), hf.data(), hi.data());
     detail::cuda_algo::to_device(values, hv.data(), u);
     detail::cuda_algo::to_device(counts, hc.data(), u);
     detail::cuda_algo::to_device(first, hf.data(), u);
@@ -294,27 +304,27 @@ struct algorithms<cuda> {
   static void searchsorted(const T* a, index_t n, const V* v, index_t m, bool right, std::int64_t* out) {
     const auto ha = detail::cuda_algo::to_host(a, n);
     const auto hv = detail::cuda_algo::to_host(v, m);
-    array<std::int64_t, cpu> ho(extents{m});
-    algorithms<cpu>::searchsorted(ha.data(), n, hv.data(), m, right, ho.data());
+    detail::cuda_algo::host_buffer<std::int64_t> ho(m);
+    detail::host::algorithms::searchsorted(ha.data(), n, hv.data(), m, right, ho.data());
     detail::cuda_algo::to_device(out, ho.data(), m);
   }
   template <class I, class W, class C>
   static void bincount(const I* x, index_t n, const W* w, C* counts) {
     const auto hx = detail::cuda_algo::to_host(x, n);
-    array<W, cpu> hw = w ? detail::cuda_algo::to_host(w, n) : array<W, cpu>();
+    detail::cuda_algo::host_buffer<W> hw = w ? detail::cuda_algo::to_host(w, n) : detail::cuda_algo::host_buffer<W>();
     index_t bins = 0;
     for (index_t i = 0; i < n; ++i) bins = std::max<index_t>(bins, index_t(hx.data()[i]) + 1);
     auto hc = detail::cuda_algo::to_host(counts, bins);
-    algorithms<cpu>::bincount(hx.data(), n, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
+    detail::host::algorithms::bincount(hx.data(), n, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
     detail::cuda_algo::to_device(counts, hc.data(), bins);
   }
   template <class T, class E, class W, class C>
   static void histogram(const T* x, index_t n, const E* edges, index_t bins, const W* w, C* counts) {
     const auto hx = detail::cuda_algo::to_host(x, n);
     const auto he = detail::cuda_algo::to_host(edges, bins + 1);
-    array<W, cpu> hw = w ? detail::cuda_algo::to_host(w, n) : array<W, cpu>();
+    detail::cuda_algo::host_buffer<W> hw = w ? detail::cuda_algo::to_host(w, n) : detail::cuda_algo::host_buffer<W>();
     auto hc = detail::cuda_algo::to_host(counts, bins);
-    algorithms<cpu>::histogram(hx.data(), n, he.data(), bins, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
+    detail::host::algorithms::histogram(hx.data(), n, he.data(), bins, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
     detail::cuda_algo::to_device(counts, hc.data(), bins);
   }
 };

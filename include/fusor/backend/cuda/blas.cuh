@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "../../linalg/blas_fwd.hpp"
+#include "device_handles.hpp"
 #include "executor.cuh"
 
 namespace fusor::detail::cuda_blas {
@@ -37,20 +38,14 @@ inline void check(cublasStatus_t s, const char* call) {
 }
 
 /// This thread's cuBLAS handle for the current device, bound to the current stream.
+struct destroy_handle {
+  void operator()(cublasHandle_t h) const { cublasDestroy(h); }
+};
 inline cublasHandle_t handle() {
-  struct handles {
-    cublasHandle_t h[64] = {};
-    ~handles() {
-      for (auto x : h)
-        if (x) cublasDestroy(x);
-    }
-  };
-  thread_local handles hs;
-  const int dev = cuda_device();
-  if (dev >= 64) throw backend_error("fusor: cuBLAS handles are kept for devices 0..63, got device " + std::to_string(dev));
-  if (!hs.h[dev]) check(cublasCreate(&hs.h[dev]), "cublasCreate");
-  check(cublasSetStream(hs.h[dev], current_cuda_stream()), "cublasSetStream");
-  return hs.h[dev];
+  const cublasHandle_t h = device_handle<cublasHandle_t, destroy_handle>(
+      "cuBLAS", [](cublasHandle_t* p) { check(cublasCreate(p), "cublasCreate"); });
+  check(cublasSetStream(h, current_cuda_stream()), "cublasSetStream");
+  return h;
 }
 
 inline int to_int(index_t v, const char* what) {

@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "../../fft.hpp"
+#include "../../fft/backend_fwd.hpp"
 #include "../../fft/plan_cache.hpp"
 #include "executor.cuh"
 

@@ -16,8 +16,9 @@
 
 #include "../../core/error.hpp"
 #include "../../linalg/lapack_fwd.hpp"
-#include "../cpu/lapack.hpp"
+#include "../host/lapack.hpp"
 #include "blas.cuh"
+#include "device_handles.hpp"
 #include "executor.cuh"
 
 namespace fusor::detail::cuda_solver {
@@ -28,20 +29,14 @@ inline void check(cusolverStatus_t s, const char* call) {
 }
 
 /// This thread's cuSOLVER handle for the current device, bound to the current stream.
+struct destroy_handle {
+  void operator()(cusolverDnHandle_t h) const { cusolverDnDestroy(h); }
+};
 inline cusolverDnHandle_t handle() {
-  struct handles {
-    cusolverDnHandle_t h[64] = {};
-    ~handles() {
-      for (auto x : h)
-        if (x) cusolverDnDestroy(x);
-    }
-  };
-  thread_local handles hs;
-  const int dev = cuda_device();
-  if (dev >= 64) throw backend_error("fusor: cuSOLVER handles are kept for devices 0..63, got device " + std::to_string(dev));
-  if (!hs.h[dev]) check(cusolverDnCreate(&hs.h[dev]), "cusolverDnCreate");
-  check(cusolverDnSetStream(hs.h[dev], current_cuda_stream()), "cusolverDnSetStream");
-  return hs.h[dev];
+  const cusolverDnHandle_t h = device_handle<cusolverDnHandle_t, destroy_handle>(
+      "cuSOLVER", [](cusolverDnHandle_t* p) { check(cusolverDnCreate(p), "cusolverDnCreate"); });
+  check(cusolverDnSetStream(h, current_cuda_stream()), "cusolverDnSetStream");
+  return h;
 }
 
 // std::complex and cuComplex share their layout (two reals): the casts only change the name
@@ -53,9 +48,9 @@ auto cu(T* p) {
     return reinterpret_cast<std::conditional_t<std::is_const_v<T>, const cuDoubleComplex*, cuDoubleComplex*>>(p);
   else return p;
 }
-using cpu_lapack::is_c;  // the precision letters, as the cpu backend names them
-using cpu_lapack::is_d;
-using cpu_lapack::is_s;
+using host::lapack_detail::is_c;  // the precision letters, as the host LAPACK names them
+using host::lapack_detail::is_d;
+using host::lapack_detail::is_s;
 
 /// A device workspace of at least n elements, kept for the whole batch.
 template <class T>
@@ -284,7 +279,7 @@ struct lapack<cuda> {
   static std::vector<int> eig(T* a, T* w, T* vl, index_t batch, index_t n, bool vectors) {
     std::vector<T> ha(std::size_t(batch * n * n)), hw(std::size_t(batch * n)), hv(vectors ? ha.size() : 0);
     backend_memory<cuda>::copy_to_host(ha.data(), a, batch * n * n);
-    const auto info = lapack<cpu>::eig(ha.data(), hw.data(), vectors ? hv.data() : nullptr, batch, n, vectors);
+    const auto info = detail::host::lapack::eig(ha.data(), hw.data(), vectors ? hv.data() : nullptr, batch, n, vectors);
     backend_memory<cuda>::copy_from_host(w, hw.data(), batch * n);
     if (vectors) backend_memory<cuda>::copy_from_host(vl, hv.data(), batch * n * n);
     return info;

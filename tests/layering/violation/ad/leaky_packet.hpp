@@ -1,0 +1,3 @@
+#pragma once
+// An autodiff header naming the cpu backend for its packets: check_layers.py must reject this.
+#include "../backend/cpu/loops.hpp"
