@@ -956,6 +956,8 @@ using fusor::match::rotation_vector;
 using fusor::match::scan;
 using fusor::match::scan_fft_shape;
 using fusor::match::scan_memory_estimate;
+using fusor::match::scan_strategy;
+using fusor::match::scan_strategy_defaults;
 using fusor::match::scan_options;
 using fusor::match::scan_result;
 using fusor::match::scan_stopped;

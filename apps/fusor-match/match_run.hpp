@@ -5,8 +5,11 @@
 // table) and metadata.json (every parameter, the fusor version, the grid, tiles, statistics and
 // timings), which `peaks` reads. Everything that can be checked is checked before the scan starts.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -213,27 +216,50 @@ fusor::array<float, B> finite_volume(const std::string& path, const char* what, 
   return finite_volume<B>(f, path, what);
 }
 
+/// What `match` will do, fixed before any voxel is read: the inputs' headers, the rotations and
+/// this process's share of them or of the tiles, the scan's options and memory estimate.
+struct match_job {
+  std::unique_ptr<match::mrc_file> target_file, templ_file;  // headers checked, voxels not read yet
+  fusor::extents n, m;                                       // the target's and the template's shapes
+  std::array<double, 3> voxel{};                             // the target's voxel size (Å)
+  match::score kind{};
+  match::edge_mode edges{};
+  match::vec3 centre{};
+  std::vector<match::quaternion> rotations, share;  // all, and this process's
+  std::size_t first = 0;                            // the index of share[0] among all
+  std::size_t ranks = 1, rank = 0;
+  bool root = true, talk = true;
+  bool split_tiles = false;  // processes split the tiles (each every rotation), not the rotations
+  match::scan_options options;
+  match::scan_memory_estimate estimate;
+};
+
+/// Every check before any work: the files exist, their headers agree (shapes, voxel sizes), the
+/// options parse, the budget holds a tile, and the work is shared between the processes.
 template <class B>
-int run_match(const match_args& a, const world& w) {
+void plan_match(const match_args& a, const world& w, match_job& job) {
   using fusor::extents;
-  // ---- every check before any work ----
   require_file(a.target, "target");
   require_file(a.templ, "template");
   if (!a.mask.empty()) require_file(a.mask, "mask");
   if (!a.target_mask.empty()) require_file(a.target_mask, "target mask");
   if (!a.rotations.empty()) require_file(a.rotations, "rotation file");
-  const match::score kind = match::parse_score(a.score);
+  job.kind = match::parse_score(a.score);
   const auto sym = match::symmetry::parse(a.symmetry);
   const auto planning = parse_planning(a.planning);
-  const auto edges = parse_edges(a.edges);
+  job.edges = parse_edges(a.edges);
   if (!(a.angular_step > 0 && a.angular_step <= 180))
     throw fusor::value_error("match: --angular-step expects degrees in (0, 180], got " +
                              std::to_string(a.angular_step));
   if (!a.wedge.empty() && (a.wedge.size() != 2 || !(a.wedge[0] < a.wedge[1])))
     throw fusor::value_error("match: --wedge expects two tilt angles, the lower first (e.g. --wedge -60 60)");
-  const match::mrc_file target_file(a.target), templ_file(a.templ);
-  const extents n = target_file.shape(), m = templ_file.shape();
-  const auto vt = target_file.header().voxel_size(), vm = templ_file.header().voxel_size();
+  job.target_file = std::make_unique<match::mrc_file>(a.target);
+  job.templ_file = std::make_unique<match::mrc_file>(a.templ);
+  const extents n = job.target_file->shape(), m = job.templ_file->shape();
+  job.n = n;
+  job.m = m;
+  const auto vt = job.target_file->header().voxel_size(), vm = job.templ_file->header().voxel_size();
+  job.voxel = {vt[0], vt[1], vt[2]};
   if (n.numel() == 0) throw fusor::shape_error("match: the target " + a.target + " is empty (" + fusor::to_string(n) + " voxels)");
   if (m.numel() == 0)
     throw fusor::shape_error("match: the template " + a.templ + " is empty (" + fusor::to_string(m) + " voxels)");
@@ -251,25 +277,28 @@ int run_match(const match_args& a, const world& w) {
                                " Å along " + "xyz"[k] + ", the template " + std::to_string(vm[k]) +
                                " Å; resample the template to the target's voxel size");
   }
-  const match::vec3 centre = parse_rotation_centre(a.rotation_centre, m);
-  const std::vector<match::quaternion> rotations =
-      a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym)
-                          : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
-  const std::size_t ranks = std::size_t(w.size()), rank = std::size_t(w.rank());
-  const bool root = rank == 0, talk = root && !a.quiet;
-  match::scan_options o;
+  job.centre = parse_rotation_centre(a.rotation_centre, m);
+  job.rotations = a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym)
+                                      : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
+  const std::vector<match::quaternion>& rotations = job.rotations;
+  job.ranks = std::size_t(w.size());
+  job.rank = std::size_t(w.rank());
+  job.root = job.rank == 0;
+  job.talk = job.root && !a.quiet;
+  const std::size_t ranks = job.ranks, rank = job.rank;
+  match::scan_options& o = job.options;
   o.threads = a.threads;
   if (a.threads > 0) {  // the whole program within --threads: the target's preparation too
     fusor::set_num_threads(a.threads);
     fusor::fft::set_threads(a.threads);
   }
   o.planning = planning;
-  o.edges = edges;
-  o.rotation_center = centre;
+  o.edges = job.edges;
+  o.rotation_center = job.centre;
   o.statistics = true;
   if (!a.memory.empty()) o.memory_budget = parse_bytes(a.memory);
   // the budget must hold a tile: estimate_scan_memory says so now, not after the target is read
-  const match::scan_memory_estimate whole = match::estimate_scan_memory<B>(n, m, kind, o, rotations.size());
+  const match::scan_memory_estimate whole = match::estimate_scan_memory<B>(n, m, job.kind, o, rotations.size());
   // this rank's share. A target cut into at least as many tiles as there are ranks: every
   // rotation on every ranks-th tile (each rank prepares only its own tiles' spectra, where a
   // share of the rotations would prepare every tile on every rank). Otherwise a contiguous block
@@ -277,110 +306,137 @@ int run_match(const match_args& a, const world& w) {
   // batch's rotations in pairs, whose last bits depend on the pairing), so that the merged maps
   // are a single process's bit for bit; in single rotations only when there are fewer batches
   // than ranks. One process: everything.
-  const bool split_tiles = ranks > 1 && std::size_t(whole.tiles.numel()) >= ranks;
-  if (!split_tiles && rotations.size() < ranks)
+  job.split_tiles = ranks > 1 && std::size_t(whole.tiles.numel()) >= ranks;
+  if (!job.split_tiles && rotations.size() < ranks)
     throw fusor::value_error("match: " + std::to_string(ranks) + " processes for " + std::to_string(rotations.size()) +
                              " rotations; expected at most one process per rotation");
   const std::size_t unit = std::size_t(whole.batch), blocks = (rotations.size() + unit - 1) / unit;
   const auto cut = [&](std::size_t r) {
     return blocks >= ranks ? std::min(rotations.size(), unit * (blocks * r / ranks)) : rotations.size() * r / ranks;
   };
-  const std::size_t first = split_tiles ? 0 : cut(rank);
-  const std::size_t last = split_tiles ? rotations.size() : cut(rank + 1);
-  const std::vector<match::quaternion> share(rotations.begin() + std::ptrdiff_t(first),
-                                             rotations.begin() + std::ptrdiff_t(last));
-  if (split_tiles) {
+  job.first = job.split_tiles ? 0 : cut(rank);
+  const std::size_t last = job.split_tiles ? rotations.size() : cut(rank + 1);
+  job.share.assign(rotations.begin() + std::ptrdiff_t(job.first), rotations.begin() + std::ptrdiff_t(last));
+  if (job.split_tiles) {
     o.tile_part = fusor::index_t(rank);
     o.tile_parts = fusor::index_t(ranks);
   }
-  const match::scan_memory_estimate est =
-      split_tiles ? whole : match::estimate_scan_memory<B>(n, m, kind, o, share.size());
+  job.estimate = job.split_tiles ? whole : match::estimate_scan_memory<B>(n, m, job.kind, o, job.share.size());
+}
 
-  // ---- inputs: every voxel finite, checked before any work ----
-  const auto target = finite_volume<B>(target_file, a.target, "target");
-  const auto templ = finite_volume<B>(templ_file, a.templ, "template");
-  fusor::array<float, B> mask, target_mask;
+/// The volumes a scan reads, on backend B.
+template <class B>
+struct match_inputs {
+  fusor::array<float, B> target, templ, mask, target_mask;
+};
+
+/// The inputs read (every voxel finite, checked before any work), the default mask made, and the
+/// filters set on the job's options: the band on both, the wedge and CTF on the template (made to
+/// look as the data was imaged), the target's whitening profile on both.
+template <class B>
+match_inputs<B> read_inputs(const match_args& a, match_job& job) {
+  match_inputs<B> in;
+  in.target = finite_volume<B>(*job.target_file, a.target, "target");
+  in.templ = finite_volume<B>(*job.templ_file, a.templ, "template");
+  const fusor::extents& m = job.m;
   if (!a.mask.empty()) {
-    mask = finite_volume<B>(a.mask, "mask", m, "the template's");
+    in.mask = finite_volume<B>(a.mask, "mask", m, "the template's");
   } else {
     match::mask_options soft;
     soft.edge = match::mask_edge::gaussian(1.0);
-    soft.center = centre;  // about the rotation centre, so that turning it leaves it in place
-    mask = match::sphere_mask<B>(m, double(*std::min_element(m.begin(), m.end()) / 2) - 1.0, soft);
+    soft.center = job.centre;  // about the rotation centre, so that turning it leaves it in place
+    in.mask = match::sphere_mask<B>(m, double(*std::min_element(m.begin(), m.end()) / 2) - 1.0, soft);
   }
-  // filters: the band on both, the wedge and CTF on the template (made to look as the data was
-  // imaged), the target's whitening profile on both
-  const double voxel = vt[0];
   match::fourier_filter tf, gf;
-  tf.voxel_size = gf.voxel_size = voxel;
+  tf.voxel_size = gf.voxel_size = job.voxel[0];
   if (a.lowpass > 0 || a.highpass > 0) tf.band = gf.band = match::bandpass{a.lowpass, a.highpass, true};
   if (!a.wedge.empty()) gf.wedge = match::missing_wedge{a.wedge[0], a.wedge[1], 1, 2};
   if (a.defocus) gf.ctf = match::contrast_transfer{*a.defocus, a.voltage, a.cs, a.amplitude_contrast, 0.0, a.phase_flip};
-  if (a.whiten) tf.whitening = gf.whitening = match::whitening_profile(target);
-  o.target_filter = tf;
-  o.template_filter = gf;
-  if (!a.target_mask.empty()) target_mask = finite_volume<B>(a.target_mask, "target mask", n, "the target's");
-  // the output folder: made when missing, locked for the whole run, its parts staged beside it
-  std::optional<result_staging> out;
-  if (root) out.emplace(a.output);
+  if (a.whiten) tf.whitening = gf.whitening = match::whitening_profile(in.target);
+  job.options.target_filter = tf;
+  job.options.template_filter = gf;
+  if (!a.target_mask.empty()) in.target_mask = finite_volume<B>(a.target_mask, "target mask", job.n, "the target's");
+  return in;
+}
 
-  // ---- the scan ----
-  if (talk) {
+/// The scan of this process's share, announced on the root and drawn on `line` as it runs;
+/// Ctrl-C (`interrupted`) stops it between batches.
+template <class B>
+match::scan_result<B> run_scan(const match_args& a, match_job& job, const match_inputs<B>& in, progress_line& line) {
+  const match::scan_memory_estimate& est = job.estimate;
+  if (job.talk) {
     std::printf("match: %zu rotations of a %s template over a %s target (%s, FFT grid %s, %lld tile(s)), budget %s",
-                rotations.size(), fusor::to_string(m).c_str(), fusor::to_string(n).c_str(), match::to_string(kind).c_str(),
-                fusor::to_string(est.grid).c_str(), (long long)est.tiles.numel(), format_bytes(double(est.budget)).c_str());
-    if (ranks > 1 && split_tiles)
-      std::printf(" per process; %zu processes, each scoring every rotation on every %zu-th tile", ranks, ranks);
-    else if (ranks > 1)
-      std::printf(" per process; %zu processes, rank 0 scores %zu rotations", ranks, share.size());
+                job.rotations.size(), fusor::to_string(job.m).c_str(), fusor::to_string(job.n).c_str(),
+                match::to_string(job.kind).c_str(), fusor::to_string(est.grid).c_str(), (long long)est.tiles.numel(),
+                format_bytes(double(est.budget)).c_str());
+    if (job.ranks > 1 && job.split_tiles)
+      std::printf(" per process; %zu processes, each scoring every rotation on every %zu-th tile", job.ranks, job.ranks);
+    else if (job.ranks > 1)
+      std::printf(" per process; %zu processes, rank 0 scores %zu rotations", job.ranks, job.share.size());
     std::printf("\n");
   }
   std::fflush(stdout);
-  progress_line line(talk);
-  o.progress = [&](std::size_t done, std::size_t total) {
+  job.options.progress = [&](std::size_t done, std::size_t total) {
     line.update(done, total);
     return interrupted == 0;
   };
-  const auto r = a.target_mask.empty()
-                     ? match::scan(target, templ, mask, share, kind, o)
-                     : match::scan(target, templ, mask, share, kind, o, target_mask);
+  return a.target_mask.empty() ? match::scan(in.target, in.templ, in.mask, job.share, job.kind, job.options)
+                               : match::scan(in.target, in.templ, in.mask, job.share, job.kind, job.options, in.target_mask);
+}
 
-  // ---- the ranks' maps merged on rank 0 (rotation indices made global first) ----
-  fusor::array<float> best_score = fusor::to<fusor::cpu>(r.best_score);
-  fusor::array<std::int32_t> best_rotation = fusor::to<fusor::cpu>(r.best_rotation);
-  match::score_statistics stats = r.statistics;
-  if (ranks > 1) {
-    const std::size_t voxels = std::size_t(n.numel());
-    // the scan's own keys, with global rotation indices; key 0 (an unscored voxel) decodes to
-    // NaN and rotation -1, as the scan's maps hold it
-    std::vector<std::uint64_t> keys(voxels);
-    for (std::size_t i = 0; i < voxels; ++i) {
-      const std::int32_t k = best_rotation.data()[i];
-      keys[i] = k < 0 ? 0 : match::detail::score_key(best_score.data()[i], std::uint32_t(k) + std::uint32_t(first));
-    }
-    w.max_to_root(keys);
-    // the statistics from each rank's count, sum and sum of squares
-    const double c = double(stats.count);
-    std::vector<double> moments{c, c * stats.mean, c * (stats.stddev * stats.stddev + stats.mean * stats.mean)};
-    w.sum_to_root(moments);
-    if (!root) return 0;
-    for (std::size_t i = 0; i < voxels; ++i) {
-      best_score.data()[i] = match::detail::key_score(keys[i]);
-      best_rotation.data()[i] = std::int32_t(match::detail::key_rotation(keys[i]));
-    }
-    const double mean = moments[0] > 0 ? moments[1] / moments[0] : 0.0;
-    const double var = moments[0] > 0 ? moments[2] / moments[0] - mean * mean : 0.0;
-    stats = {std::int64_t(moments[0]), mean, var > 0 ? std::sqrt(var) : 0.0};
+/// The maps and statistics of the whole job, on the host.
+struct match_maps {
+  fusor::array<float> best_score;
+  fusor::array<std::int32_t> best_rotation;
+  match::score_statistics statistics;
+};
+
+/// The processes' maps merged on the root (rotation indices made global first): a max of the
+/// scan's keys, the statistics from each process's count, sum and sum of squares. Every process
+/// takes part; only the root's result is whole.
+template <class B>
+match_maps merge_ranks(const match_job& job, const match::scan_result<B>& r, const world& w) {
+  match_maps maps{fusor::to<fusor::cpu>(r.best_score), fusor::to<fusor::cpu>(r.best_rotation), r.statistics};
+  if (job.ranks == 1) return maps;
+  const std::size_t voxels = std::size_t(job.n.numel());
+  // the scan's own keys, with global rotation indices; key 0 (an unscored voxel) decodes to
+  // NaN and rotation -1, as the scan's maps hold it
+  std::vector<std::uint64_t> keys(voxels);
+  for (std::size_t i = 0; i < voxels; ++i) {
+    const std::int32_t k = maps.best_rotation.data()[i];
+    keys[i] = k < 0 ? 0 : match::detail::score_key(maps.best_score.data()[i], std::uint32_t(k) + std::uint32_t(job.first));
   }
-  const double seconds = line.elapsed();
+  w.max_to_root(keys);
+  const match::score_statistics& s = maps.statistics;
+  const double c = double(s.count);
+  std::vector<double> moments{c, c * s.mean, c * (s.stddev * s.stddev + s.mean * s.mean)};
+  w.sum_to_root(moments);
+  if (!job.root) return maps;
+  for (std::size_t i = 0; i < voxels; ++i) {
+    maps.best_score.data()[i] = match::detail::key_score(keys[i]);
+    maps.best_rotation.data()[i] = std::int32_t(match::detail::key_rotation(keys[i]));
+  }
+  const double mean = moments[0] > 0 ? moments[1] / moments[0] : 0.0;
+  const double var = moments[0] > 0 ? moments[2] / moments[0] - mean * mean : 0.0;
+  maps.statistics = {std::int64_t(moments[0]), mean, var > 0 ? std::sqrt(var) : 0.0};
+  return maps;
+}
 
-  // ---- outputs: staged, then swapped in whole (result_folder.hpp) ----
+/// The output folder's parts, staged then swapped in whole (result_folder.hpp): the maps as MRC
+/// files on the target's voxel size and origin, the rotation table, and metadata.json with every
+/// parameter, the grid, the tiles, the statistics and the timings.
+template <class B>
+void write_outputs(const match_args& a, const match_job& job, const match_maps& maps, const match::scan_result<B>& r,
+                   double seconds, result_staging& out) {
+  const fusor::extents &n = job.n, &m = job.m;
+  const auto& vt = job.voxel;
+  const match::scan_memory_estimate& est = job.estimate;
   match::mrc_write_options mw;
-  mw.voxel_size = vt;
-  mw.origin = target_file.header().origin_angstrom();
-  match::write_mrc(out->part("scores.mrc"), best_score, mw);
-  match::write_mrc(out->part("rotations.mrc"), fusor::array<float>(fusor::cast<float>(best_rotation)), mw);
-  write_text(out->part("rotations.tsv"), rotation_table(rotations));
+  mw.voxel_size = job.target_file->header().voxel_size();
+  mw.origin = job.target_file->header().origin_angstrom();
+  match::write_mrc(out.part("scores.mrc"), maps.best_score, mw);
+  match::write_mrc(out.part("rotations.mrc"), fusor::array<float>(fusor::cast<float>(maps.best_rotation)), mw);
+  write_text(out.part("rotations.tsv"), rotation_table(job.rotations));
   json meta;
   meta["program"] = "fusor-match";
   meta["fusor_version"] = FUSOR_MATCH_VERSION;
@@ -396,11 +452,12 @@ int run_match(const match_args& a, const world& w) {
   meta["target_shape"] = {n[0], n[1], n[2]};
   meta["template_shape"] = {m[0], m[1], m[2]};
   meta["voxel_size"] = {vt[0], vt[1], vt[2]};
-  meta["score"] = match::to_string(kind);
+  meta["score"] = match::to_string(job.kind);
   // the template's point the rotations turn about, in its voxels: a score at voxel x puts it on
   // x + (voxel - template_shape // 2) (peaks_run.hpp reports that point)
+  const match::vec3& centre = job.centre;
   meta["rotation_centre"] = {{"convention", a.rotation_centre}, {"voxel", {centre[0], centre[1], centre[2]}}};
-  meta["rotations"] = {{"count", rotations.size()},
+  meta["rotations"] = {{"count", job.rotations.size()},
                        {"file", a.rotations.empty() ? json(nullptr) : json(fs::absolute(a.rotations).string())},
                        {"angular_step", a.rotations.empty() ? json(a.angular_step) : json(nullptr)},
                        {"file_convention", a.rotations.empty() ? json(nullptr) : json(a.rotations_convention)},
@@ -419,20 +476,37 @@ int run_match(const match_args& a, const world& w) {
   meta["memory_estimate"] = est.bytes;
   meta["threads"] = a.threads;
   meta["planning"] = a.planning;
-  meta["edges"] = match::to_string(edges);
+  meta["edges"] = match::to_string(job.edges);
   meta["fft_shape"] = {r.fft_shape[0], r.fft_shape[1], r.fft_shape[2]};
   meta["tile"] = {r.tile[0], r.tile[1], r.tile[2]};
-  meta["processes"] = ranks;
-  meta["split"] = ranks == 1 ? json(nullptr) : json(split_tiles ? "tiles" : "rotations");
+  meta["processes"] = job.ranks;
+  meta["split"] = job.ranks == 1 ? json(nullptr) : json(job.split_tiles ? "tiles" : "rotations");
+  const match::score_statistics& stats = maps.statistics;
   meta["statistics"] = {{"count", stats.count}, {"mean", stats.mean}, {"stddev", stats.stddev}};
   meta["seconds"] = seconds;
   meta["peak_memory_bytes"] = peak_memory_bytes();
-  out->commit(meta);
-  if (talk)
+  out.commit(meta);
+  if (job.talk)
     std::printf("match: %zu rotations in %s, %.2f ms per rotation, peak memory %s -> %s/{scores,rotations}.mrc, "
                 "rotations.tsv, metadata.json\n",
-                rotations.size(), progress_line::duration(seconds).c_str(), 1e3 * seconds / double(rotations.size()),
+                job.rotations.size(), progress_line::duration(seconds).c_str(), 1e3 * seconds / double(job.rotations.size()),
                 format_bytes(double(peak_memory_bytes())).c_str(), a.output.c_str());
+}
+
+/// `fusor-match match`: planned and checked, read, scanned, merged over the processes, written.
+template <class B>
+int run_match(const match_args& a, const world& w) {
+  match_job job;
+  plan_match<B>(a, w, job);
+  const match_inputs<B> in = read_inputs<B>(a, job);
+  // the output folder: made when missing, locked for the whole run, its parts staged beside it
+  std::optional<result_staging> out;
+  if (job.root) out.emplace(a.output);
+  progress_line line(job.talk);
+  const match::scan_result<B> r = run_scan(a, job, in, line);
+  const match_maps maps = merge_ranks(job, r, w);
+  if (!job.root) return 0;
+  write_outputs(a, job, maps, r, line.elapsed(), *out);
   return 0;
 }
 

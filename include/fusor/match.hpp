@@ -10,6 +10,8 @@
 #include "match/masks.hpp"
 #include "match/scores.hpp"
 #include "match/filters.hpp"
-#include "match/scan.hpp"
+#include "match/exhaustive_scan.hpp"
+#include "backend/cpu/scan_strategy.hpp"   // the backends' scan strategies: host-safe, both always
+#include "backend/cuda/scan_strategy.hpp"  // (a cuda scan still needs <fusor/cuda.cuh>)
 #include "match/peaks.hpp"
 #include "match/mrc.hpp"

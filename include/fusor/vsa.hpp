@@ -23,7 +23,7 @@
 #include "vsa/modular.hpp"
 #include "vsa/operations.hpp"
 #include "vsa/bsdc.hpp"
-#include "vsa/memory.hpp"
+#include "vsa/item_memory.hpp"
 #include "vsa/associative.hpp"
 #include "vsa/resonator.hpp"
 #include "vsa/encode/positions.hpp"

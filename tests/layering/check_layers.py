@@ -4,8 +4,8 @@
 DESIGN.md's rule: a layer only includes layers below it; core/ names the backend tags but
 includes no backend header and no SIMD, CUDA, FFT or BLAS library. Never: a backend folder from
 core, io, ad, vsa or match (they reach the backends through core's hooks); the cpu backend from
-the cuda backend (shared host loops live in backend/host/); the fft or linalg front end from a
-backend (only the hook declarations it specialises). A header in a folder this
+the cuda backend (shared host loops live in backend/host/); the fft, linalg or match front end
+from a backend (only the hook declarations it specialises). A header in a folder this
 table does not know fails the test, so a new layer states its place here when it lands.
 Usage: check_layers.py <include/fusor directory>
 """
@@ -20,8 +20,8 @@ ALLOWED = {
     "linalg": {"core"},                     # products over the blas<B> and lapack<B> hooks
     # host loops both backends run (sorting, unique, histograms; LAPACK): no backend tag
     "backend/host": {"core"},
-    "backend/cpu": {"core", "fft", "linalg", "backend/host"},
-    "backend/cuda": {"core", "fft", "linalg", "backend/host"},  # host round trips go through host/
+    "backend/cpu": {"core", "fft", "linalg", "match", "backend/host"},
+    "backend/cuda": {"core", "fft", "linalg", "match", "backend/host"},  # host round trips go through host/
     # .npy/.npz: host memory, to<B> for the rest; never a backend folder
     "io": {"core"},
     # autodiff: generic code over core (dual numbers reach a SIMD backend through core/planar.hpp),
@@ -36,9 +36,11 @@ ALLOWED = {
     "umbrella": {"core", "fft", "linalg", "backend/host", "backend/cpu", "backend/cuda", "io", "interop", "ad",
                  "vsa", "match"},
 }
-# A backend sits above fft/ and linalg/ only through their hooks: the declarations it specialises,
-# never the front ends built on them (which would make every backend header pull in the layer).
-BACKEND_HOOKS = {"fft/backend_fwd.hpp", "fft/plan_cache.hpp", "linalg/blas_fwd.hpp", "linalg/lapack_fwd.hpp"}
+# A backend sits above fft/, linalg/ and match/ only through their hooks: the declarations it
+# specialises, never the front ends built on them (which would make every backend header pull in
+# the layer).
+BACKEND_HOOKS = {"fft/backend_fwd.hpp", "fft/plan_cache.hpp", "linalg/blas_fwd.hpp", "linalg/lapack_fwd.hpp",
+                 "match/scan_strategy.hpp"}
 # system headers no core header may include: core sees only the tag types of the backends
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(xsimd/|thrust/|cub/|cuda_runtime|cufft|cublas|fftw3|cblas|omp\.h)")
 
@@ -88,7 +90,7 @@ def main(root):
                 if to != layer and to not in ALLOWED[layer]:
                     problems.append(f"{rel}: the {layer} layer includes \"{target}\" from the {to} layer "
                                     f"(allowed: {', '.join(sorted(ALLOWED[layer])) or 'nothing else'})")
-                elif layer.startswith("backend/") and to in ("fft", "linalg") and target_rel not in BACKEND_HOOKS:
+                elif layer.startswith("backend/") and to in ("fft", "linalg", "match") and target_rel not in BACKEND_HOOKS:
                     problems.append(f"{rel}: the {layer} backend includes \"{target}\", a front end of the {to} "
                                     f"layer (a backend includes only the hooks: {', '.join(sorted(BACKEND_HOOKS))})")
     for p in sorted(problems):

@@ -58,7 +58,9 @@ struct axes_spec {
   }
   index_t transform_size() const {
     index_t p = 1;
-    for (int k = 0; k < count; ++k) p *= n[k];
+    // (k < max_rank: count never exceeds it, and saying so keeps g++ -O2 from warning that n[8]
+    // may be read uninitialised once the loop is inlined into transform_start)
+    for (int k = 0; k < count && k < max_rank; ++k) p *= n[k];
     return p;
   }
 };

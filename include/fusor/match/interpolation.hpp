@@ -11,10 +11,6 @@
 #include <string>
 #include <type_traits>
 
-#if defined(_OPENMP)
-#include <omp.h>
-#endif
-
 #include "../core/create.hpp"
 #include "../core/error.hpp"
 
@@ -173,15 +169,11 @@ inline void check_length(double v, const char* fn, const char* name, const char*
 }
 
 /// Threads for host-side loops of the match layer (peak calling, MRC conversion): fusor's cpu
-/// thread count (set_num_threads) for cpu work, OpenMP's default beside another backend.
+/// thread count (set_num_threads), also beside another backend, whose arrays these loops read
+/// through host copies.
 template <class B>
 int host_threads() {
-#if defined(_OPENMP)
-  if constexpr (std::is_same_v<B, cpu>) return executor<B>::threads();
-  else return omp_get_max_threads();
-#else
-  return 1;
-#endif
+  return executor<host_backend_t<B>>::threads();
 }
 
 inline void require_volume(const extents& s, const char* what) {

@@ -30,7 +30,7 @@
 #include "../core/error.hpp"
 #include "../core/transfer.hpp"
 #include "rotations.hpp"
-#include "scan.hpp"
+#include "exhaustive_scan.hpp"
 
 namespace fusor::match {
 

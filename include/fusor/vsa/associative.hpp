@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "memory.hpp"
+#include "item_memory.hpp"
 
 namespace fusor::vsa {
 

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "memory.hpp"
+#include "item_memory.hpp"
 #include "operations.hpp"
 
 namespace fusor::vsa {

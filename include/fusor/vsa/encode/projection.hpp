@@ -29,7 +29,7 @@
 #include "../bsc.hpp"
 #include "../map.hpp"
 #include "../mbat.hpp"
-#include "../memory.hpp"
+#include "../item_memory.hpp"
 #include "../operations.hpp"
 #include "../resonator.hpp"
 #include "../vtb.hpp"

@@ -26,7 +26,7 @@
 #include "../../core/random.hpp"
 #include "../../core/reduce.hpp"
 #include "../fhrr.hpp"
-#include "../memory.hpp"
+#include "../item_memory.hpp"
 #include "../operations.hpp"
 #include "../resonator.hpp"
 #include "fractional_power.hpp"

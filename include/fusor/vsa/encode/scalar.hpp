@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "../../core/reduce.hpp"
-#include "../memory.hpp"
+#include "../item_memory.hpp"
 #include "levels.hpp"
 #include "structures.hpp"
 
