@@ -221,7 +221,6 @@ fusor::array<float, B> finite_volume(const std::string& path, const char* what, 
 struct match_job {
   std::unique_ptr<match::mrc_file> target_file, templ_file;  // headers checked, voxels not read yet
   fusor::extents n, m;                                       // the target's and the template's shapes
-  std::array<double, 3> voxel{};                             // the target's voxel size (Å)
   match::score kind{};
   match::edge_mode edges{};
   match::vec3 centre{};
@@ -259,7 +258,6 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
   job.n = n;
   job.m = m;
   const auto vt = job.target_file->header().voxel_size(), vm = job.templ_file->header().voxel_size();
-  job.voxel = {vt[0], vt[1], vt[2]};
   if (n.numel() == 0) throw fusor::shape_error("match: the target " + a.target + " is empty (" + fusor::to_string(n) + " voxels)");
   if (m.numel() == 0)
     throw fusor::shape_error("match: the template " + a.templ + " is empty (" + fusor::to_string(m) + " voxels)");
@@ -348,7 +346,7 @@ match_inputs<B> read_inputs(const match_args& a, match_job& job) {
     in.mask = match::sphere_mask<B>(m, double(*std::min_element(m.begin(), m.end()) / 2) - 1.0, soft);
   }
   match::fourier_filter tf, gf;
-  tf.voxel_size = gf.voxel_size = job.voxel[0];
+  tf.voxel_size = gf.voxel_size = job.target_file->header().voxel_size()[0];
   if (a.lowpass > 0 || a.highpass > 0) tf.band = gf.band = match::bandpass{a.lowpass, a.highpass, true};
   if (!a.wedge.empty()) gf.wedge = match::missing_wedge{a.wedge[0], a.wedge[1], 1, 2};
   if (a.defocus) gf.ctf = match::contrast_transfer{*a.defocus, a.voltage, a.cs, a.amplitude_contrast, 0.0, a.phase_flip};
@@ -429,10 +427,10 @@ template <class B>
 void write_outputs(const match_args& a, const match_job& job, const match_maps& maps, const match::scan_result<B>& r,
                    double seconds, result_staging& out) {
   const fusor::extents &n = job.n, &m = job.m;
-  const auto& vt = job.voxel;
+  const auto vt = job.target_file->header().voxel_size();
   const match::scan_memory_estimate& est = job.estimate;
   match::mrc_write_options mw;
-  mw.voxel_size = job.target_file->header().voxel_size();
+  mw.voxel_size = vt;
   mw.origin = job.target_file->header().origin_angstrom();
   match::write_mrc(out.part("scores.mrc"), maps.best_score, mw);
   match::write_mrc(out.part("rotations.mrc"), fusor::array<float>(fusor::cast<float>(maps.best_rotation)), mw);

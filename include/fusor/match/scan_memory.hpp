@@ -21,8 +21,7 @@ namespace detail {
 /// thread count, at most one per batch; on cuda one (its parallelism is inside each call).
 template <class B>
 int scan_workers(const scan_options& o, std::size_t batches) {
-  const int workers = scan_strategy<B>::workers(o.threads, batches);
-  return workers < 1 ? 1 : workers;
+  return scan_strategy<B>::workers(o.threads, batches);  // in [1, batches] by the hook's contract
 }
 
 inline std::size_t batches_of(std::size_t rotations, index_t batch) {
