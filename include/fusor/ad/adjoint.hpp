@@ -7,7 +7,9 @@
 // derivative<F>::partial<I>(f, seed, args...) is seed * dF/d(arg I), as an expression of the
 // operands' (stripped) subtrees; `no_contribution` where the derivative is zero or undefined
 // (comparisons, rounding, sign: the path ends and costs nothing).
+#include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -244,27 +246,19 @@ auto through(const F& f, const Child& child, const S& seed, const Args&... args)
 /// seed * d(e)/d(variable at position P), as a lazy expression (or no_contribution).
 template <int P, class E, class S>
 auto adjoint_at(const E& e, const S& seed) {
-  if constexpr (requires { e.owner; e.value; }) {
+  if constexpr (is_var_leaf_v<E>) {
     // a real variable in a complex expression: the adjoint of its real part
     if constexpr (!is_complex_v<value_t<E>> && is_complex_v<value_t<S>>) return fusor::real(seed);
     else return seed;
-  } else if constexpr (requires { e.f; e.a; e.b; e.c; }) {
-    constexpr int na = var_count<decltype(e.a)>, nb = var_count<decltype(e.b)>;
-    const auto a = strip(e.a);
-    const auto b = strip(e.b);
-    const auto c = strip(e.c);
-    if constexpr (P < na) return through<P, 0>(e.f, e.a, seed, a, b, c);
-    else if constexpr (P < na + nb) return through<P - na, 1>(e.f, e.b, seed, a, b, c);
-    else return through<P - na - nb, 2>(e.f, e.c, seed, a, b, c);
-  } else if constexpr (requires { e.f; e.a; e.b; }) {
-    constexpr int na = var_count<decltype(e.a)>;
-    const auto a = strip(e.a);
-    const auto b = strip(e.b);
-    if constexpr (P < na) return through<P, 0>(e.f, e.a, seed, a, b);
-    else return through<P - na, 1>(e.f, e.b, seed, a, b);
-  } else if constexpr (requires { e.f; e.a; }) {
-    return through<P, 0>(e.f, e.a, seed, strip(e.a));
+  } else if constexpr (functor_node<E>) {
+    // through the operand holding position P, with every operand stripped for the derivative
+    constexpr std::size_t I = operand_holding<is_var_leaf, E, P>();
+    constexpr int first = terminals_before<is_var_leaf, E, I>();
+    const auto kids = children(e);
+    return std::apply([&](const auto&... k) { return through<P - first, int(I)>(e.f, std::get<I>(kids), seed, strip(k)...); },
+                      kids);
   } else {  // a cast: the adjoint goes back in the operand's type
+    static_assert(is_cast_v<E>, "fusor: autodiff has no adjoint for this kind of node");
     using V = value_t<decltype(e.a)>;
     if constexpr (!differentiable_v<V>) return no_contribution{};
     else return adjoint_at<P>(e.a, fusor::cast<V>(seed));
@@ -319,42 +313,46 @@ struct flag_seed {
   }
 };
 
-// (complex values take the derivative table: there are no complex dual numbers)
+// (complex values take the derivative table: there are no complex dual numbers; nor do casts)
 template <class E>
-struct dual_capable : std::bool_constant<!is_complex_v<value_t<E>>> {};  // leaves, scalars, generators, variables
-template <class F, class A>
-struct dual_capable<unary_expr<F, A>>
-    : std::bool_constant<forward_simd_v<F> && !is_complex_v<value_t<unary_expr<F, A>>> && dual_capable<A>::value> {};
-template <class F, class A, class C>
-struct dual_capable<binary_expr<F, A, C>>
-    : std::bool_constant<forward_simd_v<F> && !is_complex_v<value_t<binary_expr<F, A, C>>> && dual_capable<A>::value &&
-                         dual_capable<C>::value> {};
-template <class F, class A, class C, class D>
-struct dual_capable<ternary_expr<F, A, C, D>> : std::false_type {};
-template <class U, class A>
-struct dual_capable<cast_expr<U, A>> : std::false_type {};
-
-/// e with the variable at position P + k replaced by its flag_seed (seeded on[P + k]).
-template <int P, class E>
-auto dualise(const E& e, const bool* on) {
-  if constexpr (requires { e.owner; e.value; }) {
-    using T = value_t<E>;
-    using G = flag_seed<T>;
-    return generator_expr<G, backend_of_t<E>>{G{e.value.data, on[P] ? T(1) : T(0)}, e.value.shape, e.value.strides};
-  } else if constexpr (requires { e.f; e.a; e.b; }) {
-    auto a = dualise<P>(e.a, on);
-    auto b = dualise<P + var_count<decltype(e.a)>>(e.b, on);
-    return binary_expr<std::remove_cv_t<decltype(e.f)>, decltype(a), decltype(b)>{e.f, a, b};
-  } else if constexpr (requires { e.f; e.a; }) {
-    auto a = dualise<P>(e.a, on);
-    return unary_expr<std::remove_cv_t<decltype(e.f)>, decltype(a)>{e.f, a};
+constexpr bool dual_capable_tree();
+template <class E, std::size_t... I>
+constexpr bool operands_dual_capable(std::index_sequence<I...>) {
+  return (dual_capable_tree<child_t<I, E>>() && ...);
+}
+template <class E>
+constexpr bool dual_capable_tree() {
+  if constexpr (is_terminal_v<E>) {  // leaves, scalars, generators, variables
+    return !is_complex_v<value_t<E>>;
+  } else if constexpr (functor_node<E>) {
+    return forward_simd_v<typename E::functor_type> && !is_complex_v<value_t<E>> &&
+           operands_dual_capable<E>(std::make_index_sequence<expr_node<E>::arity>{});
   } else {
-    return e;
+    return false;
   }
+}
+template <class E>
+struct dual_capable : std::bool_constant<dual_capable_tree<E>()> {};
+
+/// e with the variable at position k (in tree order) replaced by its flag_seed, seeded on[k].
+template <class E>
+auto dualise(const E& e, const bool* on) {
+  int position = 0;
+  return map_terminals(e, [&](const auto& t) {
+    using X = std::remove_cvref_t<decltype(t)>;
+    if constexpr (is_var_leaf_v<X>) {
+      using T = value_t<X>;
+      using G = flag_seed<T>;
+      const bool seeded = on[position++];
+      return generator_expr<G, backend_of_t<X>>{G{t.value.data, seeded ? T(1) : T(0)}, t.value.shape, t.value.strides};
+    } else {
+      return t;
+    }
+  });
 }
 template <class E, class S>
 auto dual_adjoint(const E& e, const S& seed, const bool* on) {
-  auto d = dualise<0>(e, on);
+  auto d = dualise(e, on);
   return seed * unary_expr<tangent_fn, decltype(d)>{tangent_fn{{}, 0}, d};
 }
 

@@ -195,97 +195,48 @@ inline constexpr bool is_expression_v<ad::var<T, B>> = true;
 namespace fusor::ad {
 
 namespace detail {
-// ---- the shape of a tree's variables, at compile time -------------------------------------------
+// Every walk below is one of core's generic traversals (core/expr/traverse.hpp) with what it
+// does at a terminal: a variable is a terminal of its own kind.
 template <class E>
-struct var_count_of {
-  static constexpr int value = 0;
-};
+struct is_var_leaf : std::false_type {};
 template <class T, class B>
-struct var_count_of<var_leaf<T, B>> {
-  static constexpr int value = 1;
-};
-template <class F, class A>
-struct var_count_of<unary_expr<F, A>> {
-  static constexpr int value = var_count_of<A>::value;
-};
-template <class F, class A, class C>
-struct var_count_of<binary_expr<F, A, C>> {
-  static constexpr int value = var_count_of<A>::value + var_count_of<C>::value;
-};
-template <class F, class A, class C, class D>
-struct var_count_of<ternary_expr<F, A, C, D>> {
-  static constexpr int value = var_count_of<A>::value + var_count_of<C>::value + var_count_of<D>::value;
-};
-template <class U, class A>
-struct var_count_of<cast_expr<U, A>> {
-  static constexpr int value = var_count_of<A>::value;
-};
+struct is_var_leaf<var_leaf<T, B>> : std::true_type {};
+template <class E>
+inline constexpr bool is_var_leaf_v = is_var_leaf<std::remove_cvref_t<E>>::value;
+
 /// How many variable leaves tree E has (positions 0 ... n-1 in tree order).
 template <class E>
-inline constexpr int var_count = var_count_of<E>::value;
+inline constexpr int var_count = terminal_count<is_var_leaf, E>();
 
-// ---- the tree with its variables as plain leaves: what the engine evaluates -------------------------
-template <class E>
-struct is_cast : std::false_type {};
-template <class U, class A>
-struct is_cast<cast_expr<U, A>> : std::true_type {};
-
+/// The tree with its variables as plain leaves: what the engine evaluates.
 template <class E>
 auto strip(const E& e) {
-  if constexpr (requires { e.owner; e.value; }) return e.value;  // var_leaf
-  else if constexpr (requires { e.f; e.a; e.b; e.c; })
-    return ternary_expr<std::remove_cv_t<decltype(e.f)>, decltype(strip(e.a)), decltype(strip(e.b)),
-                        decltype(strip(e.c))>{e.f, strip(e.a), strip(e.b), strip(e.c)};
-  else if constexpr (requires { e.f; e.a; e.b; })
-    return binary_expr<std::remove_cv_t<decltype(e.f)>, decltype(strip(e.a)), decltype(strip(e.b))>{e.f, strip(e.a),
-                                                                                                     strip(e.b)};
-  else if constexpr (requires { e.f; e.a; })
-    return unary_expr<std::remove_cv_t<decltype(e.f)>, decltype(strip(e.a))>{e.f, strip(e.a)};
-  else if constexpr (is_cast<E>::value)
-    return cast_expr<value_t<E>, decltype(strip(e.a))>{strip(e.a)};
-  else return e;  // leaves, scalars, generators
+  return map_terminals(e, [](const auto& t) {
+    if constexpr (is_var_leaf_v<decltype(t)>) return t.value;
+    else return t;  // leaves, scalars, generators
+  });
 }
-// ---- visiting the variable leaves in tree order -------------------------------------------------
+/// Calls fn on the variable leaves, in tree order.
 template <class E, class Fn>
 void for_each_var(const E& e, Fn&& fn) {
-  if constexpr (requires { e.owner; e.value; }) fn(e);
-  else if constexpr (requires { e.a; e.b; e.c; }) {
-    for_each_var(e.a, fn);
-    for_each_var(e.b, fn);
-    for_each_var(e.c, fn);
-  } else if constexpr (requires { e.a; e.b; }) {
-    for_each_var(e.a, fn);
-    for_each_var(e.b, fn);
-  } else if constexpr (requires { e.a; }) {
-    for_each_var(e.a, fn);
-  }
+  for_each_terminal(e, [&](const auto& t) {
+    if constexpr (is_var_leaf_v<decltype(t)>) fn(t);
+  });
 }
-// ---- visiting the constant arrays a tree reads (its leaves that are not variables) --------------------
+/// Calls fn on the constant arrays a tree reads (its array leaves: variables are not).
 template <class E, class Fn>
 void for_each_constant(const E& e, Fn&& fn) {
-  if constexpr (requires { e.owner; e.value; }) return;  // a variable
-  else if constexpr (requires { e.data; e.shape; e.strides; }) fn(e);
-  else if constexpr (requires { e.a; e.b; e.c; }) {
-    for_each_constant(e.a, fn);
-    for_each_constant(e.b, fn);
-    for_each_constant(e.c, fn);
-  } else if constexpr (requires { e.a; e.b; }) {
-    for_each_constant(e.a, fn);
-    for_each_constant(e.b, fn);
-  } else if constexpr (requires { e.a; }) {
-    for_each_constant(e.a, fn);
-  }
+  for_each_leaf(e, fn);
 }
 /// Whether tree e draws random numbers lazily (a Philox draw of fusor::lazy::random: its numbers
 /// are fixed by the stream it took when it was made, so a replay would draw them again).
 template <class E>
 bool draws_random(const E& e) {
-  if constexpr (requires { e.owner; e.value; }) return false;  // a variable
-  else if constexpr (requires { e.gen.seed; e.gen.stream; }) return true;
-  else if constexpr (requires { e.a; e.b; e.c; }) return draws_random(e.a) || draws_random(e.b) || draws_random(e.c);
-  else if constexpr (requires { e.a; e.b; }) return draws_random(e.a) || draws_random(e.b);
-  else if constexpr (requires { e.a; }) return draws_random(e.a);
-  else return false;
+  bool any = false;
+  for_each_terminal(e, [&](const auto& t) {
+    if constexpr (requires { t.gen.seed; t.gen.stream; }) any = true;
+  });
+  return any;
 }
 }  // namespace detail
 

@@ -1,5 +1,5 @@
 #pragma once
-// The one walk over expression trees. bind<Bk>(e, out) turns a tree of core's nodes into a
+// From a tree to what a backend runs. bind<Bk>(e, out) turns a tree of core's nodes into a
 // backend's evaluator bound to the output shape `out`: every strided operand (array leaves and
 // generators) gets its strides aligned to the output's rank, 0 on the axes it is broadcast
 // along. The backend's binding Bk supplies only the evaluator of each kind of node:
@@ -12,10 +12,12 @@
 //
 // Every evaluator exposes `leaves` (how many stride tables it holds) and visit_strides(v), which
 // calls v(index_t*) on each table in tree order; the executors coalesce, permute and seek
-// through those. A new node type is added here (and in nodes.hpp) as one more overload mapping
-// it onto these kinds. (Autodiff is to build its adjoints on this walk too.)
+// through those. A node with a functor over any number of operands binds as a map through its
+// expr_node (traverse.hpp); a new node type of another kind is one more overload here mapping it
+// onto these kinds.
 #include <array>
 #include <cstddef>
+#include <tuple>
 
 #include "../dependent_false.hpp"
 #include "nodes.hpp"
@@ -48,18 +50,14 @@ struct bind_tree {
   static auto of(const scalar_expr<T>& s, const extents&) {
     return Bk::bind_scalar(s);
   }
-  template <class F, class A>
-  static auto of(const unary_expr<F, A>& e, const extents& out) {
-    return Bk::template bind_map<F, typename unary_expr<F, A>::traits>(e.f, of(e.a, out));
-  }
-  template <class F, class A, class B>
-  static auto of(const binary_expr<F, A, B>& e, const extents& out) {
-    return Bk::template bind_map<F, typename binary_expr<F, A, B>::traits>(e.f, of(e.a, out), of(e.b, out));
-  }
-  template <class F, class A, class B, class C>
-  static auto of(const ternary_expr<F, A, B, C>& e, const extents& out) {
-    return Bk::template bind_map<F, typename ternary_expr<F, A, B, C>::traits>(e.f, of(e.a, out), of(e.b, out),
-                                                                               of(e.c, out));
+  // a functor over its operands, whatever their number
+  template <functor_node E>
+  static auto of(const E& e, const extents& out) {
+    return std::apply(
+        [&](const auto&... k) {
+          return Bk::template bind_map<typename E::functor_type, typename E::traits>(e.f, of(k, out)...);
+        },
+        children(e));
   }
   template <class U, class A>
   static auto of(const cast_expr<U, A>& e, const extents& out) {

@@ -3,13 +3,15 @@
 // leaf, sub-expressions as nodes, scalars as scalar_expr, computed values as generator_expr).
 // A node never holds a reference, so `auto e = a + b;` is valid while a and b live, like
 // std::span. Nodes only describe work; bind.hpp turns a tree into a backend's evaluator and the
-// backends' executors run it.
+// backends' executors run it. Each node with operands states them once, in its expr_node
+// specialisation (traverse.hpp): every walk over trees is written with that.
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
 #include "leaf.hpp"
+#include "traverse.hpp"
 
 namespace fusor {
 
@@ -81,6 +83,48 @@ struct cast_expr {
   A a;
 };
 
+template <class F, class A>
+struct expr_node<unary_expr<F, A>> {
+  static constexpr int arity = 1;
+  static auto children(const unary_expr<F, A>& e) { return std::tie(e.a); }
+  template <class A2>
+  static auto rebuild(const unary_expr<F, A>& e, A2 a) {
+    return unary_expr<F, A2>{e.f, std::move(a)};
+  }
+};
+template <class F, class A, class B>
+struct expr_node<binary_expr<F, A, B>> {
+  static constexpr int arity = 2;
+  static auto children(const binary_expr<F, A, B>& e) { return std::tie(e.a, e.b); }
+  template <class A2, class B2>
+  static auto rebuild(const binary_expr<F, A, B>& e, A2 a, B2 b) {
+    return binary_expr<F, A2, B2>{e.f, std::move(a), std::move(b)};
+  }
+};
+template <class F, class A, class B, class C>
+struct expr_node<ternary_expr<F, A, B, C>> {
+  static constexpr int arity = 3;
+  static auto children(const ternary_expr<F, A, B, C>& e) { return std::tie(e.a, e.b, e.c); }
+  template <class A2, class B2, class C2>
+  static auto rebuild(const ternary_expr<F, A, B, C>& e, A2 a, B2 b, C2 c) {
+    return ternary_expr<F, A2, B2, C2>{e.f, std::move(a), std::move(b), std::move(c)};
+  }
+};
+template <class U, class A>
+struct expr_node<cast_expr<U, A>> {
+  static constexpr int arity = 1;
+  static auto children(const cast_expr<U, A>& e) { return std::tie(e.a); }
+  template <class A2>
+  static auto rebuild(const cast_expr<U, A>&, A2 a) {
+    return cast_expr<U, A2>{std::move(a)};
+  }
+};
+
+template <class E>
+inline constexpr bool is_cast_v = false;
+template <class U, class A>
+inline constexpr bool is_cast_v<cast_expr<U, A>> = true;
+
 /// A nullary node: values computed from each element's position instead of read from memory
 /// (random draws, ramps, grids), so they fuse into the statement that uses them. Element idx of
 /// `shape` sits at position sum(idx[k] * strides[k]): contiguous strides number the elements in
@@ -122,50 +166,31 @@ template <class G, class B>
 const extents& expr_shape(const generator_expr<G, B>& e) {
   return e.shape;
 }
-template <class F, class A>
-extents expr_shape(const unary_expr<F, A>& e) {
-  return expr_shape(e.a);
-}
-template <class F, class A, class B>
-extents expr_shape(const binary_expr<F, A, B>& e) {
-  return broadcast_shapes(expr_shape(e.a), expr_shape(e.b));
-}
-template <class F, class A, class B, class C>
-extents expr_shape(const ternary_expr<F, A, B, C>& e) {
-  return broadcast_shapes(broadcast_shapes(expr_shape(e.a), expr_shape(e.b)), expr_shape(e.c));
-}
-template <class U, class A>
-extents expr_shape(const cast_expr<U, A>& e) {
-  return expr_shape(e.a);
+/// A node with operands has the shape its operands broadcast to.
+template <class E>
+  requires(!is_terminal_v<E>)
+extents expr_shape(const E& e) {
+  return std::apply(
+      [](const auto& first, const auto&... rest) {
+        extents s = expr_shape(first);
+        ((s = broadcast_shapes(s, expr_shape(rest))), ...);
+        return s;
+      },
+      children(e));
 }
 
-/// Calls f(leaf) for every array leaf of an expression (used by alias checks).
-template <class T, class B, class Fn>
-void for_each_leaf(const leaf<T, B>& l, Fn&& f) {
-  f(l);
-}
-template <class T, class Fn>
-void for_each_leaf(const scalar_expr<T>&, Fn&&) {}
-template <class G, class B, class Fn>
-void for_each_leaf(const generator_expr<G, B>&, Fn&&) {}  // reads no memory
-template <class F, class A, class Fn>
-void for_each_leaf(const unary_expr<F, A>& e, Fn&& f) {
-  for_each_leaf(e.a, f);
-}
-template <class F, class A, class B, class Fn>
-void for_each_leaf(const binary_expr<F, A, B>& e, Fn&& f) {
-  for_each_leaf(e.a, f);
-  for_each_leaf(e.b, f);
-}
-template <class F, class A, class B, class C, class Fn>
-void for_each_leaf(const ternary_expr<F, A, B, C>& e, Fn&& f) {
-  for_each_leaf(e.a, f);
-  for_each_leaf(e.b, f);
-  for_each_leaf(e.c, f);
-}
-template <class U, class A, class Fn>
-void for_each_leaf(const cast_expr<U, A>& e, Fn&& f) {
-  for_each_leaf(e.a, f);
+template <class E>
+inline constexpr bool is_leaf_v = false;
+template <class T, class B>
+inline constexpr bool is_leaf_v<leaf<T, B>> = true;
+
+/// Calls f(leaf) for every array leaf of an expression, in tree order (used by alias checks;
+/// generators and scalars read no memory).
+template <class E, class Fn>
+void for_each_leaf(const E& e, Fn&& f) {
+  for_each_terminal(e, [&](const auto& t) {
+    if constexpr (is_leaf_v<std::remove_cvref_t<decltype(t)>>) f(t);
+  });
 }
 
 namespace detail {
