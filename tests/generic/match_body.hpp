@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <filesystem>
@@ -1176,6 +1177,38 @@ TEST_CASE("match: cubic B-splines reproduce cubic polynomials away from the edge
       }
   CHECK(worst_l < 2e-5);
   CHECK(worst_c < 2e-5 * std::max(1.0, scale));
+}
+
+TEST_CASE("match scan strategy: workers in [1, batches]; run_team calls body once on each thread of its team") {
+  using strategy = match::scan_strategy<B>;
+  static_assert(strategy::default_batch >= 1);
+  for (const int threads : {0, 1, 2, 3, 7}) {
+    for (const std::size_t batches : {std::size_t(1), std::size_t(2), std::size_t(5), std::size_t(64)}) {
+      const int w = strategy::workers(threads, batches);
+      CHECK(w >= 1);
+      CHECK(std::size_t(w) <= batches);
+      if (threads > 0) CHECK(w <= std::max(threads, 1));
+    }
+  }
+  for (const int asked : {1, 2, 3}) {
+    std::atomic<int> calls{0}, team_seen{-1}, bad{0};
+    std::array<std::atomic<int>, 8> per_thread{};
+    strategy::run_team(asked, [&](int t, int team) {
+      calls.fetch_add(1);
+      team_seen.store(team);
+      if (t < 0 || t >= team || team < 1 || team > asked || t >= int(per_thread.size())) bad.fetch_add(1);
+      else per_thread[std::size_t(t)].fetch_add(1);
+    });
+    // loaded into plain ints first: doctest's CHECK copies its operands, an atomic cannot be copied
+    const int n = calls.load(), team = team_seen.load(), wrong = bad.load();
+    CHECK(wrong == 0);
+    CHECK(team >= 1);
+    CHECK(n == team);
+    for (int t = 0; t < team && t < int(per_thread.size()); ++t) {
+      const int once = per_thread[std::size_t(t)].load();
+      CHECK(once == 1);
+    }
+  }
 }
 
 TEST_CASE("match scan: thread counts, scores by name, bad input") {

@@ -525,10 +525,11 @@ void with_c_order(const E& x, F&& f) {
   }
 }
 
-// A source's array on backend B: read on the host, transferred once.
+// A source's array on backend B: read on the host, transferred once (not at all where B's memory
+// is host memory).
 template <class T, class B, class Source>
 array<T, B> load_on(Source& src) {
-  if constexpr (std::is_same_v<B, cpu>) return load<T>(src);
+  if constexpr (std::is_same_v<B, host_backend_t<B>>) return load<T>(src);
   else return to<B>(load<T>(src));
 }
 

@@ -113,11 +113,11 @@ struct cosines_against_one {
 };
 
 /// Dot products (and cosines) of real rows: one GEMM, then one fused pass dividing by the norms
-/// (a zero vector has cosine 0 with everything). On cpu, the cosines of one row against a batch
-/// (a GEMV's shape) are one pass over the batch instead.
+/// (a zero vector has cosine 0 with everything). Where the host can read the rows (the cpu), the
+/// cosines of one row against a batch (a GEMV's shape) are one pass over the batch instead.
 template <class R, class B>
 array<R, B> real_similarity(const array_view<R, B>& q, const array_view<R, B>& x, bool cosine) {
-  if constexpr (std::is_same_v<B, cpu>) {
+  if constexpr (backend_traits<B>::host_accessible) {
     const index_t nq = q.shape()[0], nx = x.shape()[0], w = q.shape()[1];
     if (cosine && (nq == 1 || nx == 1) && w > 0) {
       const bool one_query = nq == 1;

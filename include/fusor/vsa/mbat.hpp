@@ -224,20 +224,22 @@ struct mbat : detail::unit_rows_model<mbat> {
     out[out.size() - 1] = k_;
     return detail::generate<B>(detail::mbat_softmax{s.data(), k_, temperature_}, out);
   }
-  /// <a, U_k> for the rows of a contiguous view: (rows, K), one GEMM. On cpu each thread keeps the
-  /// code vectors of the last model it bound with (up to 2^20 floats): drawing them was 3 of the
-  /// 8.5 us of one bind at d = 10 000 and K = 4. Elsewhere they are drawn for each call.
+  /// <a, U_k> for the rows of a contiguous view: (rows, K), one GEMM. On a backend whose memory is
+  /// host memory (the cpu) each thread keeps the code vectors of the last model it bound with (up
+  /// to 2^20 floats): drawing them was 3 of the 8.5 us of one bind at d = 10 000 and K = 4. Device
+  /// memory is not kept in a thread_local (it could outlive the device context at thread exit), so
+  /// elsewhere they are drawn for each call.
   template <class T, class B>
   array<float, B> scores(const array_view<T, B>& a) const {
     const index_t rows = a.size() / d;
     const array_view<T, B> am(a.data(), extents{rows, d}, extents{d, 1});
-    if constexpr (std::is_same_v<B, cpu>) {
+    if constexpr (backend_traits<B>::host_accessible) {
       if (index_t(k_) * d <= (index_t(1) << 20)) {
         struct kept {
           index_t d = 0;
           int k = 0;
           std::uint64_t seed = 0;
-          array<float, B> u;  // B is cpu here (named through B: dependent, so this header stands alone)
+          array<float, B> u;  // host memory (named through B: dependent, so this header stands alone)
         };
         thread_local kept last;
         if (last.d != d || last.k != k_ || last.seed != code_seed_) {
