@@ -506,6 +506,18 @@ using fusor::corrcoef;
 using fusor::cov;
 }  // namespace fusor
 
+// the extension API: what a layer built on the arrays calls (core/ext.hpp, docs/extending.md)
+export namespace fusor::ext {
+using fusor::ext::add_gathered_rows;
+using fusor::ext::assign_expr;
+using fusor::ext::check_indices;
+using fusor::ext::checked_indices;
+using fusor::ext::contiguous;
+using fusor::ext::contiguous_of;
+using fusor::ext::copy_contiguous;
+using fusor::ext::to_node;
+}  // namespace fusor::ext
+
 // numpy.linalg's decompositions and solvers (LAPACK / cuSOLVER)
 export namespace fusor::linalg {
 using fusor::linalg::cholesky;

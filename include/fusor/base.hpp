@@ -35,6 +35,7 @@
 #include "core/construct.hpp"
 #include "core/sets.hpp"
 #include "core/numerics.hpp"
+#include "core/ext.hpp"
 #include "backend/cpu/memory.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/cpu/packet.hpp"

@@ -46,8 +46,10 @@ def public_names(clang, flags):
         while stack and stack[-1][0] >= depth:
             stack.pop()
         words = [w for w in m["rest"].split() if w not in FLAGS]
-        name = NAME.match(words[0]).group(0) if words and NAME.match(words[0]) else None
         kind = m["kind"]
+        if kind == "UsingDecl" and words:
+            words[0] = words[0].rsplit("::", 1)[-1]  # `using a::b::name;` declares name
+        name = NAME.match(words[0]).group(0) if words and NAME.match(words[0]) else None
         enclosing_public = stack and all(ns is not None and ns not in PRIVATE_NAMESPACES for _, ns in stack)
         if kind == "NamespaceDecl":
             stack.append((depth, name))

@@ -18,6 +18,7 @@
 #include "../core/operators.hpp"
 #include "functors.hpp"
 #include "var.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -276,7 +277,7 @@ template <class X>
 auto gated(const X& x, bool on) {
   if constexpr (is_none_v<X>) return x;
   else {
-    auto node = fusor::detail::to_node(x);
+    auto node = fusor::ext::to_node(x);
     return unary_expr<gate_fn, decltype(node)>{gate_fn{{}, on}, node};
   }
 }

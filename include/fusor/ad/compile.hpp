@@ -54,6 +54,7 @@
 #include "record.hpp"
 #include "tape.hpp"
 #include "transforms.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -218,7 +219,7 @@ class compiled {
         t.replay_forward();
         t.clear_adjoints();
         const leaf<T, B> seed{t.adjoint_buffer<T, B>(loss_), extents{}, extents{}};
-        fusor::detail::assign_expr(seed, scalar_expr<T>{T(1)}, false);
+        fusor::ext::assign_expr(seed, scalar_expr<T>{T(1)}, false);
         t.slot_at(loss_).adjoint_written = true;
         t.replay_backward();
       });

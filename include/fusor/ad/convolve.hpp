@@ -17,6 +17,7 @@
 #include "../core/pad.hpp"
 #include "../fft/convolve.hpp"
 #include "ops.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -145,7 +146,7 @@ auto correlate(const X& in1, const Y& in2, fft::conv_mode mode = fft::conv_mode:
                 "fusor: correlate of variables needs float or double values (complex variables, and forward over reverse, i.e. hessian or hvp, are not supported)");
   tape& t = *detail::common_tape("correlate", in1, in2);
   const auto o2 = detail::make_operand<T>(t, in2);
-  if (o2.shape().size() != expr_shape(fusor::detail::to_node(in1)).size())  // the plan names the ranks
+  if (o2.shape().size() != expr_shape(fusor::ext::to_node(in1)).size())  // the plan names the ranks
     return detail::convolve_op(t, "correlate", detail::make_operand<T>(t, in1), o2, mode, axes);
   return detail::convolve_op(t, "correlate", detail::make_operand<T>(t, in1), [&] {
     auto r = o2;

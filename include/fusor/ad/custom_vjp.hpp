@@ -12,6 +12,7 @@
 
 #include "../core/array.hpp"
 #include "ops.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -51,7 +52,7 @@ struct custom_back {
   }
   template <class Ct, class T>
   static void one(tape& t, const Ct& ct, const operand<T, B>& in, std::size_t index) {
-    const auto node = fusor::detail::to_node(ct);
+    const auto node = fusor::ext::to_node(ct);
     const extents s = expr_shape(node);
     if (!(s == in.shape()))
       throw tape_error("fusor: custom_vjp's bwd returned a cotangent of shape " + to_string(s) + " for argument " +
@@ -88,7 +89,7 @@ class custom_vjp_fn {
     static_assert(std::is_floating_point_v<R>, "fusor: custom_vjp's fwd must return a float or double array");
     const bool any = std::apply([](const auto&... o) { return (o.grad || ...); }, ops);
     auto [v, grad] = new_output<R, B>(*t, out.shape(), any);
-    fusor::detail::assign_expr(output_leaf(v), out.as_leaf(), false);
+    fusor::ext::assign_expr(output_leaf(v), out.as_leaf(), false);
     if (grad)
       record_op<R, B>(*t, v.id(),
                       custom_back<Bwd, std::remove_cvref_t<decltype(residuals)>, R, B, arg_operand_t<A>...>{

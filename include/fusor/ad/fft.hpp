@@ -29,6 +29,7 @@
 #include "../core/shape_ops.hpp"
 #include "../fft/transforms.hpp"
 #include "ops.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad::detail {
 
@@ -57,7 +58,7 @@ array<C, B> scale_mirrored(const leaf<C, B>& v, int axis, index_t count, double 
   for (int k = 0; k < v.shape.size(); ++k) strides.push_back(k == axis ? 1 : 0);
   const leaf<R, B> wl{const_cast<R*>(weights.data()), v.shape, strides};
   array<C, B> out(v.shape);
-  fusor::detail::assign_expr(out.as_leaf(), v * wl, false);
+  fusor::ext::assign_expr(out.as_leaf(), v * wl, false);
   return out;
 }
 
@@ -68,7 +69,7 @@ void hermitian_plane(array<C, B>& h, const fft::detail::axes_spec& a, index_t in
   const int last = a.axis[a.count - 1];
   if (a.count == 1) {  // a 1-d transform: the plane is one number per batch, which must be real
     auto p = fusor::detail::slice_leaf(h.as_leaf(), last, index, index + 1);
-    fusor::detail::assign_expr(p, fusor::real(p), false);
+    fusor::ext::assign_expr(p, fusor::real(p), false);
     return;
   }
   const leaf<C, B> p = fusor::detail::slice_leaf(h.as_leaf(), last, index, index + 1);
@@ -77,7 +78,7 @@ void hermitian_plane(array<C, B>& h, const fft::detail::axes_spec& a, index_t in
     const int j = a.axis[k];
     if (p.shape[j] > 1) rev = fusor::roll(fusor::flip(rev, j), 1, j);
   }
-  fusor::detail::assign_expr(p, (p + fusor::conj(rev.as_leaf())) * real_t<C>(0.5), false);
+  fusor::ext::assign_expr(p, (p + fusor::conj(rev.as_leaf())) * real_t<C>(0.5), false);
 }
 
 /// adjoint(o) += h where they overlap along the transformed axes (Pᵀ: a crop or zero-pad of the
@@ -153,7 +154,7 @@ auto fft_op(const char* fn, const X& x, const extents& s, const extents& axes, f
   using Out = value_t<decltype(run(o.view()))>;
   if constexpr (!real_kind) {
     if (a.count == 0)  // no axes (a 0-d input): NumPy returns the input as complex, whose adjoint is the identity
-      return materialise(fusor::detail::to_node(fusor::cast<Out>(o.as_var(t))));
+      return materialise(fusor::ext::to_node(fusor::cast<Out>(o.as_var(t))));
   }
   auto result = run(o.view());
   auto [out, grad] = kept_output(t, std::move(result), o.grad);

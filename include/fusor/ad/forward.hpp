@@ -20,6 +20,7 @@
 #include "../core/transfer.hpp"
 #include "dual.hpp"
 #include "functors.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -28,7 +29,7 @@ namespace fusor::ad {
 template <class E>
   requires expression<E> && is_dual_v<value_t<E>>
 auto primal(const E& e) {
-  auto node = fusor::detail::to_node(e);
+  auto node = fusor::ext::to_node(e);
   return unary_expr<primal_fn, decltype(node)>{primal_fn{}, node};
 }
 /// Tangent k of an array or expression of duals, as an expression.
@@ -39,7 +40,7 @@ auto tangent(const E& e, int k = 0) {
   if (k < 0 || k >= D::tangents)
     throw value_error("fusor: tangent index " + std::to_string(k) + " is out of range for " +
                       std::string(dtype_name<D>()) + " (expected 0 to " + std::to_string(D::tangents - 1) + ")");
-  auto node = fusor::detail::to_node(e);
+  auto node = fusor::ext::to_node(e);
   return unary_expr<tangent_fn, decltype(node)>{tangent_fn{{}, k}, node};
 }
 

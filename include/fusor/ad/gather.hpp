@@ -10,6 +10,7 @@
 #include "../core/indexing.hpp"
 #include "ops.hpp"
 #include "views.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -27,7 +28,7 @@ void scatter_into(tape& t, const operand<T, B>& o, bool adds, Scatter&& scatter)
   if (whole && (adds || !s.adjoint_written)) {
     T* adj = t.adjoint_buffer<T, B>(o.id);
     if (!s.adjoint_written) {
-      fusor::detail::assign_expr(leaf<T, B>{adj, s.shape, contiguous_strides(s.shape)}, scalar_expr<T>{T{}}, false);
+      fusor::ext::assign_expr(leaf<T, B>{adj, s.shape, contiguous_strides(s.shape)}, scalar_expr<T>{T{}}, false);
       s.adjoint_written = true;
     }
     scatter(adj);
@@ -83,8 +84,8 @@ void take_check(tape&, const void* p) {
   const auto& n = *static_cast<const take_step<T, B, I>*>(p);
   const array_view<I, B> source(n.source.data, n.source.shape, n.source.strides);
   const index_t len = n.x.shape()[n.axis];
-  if (n.table != nullptr) fusor::detail::check_indices(n.table, "indices", "indices", source, len);
-  (void)fusor::detail::checked_indices<B>(source, len, n.axis, n.x.shape());
+  if (n.table != nullptr) fusor::ext::check_indices(n.table, "indices", "indices", source, len);
+  (void)fusor::ext::checked_indices<B>(source, len, n.axis, n.x.shape());
 }
 template <class T, class B, class I>
 void take_forward(tape& t, const void* p) {
@@ -102,7 +103,7 @@ void take_forward(tape& t, const void* p) {
     idx = where(bad, std::int64_t(0), where(i < std::int64_t(0), i + std::int64_t(len), i));
   } else {
     idx = source;
-    if (n.table != nullptr) fusor::detail::check_indices(n.table, "indices", "indices", idx, len);
+    if (n.table != nullptr) fusor::ext::check_indices(n.table, "indices", "indices", idx, len);
     fusor::detail::wrap_checked<B>(n.idx, count, len, n.axis, xs);
   }
   index_t outer, inner;
@@ -126,7 +127,7 @@ auto take_of(const X& x, const I& indices, int axis, const char* table) {
                      ? o0
                      : make_operand<T>(t, materialise(o0.as_var(t)));
   const int ax = normalize_axis(axis, o.shape().size());
-  const extents ishape = expr_shape(fusor::detail::to_node(indices));
+  const extents ishape = expr_shape(fusor::ext::to_node(indices));
   auto* idx = t.keep(array<std::int64_t, B>(ishape));
   auto [out, grad] = new_output<T, B>(t, fusor::detail::take_shape(o.shape(), ax, ishape), o.grad);
   if constexpr (fusor::detail::is_array_v<I> || fusor::detail::is_view_v<I>) {

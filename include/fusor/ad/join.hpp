@@ -16,6 +16,7 @@
 #include "gather.hpp"
 #include "ops.hpp"
 #include "views.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -151,7 +152,7 @@ auto pad(const X& x, const pad_widths& widths, pad_mode mode = pad_mode::constan
   using T = value_t<node_t<X>>;
   using B = backend_of_t<node_t<X>>;
   if (mode != pad_mode::constant) {
-    const extents shape = expr_shape(fusor::detail::to_node(x));
+    const extents shape = expr_shape(fusor::ext::to_node(x));
     (void)fusor::detail::padded_shape(shape, widths, mode);  // checks the widths, as the array function
     var<T, B> r;
     bool padded = false;

@@ -20,6 +20,7 @@
 #include "record.hpp"
 #include "tape.hpp"
 #include "var.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad::detail {
 
@@ -49,7 +50,7 @@ tape* common_tape(const char* what, const X&... xs) {
   auto visit = [&](const auto& x) {
     using N = std::remove_cvref_t<decltype(x)>;
     if constexpr (holds_vars_v<N>) {
-      tape& u = tape_of(fusor::detail::to_node(x), what);
+      tape& u = tape_of(fusor::ext::to_node(x), what);
       if (t != nullptr && t != &u)
         throw tape_error(std::string("fusor: ") + what +
                          " of variables from two different tapes (expected every variable of one operation on one "
@@ -71,10 +72,10 @@ auto make_operand(tape& t, const X& x) {
   static_assert(std::is_same_v<V, T> || promoted,
                 "fusor: the operands of this operation must have one element type (cast with astype first)");
   if constexpr (promoted) {
-    const auto node = fusor::detail::to_node(x);
+    const auto node = fusor::ext::to_node(x);
     const std::uint32_t id = t.new_slot<T, B>(expr_shape(node), false);
     const leaf<T, B> dst = value_leaf<T, B>(t, id);
-    fusor::detail::assign_expr(dst, cast_expr<T, std::remove_cv_t<decltype(node)>>{node}, false);
+    fusor::ext::assign_expr(dst, cast_expr<T, std::remove_cv_t<decltype(node)>>{node}, false);
     return operand<T, B>{dst, 0, 0, false};
   } else if constexpr (holds_vars_v<X>) {
     if constexpr (std::is_same_v<X, var_leaf<T, B>>) {
@@ -82,7 +83,7 @@ auto make_operand(tape& t, const X& x) {
     } else {
       const var<T, B> v = [&] {
         if constexpr (is_var_v<X>) return x;
-        else return materialise(fusor::detail::to_node(x));
+        else return materialise(fusor::ext::to_node(x));
       }();
       const var_leaf<T, B> l = v.as_leaf();
       return operand<T, B>{l.value, l.id, l.generation, t.slot_at(l.id).requires_grad};
@@ -91,7 +92,7 @@ auto make_operand(tape& t, const X& x) {
     if (recording() || t.capturing()) t.watch(x.as_leaf(), false);  // read where it lies, in backward and replays
     return operand<T, B>{x.as_leaf(), 0, 0, false};
   } else {  // a constant expression: evaluated into a tape buffer (reused after reset, like any slot)
-    const auto node = fusor::detail::to_node(x);
+    const auto node = fusor::ext::to_node(x);
     using N = std::remove_cv_t<decltype(node)>;
     const std::uint32_t id = t.new_slot<T, B>(expr_shape(node), false);
     const map_node<N> step{node, id};

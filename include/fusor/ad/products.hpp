@@ -12,6 +12,7 @@
 #include "../linalg/products.hpp"
 #include "ops.hpp"
 #include "views.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -54,7 +55,7 @@ void product_into_view(const strided_t<T, B>& a, const strided_t<T, B>& b, const
       la::matmul_into(plane(a, k), plane(b, 0), plane(c, k));
       la::matmul_into(plane(a, 0), plane(b, k), strided_t<R, B>(cross.view()));
       const leaf<R, B> ck = plane(c, k).as_leaf();
-      fusor::detail::assign_expr(ck, ck + cross.as_leaf(), false);
+      fusor::ext::assign_expr(ck, ck + cross.as_leaf(), false);
     }
   }
 }
@@ -215,7 +216,7 @@ auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& ax
       return O{{const_cast<T*>(v.data()), shape, strides}, 0, 0, false};
     const std::uint32_t id = t.new_slot<T, backend_of_t<O>>(shape, false);  // a constant copied once
     const auto dst = detail::value_leaf<T, backend_of_t<O>>(t, id);
-    fusor::detail::assign_expr(decltype(dst){dst.data, v.shape(), contiguous_strides(v.shape())}, v.as_leaf(), false);
+    fusor::ext::assign_expr(decltype(dst){dst.data, v.shape(), contiguous_strides(v.shape())}, v.as_leaf(), false);
     return O{dst, 0, 0, false};
   };
   auto out = detail::matmul_op(t, as_matrix(oa, pa, m, k), as_matrix(ob, pb, k, n));
@@ -226,8 +227,8 @@ auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& ax
 template <expression A, expression Bx>
   requires(detail::holds_vars_v<A> || detail::holds_vars_v<Bx>)
 auto tensordot(const A& a, const Bx& b, int n = 2) {
-  const auto [xa, xb] = fusor::detail::linalg::last_first_axes(expr_shape(fusor::detail::to_node(a)),
-                                                               expr_shape(fusor::detail::to_node(b)), n);
+  const auto [xa, xb] = fusor::detail::linalg::last_first_axes(expr_shape(fusor::ext::to_node(a)),
+                                                               expr_shape(fusor::ext::to_node(b)), n);
   return ad::tensordot(a, b, xa, xb);
 }
 
@@ -236,7 +237,7 @@ auto tensordot(const A& a, const Bx& b, int n = 2) {
 template <expression A, expression Bx>
   requires(detail::holds_vars_v<A> || detail::holds_vars_v<Bx>)
 auto dot(const A& a, const Bx& b) {
-  const extents sa = expr_shape(fusor::detail::to_node(a)), sb = expr_shape(fusor::detail::to_node(b));
+  const extents sa = expr_shape(fusor::ext::to_node(a)), sb = expr_shape(fusor::ext::to_node(b));
   using T = detail::product_value_t<A, Bx>;
   using Bk = backend_of_t<node_t<std::conditional_t<detail::holds_vars_v<A>, A, Bx>>>;
   if (sa.size() == 0 || sb.size() == 0) return var<T, Bk>(eval(a * b));

@@ -16,6 +16,7 @@
 #include "adjoint.hpp"
 #include "tape.hpp"
 #include "var.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -138,13 +139,13 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
   };
   leaf<V, B> r = buffer(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
   // written as accumulate's statement (identity + x), which the same x then shares
-  fusor::detail::assign_expr(r, identity_leaf<V, B>(t, out) + x, false);
+  fusor::ext::assign_expr(r, identity_leaf<V, B>(t, out) + x, false);
   // sums r along axis k into a new buffer of shape `to` (r's shape with axis k kept as 1 or dropped)
   auto sum_axis = [&](int k, const extents& to) {
     const leaf<V, B> dst = buffer(to);
     const extents dropped = fusor::detail::drop_axis(r.shape, k);
     const leaf<V, B> flat{dst.data, dropped, contiguous_strides(dropped)};
-    if (r.shape[k] == 0) fusor::detail::assign_expr(flat, scalar_expr<V>{V{}}, false);
+    if (r.shape[k] == 0) fusor::ext::assign_expr(flat, scalar_expr<V>{V{}}, false);
     else executor<B>::template reduce_axis<fusor::detail::sum_op>(flat, r, k);
     r = dst;
   };
@@ -180,12 +181,12 @@ bool zero_outside_box(const leaf<T, B>& whole, const leaf<T, B>& dst) {
     T* const start = slab.data;
     if (lo[k] > 0) {
       slab.shape[k] = lo[k];
-      fusor::detail::assign_expr(slab, scalar_expr<T>{T{}}, false);
+      fusor::ext::assign_expr(slab, scalar_expr<T>{T{}}, false);
     }
     if (hi[k] < whole.shape[k]) {
       slab.data = start + hi[k] * whole.strides[k];
       slab.shape[k] = whole.shape[k] - hi[k];
-      fusor::detail::assign_expr(slab, scalar_expr<T>{T{}}, false);
+      fusor::ext::assign_expr(slab, scalar_expr<T>{T{}}, false);
     }
   }
   return true;
@@ -214,9 +215,9 @@ void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents&
     if (!s.adjoint_written) {
       s.adjoint_written = true;
       if (full || zero_outside_box(whole, dst)) base = identity_leaf<T, B>(t, dst.shape);
-      else fusor::detail::assign_expr(whole, scalar_expr<T>{T{}}, false);
+      else fusor::ext::assign_expr(whole, scalar_expr<T>{T{}}, false);
     }
-    fusor::detail::assign_expr(dst, base + contribution, false);
+    fusor::ext::assign_expr(dst, base + contribution, false);
   };
   // a broadcast view (stride 0 along an axis of extent > 1, from broadcast_to) reads one element
   // many times: that element receives the sum over the axis
@@ -304,7 +305,7 @@ void map_forward(tape& t, const void* p) {
   const auto& n = *static_cast<const map_node<E>*>(p);
   using T = value_t<E>;
   using B = backend_of_t<E>;
-  fusor::detail::assign_expr(value_leaf<T, B>(t, n.out), strip(n.tree), false);
+  fusor::ext::assign_expr(value_leaf<T, B>(t, n.out), strip(n.tree), false);
 }
 template <class E>
 void map_backward(tape& t, const void* p) {
@@ -406,10 +407,10 @@ void reduce_forward(tape& t, const void* p) {
   const extents shape = expr_shape(n.tree);
   const extents out_shape = fusor::detail::drop_axis(shape, n.axis);
   const leaf<V, B> dst{static_cast<V*>(t.slot_at(n.out).value), out_shape, contiguous_strides(out_shape)};
-  if (shape[n.axis] == 0) fusor::detail::assign_expr(dst, scalar_expr<V>{V{}}, false);
+  if (shape[n.axis] == 0) fusor::ext::assign_expr(dst, scalar_expr<V>{V{}}, false);
   else executor<B>::template reduce_axis<fusor::detail::sum_op>(dst, plain, n.axis);
   if (Kind == reduction::mean)
-    fusor::detail::assign_expr(dst, dst * scalar_expr<V>{V{1} / real_constant<V>(double(shape[n.axis]))}, false);
+    fusor::ext::assign_expr(dst, dst * scalar_expr<V>{V{1} / real_constant<V>(double(shape[n.axis]))}, false);
 }
 
 template <reduction Kind, class N>
@@ -453,7 +454,7 @@ template <class T, class B>
 template <expression E>
   requires(!std::is_same_v<std::remove_cvref_t<E>, var<T, B>>)
 var<T, B>::var(const E& e) {
-  auto node = fusor::detail::to_node(e);
+  auto node = fusor::ext::to_node(e);
   static_assert(detail::var_count<decltype(node)> > 0,
                 "fusor: a variable is made from an expression of variables (for an array, use tape.param or "
                 "ad::param; for a constant, use the array itself)");
@@ -466,7 +467,7 @@ var<T, B>::var(const E& e) {
 template <expression E>
   requires detail::has_vars_v<E>
 auto eval(const E& e) {
-  return detail::materialise(fusor::detail::to_node(e));
+  return detail::materialise(fusor::ext::to_node(e));
 }
 
 // Reductions of expressions of variables: found by argument-dependent lookup from `sum(x * x)`
@@ -474,22 +475,22 @@ auto eval(const E& e) {
 template <expression E>
   requires detail::has_vars_v<E>
 auto sum(const E& e) {
-  return detail::reduce<detail::reduction::sum>(fusor::detail::to_node(e), detail::whole, false);
+  return detail::reduce<detail::reduction::sum>(fusor::ext::to_node(e), detail::whole, false);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto sum(const E& e, int axis, bool keepdims = false) {
-  return detail::reduce<detail::reduction::sum>(fusor::detail::to_node(e), axis, keepdims);
+  return detail::reduce<detail::reduction::sum>(fusor::ext::to_node(e), axis, keepdims);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto mean(const E& e) {
-  return detail::reduce<detail::reduction::mean>(fusor::detail::to_node(e), detail::whole, false);
+  return detail::reduce<detail::reduction::mean>(fusor::ext::to_node(e), detail::whole, false);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto mean(const E& e, int axis, bool keepdims = false) {
-  return detail::reduce<detail::reduction::mean>(fusor::detail::to_node(e), axis, keepdims);
+  return detail::reduce<detail::reduction::mean>(fusor::ext::to_node(e), axis, keepdims);
 }
 
 /// A parameter: a variable whose value is the caller's array (not copied). Keep it unchanged until
@@ -535,7 +536,7 @@ array_view<T, B> gradient(const var<T, B>& x) {
   auto& s = t.slot_at(x.id());
   const leaf<T, B> a = detail::adjoint_leaf<T, B>(t, x.id());
   if (!s.adjoint_written) {
-    fusor::detail::assign_expr(a, scalar_expr<T>{T{}}, false);
+    fusor::ext::assign_expr(a, scalar_expr<T>{T{}}, false);
     s.adjoint_written = true;
   }
   return {a.data, a.shape, a.strides};

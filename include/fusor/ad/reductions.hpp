@@ -20,6 +20,7 @@
 #include "../core/reduce.hpp"
 #include "../core/reduce_ops.hpp"
 #include "record.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -299,7 +300,7 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
   }();
   const extents kept = fusor::detail::keep_axis(shape, ax);
   const std::uint32_t id = t.new_slot<R, B>(keepdims ? kept : fusor::detail::drop_axis(shape, ax), grad);
-  fusor::detail::assign_expr(leaf<R, B>{static_cast<R*>(t.slot_at(id).value), kept, contiguous_strides(kept)},
+  fusor::ext::assign_expr(leaf<R, B>{static_cast<R*>(t.slot_at(id).value), kept, contiguous_strides(kept)},
                              value.as_leaf(), false);
   if (grad) record_tree(t, &stat_backward<N>, stat_node<N>{node, id, ax, Kind, dd, ord}, node);
   return var<R, B>(&t, id);
@@ -310,49 +311,49 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
 template <expression E>
   requires detail::has_vars_v<E>
 auto prod(const E& e) {
-  return detail::stat_reduce<detail::statistic::prod>(fusor::detail::to_node(e), detail::whole, false);
+  return detail::stat_reduce<detail::statistic::prod>(fusor::ext::to_node(e), detail::whole, false);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto prod(const E& e, int axis, bool keepdims = false) {
-  return detail::stat_reduce<detail::statistic::prod>(fusor::detail::to_node(e), axis, keepdims);
+  return detail::stat_reduce<detail::statistic::prod>(fusor::ext::to_node(e), axis, keepdims);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto max(const E& e) {
-  return detail::stat_reduce<detail::statistic::max>(fusor::detail::to_node(e), detail::whole, false);
+  return detail::stat_reduce<detail::statistic::max>(fusor::ext::to_node(e), detail::whole, false);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto max(const E& e, int axis, bool keepdims = false) {
-  return detail::stat_reduce<detail::statistic::max>(fusor::detail::to_node(e), axis, keepdims);
+  return detail::stat_reduce<detail::statistic::max>(fusor::ext::to_node(e), axis, keepdims);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto min(const E& e) {
-  return detail::stat_reduce<detail::statistic::min>(fusor::detail::to_node(e), detail::whole, false);
+  return detail::stat_reduce<detail::statistic::min>(fusor::ext::to_node(e), detail::whole, false);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto min(const E& e, int axis, bool keepdims = false) {
-  return detail::stat_reduce<detail::statistic::min>(fusor::detail::to_node(e), axis, keepdims);
+  return detail::stat_reduce<detail::statistic::min>(fusor::ext::to_node(e), axis, keepdims);
 }
 
 // ---- std (var is in namespace fusor, below) ----
 template <expression E>
   requires detail::has_vars_v<E>
 auto std(const E& e, ddof d = ddof(0)) {
-  return detail::stat_reduce<detail::statistic::std>(fusor::detail::to_node(e), detail::whole, false, d.value);
+  return detail::stat_reduce<detail::statistic::std>(fusor::ext::to_node(e), detail::whole, false, d.value);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto std(const E& e, int axis, ddof d, bool keepdims = false) {
-  return detail::stat_reduce<detail::statistic::std>(fusor::detail::to_node(e), axis, keepdims, d.value);
+  return detail::stat_reduce<detail::statistic::std>(fusor::ext::to_node(e), axis, keepdims, d.value);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto std(const E& e, int axis, bool keepdims = false) {
-  return detail::stat_reduce<detail::statistic::std>(fusor::detail::to_node(e), axis, keepdims, 0);
+  return detail::stat_reduce<detail::statistic::std>(fusor::ext::to_node(e), axis, keepdims, 0);
 }
 
 // ---- norm -------------------------------------------------------------------------------------------
@@ -360,12 +361,12 @@ auto std(const E& e, int axis, bool keepdims = false) {
 template <expression E>
   requires detail::has_vars_v<E>
 auto norm(const E& e, double ord = 2) {
-  return detail::stat_reduce<detail::statistic::norm>(fusor::detail::to_node(e), detail::whole, false, 0, ord);
+  return detail::stat_reduce<detail::statistic::norm>(fusor::ext::to_node(e), detail::whole, false, 0, ord);
 }
 template <expression E>
   requires detail::has_vars_v<E>
 auto norm(const E& e, double ord, int axis, bool keepdims = false) {
-  return detail::stat_reduce<detail::statistic::norm>(fusor::detail::to_node(e), axis, keepdims, 0, ord);
+  return detail::stat_reduce<detail::statistic::norm>(fusor::ext::to_node(e), axis, keepdims, 0, ord);
 }
 
 // ---- logsumexp ----------------------------------------------------------------------------------------
@@ -373,7 +374,7 @@ auto norm(const E& e, double ord, int axis, bool keepdims = false) {
 /// arrays and expressions, a 0-d variable for expressions of variables.
 template <expression E>
 auto logsumexp(const E& e) {
-  const auto node = fusor::detail::to_node(e);
+  const auto node = fusor::ext::to_node(e);
   static_assert(real_differentiable_v<value_t<decltype(node)>>,
                 "fusor: logsumexp needs float or double values, or their dual numbers");
   if constexpr (detail::has_vars_v<E>) return detail::stat_reduce<detail::statistic::logsumexp>(node, detail::whole, false);
@@ -382,7 +383,7 @@ auto logsumexp(const E& e) {
 /// Along an axis, with keepdims.
 template <expression E>
 auto logsumexp(const E& e, int axis, bool keepdims = false) {
-  const auto node = fusor::detail::to_node(e);
+  const auto node = fusor::ext::to_node(e);
   static_assert(real_differentiable_v<value_t<decltype(node)>>,
                 "fusor: logsumexp needs float or double values, or their dual numbers");
   if constexpr (detail::has_vars_v<E>) {
@@ -409,16 +410,16 @@ namespace fusor {
 template <expression E>
   requires ad::detail::has_vars_v<E>
 auto var(const E& e, ddof d = ddof(0)) {
-  return ad::detail::stat_reduce<ad::detail::statistic::var>(detail::to_node(e), ad::detail::whole, false, d.value);
+  return ad::detail::stat_reduce<ad::detail::statistic::var>(fusor::ext::to_node(e), ad::detail::whole, false, d.value);
 }
 template <expression E>
   requires ad::detail::has_vars_v<E>
 auto var(const E& e, int axis, ddof d, bool keepdims = false) {
-  return ad::detail::stat_reduce<ad::detail::statistic::var>(detail::to_node(e), axis, keepdims, d.value);
+  return ad::detail::stat_reduce<ad::detail::statistic::var>(fusor::ext::to_node(e), axis, keepdims, d.value);
 }
 template <expression E>
   requires ad::detail::has_vars_v<E>
 auto var(const E& e, int axis, bool keepdims = false) {
-  return ad::detail::stat_reduce<ad::detail::statistic::var>(detail::to_node(e), axis, keepdims, 0);
+  return ad::detail::stat_reduce<ad::detail::statistic::var>(fusor::ext::to_node(e), axis, keepdims, 0);
 }
 }  // namespace fusor

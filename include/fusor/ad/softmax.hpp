@@ -9,6 +9,7 @@
 #include <string>
 
 #include "reductions.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -34,16 +35,16 @@ void softmax_into(const leaf<R, B>& dst, const N& x, int ax, bool log, R* work) 
   const extents rows = fusor::detail::drop_axis(shape, ax);
   const leaf<R, B> w{work, rows, contiguous_strides(rows)};
   executor<B>::template reduce_axis<fusor::detail::max_op>(w, x, ax);
-  fusor::detail::assign_expr(w, where(isfinite(w), w, R(0)), false);  // a row of -inf stays NaN-free until its own arithmetic
+  fusor::ext::assign_expr(w, where(isfinite(w), w, R(0)), false);  // a row of -inf stays NaN-free until its own arithmetic
   if (log) {
-    fusor::detail::assign_expr(dst, x - red.spread(work), false);
+    fusor::ext::assign_expr(dst, x - red.spread(work), false);
     executor<B>::template reduce_axis<fusor::detail::sum_op>(w, exp(dst), ax);
-    fusor::detail::assign_expr(w, fusor::log(w), false);
-    fusor::detail::assign_expr(dst, dst - red.spread(work), false);
+    fusor::ext::assign_expr(w, fusor::log(w), false);
+    fusor::ext::assign_expr(dst, dst - red.spread(work), false);
   } else {
-    fusor::detail::assign_expr(dst, exp(x - red.spread(work)), false);
+    fusor::ext::assign_expr(dst, exp(x - red.spread(work)), false);
     executor<B>::template reduce_axis<fusor::detail::sum_op>(w, dst, ax);
-    fusor::detail::assign_expr(dst, dst / red.spread(work), false);
+    fusor::ext::assign_expr(dst, dst / red.spread(work), false);
   }
 }
 
@@ -78,7 +79,7 @@ void softmax_backward(tape& t, const void* p) {
 
 template <class E>
 auto softmax_of(const E& e, int axis, bool log) {
-  const auto node = fusor::detail::to_node(e);
+  const auto node = fusor::ext::to_node(e);
   using N = std::remove_cv_t<decltype(node)>;
   using R = value_t<N>;
   using B = backend_of_t<N>;

@@ -15,6 +15,7 @@
 #include "forward.hpp"
 #include "params.hpp"
 #include "record.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -130,7 +131,7 @@ class pullback {
       throw tape_error("fusor: the cotangent must have the output's shape " + to_string(y_.shape()) + ", got " +
                        to_string(cotangent.shape()));
     tape_->clear_adjoints();
-    fusor::detail::assign_expr(detail::adjoint_leaf<R, B>(*tape_, y_.id()), cotangent.as_leaf(), false);
+    fusor::ext::assign_expr(detail::adjoint_leaf<R, B>(*tape_, y_.id()), cotangent.as_leaf(), false);
     tape_->slot_at(y_.id()).adjoint_written = true;
     tape_->run_backward();
     return array<T, B>(gradient(x_));
@@ -154,7 +155,7 @@ auto vjp(F f, const array<T, B>& x) {
   const auto y = detail::loss_var(f(xv));
   using R = value_t<decltype(y)>;
   array<R, B> value(y.shape());
-  fusor::detail::assign_expr(value.as_leaf(), y.as_leaf().value, false);
+  fusor::ext::assign_expr(value.as_leaf(), y.as_leaf().value, false);
   return std::make_pair(std::move(value), pullback<T, R, B>(t, xv, y));
 }
 

@@ -19,6 +19,7 @@
 #include "../core/view.hpp"
 #include "dual.hpp"
 #include "tape.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -245,7 +246,7 @@ bool draws_random(const E& e) {
 template <class E>
   requires expression<E>
 auto stop_gradient(const E& e) {
-  return detail::strip(fusor::detail::to_node(e));
+  return detail::strip(fusor::ext::to_node(e));
 }
 
 }  // namespace fusor::ad

@@ -18,6 +18,7 @@
 #include "../core/join.hpp"
 #include "../core/shape_ops.hpp"
 #include "ops.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
@@ -27,7 +28,7 @@ template <class X>
 auto var_view_of(const X& x) {
   if constexpr (is_var_v<X>) return x.as_leaf();
   else if constexpr (requires { x.owner; x.value; }) return x;
-  else return materialise(fusor::detail::to_node(x)).as_leaf();
+  else return materialise(fusor::ext::to_node(x)).as_leaf();
 }
 /// The same variable, seen through f (an array_view -> array_view function).
 template <class T, class B, class F>

@@ -52,6 +52,7 @@
 #include "../core/indexing.hpp"
 #include "../core/shape_ops.hpp"
 #include "../core/transfer.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor {
 
@@ -517,7 +518,7 @@ template <class E, class F>
 void with_c_order(const E& x, F&& f) {
   require_supported<value_t<E>>();
   if constexpr (backend_traits<backend_of_t<E>>::host_accessible) {
-    const auto c = fusor::detail::contiguous_of(x);
+    const auto c = fusor::ext::contiguous_of(x);
     f(static_cast<const value_t<E>*>(c.data()), c.view().shape());
   } else {
     const auto h = to<cpu>(x);

@@ -52,6 +52,7 @@
 #include "../core/error.hpp"
 #include "../core/transfer.hpp"
 #include "interpolation.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::match {
 
@@ -438,7 +439,7 @@ class mrc_file {
     } else {
       std::vector<float> host(static_cast<std::size_t>(out.size()));
       detail::mrc::copy_in(data, header_, start, box, host.data(), detail::host_threads<B>());
-      fusor::detail::copy_contiguous<B, cpu>(out.data(), host.data(), out.size());
+      fusor::ext::copy_contiguous<B, cpu>(out.data(), host.data(), out.size());
     }
     return out;
   }
@@ -483,7 +484,7 @@ void write_mrc(const std::filesystem::path& path, const array<float, B>& volume,
   // the values on the host, converted and checked into the file's order (x fastest): tiles of 32
   // sections, so the volume is read in runs along z and each section's row written in order
   std::vector<float> host(static_cast<std::size_t>(volume.size()));
-  if (volume.size()) fusor::detail::copy_contiguous<cpu, B>(host.data(), volume.data(), volume.size());
+  if (volume.size()) fusor::ext::copy_contiguous<cpu, B>(host.data(), volume.data(), volume.size());
   mrc_header h;
   h.mode = o.mode;
   const std::size_t item = h.itemsize();

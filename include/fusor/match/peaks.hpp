@@ -31,6 +31,7 @@
 #include "../core/transfer.hpp"
 #include "rotations.hpp"
 #include "exhaustive_scan.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::match {
 
@@ -253,7 +254,7 @@ std::vector<peak> call_peaks(const array<float, B>& scores, const peak_options& 
     return call_peaks(scores.data(), scores.shape(), o, threshold, host_threads<B>());
   } else {
     std::vector<float> v(static_cast<std::size_t>(scores.size()));
-    if (scores.size()) fusor::detail::copy_contiguous<cpu, B>(v.data(), scores.data(), scores.size());
+    if (scores.size()) fusor::ext::copy_contiguous<cpu, B>(v.data(), scores.data(), scores.size());
     return call_peaks(v.data(), scores.shape(), o, threshold, host_threads<B>());
   }
 }
@@ -291,7 +292,7 @@ std::vector<peak> find_peaks(const scan_result<B>& result, const std::vector<qua
   for (peak& p : found) {
     // each peak's rotation read alone: a few elements, not the whole map, cross to the host
     std::int32_t q = -1;
-    fusor::detail::copy_contiguous<cpu, B>(&q, result.best_rotation.data() + (p.position[0] * s[1] + p.position[1]) * s[2] + p.position[2],
+    fusor::ext::copy_contiguous<cpu, B>(&q, result.best_rotation.data() + (p.position[0] * s[1] + p.position[1]) * s[2] + p.position[2],
                                            index_t(1));
     if (q < 0 || std::size_t(q) >= rotations.size())
       throw value_error("fusor::match::find_peaks: the best-rotation map holds index " + std::to_string(q) +

@@ -11,6 +11,7 @@
 #include "dense.hpp"
 #include "kernels.hpp"
 #include "packed.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -37,7 +38,7 @@ struct bsc : detail::packed_bits<bsc>, detail::xor_binding<bsc> {
     if (o.norm == normalization::none)
       throw value_error("fusor::vsa::bundle: BSC vectors are bits and cannot hold a sum (normalization::none); "
                         "use bundle_counts for the per-bit counts");
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     const extents out = detail::bundle_shape(xc.view().shape(), name);
     const index_t n = xc.view().shape()[xc.view().ndim() - 2];
@@ -58,8 +59,8 @@ struct bsc : detail::packed_bits<bsc>, detail::xor_binding<bsc> {
   auto similarity(const X& q, const Y& x, metric s) const {
     static_assert(std::is_same_v<backend_of_t<X>, backend_of_t<Y>>,
                   "fusor::vsa::similarity: the queries and the items must live on the same backend");
-    const auto qc = fusor::detail::contiguous_of(q);
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto qc = fusor::ext::contiguous_of(q);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(qc.view())>;
     const extents out = detail::similarity_shape(qc.view().shape(), xc.view().shape(), "similarity");
     const auto qm = detail::as_matrix(qc.view()), xm = detail::as_matrix(xc.view());

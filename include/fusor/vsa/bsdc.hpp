@@ -23,6 +23,7 @@
 #include "operations.hpp"
 #include "packed.hpp"
 #include "sparse_kernels.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -34,8 +35,8 @@ template <class M, class X, class Y>
 auto sparse_similarity(const M& m, const X& q, const Y& x, metric s) {
   static_assert(std::is_same_v<backend_of_t<X>, backend_of_t<Y>>,
                 "fusor::vsa::similarity: the queries and the items must live on the same backend");
-  const auto qc = fusor::detail::contiguous_of(q);
-  const auto xc = fusor::detail::contiguous_of(x);
+  const auto qc = fusor::ext::contiguous_of(q);
+  const auto xc = fusor::ext::contiguous_of(x);
   using B = backend_of_t<decltype(qc.view())>;
   const extents out = similarity_shape(qc.view().shape(), xc.view().shape(), "similarity");
   const auto qm = as_matrix(qc.view()), xm = as_matrix(xc.view());
@@ -96,7 +97,7 @@ struct sparse_bits_model : packed_bits<M> {
   /// Context-dependent thinning of every row to about the density p (rows no denser are kept).
   template <class X>
   auto thin(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     const index_t rows = xc.view().size() / width();
     const array<std::int32_t, B> ones = generate<B>(row_popcounts{xc.data(), width()}, extents{rows});
@@ -133,7 +134,7 @@ struct sparse_bits_model : packed_bits<M> {
   /// as ranked_keys does: the k-th largest key is the threshold, and no two keys of a row are equal.
   template <class S>
   auto strongest(const S& s, bool random_ties, std::uint64_t seed) const {
-    const auto sc = fusor::detail::contiguous_of(s);
+    const auto sc = fusor::ext::contiguous_of(s);
     using B = backend_of_t<decltype(sc.view())>;
     using T = value_t<decltype(sc.view())>;
     extents shape = sc.view().shape();
@@ -217,7 +218,7 @@ struct bsdc_seg : detail::packed_bits<bsdc_seg> {
   /// an empty segment).
   template <class X>
   auto to_indices(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     extents out = xc.view().shape();
     out[out.size() - 1] = segments();
@@ -226,7 +227,7 @@ struct bsdc_seg : detail::packed_bits<bsdc_seg> {
   /// One-hot segments from bsbc's indices (..., S).
   template <class X>
   auto from_indices(const X& idx) const {
-    const auto ic = fusor::detail::contiguous_of(idx);
+    const auto ic = fusor::ext::contiguous_of(idx);
     using B = backend_of_t<decltype(ic.view())>;
     static_assert(std::is_same_v<value_t<decltype(ic.view())>, std::uint16_t>, "fusor::vsa::bsdc_seg: indices are uint16");
     extents out = ic.view().shape();

@@ -12,13 +12,14 @@
 #include "../linalg/matmul.hpp"
 #include "kernels.hpp"
 #include "model.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa::detail {
 
 /// Real rows scaled to unit L2 norm (a zero row stays zero), reading an array where it lies.
 template <class X>
 auto unit_rows(const X& x) {
-  const auto xc = fusor::detail::contiguous_of(x);
+  const auto xc = fusor::ext::contiguous_of(x);
   const auto v = xc.view();
   const array<value_t<decltype(v)>, backend_of_t<decltype(v)>> n = sqrt(sum(v * v, -1, true));
   return eval(v / maximum(n, 1e-30f));
@@ -64,7 +65,7 @@ array_view<R, B> interleaved(const array_view<std::complex<R>, B>& v) {
 /// SIMD one; complex sums along an outer axis are not).
 template <class X>
 auto complex_row_sum(const X& x) {
-  const auto xc = fusor::detail::contiguous_of(x);
+  const auto xc = fusor::ext::contiguous_of(x);
   using T = value_t<decltype(xc.view())>;
   using B = backend_of_t<decltype(xc.view())>;
   extents out;
@@ -142,8 +143,8 @@ array<R, B> real_similarity(const array_view<R, B>& q, const array_view<R, B>& x
 /// real type of the result.
 template <class X, class Y>
 auto dense_similarity(const X& q, const Y& x, metric s, std::string_view model, const char* what = "similarity") {
-  const auto qc = fusor::detail::contiguous_of(q);
-  const auto xc = fusor::detail::contiguous_of(x);
+  const auto qc = fusor::ext::contiguous_of(q);
+  const auto xc = fusor::ext::contiguous_of(x);
   const extents out_shape = similarity_shape(qc.view().shape(), xc.view().shape(), what);
   if (s != metric::cosine && s != metric::dot)
     throw value_error("fusor::vsa::" + std::string(what) + ": " + std::string(model) + " has no " +
@@ -277,7 +278,7 @@ array_view<T, B> row_at(const array_view<T, B>& v, index_t i) {
 /// whose bind is not commutative, VTB and GHRR, where the order is the meaning).
 template <class M, class X>
 auto fold_left(const M& m, const X& x) {
-  const auto xc = fusor::detail::contiguous_of(x);
+  const auto xc = fusor::ext::contiguous_of(x);
   const auto v = xc.view();
   array<value_t<decltype(v)>, backend_of_t<decltype(v)>> r(row_at(v, 0));
   for (index_t k = 1; k < v.shape()[v.ndim() - 2]; ++k) r = m.bind(r, row_at(v, k));

@@ -10,6 +10,7 @@
 
 #include "dense.hpp"
 #include "kernels.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -61,7 +62,7 @@ struct fhrr : detail::dense_model<fhrr>, detail::projected_complex_sum<fhrr> {
   /// Each element divided by its magnitude; a zero element becomes 1 (the identity's).
   template <class X>
   auto normalize(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     return detail::generate<B>(detail::unit_phasors<float>{reinterpret_cast<const float*>(xc.data())},
                                xc.view().shape());

@@ -17,6 +17,7 @@
 
 #include "dense.hpp"
 #include "ghrr_kernels.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -75,7 +76,7 @@ struct ghrr : detail::projected_complex_sum<ghrr> {
   /// Each block's adjoint.
   template <class X>
   auto inverse(const X& a, inverse_kind) const {
-    const auto ac = fusor::detail::contiguous_of(a);
+    const auto ac = fusor::ext::contiguous_of(a);
     using B = backend_of_t<decltype(ac.view())>;
     return detail::generate<B>(detail::block_adjoint{reinterpret_cast<const float*>(ac.data()), m}, ac.view().shape());
   }
@@ -96,7 +97,7 @@ struct ghrr : detail::projected_complex_sum<ghrr> {
   /// Whole blocks rolled by `shift` positions (the matrices move, each stays unitary).
   template <class X>
   auto permute(const X& a, index_t shift) const {
-    const auto ac = fusor::detail::contiguous_of(a);
+    const auto ac = fusor::ext::contiguous_of(a);
     const extents shape = ac.view().shape();
     using B = backend_of_t<decltype(ac.view())>;
     array<value_type, B> r(roll(reshape(ac.view(), as_blocks(shape)), shift, -2));
@@ -105,7 +106,7 @@ struct ghrr : detail::projected_complex_sum<ghrr> {
   /// Blocks rearranged: output block j is input block order[j].
   template <class X, class I>
   auto permute_by(const X& a, const I& order) const {
-    const auto ac = fusor::detail::contiguous_of(a);
+    const auto ac = fusor::ext::contiguous_of(a);
     const extents shape = ac.view().shape();
     auto r = take(reshape(ac.view(), as_blocks(shape)), order, -2);
     return std::move(r).reshape(shape);
@@ -121,7 +122,7 @@ struct ghrr : detail::projected_complex_sum<ghrr> {
   /// Every block replaced by its unitary polar factor (a singular block by the identity block).
   template <class X>
   auto normalize(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     return detail::generate<B>(detail::block_polar{reinterpret_cast<const float*>(xc.data()), m}, xc.view().shape());
   }
@@ -143,8 +144,8 @@ struct ghrr : detail::projected_complex_sum<ghrr> {
   /// all the output's rows is read in place, any other broadcast is materialised first.
   template <class X, class Y>
   auto product(const X& a, const Y& b, bool adjoint_a, bool adjoint_b) const {
-    const auto ac = fusor::detail::contiguous_of(a);
-    const auto bc = fusor::detail::contiguous_of(b);
+    const auto ac = fusor::ext::contiguous_of(a);
+    const auto bc = fusor::ext::contiguous_of(b);
     using B = backend_of_t<decltype(ac.view())>;
     static_assert(std::is_same_v<B, backend_of_t<decltype(bc.view())>>, "fusor::vsa::bind: both operands on one backend");
     const extents sa = ac.view().shape(), sb = bc.view().shape(), out = broadcast_shapes(sa, sb);

@@ -11,6 +11,7 @@
 #include "../fft/transforms.hpp"
 #include "dense.hpp"
 #include "kernels.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -52,7 +53,7 @@ struct hrr : detail::unit_rows_model<hrr> {
   template <class X>
   auto inverse(const X& a, inverse_kind k) const {
     if (k == inverse_kind::exact) return fft::irfft(1.0f / fft::rfft(a), d);
-    const auto ac = fusor::detail::contiguous_of(a);  // an array is read where it lies
+    const auto ac = fusor::ext::contiguous_of(a);  // an array is read where it lies
     return roll(flip(ac.view(), -1), 1, -1);          // a[-i mod d]
   }
   template <class X, class Y>

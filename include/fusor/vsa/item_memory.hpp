@@ -13,6 +13,7 @@
 #include "../core/sort.hpp"
 #include "../io/npy.hpp"
 #include "operations.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -66,7 +67,7 @@ class item_memory {
       throw shape_error("fusor::vsa::item_memory::add: expects (n, " + std::to_string(m_.width()) + ") rows or one (" +
                         std::to_string(m_.width()) + ") vector, got shape " + to_string(s));
     const index_t first = size();
-    const auto add = fusor::detail::contiguous_of(rows);
+    const auto add = fusor::ext::contiguous_of(rows);
     const auto v = detail::as_matrix(add.view());
     auto append = [&](const array_view<value_type, B>& r) {
       items_ = concatenate(std::vector<array_view<value_type, B>>{items_.view(), r}, 0);

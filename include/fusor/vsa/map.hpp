@@ -11,6 +11,7 @@
 
 #include "dense.hpp"
 #include "kernels.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -81,7 +82,7 @@ struct map_model : detail::dense_model<map_model<T, Kind>> {
   }
   template <class X>
   auto bundle(const X& x, const bundle_options& o) const {
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     const extents out_shape = detail::bundle_shape(xc.view().shape(), name);
     array<T, B> s = bundle_counts(xc.view());

@@ -30,6 +30,7 @@
 #include "dense.hpp"
 #include "ghrr_kernels.hpp"
 #include "hrr.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -170,8 +171,8 @@ struct mbat : detail::unit_rows_model<mbat> {
   /// The weights w(a) = softmax(temperature * <a, U_k>) of rows a (..., d): (..., K).
   template <class X>
   auto weights(const X& a) const {
-    check_rows(*this, expr_shape(fusor::detail::to_node(a)), "mbat::weights");
-    const auto ac = fusor::detail::contiguous_of(a);
+    check_rows(*this, expr_shape(fusor::ext::to_node(a)), "mbat::weights");
+    const auto ac = fusor::ext::contiguous_of(a);
     return weights_of(ac.view());
   }
 
@@ -259,8 +260,8 @@ struct mbat : detail::unit_rows_model<mbat> {
   /// other broadcast is materialised first.
   template <class X, class Y>
   auto mix(const X& a, const Y& x, bool transposed) const {
-    const auto ac = fusor::detail::contiguous_of(a);
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto ac = fusor::ext::contiguous_of(a);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(ac.view())>;
     static_assert(std::is_same_v<B, backend_of_t<decltype(xc.view())>>, "fusor::vsa::bind: both operands on one backend");
     const extents sa = ac.view().shape(), sx = xc.view().shape(), out = broadcast_shapes(sa, sx);

@@ -23,6 +23,7 @@
 
 #include "dense.hpp"
 #include "modular_kernels.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -120,7 +121,7 @@ struct modular_model {
   /// (..., d)); CGR and block codes how many rows hold each value ((..., d, q) of int32).
   template <class X>
   auto bundle_counts(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     if constexpr (Kind == detail::modular_kind::mcr) {
       const float step = float(2.0 * std::numbers::pi / double(q));
@@ -138,7 +139,7 @@ struct modular_model {
       throw value_error("fusor::vsa::bundle: " + std::string(name) +
                         " vectors are integers modulo q and cannot hold a sum (normalization::none); use "
                         "bundle_counts for the accumulator");
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     const extents out = detail::bundle_shape(xc.view().shape(), name);
     const index_t n = xc.view().shape()[xc.view().ndim() - 2];
@@ -150,8 +151,8 @@ struct modular_model {
   template <class W, class X>
   auto superpose(const W& weights, const X& items) const {
     using B = backend_of_t<X>;
-    const auto wc = fusor::detail::contiguous_of(weights);
-    const auto xc = fusor::detail::contiguous_of(items);
+    const auto wc = fusor::ext::contiguous_of(weights);
+    const auto xc = fusor::ext::contiguous_of(items);
     const index_t nq = wc.view().shape()[0], n = xc.view().shape()[0];
     return vote<B>(xc.data(), wc.data(), n, 0, extents{nq, d}, false, 0);
   }
@@ -161,8 +162,8 @@ struct modular_model {
   auto similarity(const X& qr, const Y& x, metric s) const {
     static_assert(std::is_same_v<backend_of_t<X>, backend_of_t<Y>>,
                   "fusor::vsa::similarity: the queries and the items must live on the same backend");
-    const auto qc = fusor::detail::contiguous_of(qr);
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto qc = fusor::ext::contiguous_of(qr);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(qc.view())>;
     const extents out = detail::similarity_shape(qc.view().shape(), xc.view().shape(), "similarity");
     const auto qm = detail::as_matrix(qc.view()), xm = detail::as_matrix(xc.view());
@@ -180,7 +181,7 @@ struct modular_model {
   /// The elements as unit phasors e^{2 pi i k / q} (FHRR vectors of the same dimension).
   template <class X>
   auto phasors(const X& x) const {
-    detail::check_rows(*this, expr_shape(fusor::detail::to_node(x)), "phasors");
+    detail::check_rows(*this, expr_shape(fusor::ext::to_node(x)), "phasors");
     return eval(cis(cast<float>(x) * float(2.0 * std::numbers::pi / double(q))));
   }
 

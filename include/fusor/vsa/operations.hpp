@@ -12,6 +12,7 @@
 #include "dense.hpp"
 #include "kernels.hpp"
 #include "model.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -24,7 +25,7 @@ extents checked_rows(const M& m, const X& x, const char* what, const char* which
                 "HRR, VTB and MBAT, std::int32_t for MAP-I, std::complex<float> for FHRR, std::uint64_t words for BSC, "
                 "std::uint8_t for MCR and CGR, std::uint16_t for BSBC, std::complex<float> for GHRR, std::uint64_t "
                 "words for BSDC)");
-  const extents s = expr_shape(fusor::detail::to_node(x));
+  const extents s = expr_shape(fusor::ext::to_node(x));
   check_rows(m, s, what, which);
   return s;
 }
@@ -144,7 +145,7 @@ class permutation {
     static_assert(expression<I> && integer<value_t<I>>,
                   "fusor::vsa::permutation: the order is an integer array");
     static_assert(std::is_same_v<backend_of_t<I>, B>, "fusor::vsa::permutation: the order lives on the permutation's backend");
-    const extents s = expr_shape(fusor::detail::to_node(order));
+    const extents s = expr_shape(fusor::ext::to_node(order));
     if (s.size() != 1)
       throw shape_error("fusor::vsa::permutation: expects a 1-d order of the d positions, got shape " + to_string(s));
     order_ = array<std::int64_t, B>(cast<std::int64_t>(order));
@@ -282,7 +283,7 @@ namespace detail {
 /// Row i of x (..., n, w) permuted by n - 1 - i: the positions of a sequence.
 template <class M, class X>
 auto positioned(const M& m, const X& x) {
-  const auto xc = fusor::detail::contiguous_of(x);
+  const auto xc = fusor::ext::contiguous_of(x);
   const auto v = xc.view();
   using T = value_t<decltype(v)>;
   using B = backend_of_t<decltype(v)>;
@@ -330,7 +331,7 @@ auto fractional_power(const M& m, const X& x, double p) {
 template <model M, class W, class X>
 auto superpose(const M& m, const W& weights, const X& items) {
   static_assert(expression<W> && std::is_same_v<value_t<W>, float>, "fusor::vsa::superpose: the weights are float");
-  const extents ws = expr_shape(fusor::detail::to_node(weights));
+  const extents ws = expr_shape(fusor::ext::to_node(weights));
   const extents xs = detail::checked_rows(m, items, "superpose", "items");
   if (xs.size() != 2 || ws.size() < 1 || ws.size() > 2 || ws[ws.size() - 1] != xs[0])
     throw shape_error("fusor::vsa::superpose: expects weights (Q, N) or (N) for items (N, " + std::to_string(m.width()) +

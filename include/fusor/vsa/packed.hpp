@@ -9,6 +9,7 @@
 
 #include "dense.hpp"
 #include "kernels.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa::detail {
 
@@ -49,7 +50,7 @@ struct packed_bits {
   /// A rotation of the d bits (not of the words) by `shift` toward higher positions.
   template <class X>
   auto permute(const X& a, index_t shift) const {
-    const auto ac = fusor::detail::contiguous_of(a);
+    const auto ac = fusor::ext::contiguous_of(a);
     using B = backend_of_t<decltype(ac.view())>;
     const index_t s = ((shift % d) + d) % d;
     return generate<B>(bit_roll{ac.data(), width(), d, s}, ac.view().shape());
@@ -57,14 +58,14 @@ struct packed_bits {
   /// Bit j of every output row is bit order[j] of the input row (a permutation of the d bits).
   template <class X, class I>
   auto permute_by(const X& a, const I& order) const {
-    const auto ac = fusor::detail::contiguous_of(a);
+    const auto ac = fusor::ext::contiguous_of(a);
     using B = backend_of_t<decltype(ac.view())>;
     return generate<B>(bit_gather{ac.data(), order.data(), width(), d}, ac.view().shape());
   }
   /// The rows along axis -2 folded by XOR (or by OR): (..., n, words) -> (..., words).
   template <class X>
   auto fold_rows(const X& x, bool use_or) const {
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     const auto v = xc.view();
     array<std::uint64_t, B> r(row_at(v, 0));
@@ -74,7 +75,7 @@ struct packed_bits {
   /// The number of set bits at each of the d positions, summed along axis -2: (..., d) of int32.
   template <class X>
   auto bundle_counts(const X& x) const {
-    const auto xc = fusor::detail::contiguous_of(x);
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     extents out = bundle_shape(xc.view().shape(), M::name, "bundle_counts");
     const index_t n = xc.view().shape()[xc.view().ndim() - 2];
@@ -84,8 +85,8 @@ struct packed_bits {
   /// The bits as (..., d) uint8 zeros and ones.
   template <class X>
   auto unpack(const X& x) const {
-    check_rows(static_cast<const M&>(*this), expr_shape(fusor::detail::to_node(x)), "unpack");
-    const auto xc = fusor::detail::contiguous_of(x);
+    check_rows(static_cast<const M&>(*this), expr_shape(fusor::ext::to_node(x)), "unpack");
+    const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(xc.view())>;
     extents out = xc.view().shape();
     out[out.size() - 1] = d;
@@ -94,7 +95,7 @@ struct packed_bits {
   /// (..., d) elements (non-zero: bit set) packed into (..., width) words.
   template <class X>
   auto pack(const X& bits) const {
-    const auto bc = fusor::detail::contiguous_of(bits);
+    const auto bc = fusor::ext::contiguous_of(bits);
     using B = backend_of_t<decltype(bc.view())>;
     using T = value_t<decltype(bc.view())>;
     extents out = bc.view().shape();

@@ -16,6 +16,7 @@
 
 #include "item_memory.hpp"
 #include "operations.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -88,7 +89,7 @@ resonator_result<typename M::value_type, B> resonate(const M& m, const X& produc
   if (o.max_iterations < 1)
     throw value_error("fusor::vsa::resonate: needs max_iterations >= 1, got " + std::to_string(o.max_iterations));
   const index_t q = ps.size() == 2 ? ps[0] : 1;
-  const auto pc = fusor::detail::contiguous_of(products);
+  const auto pc = fusor::ext::contiguous_of(products);
   const array_view<T, B> s(pc.data(), extents{q, m.width()}, extents{m.width(), 1});
   const std::size_t nf = codebooks.size();
 

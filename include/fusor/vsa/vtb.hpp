@@ -16,6 +16,7 @@
 
 #include "dense.hpp"
 #include "hrr.hpp"
+#include "../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -64,7 +65,7 @@ struct vtb : detail::unit_rows_model<vtb> {
   /// The transpose of each row's matrix.
   template <class X>
   auto inverse(const X& a, inverse_kind) const {
-    const auto ac = fusor::detail::contiguous_of(a);
+    const auto ac = fusor::ext::contiguous_of(a);
     using B = backend_of_t<decltype(ac.view())>;
     const extents shape = ac.view().shape();
     array<float, B> r(shape);
@@ -80,8 +81,8 @@ struct vtb : detail::unit_rows_model<vtb> {
   /// is about I / m for random rows, so A^T C = sqrt(m) A^T A B^T is about B^T / sqrt(m)).
   template <class X, class Y>
   auto unbind_left(const X& c, const Y& a) const {
-    const auto cc = fusor::detail::contiguous_of(c);
-    const auto ac = fusor::detail::contiguous_of(a);
+    const auto cc = fusor::ext::contiguous_of(c);
+    const auto ac = fusor::ext::contiguous_of(a);
     const auto cm = reshape(cc.view(), matrices(cc.view().shape()));
     const auto am = reshape(ac.view(), matrices(ac.view().shape()));
     auto r = matmul(swapaxes(cm, -1, -2), am);
@@ -105,8 +106,8 @@ struct vtb : detail::unit_rows_model<vtb> {
   /// sqrt(m) A B^T (transposed) or sqrt(m) A B, the rows read as matrices, broadcast.
   template <class X, class Y>
   auto product(const X& a, const Y& b, bool transposed) const {
-    const auto ac = fusor::detail::contiguous_of(a);
-    const auto bc = fusor::detail::contiguous_of(b);
+    const auto ac = fusor::ext::contiguous_of(a);
+    const auto bc = fusor::ext::contiguous_of(b);
     const auto am = reshape(ac.view(), matrices(ac.view().shape()));
     const auto bm = reshape(bc.view(), matrices(bc.view().shape()));
     auto r = transposed ? matmul(am, swapaxes(bm, -1, -2)) : matmul(am, bm);

@@ -16,6 +16,7 @@
 #include "../../core/reduce.hpp"
 #include "../ops.hpp"
 #include "../softmax.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::ad::nn {
 
@@ -29,7 +30,7 @@ constexpr bool has_vars() {
   return ad::detail::holds_vars_v<std::remove_cvref_t<X>>;
 }
 
-using fusor::detail::check_indices;  // indices in [0, n), for the lookups of the layers
+using fusor::ext::check_indices;  // indices in [0, n), for the lookups of the layers
 
 template <class X>
 constexpr void require_real() {

@@ -17,6 +17,7 @@
 #include "../products.hpp"
 #include "../reductions.hpp"
 #include "activations.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::ad::nn::functional {
 
@@ -68,14 +69,14 @@ auto dropout(const X& x, double p, fusor::random::generator& rng, bool training 
   using B = backend_of_t<node_t<X>>;
   static_assert(std::is_floating_point_v<T>, "fusor: dropout takes float or double values");
   if (!(p >= 0.0 && p <= 1.0)) throw value_error("fusor: dropout needs 0 <= p <= 1, got p = " + std::to_string(p));
-  const extents shape = expr_shape(fusor::detail::to_node(x));
+  const extents shape = expr_shape(fusor::ext::to_node(x));
   const bool active = training && p > 0.0;
   // one expression type for both cases: a kept fraction of 1 draws nothing (a scalar condition)
   const T scale = p < 1.0 ? T(1.0 / (1.0 - p)) : T(0);
   if constexpr (detail::has_vars<X>()) {
     if (!active) return ad::eval(x * T(1));
     // a replay would draw the recorded mask again: a capture of it cannot be replayed
-    ad::detail::tape_of(fusor::detail::to_node(x), "dropout").not_replayable("dropout in training mode (a new mask each call)");
+    ad::detail::tape_of(fusor::ext::to_node(x), "dropout").not_replayable("dropout in training mode (a new mask each call)");
     return ad::eval(where(lazy::random::bernoulli<B>(rng, shape, 1.0 - p), x * scale, T(0)));
   } else {
     if (!active) return array<T, B>(x * T(1));  // a copy: x may be an array, a view or an expression
@@ -89,7 +90,7 @@ template <expression X>
 auto layer_norm(const X& x, double eps = 1e-5) {
   using T = value_t<node_t<X>>;
   static_assert(std::is_floating_point_v<T>, "fusor: layer_norm takes float or double values");
-  const extents shape = expr_shape(fusor::detail::to_node(x));
+  const extents shape = expr_shape(fusor::ext::to_node(x));
   if (shape.size() == 0) throw shape_error("fusor: layer_norm needs an input of rank >= 1, got a 0-dimensional one");
   if (!(eps > 0.0)) throw value_error("fusor: layer_norm needs eps > 0, got " + std::to_string(eps));
   auto mu = mean(x, -1, true);
@@ -105,8 +106,8 @@ auto layer_norm(const X& x, double eps = 1e-5) {
 }
 template <expression X, expression W, expression Bi>
 auto layer_norm(const X& x, const W& weight, const Bi& bias, double eps = 1e-5) {
-  const extents shape = expr_shape(fusor::detail::to_node(x));
-  const extents ws = expr_shape(fusor::detail::to_node(weight)), bs = expr_shape(fusor::detail::to_node(bias));
+  const extents shape = expr_shape(fusor::ext::to_node(x));
+  const extents ws = expr_shape(fusor::ext::to_node(weight)), bs = expr_shape(fusor::ext::to_node(bias));
   const extents features = shape.size() ? extents{shape[shape.size() - 1]} : extents{};
   if (!(ws == features) || !(bs == features))
     throw shape_error("fusor: layer_norm's weight and bias must have the shape of the last axis, " +

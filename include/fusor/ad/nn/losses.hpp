@@ -18,6 +18,7 @@
 #include "../ops.hpp"
 #include "../reductions.hpp"
 #include "activations.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::ad::nn {
 
@@ -169,9 +170,9 @@ void ce_logsumexp(const ad::detail::operand<T, B>& z, T* m_data, T* lse_data) {
   const extents rows = fusor::detail::drop_axis(shape, ax);
   const leaf<T, B> m{m_data, rows, contiguous_strides(rows)}, lse{lse_data, rows, contiguous_strides(rows)};
   executor<B>::template reduce_axis<fusor::detail::max_op>(m, z.value, ax);
-  fusor::detail::assign_expr(m, where(isfinite(m), m, T(0)), false);  // all −inf: the shift changes nothing
+  fusor::ext::assign_expr(m, where(isfinite(m), m, T(0)), false);  // all −inf: the shift changes nothing
   executor<B>::template reduce_axis<fusor::detail::sum_op>(lse, exp(z.value - spread_last<T, B>(m_data, shape)), ax);
-  fusor::detail::assign_expr(lse, log(lse) + m, false);
+  fusor::ext::assign_expr(lse, log(lse) + m, false);
 }
 
 template <class T, class B, class L>
@@ -248,7 +249,7 @@ void bce_logits_forward(tape& t, const void* p) {
   const auto& n = *static_cast<const bce_logits_step<T, B>*>(p);
   const auto z = n.z.view(), y = n.y.view();
   executor<B>::template reduce_into<fusor::detail::sum_op>(
-      static_cast<T*>(t.slot_at(n.out).value), fusor::detail::to_node(maximum(z, T(0)) - z * y + log1p(exp(T(0) - abs(z)))),
+      static_cast<T*>(t.slot_at(n.out).value), fusor::ext::to_node(maximum(z, T(0)) - z * y + log1p(exp(T(0) - abs(z)))),
       fusor::detail::finish_as<T>{.factor = n.factor});
 }
 
@@ -262,16 +263,16 @@ T scale_of(reduction r, index_t count) {
 /// Mean (or sum) of (input − target)²; input and target of one shape.
 template <expression X, expression Y>
 auto mse_loss(const X& input, const Y& target, reduction r = reduction::mean) {
-  detail::check_same_shape("mse_loss", expr_shape(fusor::detail::to_node(input)),
-                           expr_shape(fusor::detail::to_node(target)));
+  detail::check_same_shape("mse_loss", expr_shape(fusor::ext::to_node(input)),
+                           expr_shape(fusor::ext::to_node(target)));
   return detail::reduce_loss(square(input - target), r);
 }
 
 /// Mean (or sum) of |input − target|; the gradient at a tie is 0.
 template <expression X, expression Y>
 auto l1_loss(const X& input, const Y& target, reduction r = reduction::mean) {
-  detail::check_same_shape("l1_loss", expr_shape(fusor::detail::to_node(input)),
-                           expr_shape(fusor::detail::to_node(target)));
+  detail::check_same_shape("l1_loss", expr_shape(fusor::ext::to_node(input)),
+                           expr_shape(fusor::ext::to_node(target)));
   return detail::reduce_loss(abs(input - target), r);
 }
 
@@ -284,7 +285,7 @@ auto binary_cross_entropy(const X& p, const Y& y, reduction r = reduction::mean)
   using B = backend_of_t<node_t<X>>;
   const auto [keep, values] = detail::plain_values(p);
   (void)keep;
-  detail::check_same_shape("binary_cross_entropy", values.shape(), expr_shape(fusor::detail::to_node(y)));
+  detail::check_same_shape("binary_cross_entropy", values.shape(), expr_shape(fusor::ext::to_node(y)));
   detail::check_probabilities(values);
   if constexpr (detail::has_vars<X>()) {
     // a replay checks its probabilities again (after its work: see tape::add_check)
@@ -312,8 +313,8 @@ auto binary_cross_entropy_with_logits(const X& z, const Y& y, reduction r = redu
   using B = backend_of_t<node_t<X>>;
   static_assert(std::is_floating_point_v<T> && std::is_same_v<T, value_t<node_t<Y>>>,
                 "fusor: binary_cross_entropy_with_logits takes float or double logits and targets of their type");
-  const extents shape = expr_shape(fusor::detail::to_node(z));
-  detail::check_same_shape("binary_cross_entropy_with_logits", shape, expr_shape(fusor::detail::to_node(y)));
+  const extents shape = expr_shape(fusor::ext::to_node(z));
+  detail::check_same_shape("binary_cross_entropy_with_logits", shape, expr_shape(fusor::ext::to_node(y)));
   const T scale = detail::scale_of<T>(r, shape.numel());
   auto value_of = [&](const auto& zv, const auto& yv) {
     const T total = T(fusor::sum(maximum(zv, T(0)) - zv * yv + log1p(exp(T(0) - abs(zv)))));
@@ -350,13 +351,13 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
                 "fusor: cross_entropy's target is class indices (an integer array) or probabilities of the "
                 "logits' type");
   static_assert(std::is_same_v<backend_of_t<node_t<L>>, B>, "fusor: cross_entropy's target must be on the logits' backend");
-  const extents shape = expr_shape(fusor::detail::to_node(logits));
+  const extents shape = expr_shape(fusor::ext::to_node(logits));
   if (shape.size() == 0 || shape[shape.size() - 1] == 0)
     throw shape_error("fusor: cross_entropy needs logits with a class axis (the last) of at least one class, got shape " +
                       to_string(shape));
   const index_t classes = shape[shape.size() - 1];
   const extents rows_shape = fusor::detail::drop_axis(shape, shape.size() - 1);
-  const extents target_shape = expr_shape(fusor::detail::to_node(target));
+  const extents target_shape = expr_shape(fusor::ext::to_node(target));
   if constexpr (std::is_integral_v<LT>) {
     if (!(target_shape == rows_shape))
       throw shape_error("fusor: cross_entropy's class labels must have the logits' shape without the class axis, " +
@@ -368,7 +369,7 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
   const T scale = detail::scale_of<T>(r, rows_shape.numel());
   // the value from plain views: lse per row (keepdims), then Σ over rows of lse·Σq − Σ q·z
   auto value_of = [&](const auto& zv, const auto& tv, array<T, B>& lse, array<T, B>& qsum) {
-    lse = ad::detail::plain_logsumexp(fusor::detail::to_node(zv), shape.size() - 1);
+    lse = ad::detail::plain_logsumexp(fusor::ext::to_node(zv), shape.size() - 1);
     const leaf<T, B> m = detail::spread_last<T, B>(lse.data(), shape);
     T total;
     if constexpr (std::is_integral_v<LT>) {

@@ -20,6 +20,7 @@
 #include "../params.hpp"
 #include "../record.hpp"
 #include "layers.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::ad::nn {
 
@@ -88,7 +89,7 @@ class sequential_model {
   /// convenience, like a PyTorch module's forward).
   template <class P, expression X>
   auto operator()(const P& params, const X& x) const {
-    const extents shape = expr_shape(fusor::detail::to_node(x));
+    const extents shape = expr_shape(fusor::ext::to_node(x));
     if (in_features_ != any_features && (shape.size() == 0 || shape[shape.size() - 1] != in_features_))
       throw shape_error("fusor: the model expects inputs with " + std::to_string(in_features_) +
                         " features (the last axis), got shape " + to_string(shape));

@@ -16,6 +16,7 @@
 #include "../../core/random.hpp"
 #include "../../core/reduce.hpp"
 #include "../ops.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::ad::nn {
 
@@ -45,12 +46,12 @@ double accuracy(const X& logits, const L& labels) {
   if constexpr (ad::detail::holds_vars_v<X>) {
     return accuracy(ad::stop_gradient(logits), labels);
   } else {
-    const auto z = fusor::detail::to_node(logits);
+    const auto z = fusor::ext::to_node(logits);
     const extents shape = expr_shape(z);
     if (shape.size() == 0)
       throw shape_error("fusor: accuracy needs logits with a class axis (the last), got a 0-dimensional one");
     const extents rows = fusor::detail::drop_axis(shape, shape.size() - 1);
-    const extents ls = expr_shape(fusor::detail::to_node(labels));
+    const extents ls = expr_shape(fusor::ext::to_node(labels));
     if (!(ls == rows))
       throw shape_error("fusor: accuracy's labels must have the logits' shape without the class axis, " +
                         to_string(rows) + ", got " + to_string(ls));

@@ -8,6 +8,7 @@
 
 #include "../operations.hpp"
 #include "structures.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -18,13 +19,13 @@ auto automaton(const M& m, const S& states, const A& symbols, const I& transitio
   detail::require_order<M>("automaton", "a transition's direction");
   const extents ss = detail::checked_rows(m, states, "automaton", "states");
   const extents as = detail::checked_rows(m, symbols, "automaton", "symbols");
-  const extents ts = expr_shape(fusor::detail::to_node(transitions));
+  const extents ts = expr_shape(fusor::ext::to_node(transitions));
   if (ss.size() != 2 || as.size() != 2 || ts.size() < 2 || ts[ts.size() - 1] != 3)
     throw shape_error("fusor::vsa::automaton: expects states (S, " + std::to_string(m.width()) + "), symbols (A, " +
                       std::to_string(m.width()) + ") and transitions (..., T, 3) of (state, symbol, next state), got shapes " +
                       to_string(ss) + ", " + to_string(as) + " and " + to_string(ts));
-  const auto sc = fusor::detail::contiguous_of(states);
-  const auto ac = fusor::detail::contiguous_of(symbols);
+  const auto sc = fusor::ext::contiguous_of(states);
+  const auto ac = fusor::ext::contiguous_of(symbols);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(sc.view())>;
   static_assert(integer<value_t<I>>,
@@ -35,7 +36,7 @@ auto automaton(const M& m, const S& states, const A& symbols, const I& transitio
   auto column = [&](int c, index_t n) {
     array<std::int64_t, B> col = triples(all, c).copy();
     const char* given[] = {"states", "symbols", "next states"};
-    fusor::detail::check_indices("vsa::automaton", c == 1 ? "symbol indices" : "state indices", given[c], col, n);
+    fusor::ext::check_indices("vsa::automaton", c == 1 ? "symbol indices" : "state indices", given[c], col, n);
     return col;
   };
   const array<T, B> from = take(sc.view(), column(0, ss[0]), 0), on = take(ac.view(), column(1, as[0]), 0);
@@ -51,7 +52,7 @@ auto automaton(const M& m, const S& states, const A& symbols, const I& transitio
 template <model M, class F, class S, class A>
 auto next_state(const M& m, const F& fsa, const S& state, const A& symbol) {
   detail::require_order<M>("next_state", "a transition's direction");
-  const auto sc = fusor::detail::contiguous_of(state);
+  const auto sc = fusor::ext::contiguous_of(state);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(sc.view())>;
   const array<T, B> edge(vsa::bind(m, sc.view(), symbol));

@@ -37,6 +37,7 @@
 #include "../hrr.hpp"
 #include "../operations.hpp"
 #include "scalar.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -228,11 +229,11 @@ class fractional_power_encoder {
   /// similarity is differentiable in the bandwidth); with a plain array, the value.
   template <class D, class S>
   auto similarity_at(const D& delta, const S& scale) const {
-    const index_t n = expr_shape(fusor::detail::to_node(delta)).size() == 1
-                          ? expr_shape(fusor::detail::to_node(delta))[0] : -1;
+    const index_t n = expr_shape(fusor::ext::to_node(delta)).size() == 1
+                          ? expr_shape(fusor::ext::to_node(delta))[0] : -1;
     if (n < 0)
       throw shape_error("fusor::vsa::fractional_power_encoder::similarity_at: expects differences of shape (n), got " +
-                        to_string(expr_shape(fusor::detail::to_node(delta))));
+                        to_string(expr_shape(fusor::ext::to_node(delta))));
     const index_t k = w_.size();
     const array<float, B> dc = array<float, B>(cast<float>(delta)).reshape(extents{n, 1});
     array<float, B> phase(dc * w_.reshape(extents{1, k}));
@@ -246,7 +247,7 @@ class fractional_power_encoder {
   template <class X>
   array<value_type, B> encode(const X& values) const {
     detail::check_scalars(values, low_, high_, "fractional_power_encoder::encode");
-    const auto vc = fusor::detail::contiguous_of(values);
+    const auto vc = fusor::ext::contiguous_of(values);
     extents out = vc.view().shape();
     const array<float, B> t(cast<float>(cast<double>(ravel(vc.view())) - low_));
     array<value_type, B> r = encode_offsets(t);
@@ -265,7 +266,7 @@ class fractional_power_encoder {
     for (const auto& p : parts_) widest = std::max(widest, p.bandwidth);
     const index_t g = detail::decode_grid(grid, widest, "fractional_power_encoder::decode");
     const double span = high_ - low_, h = span / double(g - 1);
-    const auto qc = fusor::detail::contiguous_of(vectors);
+    const auto qc = fusor::ext::contiguous_of(vectors);
     const auto q = detail::as_matrix(qc.view());
     const index_t nq = q.shape()[0];
 

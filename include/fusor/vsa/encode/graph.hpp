@@ -11,6 +11,7 @@
 #include "../hrr.hpp"
 #include "../operations.hpp"
 #include "structures.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -23,13 +24,13 @@ auto checked_edges(const M& m, const C& nodes, const I& edges, const char* what)
   static_assert(integer<value_t<I>>,
                 "fusor::vsa: edges must be integer node indices");
   const extents ns = checked_rows(m, nodes, what, "nodes");
-  const extents es = expr_shape(fusor::detail::to_node(edges));
+  const extents es = expr_shape(fusor::ext::to_node(edges));
   if (ns.size() != 2 || es.size() < 2 || es[es.size() - 1] != 2)
     throw shape_error("fusor::vsa::" + std::string(what) + ": expects nodes (K, " + std::to_string(m.width()) +
                       ") and edges (..., E, 2) of node indices, got shapes " + to_string(ns) + " and " + to_string(es));
-  using B = backend_of_t<decltype(fusor::detail::contiguous_of(nodes).view())>;
+  using B = backend_of_t<decltype(fusor::ext::contiguous_of(nodes).view())>;
   array<std::int64_t, B> idx(cast<std::int64_t>(edges));
-  fusor::detail::check_indices(("vsa::" + std::string(what)).c_str(), "edges of node indices", "edges", idx, ns[0]);
+  fusor::ext::check_indices(("vsa::" + std::string(what)).c_str(), "edges of node indices", "edges", idx, ns[0]);
   return idx;
 }
 template <class M>
@@ -47,7 +48,7 @@ template <model M, class C, expression I>
 auto edge_vectors(const M& m, const C& nodes, const I& edges, edge_kind kind = edge_kind::undirected) {
   detail::require_edge_kind<M>(kind, "edge_vectors");
   const auto idx = detail::checked_edges(m, nodes, edges, "edge_vectors");
-  const auto nc = fusor::detail::contiguous_of(nodes);
+  const auto nc = fusor::ext::contiguous_of(nodes);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(nc.view())>;
   extents out = idx.shape();
@@ -70,7 +71,7 @@ template <model M, class C, expression I>
 auto graph(const M& m, const C& nodes, const I& edges, edge_kind kind = edge_kind::undirected, const bundle_options& o = {}) {
   detail::require_edge_kind<M>(kind, "graph");
   using T = typename M::value_type;
-  using B = backend_of_t<decltype(fusor::detail::contiguous_of(nodes).view())>;
+  using B = backend_of_t<decltype(fusor::ext::contiguous_of(nodes).view())>;
   if constexpr (detail::elementwise_product_v<M>) {
     if (kind == edge_kind::directed && o.ties == tie_break::first) {
       const auto idx = detail::checked_edges(m, nodes, edges, "graph");
@@ -99,7 +100,7 @@ auto neighbours(const M& m, const G& g, const X& node) {
 template <model M, class G, class X>
 auto successors(const M& m, const G& g, const X& node) {
   detail::require_order<M>("successors", "an edge's direction");
-  const array<typename M::value_type, backend_of_t<decltype(fusor::detail::contiguous_of(node).view())>> key(
+  const array<typename M::value_type, backend_of_t<decltype(fusor::ext::contiguous_of(node).view())>> key(
       permute(m, node, 1));
   return array<typename M::value_type, backend_of_t<decltype(key.view())>>(unbind_left(m, g, key));
 }
@@ -109,7 +110,7 @@ auto successors(const M& m, const G& g, const X& node) {
 template <model M, class G, class X>
 auto predecessors(const M& m, const G& g, const X& node) {
   detail::require_order<M>("predecessors", "an edge's direction");
-  const array<typename M::value_type, backend_of_t<decltype(fusor::detail::contiguous_of(node).view())>> u(
+  const array<typename M::value_type, backend_of_t<decltype(fusor::ext::contiguous_of(node).view())>> u(
       unbind(m, g, node));
   return array<typename M::value_type, backend_of_t<decltype(u.view())>>(unpermute(m, u, 1));
 }

@@ -34,6 +34,7 @@
 #include "../resonator.hpp"
 #include "../vtb.hpp"
 #include "fractional_power.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -41,7 +42,7 @@ namespace detail {
 /// The (n, f) matrix of feature rows (..., f) as T, after checking f.
 template <class T, class B, class X>
 array<T, B> feature_rows(const X& x, index_t f, const char* what) {
-  const extents s = expr_shape(fusor::detail::to_node(x));
+  const extents s = expr_shape(fusor::ext::to_node(x));
   if (s.size() < 1 || s[s.size() - 1] != f)
     throw shape_error("fusor::vsa::" + std::string(what) + ": expects feature vectors (..., " + std::to_string(f) +
                       "), got shape " + to_string(s));
@@ -52,7 +53,7 @@ array<T, B> feature_rows(const X& x, index_t f, const char* what) {
 /// The shape (..., width) of the encodings of feature rows of shape (..., f).
 template <class X>
 extents encoded_shape(const X& x, index_t width) {
-  extents s = expr_shape(fusor::detail::to_node(x));
+  extents s = expr_shape(fusor::ext::to_node(x));
   s[s.size() - 1] = width;
   return s;
 }
@@ -221,7 +222,7 @@ class fractional_power_features {
                         std::to_string(rounds));
     const index_t f = features();
     const index_t nq = qs.size() == 2 ? qs[0] : 1;
-    const auto qc = fusor::detail::contiguous_of(vectors);
+    const auto qc = fusor::ext::contiguous_of(vectors);
     const array_view<value_type, B> q(const_cast<value_type*>(qc.data()), extents{nq, m_.width()},
                                       extents{m_.width(), 1});
     array<double, B> est(extents{nq, f});

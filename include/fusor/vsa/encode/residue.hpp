@@ -30,6 +30,7 @@
 #include "../operations.hpp"
 #include "../resonator.hpp"
 #include "fractional_power.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -116,7 +117,7 @@ class residue_encoder {
   /// value_error naming it. Integer element types only (a float is a compile-time error).
   template <class X>
   array<value_type, B> encode(const X& values) const {
-    const auto vc = fusor::detail::contiguous_of(values);
+    const auto vc = fusor::ext::contiguous_of(values);
     using T = typename std::remove_cvref_t<decltype(vc.view())>::value_type;
     static_assert(integer<T>,
                   "fusor::vsa::residue_encoder::encode: the values must be integers");

@@ -15,6 +15,7 @@
 #include "../item_memory.hpp"
 #include "levels.hpp"
 #include "structures.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -27,7 +28,7 @@ void check_scalars(const X& x, double low, double high, const char* what, bool f
     low = -std::numeric_limits<double>::max();
     high = std::numeric_limits<double>::max();
   }
-  const auto xc = fusor::detail::contiguous_of(x);
+  const auto xc = fusor::ext::contiguous_of(x);
   using B = backend_of_t<decltype(xc.view())>;
   const auto flat = ravel(xc.view());
   const array<bool, B> bad(!(cast<double>(flat) >= low && cast<double>(flat) <= high));

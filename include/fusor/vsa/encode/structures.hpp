@@ -20,6 +20,7 @@
 #include "../hrr.hpp"
 #include "../map.hpp"
 #include "../operations.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -215,7 +216,7 @@ template <model M, class X>
 auto ngram_vectors(const M& m, const X& x, index_t n, index_t stride = 1) {
   const index_t len =
       detail::checked_sequences(m, detail::checked_rows(m, x, "ngram_vectors", "sequences"), n, stride, "ngram_vectors");
-  const auto xc = fusor::detail::contiguous_of(x);
+  const auto xc = fusor::ext::contiguous_of(x);
   const auto v = xc.view();
   using T = value_t<decltype(v)>;
   using B = backend_of_t<decltype(v)>;
@@ -319,7 +320,7 @@ auto ngrams(const M& m, const X& x, index_t n, index_t stride = 1, const bundle_
     if (o.ties == tie_break::first) {
       const extents s = detail::checked_rows(m, x, "ngrams", "sequences");
       const index_t len = detail::checked_sequences(m, s, n, stride, "ngrams");
-      const auto xc = fusor::detail::contiguous_of(x);
+      const auto xc = fusor::ext::contiguous_of(x);
       using T = typename M::value_type;
       using B = backend_of_t<decltype(xc.view())>;
       const index_t w = m.width(), seqs = s.numel() / (len * w);
@@ -327,7 +328,7 @@ auto ngrams(const M& m, const X& x, index_t n, index_t stride = 1, const bundle_
       return detail::windows_bundled<M, B>(m, detail::stored_rows<T>{xc.data(), w, len}, seqs, n, stride, o).reshape(out);
     }
   }
-  return array<typename M::value_type, backend_of_t<decltype(fusor::detail::contiguous_of(x).view())>>(
+  return array<typename M::value_type, backend_of_t<decltype(fusor::ext::contiguous_of(x).view())>>(
       bundle(m, ngram_vectors(m, x, n, stride), o));
 }
 
@@ -343,7 +344,7 @@ auto ngrams(const M& m, const X& x, index_t n, index_t stride = 1, const bundle_
 template <model M, class C, expression I>
 auto ngrams(const M& m, const C& codebook, const I& tokens, index_t n, index_t stride = 1, const bundle_options& o = {}) {
   const extents cs = detail::checked_rows(m, codebook, "ngrams", "codebook");
-  const auto cc = fusor::detail::contiguous_of(codebook);
+  const auto cc = fusor::ext::contiguous_of(codebook);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(cc.view())>;
   static_assert(integer<value_t<I>>,
@@ -407,11 +408,11 @@ template <model M, class K, class C, class I>
 auto record(const M& m, const K& keys, const C& codebook, const I& indices, const bundle_options& o = {}) {
   const extents ks = detail::checked_rows(m, keys, "record", "keys");
   const extents cs = detail::checked_rows(m, codebook, "record", "codebook");
-  const auto kc = fusor::detail::contiguous_of(keys);
-  const auto cc = fusor::detail::contiguous_of(codebook);
+  const auto kc = fusor::ext::contiguous_of(keys);
+  const auto cc = fusor::ext::contiguous_of(codebook);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(kc.view())>;
-  const array<std::int64_t, B> idx = fusor::detail::checked_indices<B>(cast<std::int64_t>(indices), cs[0], 0, cs);
+  const array<std::int64_t, B> idx = fusor::ext::checked_indices<B>(cast<std::int64_t>(indices), cs[0], 0, cs);
   const extents is = idx.shape();
   if (ks.size() != 2 || cs.size() != 2 || is.size() < 1 || is[is.size() - 1] != ks[0])
     throw shape_error("fusor::vsa::record: expects keys (N, " + std::to_string(m.width()) + "), a codebook (K, " +

@@ -9,6 +9,7 @@
 
 #include "../operations.hpp"
 #include "structures.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -22,7 +23,7 @@ auto tree_paths(const M& m, const R& roles, const I& paths) {
   if (rs.size() != 2 || rs[0] != 2)
     throw shape_error("fusor::vsa::tree_paths: expects roles (2, " + std::to_string(m.width()) +
                       "): the left and the right step, got shape " + to_string(rs));
-  const auto rc = fusor::detail::contiguous_of(roles);
+  const auto rc = fusor::ext::contiguous_of(roles);
   using T = typename M::value_type;
   using B = backend_of_t<decltype(rc.view())>;
   static_assert(integer<value_t<I>>,
@@ -53,7 +54,7 @@ auto tree_paths(const M& m, const R& roles, const I& paths) {
 /// their paths and bundled, (..., width).
 template <model M, class R, expression I, class L>
 auto tree(const M& m, const R& roles, const I& paths, const L& leaves, const bundle_options& o = {}) {
-  const extents ps = expr_shape(fusor::detail::to_node(paths));
+  const extents ps = expr_shape(fusor::ext::to_node(paths));
   if (ps.size() != 2)
     throw shape_error("fusor::vsa::tree: expects paths (N, D), one per leaf, got shape " + to_string(ps));
   const auto keys = tree_paths(m, roles, paths);

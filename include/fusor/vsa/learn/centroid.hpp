@@ -27,6 +27,7 @@
 #include "../modular.hpp"
 #include "../operations.hpp"
 #include "../encode/projection.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -98,7 +99,7 @@ class centroid_classifier {
       return array<std::complex<float>, B>(
           detail::generate<B>(detail::phasors_of_phases{phase.data()}, phase.shape()));
     } else {
-      return fusor::detail::contiguous_of(samples);
+      return fusor::ext::contiguous_of(samples);
     }
   }
 
@@ -205,7 +206,7 @@ class centroid_classifier {
   /// centroid[idx[i]] += w[i] * rows[i] for every i, rows already embedded (one scatter-add).
   template <class X>
   void add_weighted(const X& rows, const array<std::int64_t, B>& idx, const array<float, B>& w) {
-    const auto xc = fusor::detail::contiguous_of(rows);
+    const auto xc = fusor::ext::contiguous_of(rows);
     const index_t n = w.size();
     if constexpr (supported) {
       using R = std::conditional_t<fusor::is_complex_v<centroid_type>, centroid_type, float>;

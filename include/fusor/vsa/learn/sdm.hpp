@@ -30,6 +30,7 @@
 #include "../hrr.hpp"
 #include "../map.hpp"
 #include "../operations.hpp"
+#include "../../core/ext.hpp"
 
 namespace fusor::vsa {
 
@@ -185,7 +186,7 @@ class sparse_distributed_memory {
   void add_active(array<float, B>& dst, const array<bool, B>& on, bool to_locations, const array<float, B>& src) const {
     if (double(count_nonzero(on)) < sparse_below * double(on.size())) {
       const array<std::int64_t, B> pairs = to_locations ? argwhere(transpose(on)) : argwhere(on);  // (nnz, 2): dst, src
-      fusor::detail::add_gathered_rows(dst, array<std::int64_t, B>(pairs(all, 0)), src,
+      fusor::ext::add_gathered_rows(dst, array<std::int64_t, B>(pairs(all, 0)), src,
                                        array<std::int64_t, B>(pairs(all, 1)));
     } else {
       const array<float, B> a(cast<float>(on));
