@@ -301,7 +301,7 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
   const extents kept = fusor::detail::keep_axis(shape, ax);
   const std::uint32_t id = t.new_slot<R, B>(keepdims ? kept : fusor::detail::drop_axis(shape, ax), grad);
   fusor::ext::assign_expr(leaf<R, B>{static_cast<R*>(t.slot_at(id).value), kept, contiguous_strides(kept)},
-                             value.as_leaf(), false);
+                          value.as_leaf(), false);
   if (grad) record_tree(t, &stat_backward<N>, stat_node<N>{node, id, ax, Kind, dd, ord}, node);
   return var<R, B>(&t, id);
 }

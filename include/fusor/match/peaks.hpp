@@ -293,7 +293,7 @@ std::vector<peak> find_peaks(const scan_result<B>& result, const std::vector<qua
     // each peak's rotation read alone: a few elements, not the whole map, cross to the host
     std::int32_t q = -1;
     fusor::ext::copy_contiguous<cpu, B>(&q, result.best_rotation.data() + (p.position[0] * s[1] + p.position[1]) * s[2] + p.position[2],
-                                           index_t(1));
+                                        index_t(1));
     if (q < 0 || std::size_t(q) >= rotations.size())
       throw value_error("fusor::match::find_peaks: the best-rotation map holds index " + std::to_string(q) +
                         " at a peak, but the rotation list has " + std::to_string(rotations.size()) +

@@ -187,7 +187,7 @@ class sparse_distributed_memory {
     if (double(count_nonzero(on)) < sparse_below * double(on.size())) {
       const array<std::int64_t, B> pairs = to_locations ? argwhere(transpose(on)) : argwhere(on);  // (nnz, 2): dst, src
       fusor::ext::add_gathered_rows(dst, array<std::int64_t, B>(pairs(all, 0)), src,
-                                       array<std::int64_t, B>(pairs(all, 1)));
+                                    array<std::int64_t, B>(pairs(all, 1)));
     } else {
       const array<float, B> a(cast<float>(on));
       if (to_locations) dst += matmul(transpose(a), src);
