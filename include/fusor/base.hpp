@@ -7,6 +7,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/backend.hpp"
+#include "core/context.hpp"
 #include "core/dtype.hpp"
 #include "core/extents.hpp"
 #include "core/expr/leaf.hpp"

@@ -10,7 +10,10 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <latch>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace body {
@@ -582,4 +585,224 @@ TEST_CASE("transfers: to<B>, to<cpu> and copy keep values, shapes and layouts") 
   CHECK(array<float, B>{{1, 2}, {3, 4}}.shape() == extents{2, 2});
   CHECK(sum(array<float, B>{{1, 2}, {3, 4}}) == 10.0f);
   CHECK(array<int, B>({5}).reshape({1, 1}).item() == 5);
+}
+
+namespace body {
+/// A memory hook's record of what one thread's context was told (thread-safe: a scan's team
+/// reports to its caller's hook from several threads).
+struct memory_log {
+  std::mutex m;
+  std::vector<fusor::memory_event> events;
+  std::vector<std::thread::id> threads;
+  void operator()(const fusor::memory_event& e) {
+    const std::lock_guard<std::mutex> lock(m);
+    events.push_back(e);
+    if (std::find(threads.begin(), threads.end(), std::this_thread::get_id()) == threads.end())
+      threads.push_back(std::this_thread::get_id());
+  }
+  bool saw(fusor::memory_event::kind_t kind, const void* address) {
+    const std::lock_guard<std::mutex> lock(m);
+    return std::any_of(events.begin(), events.end(), [&](const auto& e) { return e.kind == kind && e.address == address; });
+  }
+};
+// The fields only some backends' contexts have (templates, so that a backend without them
+// compiles the discarded branch away).
+template <class C>
+void set_loop_fields(C& c, int k) {
+  if constexpr (requires { c.threads; }) {
+    c.threads = 1 + 2 * k;  // 1 and 3
+    c.fft_threads = 2 + k;
+    c.fft_planning = k == 0 ? fusor::fft::planning::measure : fusor::fft::planning::patient;
+  }
+}
+template <class C>
+bool same_loop_fields(const C& a, const C& b) {
+  if constexpr (requires { a.threads; })
+    return a.threads == b.threads && a.fft_threads == b.fft_threads && a.fft_planning == b.fft_planning;
+  else
+    return true;
+}
+template <class C>
+void set_threads(C& c, int n) {
+  if constexpr (requires { c.threads; }) c.threads = n;
+}
+/// fft::planning_scope and fft::threads_scope set the current context's fields (where it has them).
+template <class Backend, class C>
+void check_fft_scopes(C& now) {
+  if constexpr (requires { now.fft_planning; }) {
+    {
+      const fusor::fft::planning_scope<Backend> effort(fusor::fft::planning::measure);
+      const fusor::fft::threads_scope<Backend> transforms(2);
+      CHECK(now.fft_planning == fusor::fft::planning::measure);
+      CHECK(now.fft_threads == 2);
+    }
+    CHECK_FALSE(now.fft_planning.has_value());
+    CHECK(now.fft_threads == 0);
+  }
+}
+/// A deterministic context plans by estimate whatever its fft_planning says: its transform finds
+/// the plan an estimate context made (a hit), where a measuring one makes its own (a miss).
+template <class Backend, class X>
+void check_deterministic_plans(const X& x) {
+  if constexpr (requires { fusor::current_context<Backend>().fft_planning; }) {
+    fusor::context<Backend> estimate, measure, fixed;
+    estimate.fft_planning = fusor::fft::planning::estimate;
+    measure.fft_planning = fixed.fft_planning = fusor::fft::planning::measure;
+    fixed.deterministic = true;
+    (void)fusor::fft::rfftn(estimate, x);
+    const auto before = fusor::fft::plan_cache_info<Backend>();
+    (void)fusor::fft::rfftn(fixed, x);
+    const auto after = fusor::fft::plan_cache_info<Backend>();
+    CHECK(after.hits == before.hits + 1);
+    CHECK(after.misses == before.misses);
+    (void)fusor::fft::rfftn(measure, x);
+    CHECK(fusor::fft::plan_cache_info<Backend>().misses == after.misses + 1);
+  }
+}
+}  // namespace body
+
+TEST_CASE("context: two threads with two contexts do not see each other's settings, hooks or streams") {
+  CHECK_FALSE(current_context<B>().deterministic);
+  CHECK(current_context<B>().memory_limit == 0);
+  CHECK_FALSE(bool(current_context<B>().on_memory));
+#if defined(_OPENMP)
+  if constexpr (std::is_same_v<B, fusor::cpu>) set_num_threads(4);  // the process-wide setting the caps cut
+#endif
+  body::memory_log logs[2];
+  std::latch both_entered(2), both_checked(2);
+  const void* made[2] = {};
+  bool own[2] = {};
+  int loop_threads[2] = {};
+  auto work = [&](int k) {
+    context<B> c;
+    c.deterministic = k == 0;
+    c.memory_limit = std::size_t(1) << (40 + k);
+    c.on_memory = memory_hook(logs[k]);
+    body::set_loop_fields(c, k);
+#if defined(__CUDACC__)
+    fusor::cuda_stream stream;
+    c.stream = stream.get();
+#endif
+    {
+      const auto scope = c.enter();
+      both_entered.arrive_and_wait();  // both contexts are current now, each on its thread
+      auto a = array<float, B>(extents{1000 + 10 * k});
+      made[k] = a.data();
+      const context<B>& now = current_context<B>();
+      own[k] = now.deterministic == (k == 0) && now.memory_limit == c.memory_limit && now.on_memory == c.on_memory &&
+               body::same_loop_fields(now, c);
+      loop_threads[k] = num_threads();
+#if defined(__CUDACC__)
+      own[k] = own[k] && current_cuda_stream() == stream.get();
+      cuda_synchronize();
+#endif
+      both_checked.arrive_and_wait();
+    }
+    // the scope is over: this thread's context is the default again
+    own[k] = own[k] && !current_context<B>().deterministic && !current_context<B>().on_memory;
+  };
+  std::thread t0(work, 0), t1(work, 1);
+  t0.join();
+  t1.join();
+  CHECK(own[0]);
+  CHECK(own[1]);
+  for (int k = 0; k < 2; ++k) {
+    INFO("thread ", k);
+    // each hook heard its own thread's allocation and release, and nothing of the other's
+    CHECK(logs[k].saw(memory_event::allocation, made[k]));
+    CHECK(logs[k].saw(memory_event::release, made[k]));
+    CHECK_FALSE(logs[k].saw(memory_event::allocation, made[1 - k]));
+    CHECK(logs[k].threads.size() == 1);
+  }
+  if constexpr (std::is_same_v<B, fusor::cpu>) {
+#if defined(_OPENMP)
+    CHECK(loop_threads[0] == 1);
+    CHECK(loop_threads[1] == 3);
+    set_num_threads(0);
+#endif
+  }
+}
+
+TEST_CASE("context: scopes set one field; an explicit context holds for one call; the memory budget; determinism") {
+  // the RAII scopes are setters of the current context
+  body::check_fft_scopes<B>(current_context<B>());
+#if defined(__CUDACC__)
+  {
+    fusor::cuda_stream s;
+    {
+      const cuda_stream_scope scope(s);
+      CHECK(current_context<B>().stream == s.get());
+    }
+    CHECK(current_context<B>().stream == cudaStreamPerThread);
+    CHECK(on(s).stream == s.get());
+  }
+#endif
+  // an explicit context: the heavy entry points run as if it were current, then the thread's own
+  // is back
+  body::memory_log log;
+  context<B> c;
+  c.on_memory = memory_hook(log);
+  const auto x = body::dev(test::values<float>(64, -1, 1, 3), {8, 8});
+  const auto spectrum = fft::rfftn(c, x);
+  CHECK(log.saw(memory_event::allocation, spectrum.data()));
+  const auto product = matmul(c, x, x);
+  CHECK(log.saw(memory_event::allocation, product.data()));
+  const auto a = body::dev(std::vector<double>{4, 1, 0, 1, 3, 1, 0, 1, 2}, {3, 3});
+  const auto rhs = body::dev(std::vector<double>{1, 2, 3});
+  const auto solved = linalg::solve(c, a, rhs);
+  CHECK(log.saw(memory_event::allocation, solved.data()));
+  CHECK(body::host_values(solved) == body::host_values(linalg::solve(a, rhs)));
+  CHECK_FALSE(bool(current_context<B>().on_memory));
+  // the same numbers as without the context
+  CHECK(body::host_values(spectrum) == body::host_values(fft::rfftn(x)));
+  CHECK(body::host_values(product) == body::host_values(matmul(x, x)));
+
+  // the budget: over it, a typed error naming the sizes before anything is taken; under it, fine
+  {
+    context<B> budget;
+    budget.on_memory = memory_hook(log);
+    const std::size_t before = log.events.size();
+    budget.memory_limit = std::size_t(1) << 20;
+    const auto scope = budget.enter();
+    try {
+      auto big = array<float, B>(extents{index_t(1) << 20});  // 4 MiB
+      FAIL("an allocation over the budget succeeded");
+    } catch (const memory_limit_error& e) {
+      CHECK(e.requested >= (std::size_t(4) << 20));
+      CHECK(e.limit == (std::size_t(1) << 20));
+      CHECK(std::string(e.what()).find("memory_limit of 1048576 bytes") != std::string::npos);
+    }
+    CHECK(log.events.size() == before);  // nothing was allocated
+    CHECK_THROWS_AS((array<float, B>(extents{index_t(1) << 20})), backend_error);  // the error's base
+  }
+  {
+    context<B> roomy;
+    roomy.memory_limit = std::size_t(1) << 40;
+    const auto scope = roomy.enter();
+    CHECK(sum(ones<float, B>(extents{1000})) == 1000.0f);
+  }
+
+  // deterministic: FFT plans by estimate; a whole-array reduction gives the same bits whatever
+  // the thread count
+  body::check_deterministic_plans<B>(body::dev(test::values<float>(7 * 9, -1, 1, 5), {7, 9}));
+  const auto v = test::values<double>(index_t(1) << 20, -1, 1, 11);
+  double ref = 0;
+  for (double e : v) ref += e;
+  const auto big = body::dev(v);
+  context<B> fixed;
+  fixed.deterministic = true;
+  std::vector<double> got;
+#if defined(_OPENMP)
+  if constexpr (std::is_same_v<B, fusor::cpu>) set_num_threads(4);  // caps of 1 to 4 all hold
+#endif
+  for (int threads = 1; threads <= 4; ++threads) {
+    body::set_threads(fixed, threads);
+    const auto scope = fixed.enter();
+    got.push_back(double(sum(big)));
+  }
+#if defined(_OPENMP)
+  if constexpr (std::is_same_v<B, fusor::cpu>) set_num_threads(0);
+#endif
+  for (double g : got) CHECK(g == got[0]);
+  CHECK(std::abs(got[0] - ref) <= 1e-9 * std::max(1.0, std::abs(ref)));
 }

@@ -21,8 +21,10 @@
 #include <complex>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <numbers>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -1238,6 +1240,27 @@ TEST_CASE("match scan: thread counts, scores by name, bad input") {
       inner[t] = host_values(match::scan(f, g, mask, rots, match::score::flc, many).best_score);
     }
     CHECK(inner[0] == host_values(a.best_score));
+  }
+  {
+    // on an explicit context, the scan's team runs with it too: its hook hears every thread's
+    // allocations, and the scores are the same
+    struct team_log {
+      std::mutex m;
+      std::vector<std::thread::id> threads;
+      void operator()(const fusor::memory_event&) {
+        const std::lock_guard<std::mutex> lock(m);
+        if (std::find(threads.begin(), threads.end(), std::this_thread::get_id()) == threads.end())
+          threads.push_back(std::this_thread::get_id());
+      }
+    } log;
+    fusor::context<B> c;
+    c.on_memory = fusor::memory_hook(log);
+    const auto on_c = match::scan(c, f, g, mask, rots, match::score::flc, many);
+    CHECK(host_values(on_c.best_score) == host_values(b.best_score));
+    CHECK_FALSE(bool(fusor::current_context<B>().on_memory));
+    const int team = match::scan_strategy<B>::workers(many.threads, rots.size());
+    INFO("team of ", team);
+    CHECK(log.threads.size() == std::size_t(team));
   }
   // one rotation: the map is that rotation's, index 0 everywhere
   const auto single = match::scan(f, g, mask, {rots[3]}, match::score::cc);

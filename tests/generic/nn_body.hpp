@@ -829,6 +829,18 @@ TEST_CASE("ad::compile replays a training step: the bits of value_and_grad, no a
     graph_replays(compiled_g);
   }
   {
+    // a step on an explicit context runs under it: a replay allocates nothing, so it fits a budget
+    // of one byte; a new recording allocates, and the budget refuses it before it starts
+    fusor::context<B> tight;
+    tight.memory_limit = 1;
+    auto budgeted = ad::compile(f, p, x, labels, 0.01);  // (recorded here, outside the budget)
+    CHECK(budgeted(tight, p, x, labels, 0.01).first == reference(p, x, labels, 0.01).first);
+    CHECK(budgeted.replays() == 1);
+    const params_t other = model.init(8);
+    CHECK_THROWS_AS(budgeted(tight, other, x, labels, 0.01), fusor::memory_limit_error);
+    CHECK(fusor::current_context<B>().memory_limit == 0);
+  }
+  {
     // softmax and log_softmax along either axis replay too, without allocating (their row maxima
     // and sums live in buffers the recording keeps)
     const D onehot = test::on<B>(std::vector<double>{0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1}, extents{4, 3});

@@ -521,6 +521,16 @@ TEST_CASE_TEMPLATE("vsa item memory: add, top-k, cleanup, threshold, .npy round 
   CHECK(host_values(mem.cleanup(queries)) == host_values(fusor::take(mem.items(), test::on<B>(std::vector<std::int64_t>{3, 17}), 0)));
   const auto top = mem.query(queries, 3);
   CHECK(top.values.shape() == fusor::extents{2, 3});
+  {
+    // on an explicit context: the same answers, the search's allocations told to its hook
+    std::size_t made = 0;
+    auto count = [&](const fusor::memory_event& e) { made += e.kind == fusor::memory_event::allocation; };
+    fusor::context<B> c;
+    c.on_memory = fusor::memory_hook(count);
+    CHECK(host_values(mem.query(c, queries, 3).indices) == host_values(top.indices));
+    CHECK(host_values(mem.cleanup(c, queries)) == host_values(mem.cleanup(queries)));
+    CHECK(made > 0);
+  }
   const auto tv = host_values(top.values);
   CHECK(tv[0] >= tv[1]);
   CHECK(tv[1] >= tv[2]);

@@ -48,6 +48,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/context.hpp"
 #include "../core/array.hpp"
 #include "../core/shape_ops.hpp"
 #include "params.hpp"
@@ -127,6 +128,15 @@ class compiled {
     if (ready_ && same(params, args...)) replay();
     else record(params, args...);
     return {value_, *grads_};
+  }
+  /// The same on an explicit context (a context<B>, or on(stream) on cuda): the replay (or
+  /// recording) runs as if it were the thread's current context.
+  template <execution_context E>
+  std::pair<value_type, const grads_t&> operator()(const E& exec, const P& params, const A&... args) {
+    static_assert(context_of_v<E, backend_type>,
+                  "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+    const auto scope = exec.enter();
+    return (*this)(params, args...);
   }
 
   /// How many times f was recorded (1, plus one per call whose arrays or scalars differed).

@@ -1,5 +1,6 @@
 #pragma once
 // The exception hierarchy. Every message says what was expected and what was given.
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,14 @@ struct value_error : error {
 /// A backend that cannot do what was asked (no device, unsupported configuration).
 struct backend_error : error {
   using error::error;
+};
+/// An allocation that would take a backend's live arrays above the memory_limit of the context
+/// it was made under (see context<B>); thrown before any memory is taken.
+struct memory_limit_error : backend_error {
+  memory_limit_error(const std::string& what, std::size_t requested_bytes, std::size_t limit_bytes)
+      : backend_error(what), requested(requested_bytes), limit(limit_bytes) {}
+  std::size_t requested;  ///< the bytes the allocation asked for
+  std::size_t limit;      ///< the context's memory_limit
 };
 /// Reading or writing files.
 struct io_error : error {

@@ -21,9 +21,12 @@
 // Input strides are positive or zero (zero only on batch dimensions); the caller copies any
 // other layout. Sizes are positive on transform dimensions and may be zero on batch ones.
 #include <cstddef>
+#include <optional>
+#include <utility>
 
 #include "../core/backend.hpp"
 #include "../core/config.hpp"
+#include "../core/context.hpp"
 
 namespace fusor {
 
@@ -92,41 +95,39 @@ enum class planning { estimate, measure, patient, exhaustive };
 /// Plans that backend B makes on this thread while the scope lives use effort p, whatever the
 /// process-wide setting (fft::set_planning) says; the previous effort comes back at the end. A
 /// long computation (a template-matching scan) measures its plans without changing the effort
-/// of other threads. A backend without planning choices ignores it.
+/// of other threads. A setter of this thread's context<B>::fft_planning; a backend without
+/// planning choices ignores it.
 template <class B>
 class planning_scope {
  public:
   explicit planning_scope(planning p) {
-    if constexpr (requires { fft_backend<B>::thread_planning(); }) {
-      previous_ = fft_backend<B>::thread_planning();
-      fft_backend<B>::set_thread_planning(int(p));
-    }
+    if constexpr (requires { current_context<B>().fft_planning; })
+      previous_ = std::exchange(current_context<B>().fft_planning, p);
   }
   ~planning_scope() {
-    if constexpr (requires { fft_backend<B>::thread_planning(); }) fft_backend<B>::set_thread_planning(previous_);
+    if constexpr (requires { current_context<B>().fft_planning; }) current_context<B>().fft_planning = previous_;
   }
   planning_scope(const planning_scope&) = delete;
   planning_scope& operator=(const planning_scope&) = delete;
 
  private:
-  int previous_ = -1;
+  std::optional<planning> previous_{};
 };
 
 /// Transforms that backend B runs on this thread while the scope lives use at most n threads of
 /// their own (n >= 1), whatever fft::set_threads says; the previous setting comes back at the
 /// end. Work that is already spread over threads (a scan's rotations) runs each transform on its
-/// own thread, with plans made for one thread. A backend without the setting ignores it.
+/// own thread, with plans made for one thread. A setter of this thread's
+/// context<B>::fft_threads; a backend without the setting ignores it.
 template <class B>
 class threads_scope {
  public:
   explicit threads_scope(int n) {
-    if constexpr (requires { fft_backend<B>::thread_threads(); }) {
-      previous_ = fft_backend<B>::thread_threads();
-      fft_backend<B>::set_thread_threads(n < 1 ? 1 : n);
-    }
+    if constexpr (requires { current_context<B>().fft_threads; })
+      previous_ = std::exchange(current_context<B>().fft_threads, n < 1 ? 1 : n);
   }
   ~threads_scope() {
-    if constexpr (requires { fft_backend<B>::thread_threads(); }) fft_backend<B>::set_thread_threads(previous_);
+    if constexpr (requires { current_context<B>().fft_threads; }) current_context<B>().fft_threads = previous_;
   }
   threads_scope(const threads_scope&) = delete;
   threads_scope& operator=(const threads_scope&) = delete;

@@ -366,15 +366,13 @@ auto real_inverse(const char* fn, X&& x, const extents& s, const extents& axes, 
 
 }  // namespace detail
 
+/// (execution_context, core/context.hpp, is also reachable by its old name fft::execution_context.)
+using fusor::execution_context;
+
 /// What an inverse real transform may do with its input: keep it (an lvalue input is copied
 /// first, because c2r transforms use their input as scratch) or overwrite it (no copy: for
 /// scratch spectra that are rebuilt before every transform).
 enum class input_use { preserve, overwrite };
-
-/// An execution context for the *_into transforms, such as fusor::on(stream) on cuda: the
-/// transform and its scaling pass are queued there instead of on the thread's current stream.
-template <class E>
-concept execution_context = requires(const E& e) { e.enter(); };
 
 // ---- into a caller's buffer ----------------------------------------------------------------------
 // fftn_into, ifftn_into, rfftn_into and irfftn_into write the transform into `out` (an array or
@@ -406,24 +404,32 @@ void irfftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}
 template <execution_context E, class O, class X>
 void fftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
                norm_mode norm = norm_mode::backward) {
+  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
   const auto scope = exec.enter();
   fftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
 }
 template <execution_context E, class O, class X>
 void ifftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
                 norm_mode norm = norm_mode::backward) {
+  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
   const auto scope = exec.enter();
   ifftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
 }
 template <execution_context E, class O, class X>
 void rfftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
                 norm_mode norm = norm_mode::backward) {
+  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
   const auto scope = exec.enter();
   rfftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
 }
 template <execution_context E, class O, class X>
 void irfftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
                  norm_mode norm = norm_mode::backward, input_use use = input_use::preserve) {
+  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
   const auto scope = exec.enter();
   irfftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm, use);
 }
@@ -453,6 +459,37 @@ auto rfftn(X&& x, const extents& s = {}, const extents& axes = {}, norm_mode nor
 template <class X>
 auto irfftn(X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
   return detail::real_inverse("irfftn", std::forward<X>(x), s, axes, norm);
+}
+/// The n-d transforms on an explicit context (a context<B>, or on(stream) on cuda): the call
+/// runs as if it were the thread's current context (its stream, FFT planning and threads,
+/// memory budget and hook), and the thread's own is back afterwards.
+template <execution_context E, class X>
+auto fftn(const E& exec, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return fftn(std::forward<X>(x), s, axes, norm);
+}
+template <execution_context E, class X>
+auto ifftn(const E& exec, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return ifftn(std::forward<X>(x), s, axes, norm);
+}
+template <execution_context E, class X>
+auto rfftn(const E& exec, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return rfftn(std::forward<X>(x), s, axes, norm);
+}
+template <execution_context E, class X>
+auto irfftn(const E& exec, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
+  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return irfftn(std::forward<X>(x), s, axes, norm);
 }
 
 // ---- 2-d -------------------------------------------------------------------------------------

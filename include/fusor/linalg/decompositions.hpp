@@ -159,6 +159,15 @@ auto solve(const E& a, const R& b) {
   return array<C, B>(swapaxes(x.view(), -1, -2));
 }
 
+/// solve on an explicit context (a context<B>, or on(stream) on cuda).
+template <execution_context X, expression E, expression R>
+auto solve(const X& exec, const E& a, const R& b) {
+  static_assert(context_of_v<X, backend_of_t<node_t<E>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return solve(a, b);
+}
+
 /// The result of slogdet: sign (a unit complex number for complex input; 0 for a singular
 /// matrix) and log|det| (-inf for a singular matrix), each of the batch's shape.
 template <class T, class B>

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "detail/views.hpp"
+#include "../core/context.hpp"
 
 namespace fusor {
 
@@ -222,6 +223,16 @@ auto matmul(const A& a, const Bx& b) {
   detail::linalg::matmul_into(detail::linalg::promote_view(oa.view, true), detail::linalg::promote_view(ob.view, false),
                               detail::linalg::full_view(detail::linalg::strided<R, B>(out.view()), p, sa.size() == 1, sb.size() == 1));
   return out;
+}
+
+/// matmul on an explicit context (a context<B>, or on(stream) on cuda): the product runs as if
+/// it were the thread's current context.
+template <execution_context E, expression A, expression Bx>
+auto matmul(const E& exec, const A& a, const Bx& b) {
+  static_assert(context_of_v<E, backend_of_t<node_t<A>>>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return matmul(a, b);
 }
 
 /// matmul into an existing array or view of exactly the result's shape (np.matmul(a, b, out=c)):

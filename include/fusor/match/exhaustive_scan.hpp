@@ -42,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/context.hpp"
 #include "../core/create.hpp"
 #include "../core/reduce.hpp"
 #include "../core/slice.hpp"
@@ -81,18 +82,17 @@ struct scan_progress {
 
 /// While it lives, the loops backend B starts on this thread use at most n threads (n >= 1; 0:
 /// no cap): with fft::threads_scope, scan_options::threads bounds the whole scan, not only how
-/// its rotations are dealt. A backend without the setting ignores it.
+/// its rotations are dealt. A setter of this thread's context<B>::threads; a backend without
+/// the setting ignores it.
 template <class B>
 class loop_threads_scope {
  public:
   explicit loop_threads_scope(int n) {
-    if constexpr (requires { executor<B>::thread_cap(); }) {
-      previous_ = executor<B>::thread_cap();
-      executor<B>::set_thread_cap(n);
-    }
+    if constexpr (requires { current_context<B>().threads; })
+      previous_ = std::exchange(current_context<B>().threads, n < 0 ? 0 : n);
   }
   ~loop_threads_scope() {
-    if constexpr (requires { executor<B>::thread_cap(); }) executor<B>::set_thread_cap(previous_);
+    if constexpr (requires { current_context<B>().threads; }) current_context<B>().threads = previous_;
   }
   loop_threads_scope(const loop_threads_scope&) = delete;
   loop_threads_scope& operator=(const loop_threads_scope&) = delete;
@@ -144,8 +144,11 @@ void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rot
   std::atomic<bool> stop{false};
   std::exception_ptr failure;
   std::mutex failure_lock;
+  // the team's threads run with the caller's context (its memory hook, its budget, its stream)
+  const context<B> caller = current_context<B>();
   scan_strategy<B>::run_team(workers, [&](int t, int team) {
     try {
+      const context_scope<B> as_caller(caller);
       const fft::planning_scope<B> thread_effort(o.planning);
       // the team is the parallelism: each transform and loop on its own thread
       const fft::threads_scope<B> one_thread(1);
@@ -280,6 +283,27 @@ scan_result<B> scan(const array<float, B>& target, const array<float, B>& templ,
                     const std::vector<quaternion>& rotations, score kind, const scan_options& o,
                     const array<float, B>& target_mask) {
   return detail::scan_tiles(target, templ, mask, rotations, kind, o, &target_mask);
+}
+
+/// Both on an explicit context (a context<B>, or on(stream) on cuda): the scan runs as if it
+/// were the thread's current context, and its team of threads runs with it too.
+template <execution_context E, class B>
+scan_result<B> scan(const E& exec, const array<float, B>& target, const array<float, B>& templ,
+                    const array<float, B>& mask, const std::vector<quaternion>& rotations, score kind,
+                    const scan_options& o = {}) {
+  static_assert(context_of_v<E, B>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return scan(target, templ, mask, rotations, kind, o);
+}
+template <execution_context E, class B>
+scan_result<B> scan(const E& exec, const array<float, B>& target, const array<float, B>& templ,
+                    const array<float, B>& mask, const std::vector<quaternion>& rotations, score kind,
+                    const scan_options& o, const array<float, B>& target_mask) {
+  static_assert(context_of_v<E, B>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return scan(target, templ, mask, rotations, kind, o, target_mask);
 }
 
 }  // namespace fusor::match

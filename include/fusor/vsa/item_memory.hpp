@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../core/join.hpp"
+#include "../core/context.hpp"
 #include "../core/sort.hpp"
 #include "../io/npy.hpp"
 #include "operations.hpp"
@@ -109,6 +110,22 @@ class item_memory {
   template <class X>
   auto cleanup(const X& queries, metric s = M::default_metric) const {
     return take(items_, nearest(queries, s), 0);
+  }
+  /// query and cleanup on an explicit context (a context<B>, or on(stream) on cuda): the search
+  /// runs as if it were the thread's current context.
+  template <execution_context E, class X>
+  auto query(const E& exec, const X& queries, index_t k = 1, metric s = M::default_metric) const {
+    static_assert(context_of_v<E, B>,
+                  "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+    const auto scope = exec.enter();
+    return query(queries, k, s);
+  }
+  template <execution_context E, class X>
+  auto cleanup(const E& exec, const X& queries, metric s = M::default_metric) const {
+    static_assert(context_of_v<E, B>,
+                  "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+    const auto scope = exec.enter();
+    return cleanup(queries, s);
   }
   /// Which items each query is at least `threshold` similar to: (Q, N) or (N) of bool.
   template <class X>

@@ -150,9 +150,6 @@ template <>
 struct executor<cpu> {
   /// The threads a layer above may spread its own independent work over (fusor::num_threads()).
   static int threads() { return num_threads(); }
-  /// The cap on the threads of the loops this thread starts (0: none); see match::scan's threads.
-  static int thread_cap() { return detail::cpu_thread_cap; }
-  static void set_thread_cap(int n) { detail::cpu_thread_cap = n < 0 ? 0 : n; }
   /// dst = e, where e's shape broadcasts to dst's (checked by the caller).
   template <class T, class E>
   static void assign(const leaf<T, cpu>& dst, const E& e) {

@@ -50,9 +50,7 @@ inline std::recursive_mutex& planner_mutex() {
   return m;
 }
 inline std::atomic<int> planning_effort{int(fft::planning::estimate)};
-inline thread_local int thread_planning = -1;  // this thread's override (fft::planning_scope), -1: none
 inline std::atomic<int> thread_setting{0};  // 0: fusor's cpu thread count (set_num_threads)
-inline thread_local int thread_threads = 0;   // this thread's override (fft::threads_scope), 0: none
 // Transforms below this many elements (all of a batch together) run on one thread: starting
 // FFTW's threads costs more than it saves.
 inline constexpr index_t threaded_threshold = index_t(1) << 15;
@@ -216,7 +214,7 @@ inline std::string describe(const fft::fft_geometry& g) {
 
 inline int threads_for_transform(const fft::fft_geometry& g) {
   if (g.transform_size() * g.batch_size() < threaded_threshold) return 1;
-  if (thread_threads > 0) return thread_threads;
+  if (const int own = current_context<cpu>().fft_threads; own > 0) return own;
   const int t = thread_setting.load();
   return t > 0 ? t : num_threads();
 }
@@ -236,7 +234,10 @@ void run(kind what, const fft::fft_geometry& g, In* in, Out* out) {
   key.align_in = A::alignment_of(const_cast<void*>(static_cast<const void*>(in)));
   key.align_out = A::alignment_of(static_cast<void*>(out));
   key.threads = threads_for_transform(g);
-  const fft::planning effort = fft::planning(thread_planning >= 0 ? thread_planning : planning_effort.load());
+  // a deterministic context plans by estimate: a measured plan depends on timings
+  const context<cpu>& ctx = current_context<cpu>();
+  const fft::planning effort = ctx.deterministic ? fft::planning::estimate
+                                                 : ctx.fft_planning.value_or(fft::planning(planning_effort.load()));
   key.flags = effort_flags(effort);
 
   auto make = [&]() -> plan_cache::plan_ptr {
@@ -326,12 +327,6 @@ struct fft_backend<cpu> {
   static fft::plan_cache_stats cache_stats() { return detail::fftw::plan_cache::instance().stats(); }
   static void set_cache_capacity(std::size_t n) { detail::fftw::plan_cache::instance().set_capacity(n); }
   static void clear_cache() { detail::fftw::plan_cache::instance().clear(); }
-  /// This thread's planning effort override (fft::planning_scope), -1 for none.
-  static int thread_planning() { return detail::fftw::thread_planning; }
-  static void set_thread_planning(int p) { detail::fftw::thread_planning = p; }
-  /// This thread's override of the threads one transform uses (fft::threads_scope), 0 for none.
-  static int thread_threads() { return detail::fftw::thread_threads; }
-  static void set_thread_threads(int n) { detail::fftw::thread_threads = n; }
 };
 
 namespace fft {

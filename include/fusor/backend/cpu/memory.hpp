@@ -24,6 +24,7 @@
 #include "../../core/backend.hpp"
 #include "../../core/config.hpp"
 #include "../../core/error.hpp"
+#include "context.hpp"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -154,6 +155,7 @@ class host_block_cache {
     return {allocated_.load(), peak_.load(), cached_, hits_, misses_};
   }
   void reset_peak() { peak_ = allocated_.load(); }
+  std::size_t allocated() const { return allocated_.load(); }  // without the lock stats() takes
 
  private:
   // live bytes and their peak are atomics, so that counting them never takes the lock
@@ -211,13 +213,27 @@ struct backend_memory<cpu> {
     if (n < 0 || std::size_t(n) > (std::numeric_limits<std::size_t>::max() / 2) / sizeof(T))
       throw backend_error("fusor: cannot allocate " + std::to_string(n) + " elements of " +
                           std::to_string(sizeof(T)) + " bytes on the cpu (size overflows)");
-    void* p = detail::host_block_cache::instance().allocate(detail::host_bytes(std::size_t(n), sizeof(T)));
+    const std::size_t bytes = detail::host_bytes(std::size_t(n), sizeof(T));
+    const context<cpu>& ctx = current_context<cpu>();
+    if (ctx.memory_limit > 0) {
+      const std::size_t live = detail::host_block_cache::instance().allocated();
+      if (bytes > ctx.memory_limit || live > ctx.memory_limit - bytes)
+        throw memory_limit_error("fusor: a cpu allocation of " + std::to_string(bytes) + " bytes would bring live cpu arrays from " +
+                                     std::to_string(live) + " to " + std::to_string(live + bytes) +
+                                     " bytes, above this thread's context<cpu>::memory_limit of " +
+                                     std::to_string(ctx.memory_limit) + " bytes",
+                                 bytes, ctx.memory_limit);
+    }
+    void* p = detail::host_block_cache::instance().allocate(bytes);
     FUSOR_COUNT_ALLOCATION();
+    ctx.on_memory({memory_event::allocation, bytes, p});
     return static_cast<T*>(p);
   }
   template <class T>
   static void deallocate(T* p, index_t n) noexcept {
-    detail::host_block_cache::instance().deallocate(p, detail::host_bytes(std::size_t(n), sizeof(T)));
+    const std::size_t bytes = detail::host_bytes(std::size_t(n), sizeof(T));
+    current_context<cpu>().on_memory({memory_event::release, bytes, p});
+    detail::host_block_cache::instance().deallocate(p, bytes);
   }
   template <class T>
   static void copy_to_host(T* dst, const T* src, index_t n) {

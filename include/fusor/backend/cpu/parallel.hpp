@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "../../core/config.hpp"
+#include "context.hpp"
 
 #if defined(_OPENMP)
 #include <omp.h>
@@ -16,18 +17,19 @@ namespace fusor {
 namespace detail {
 inline std::atomic<int> cpu_threads{0};  // 0: OpenMP's default (OMP_NUM_THREADS or all cores)
 inline std::atomic<index_t> cpu_parallel_threshold{index_t(1) << 17};
-// a cap for the loops this thread starts (0: none), below the process-wide setting: a layer that
-// was asked for n threads (a scan's scan_options::threads) keeps its loops within them
-inline thread_local int cpu_thread_cap = 0;
 }  // namespace detail
 
-/// Threads used by cpu loops above the size threshold (0 restores the default).
+/// Threads used by cpu loops above the size threshold, for the whole process (0 restores the
+/// default); a thread's context<cpu>::threads caps it for the loops that thread starts.
 inline void set_num_threads(int n) { detail::cpu_threads = std::max(0, n); }
+/// The threads a loop started on this thread uses: the process-wide setting, capped by this
+/// thread's context<cpu>::threads.
 inline int num_threads() {
 #if defined(_OPENMP)
   const int set = detail::cpu_threads.load();
   const int n = set > 0 ? set : omp_get_max_threads();
-  return detail::cpu_thread_cap > 0 && detail::cpu_thread_cap < n ? detail::cpu_thread_cap : n;
+  const int cap = current_context<cpu>().threads;
+  return cap > 0 && cap < n ? cap : n;
 #else
   return 1;
 #endif

@@ -114,6 +114,7 @@ bool unit_or_zero_strides(const std::array<index_t*, N>& ops, int pos) {
 }
 
 inline constexpr int max_partials = 256;
+inline constexpr int deterministic_parts = 64;  // <= max_partials
 
 template <class Op, class E>
 auto reduce_all(const E& e) {
@@ -132,26 +133,33 @@ auto reduce_all(const E& e) {
 
   W partial[max_partials];
   const int nt = std::min(threads_for(shape.numel()), max_partials);
+  // one part per thread, or, in a deterministic context, a fixed count of parts dealt to the
+  // team: the same sums in the same order whatever the thread count
+  const bool fixed = current_context<cpu>().deterministic;
+  const int fixed_parts = int(std::min<index_t>(deterministic_parts, r == 1 ? deterministic_parts : rows));
   int used = 1;
   run_team(r == 1 ? nt : int(std::min<index_t>(nt, rows)), [&](int t, int n) {
     Ev local = ev;
-    W acc = Op::template identity<W>();
-    if (r == 1) {
-      local.seek(nullptr, 0);
-      auto [b, end] = split_range(inner, t, n, 64);
-      if (b < end) acc = reduce_row_auto<Op, W>(local, b, end, unit_or_zero);
-    } else {
-      auto [rb, re] = split_range(rows, t, n);
-      index_t idx[max_rank] = {};
-      if (rb < re) unravel(rb, idx, sp.dims, r - 1);
-      for (index_t row = rb; row < re; ++row) {
-        local.seek(idx, r - 1);
-        acc = Op::combine(acc, reduce_row_auto<Op, W>(local, 0, inner, unit_or_zero));
-        next_index(idx, sp.dims, r - 1);
+    const int parts = fixed ? fixed_parts : n;
+    for (int part = t; part < parts; part += n) {
+      W acc = Op::template identity<W>();
+      if (r == 1) {
+        local.seek(nullptr, 0);
+        auto [b, end] = split_range(inner, part, parts, 64);
+        if (b < end) acc = reduce_row_auto<Op, W>(local, b, end, unit_or_zero);
+      } else {
+        auto [rb, re] = split_range(rows, part, parts);
+        index_t idx[max_rank] = {};
+        if (rb < re) unravel(rb, idx, sp.dims, r - 1);
+        for (index_t row = rb; row < re; ++row) {
+          local.seek(idx, r - 1);
+          acc = Op::combine(acc, reduce_row_auto<Op, W>(local, 0, inner, unit_or_zero));
+          next_index(idx, sp.dims, r - 1);
+        }
       }
+      partial[part] = acc;
     }
-    partial[t] = acc;
-    if (t == 0) used = n;
+    if (t == 0) used = parts;
   });
   W total = Op::template identity<W>();
   for (int t = 0; t < used; ++t) total = Op::combine(total, partial[t]);

@@ -23,6 +23,7 @@
 
 #include "../../core/backend.hpp"
 #include "../../core/config.hpp"
+#include "context.hpp"
 #include "error.hpp"
 #include "traits.hpp"
 
@@ -61,15 +62,8 @@ inline std::string cuda_device_name() {
 }
 
 // ---- streams ----------------------------------------------------------------------------------
-namespace detail {
-inline cudaStream_t& current_stream_slot() {
-  thread_local cudaStream_t s = cudaStreamPerThread;
-  return s;
-}
-}  // namespace detail
-
-/// The stream this thread's array operations are queued on.
-inline cudaStream_t current_cuda_stream() { return detail::current_stream_slot(); }
+/// The stream this thread's array operations are queued on (its context<cuda>::stream).
+inline cudaStream_t current_cuda_stream() { return current_context<cuda>().stream; }
 
 /// Waits until the work queued on this thread's current stream has finished (and reports an
 /// asynchronous kernel failure as cuda_error).
@@ -101,29 +95,30 @@ class cuda_stream {
   cudaStream_t s_ = nullptr;
 };
 
-/// While alive, this thread's array operations (allocations, kernels, copies) go to `s`.
-/// Arrays made inside the scope are freed in stream order on whatever stream is current when
-/// they die; synchronise before letting one outlive its stream's work on another stream.
+/// While alive, this thread's array operations (allocations, kernels, copies) go to `s`: a
+/// setter of this thread's context<cuda>::stream. Arrays made inside the scope are freed in
+/// stream order on whatever stream is current when they die; synchronise before letting one
+/// outlive its stream's work on another stream.
 class cuda_stream_scope {
  public:
-  explicit cuda_stream_scope(cudaStream_t s) : prev_(std::exchange(detail::current_stream_slot(), s)) {}
+  explicit cuda_stream_scope(cudaStream_t s) : prev_(std::exchange(current_context<cuda>().stream, s)) {}
   explicit cuda_stream_scope(const cuda_stream& s) : cuda_stream_scope(s.get()) {}
   cuda_stream_scope(const cuda_stream_scope&) = delete;
   cuda_stream_scope& operator=(const cuda_stream_scope&) = delete;
-  ~cuda_stream_scope() { detail::current_stream_slot() = prev_; }
+  ~cuda_stream_scope() { current_context<cuda>().stream = prev_; }
 
  private:
   cudaStream_t prev_;
 };
 
-/// An execution context naming a stream, for the calls that take one explicitly (the FFT *_into
-/// transforms): `fft::rfftn_into(on(stream), out, x)`. enter() makes it current for the call.
-struct stream_context {
-  cudaStream_t stream;
-  cuda_stream_scope enter() const { return cuda_stream_scope(stream); }
-};
-inline stream_context on(cudaStream_t s) { return {s}; }
-inline stream_context on(const cuda_stream& s) { return {s.get()}; }
+/// This thread's context with its stream replaced by `s`, for the calls that take a context
+/// explicitly: `fft::rfftn_into(on(stream), out, x)`.
+inline context<cuda> on(cudaStream_t s) {
+  context<cuda> c = current_context<cuda>();
+  c.stream = s;
+  return c;
+}
+inline context<cuda> on(const cuda_stream& s) { return on(s.get()); }
 
 namespace detail {
 /// Counts the times a backend workspace that kernels are launched with (the whole-array
@@ -259,15 +254,30 @@ struct backend_memory<cuda> {
   }
   template <class T>
   static T* allocate(index_t n) {
-    void* p = detail::device_allocate(detail::device_bytes<T>(n));
+    const std::size_t bytes = detail::device_bytes<T>(n);
+    const context<cuda>& ctx = current_context<cuda>();
+    if (ctx.memory_limit > 0) {
+      const std::size_t live = detail::cuda_counters::instance().allocated.load();
+      if (bytes > ctx.memory_limit || live > ctx.memory_limit - bytes)
+        throw memory_limit_error("fusor: a cuda allocation of " + std::to_string(bytes) +
+                                     " bytes would bring live cuda arrays from " + std::to_string(live) + " to " +
+                                     std::to_string(live + bytes) +
+                                     " bytes, above this thread's context<cuda>::memory_limit of " +
+                                     std::to_string(ctx.memory_limit) + " bytes",
+                                 bytes, ctx.memory_limit);
+    }
+    void* p = detail::device_allocate(bytes);
     FUSOR_COUNT_ALLOCATION();
+    ctx.on_memory({memory_event::allocation, bytes, p});
     return static_cast<T*>(p);
   }
   template <class T>
   static void deallocate(T* p, index_t n) noexcept {
+    const std::size_t bytes = std::size_t(n) * sizeof(T);
+    current_context<cuda>().on_memory({memory_event::release, bytes, p});
     // stream-ordered: the block returns to the pool once the work queued before it is done
     if (cudaFreeAsync(p, current_cuda_stream()) == cudaSuccess)
-      detail::cuda_counters::instance().allocated -= std::size_t(n) * sizeof(T);
+      detail::cuda_counters::instance().allocated -= bytes;
     else
       cudaGetLastError();  // e.g. the runtime is already shutting down at exit
   }
