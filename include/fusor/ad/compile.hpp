@@ -133,10 +133,7 @@ class compiled {
   /// recording) runs as if it were the thread's current context.
   template <execution_context E>
   std::pair<value_type, const grads_t&> operator()(const E& exec, const P& params, const A&... args) {
-    static_assert(context_of_v<E, backend_type>,
-                  "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-    const auto scope = exec.enter();
-    return (*this)(params, args...);
+    return with_context<backend_type>(exec, [&] { return (*this)(params, args...); });
   }
 
   /// How many times f was recorded (1, plus one per call whose arrays or scalars differed).

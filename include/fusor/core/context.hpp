@@ -13,12 +13,16 @@
 // own context is back afterwards. A context belongs to a thread: another thread does not see it
 // (work fusor spreads over a team of its own, such as the scan's, is given the caller's).
 //
-// A context is trivially copyable and trivially destructible, so that the thread's slot costs
-// nothing to read and is still valid while other thread_local objects (arrays among them) are
+// A context is trivially copyable and trivially destructible, so that copying one is a memcpy
+// and the thread's slot is still valid while other thread_local objects (arrays among them) are
 // destroyed at thread exit.
 #include <cstddef>
+#include <string>
 #include <type_traits>
 #include <utility>
+
+#include "backend.hpp"
+#include "error.hpp"
 
 namespace fusor {
 
@@ -31,9 +35,12 @@ struct memory_event {
 };
 
 /// A callable told of every allocation and release the thread makes while its context names
-/// the hook (after the allocation succeeded, before the block is released). It is held by
-/// reference, so that a context stays trivially copyable: the callable must outlive every
-/// context that names it. It must not throw, and must not allocate arrays of the same backend.
+/// the hook (after the allocation succeeded, before the block is released). A release is told to
+/// the context current when the array dies, which need not be the one its allocation was told
+/// to (an array returned from a call on an explicit context). It is held by reference, so that a
+/// context stays trivially copyable: the callable must outlive every context that names it. It
+/// must not throw, must not allocate arrays of the same backend, and must be thread-safe when
+/// fusor spreads the work over a team (the scan's threads all tell the caller's hook).
 class memory_hook {
  public:
   memory_hook() = default;
@@ -43,7 +50,7 @@ class memory_hook {
       : call_([](void* user, const memory_event& e) { (*static_cast<F*>(user))(e); }),
         user_(const_cast<void*>(static_cast<const void*>(&f))) {}
   explicit operator bool() const { return call_ != nullptr; }
-  void operator()(const memory_event& e) const {
+  void operator()(const memory_event& e) const noexcept {  // (a hook that throws terminates)
     if (call_) call_(user_, e);
   }
   friend bool operator==(const memory_hook&, const memory_hook&) = default;
@@ -56,10 +63,27 @@ class memory_hook {
 template <class B>
 class context_scope;
 
-/// The settings backend B's work runs with; each backend specialises it with the fields it
-/// reads. This primary template is a backend's without settings.
+/// The settings every backend's context has (each specialisation derives from it).
+struct context_settings {
+  /// Results that do not depend on timings or on fusor's thread split (what that takes is the
+  /// backend's: see its context). Off by default.
+  bool deterministic = false;
+  /// The most bytes the backend's live arrays (of the whole process) may hold after an
+  /// allocation made under this context; beyond it the allocation throws memory_limit_error
+  /// before any memory is taken (0: no limit). Checked against the live bytes when each
+  /// allocation is made: allocations racing on other threads may each pass.
+  std::size_t memory_limit = 0;
+  /// Told of every allocation and release of the backend's arrays this thread makes.
+  memory_hook on_memory{};
+};
+
+/// The settings backend B's work runs with; each backend specialises it (from context_settings)
+/// with the fields it reads. This primary template is a backend's without settings.
 template <class B>
 struct context {
+  static_assert(!std::is_same_v<B, cpu> && !std::is_same_v<B, cuda>,
+                "fusor: this backend's context is declared in <fusor/backend/cpu/context.hpp> or "
+                "<fusor/backend/cuda/context.hpp> (which its backend headers include): include it first");
   using backend_type = B;
   /// This context as the thread's current one for as long as the returned scope lives.
   context_scope<B> enter() const;
@@ -101,6 +125,29 @@ concept execution_context = requires(const E& e) {
 /// another backend's (whose settings the call would silently ignore) with a static_assert.
 template <class E, class B>
 inline constexpr bool context_of_v = std::is_same_v<typename E::backend_type, B>;
+
+/// f() with `exec` as this thread's context for backend B, the thread's own back afterwards:
+/// what every explicit-context entry point (`fft::rfftn(ctx, x)`, `matmul(ctx, a, b)`...) does.
+template <class B, execution_context E, class F>
+decltype(auto) with_context(const E& exec, F&& f) {
+  static_assert(context_of_v<E, B>,
+                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
+  const auto scope = exec.enter();
+  return std::forward<F>(f)();
+}
+
+namespace detail {
+/// Throws memory_limit_error when an allocation of `bytes` would take `live` bytes of backend
+/// `name`'s arrays above the context's memory_limit.
+inline void check_memory_limit(const context_settings& c, std::size_t bytes, std::size_t live, const char* name) {
+  if (c.memory_limit == 0 || (bytes <= c.memory_limit && live <= c.memory_limit - bytes)) return;
+  throw memory_limit_error(std::string("fusor: a ") + name + " allocation of " + std::to_string(bytes) +
+                               " bytes would bring live " + name + " arrays from " + std::to_string(live) + " to " +
+                               std::to_string(live + bytes) + " bytes, above this thread's context<" + name +
+                               ">::memory_limit of " + std::to_string(c.memory_limit) + " bytes",
+                           bytes, c.memory_limit);
+}
+}  // namespace detail
 
 template <class B>
 context_scope<B> context<B>::enter() const {

@@ -404,34 +404,26 @@ void irfftn_into(O&& out, X&& x, const extents& s = {}, const extents& axes = {}
 template <execution_context E, class O, class X>
 void fftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
                norm_mode norm = norm_mode::backward) {
-  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  fftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
+  return with_context<backend_of_t<std::remove_cvref_t<X>>>(
+      exec, [&] { return fftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm); });
 }
 template <execution_context E, class O, class X>
 void ifftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
                 norm_mode norm = norm_mode::backward) {
-  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  ifftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
+  return with_context<backend_of_t<std::remove_cvref_t<X>>>(
+      exec, [&] { return ifftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm); });
 }
 template <execution_context E, class O, class X>
 void rfftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
                 norm_mode norm = norm_mode::backward) {
-  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  rfftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm);
+  return with_context<backend_of_t<std::remove_cvref_t<X>>>(
+      exec, [&] { return rfftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm); });
 }
 template <execution_context E, class O, class X>
 void irfftn_into(const E& exec, O&& out, X&& x, const extents& s = {}, const extents& axes = {},
                  norm_mode norm = norm_mode::backward, input_use use = input_use::preserve) {
-  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  irfftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm, use);
+  return with_context<backend_of_t<std::remove_cvref_t<X>>>(
+      exec, [&] { return irfftn_into(std::forward<O>(out), std::forward<X>(x), s, axes, norm, use); });
 }
 
 // ---- n-d -------------------------------------------------------------------------------------
@@ -465,31 +457,23 @@ auto irfftn(X&& x, const extents& s = {}, const extents& axes = {}, norm_mode no
 /// memory budget and hook), and the thread's own is back afterwards.
 template <execution_context E, class X>
 auto fftn(const E& exec, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
-  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  return fftn(std::forward<X>(x), s, axes, norm);
+  return with_context<backend_of_t<std::remove_cvref_t<X>>>(
+      exec, [&] { return fftn(std::forward<X>(x), s, axes, norm); });
 }
 template <execution_context E, class X>
 auto ifftn(const E& exec, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
-  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  return ifftn(std::forward<X>(x), s, axes, norm);
+  return with_context<backend_of_t<std::remove_cvref_t<X>>>(
+      exec, [&] { return ifftn(std::forward<X>(x), s, axes, norm); });
 }
 template <execution_context E, class X>
 auto rfftn(const E& exec, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
-  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  return rfftn(std::forward<X>(x), s, axes, norm);
+  return with_context<backend_of_t<std::remove_cvref_t<X>>>(
+      exec, [&] { return rfftn(std::forward<X>(x), s, axes, norm); });
 }
 template <execution_context E, class X>
 auto irfftn(const E& exec, X&& x, const extents& s = {}, const extents& axes = {}, norm_mode norm = norm_mode::backward) {
-  static_assert(context_of_v<E, backend_of_t<std::remove_cvref_t<X>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  return irfftn(std::forward<X>(x), s, axes, norm);
+  return with_context<backend_of_t<std::remove_cvref_t<X>>>(
+      exec, [&] { return irfftn(std::forward<X>(x), s, axes, norm); });
 }
 
 // ---- 2-d -------------------------------------------------------------------------------------

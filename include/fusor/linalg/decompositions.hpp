@@ -162,10 +162,7 @@ auto solve(const E& a, const R& b) {
 /// solve on an explicit context (a context<B>, or on(stream) on cuda).
 template <execution_context X, expression E, expression R>
 auto solve(const X& exec, const E& a, const R& b) {
-  static_assert(context_of_v<X, backend_of_t<node_t<E>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  return solve(a, b);
+  return with_context<backend_of_t<node_t<E>>>(exec, [&] { return solve(a, b); });
 }
 
 /// The result of slogdet: sign (a unit complex number for complex input; 0 for a singular

@@ -229,10 +229,7 @@ auto matmul(const A& a, const Bx& b) {
 /// it were the thread's current context.
 template <execution_context E, expression A, expression Bx>
 auto matmul(const E& exec, const A& a, const Bx& b) {
-  static_assert(context_of_v<E, backend_of_t<node_t<A>>>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  return matmul(a, b);
+  return with_context<backend_of_t<node_t<A>>>(exec, [&] { return matmul(a, b); });
 }
 
 /// matmul into an existing array or view of exactly the result's shape (np.matmul(a, b, out=c)):

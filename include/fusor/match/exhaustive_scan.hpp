@@ -81,15 +81,19 @@ struct scan_progress {
 };
 
 /// While it lives, the loops backend B starts on this thread use at most n threads (n >= 1; 0:
-/// no cap): with fft::threads_scope, scan_options::threads bounds the whole scan, not only how
-/// its rotations are dealt. A setter of this thread's context<B>::threads; a backend without
-/// the setting ignores it.
+/// the cap already there): with fft::threads_scope, scan_options::threads bounds the whole scan,
+/// not only how its rotations are dealt. A setter of this thread's context<B>::threads that only
+/// lowers it: a caller's context that caps the threads keeps its cap; a backend without the
+/// setting ignores it.
 template <class B>
 class loop_threads_scope {
  public:
   explicit loop_threads_scope(int n) {
-    if constexpr (requires { current_context<B>().threads; })
-      previous_ = std::exchange(current_context<B>().threads, n < 0 ? 0 : n);
+    if constexpr (requires { current_context<B>().threads; }) {
+      int& cap = current_context<B>().threads;
+      previous_ = cap;
+      if (n > 0) cap = cap > 0 ? std::min(cap, n) : n;
+    }
   }
   ~loop_threads_scope() {
     if constexpr (requires { current_context<B>().threads; }) current_context<B>().threads = previous_;
@@ -291,19 +295,13 @@ template <execution_context E, class B>
 scan_result<B> scan(const E& exec, const array<float, B>& target, const array<float, B>& templ,
                     const array<float, B>& mask, const std::vector<quaternion>& rotations, score kind,
                     const scan_options& o = {}) {
-  static_assert(context_of_v<E, B>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  return scan(target, templ, mask, rotations, kind, o);
+  return with_context<B>(exec, [&] { return scan(target, templ, mask, rotations, kind, o); });
 }
 template <execution_context E, class B>
 scan_result<B> scan(const E& exec, const array<float, B>& target, const array<float, B>& templ,
                     const array<float, B>& mask, const std::vector<quaternion>& rotations, score kind,
                     const scan_options& o, const array<float, B>& target_mask) {
-  static_assert(context_of_v<E, B>,
-                "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-  const auto scope = exec.enter();
-  return scan(target, templ, mask, rotations, kind, o, target_mask);
+  return with_context<B>(exec, [&] { return scan(target, templ, mask, rotations, kind, o, target_mask); });
 }
 
 }  // namespace fusor::match

@@ -115,17 +115,11 @@ class item_memory {
   /// runs as if it were the thread's current context.
   template <execution_context E, class X>
   auto query(const E& exec, const X& queries, index_t k = 1, metric s = M::default_metric) const {
-    static_assert(context_of_v<E, B>,
-                  "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-    const auto scope = exec.enter();
-    return query(queries, k, s);
+    return with_context<B>(exec, [&] { return query(queries, k, s); });
   }
   template <execution_context E, class X>
   auto cleanup(const E& exec, const X& queries, metric s = M::default_metric) const {
-    static_assert(context_of_v<E, B>,
-                  "fusor: this execution context is another backend's than the arrays' (its settings would not apply)");
-    const auto scope = exec.enter();
-    return cleanup(queries, s);
+    return with_context<B>(exec, [&] { return cleanup(queries, s); });
   }
   /// Which items each query is at least `threshold` similar to: (Q, N) or (N) of bool.
   template <class X>

@@ -215,15 +215,7 @@ struct backend_memory<cpu> {
                           std::to_string(sizeof(T)) + " bytes on the cpu (size overflows)");
     const std::size_t bytes = detail::host_bytes(std::size_t(n), sizeof(T));
     const context<cpu>& ctx = current_context<cpu>();
-    if (ctx.memory_limit > 0) {
-      const std::size_t live = detail::host_block_cache::instance().allocated();
-      if (bytes > ctx.memory_limit || live > ctx.memory_limit - bytes)
-        throw memory_limit_error("fusor: a cpu allocation of " + std::to_string(bytes) + " bytes would bring live cpu arrays from " +
-                                     std::to_string(live) + " to " + std::to_string(live + bytes) +
-                                     " bytes, above this thread's context<cpu>::memory_limit of " +
-                                     std::to_string(ctx.memory_limit) + " bytes",
-                                 bytes, ctx.memory_limit);
-    }
+    if (ctx.memory_limit > 0) detail::check_memory_limit(ctx, bytes, detail::host_block_cache::instance().allocated(), "cpu");
     void* p = detail::host_block_cache::instance().allocate(bytes);
     FUSOR_COUNT_ALLOCATION();
     ctx.on_memory({memory_event::allocation, bytes, p});

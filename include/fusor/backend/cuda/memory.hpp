@@ -256,16 +256,7 @@ struct backend_memory<cuda> {
   static T* allocate(index_t n) {
     const std::size_t bytes = detail::device_bytes<T>(n);
     const context<cuda>& ctx = current_context<cuda>();
-    if (ctx.memory_limit > 0) {
-      const std::size_t live = detail::cuda_counters::instance().allocated.load();
-      if (bytes > ctx.memory_limit || live > ctx.memory_limit - bytes)
-        throw memory_limit_error("fusor: a cuda allocation of " + std::to_string(bytes) +
-                                     " bytes would bring live cuda arrays from " + std::to_string(live) + " to " +
-                                     std::to_string(live + bytes) +
-                                     " bytes, above this thread's context<cuda>::memory_limit of " +
-                                     std::to_string(ctx.memory_limit) + " bytes",
-                                 bytes, ctx.memory_limit);
-    }
+    if (ctx.memory_limit > 0) detail::check_memory_limit(ctx, bytes, detail::cuda_counters::instance().allocated.load(), "cuda");
     void* p = detail::device_allocate(bytes);
     FUSOR_COUNT_ALLOCATION();
     ctx.on_memory({memory_event::allocation, bytes, p});
