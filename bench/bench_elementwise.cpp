@@ -133,6 +133,18 @@ void fused_dot(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(fusor::sum(d.x * d.z));
   report(st, 2.0 * n * sizeof(T));
 }
+// the same in a deterministic context (64 fixed parts whatever the thread count, not one per
+// thread): what the bit-for-bit guarantee costs
+template <class T>
+void deterministic_dot(benchmark::State& st) {
+  auto& d = inputs<T>();
+  fusor::set_num_threads(int(st.range(0)));
+  fusor::context<fusor::cpu> fixed;
+  fixed.deterministic = true;
+  const auto scope = fixed.enter();
+  for (auto _ : st) benchmark::DoNotOptimize(fusor::sum(d.x * d.z));
+  report(st, 2.0 * n * sizeof(T));
+}
 template <class T>
 void hand_dot(benchmark::State& st) {
   auto& d = inputs<T>();
@@ -205,6 +217,7 @@ FUSOR_BENCH(hand_xsimd_sin)
 FUSOR_BENCH(fused_fma)
 FUSOR_BENCH(hand_fma)
 FUSOR_BENCH(fused_dot)
+FUSOR_BENCH(deterministic_dot)
 FUSOR_BENCH(hand_dot)
 FUSOR_BENCH(fused_noise)
 FUSOR_BENCH(eager_noise)

@@ -37,6 +37,7 @@ using fusor::backend_memory;
 using fusor::backend_of_t;
 using fusor::backend_traits;
 using fusor::context;
+using fusor::context_base;
 using fusor::context_of_v;
 using fusor::context_settings;
 using fusor::context_scope;

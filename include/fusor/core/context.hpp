@@ -62,9 +62,20 @@ class memory_hook {
 
 template <class B>
 class context_scope;
+template <class B>
+struct context;
 
-/// The settings every backend's context has (each specialisation derives from it).
-struct context_settings {
+/// What every context<B> has, the primary template's included: its backend's name, and enter().
+template <class B>
+struct context_base {
+  using backend_type = B;
+  /// This context as the thread's current one for as long as the returned scope lives.
+  context_scope<B> enter() const;
+};
+
+/// The settings every backend's context has (cpu's and cuda's derive from it).
+template <class B>
+struct context_settings : context_base<B> {
   /// Results that do not depend on timings or on fusor's thread split (what that takes is the
   /// backend's: see its context). Off by default.
   bool deterministic = false;
@@ -77,16 +88,14 @@ struct context_settings {
   memory_hook on_memory{};
 };
 
-/// The settings backend B's work runs with; each backend specialises it (from context_settings)
-/// with the fields it reads. This primary template is a backend's without settings.
+/// The settings backend B's work runs with; each backend specialises it (from
+/// context_settings<B>) with the fields it reads. This primary template is a backend's without
+/// settings.
 template <class B>
-struct context {
+struct context : context_base<B> {
   static_assert(!std::is_same_v<B, cpu> && !std::is_same_v<B, cuda>,
                 "fusor: this backend's context is declared in <fusor/backend/cpu/context.hpp> or "
                 "<fusor/backend/cuda/context.hpp> (which its backend headers include): include it first");
-  using backend_type = B;
-  /// This context as the thread's current one for as long as the returned scope lives.
-  context_scope<B> enter() const;
 };
 
 /// This thread's context for backend B: what its work reads, and what the scopes set. A new
@@ -138,20 +147,20 @@ decltype(auto) with_context(const E& exec, F&& f) {
 
 namespace detail {
 /// Throws memory_limit_error when an allocation of `bytes` would take `live` bytes of backend
-/// `name`'s arrays above the context's memory_limit.
-inline void check_memory_limit(const context_settings& c, std::size_t bytes, std::size_t live, const char* name) {
-  if (c.memory_limit == 0 || (bytes <= c.memory_limit && live <= c.memory_limit - bytes)) return;
+/// `name`'s arrays above `limit` (a context's memory_limit; 0: none).
+inline void check_memory_limit(std::size_t limit, std::size_t bytes, std::size_t live, const char* name) {
+  if (limit == 0 || (bytes <= limit && live <= limit - bytes)) return;
   throw memory_limit_error(std::string("fusor: a ") + name + " allocation of " + std::to_string(bytes) +
                                " bytes would bring live " + name + " arrays from " + std::to_string(live) + " to " +
                                std::to_string(live + bytes) + " bytes, above this thread's context<" + name +
-                               ">::memory_limit of " + std::to_string(c.memory_limit) + " bytes",
-                           bytes, c.memory_limit);
+                               ">::memory_limit of " + std::to_string(limit) + " bytes",
+                           bytes, limit);
 }
 }  // namespace detail
 
 template <class B>
-context_scope<B> context<B>::enter() const {
-  return context_scope<B>(*this);
+context_scope<B> context_base<B>::enter() const {
+  return context_scope<B>(static_cast<const context<B>&>(*this));
 }
 
 }  // namespace fusor

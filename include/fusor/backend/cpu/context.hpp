@@ -17,8 +17,7 @@ namespace fusor {
 /// on them. It costs nothing measurable on a sum of 3M floats and about 12% on one of 2^18
 /// (64 parts, not 2).
 template <>
-struct context<cpu> : context_settings {
-  using backend_type = cpu;
+struct context<cpu> : context_settings<cpu> {
   /// The most threads fusor's statements and reductions started under this context use, and
   /// the default of a large FFT's (0: fusor::num_threads()'s process-wide setting; a larger
   /// value than that setting is cut to it). The BLAS keeps its own (set_blas_num_threads).
@@ -27,11 +26,6 @@ struct context<cpu> : context_settings {
   int fft_threads = 0;
   /// The effort of the FFT plans made under this context (none: fft::set_planning's).
   std::optional<fft::planning> fft_planning{};
-
-  /// This context as the thread's current one for as long as the returned scope lives.
-  context_scope<cpu> enter() const;
 };
-
-inline context_scope<cpu> context<cpu>::enter() const { return context_scope<cpu>(*this); }
 
 }  // namespace fusor

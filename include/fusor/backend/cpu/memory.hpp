@@ -215,7 +215,8 @@ struct backend_memory<cpu> {
                           std::to_string(sizeof(T)) + " bytes on the cpu (size overflows)");
     const std::size_t bytes = detail::host_bytes(std::size_t(n), sizeof(T));
     const context<cpu>& ctx = current_context<cpu>();
-    if (ctx.memory_limit > 0) detail::check_memory_limit(ctx, bytes, detail::host_block_cache::instance().allocated(), "cpu");
+    if (ctx.memory_limit > 0)
+      detail::check_memory_limit(ctx.memory_limit, bytes, detail::host_block_cache::instance().allocated(), "cpu");
     void* p = detail::host_block_cache::instance().allocate(bytes);
     FUSOR_COUNT_ALLOCATION();
     ctx.on_memory({memory_event::allocation, bytes, p});

@@ -14,16 +14,10 @@ namespace fusor {
 /// no floating-point atomics), and so do cuFFT's and cuBLAS's default modes. It is kept so that
 /// code generic over the backend can set it.
 template <>
-struct context<cuda> : context_settings {
-  using backend_type = cuda;
+struct context<cuda> : context_settings<cuda> {
   /// The stream array operations are queued on (the default: cudaStreamPerThread, a stream of
   /// this host thread's own).
   cudaStream_t stream = cudaStreamPerThread;
-
-  /// This context as the thread's current one for as long as the returned scope lives.
-  context_scope<cuda> enter() const;
 };
-
-inline context_scope<cuda> context<cuda>::enter() const { return context_scope<cuda>(*this); }
 
 }  // namespace fusor

@@ -256,7 +256,8 @@ struct backend_memory<cuda> {
   static T* allocate(index_t n) {
     const std::size_t bytes = detail::device_bytes<T>(n);
     const context<cuda>& ctx = current_context<cuda>();
-    if (ctx.memory_limit > 0) detail::check_memory_limit(ctx, bytes, detail::cuda_counters::instance().allocated.load(), "cuda");
+    if (ctx.memory_limit > 0)
+      detail::check_memory_limit(ctx.memory_limit, bytes, detail::cuda_counters::instance().allocated.load(), "cuda");
     void* p = detail::device_allocate(bytes);
     FUSOR_COUNT_ALLOCATION();
     ctx.on_memory({memory_event::allocation, bytes, p});
