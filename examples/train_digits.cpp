@@ -5,9 +5,10 @@
 #include <cstdio>
 
 #include "train_digits.hpp"
+#include "data_path.hpp"
 
 int main(int argc, char** argv) {
-  const auto r = digits_example::run<fusor::cpu>(argc > 1 ? argv[1] : FUSOR_DIGITS_DIR);
+  const auto r = digits_example::run<fusor::cpu>(argc > 1 ? std::string(argv[1]) : example::data_path(FUSOR_DIGITS_DIR));
   std::printf("test accuracy %.2f%% on the held-out 20%%\n", 100 * r.test_accuracy);
   if (r.test_accuracy < 0.95) {
     std::printf("train_digits: FAILED (expected >= 95%%)\n");

@@ -4,13 +4,14 @@
 #include <cstdio>
 
 #include "train_digits.hpp"
+#include "data_path.hpp"
 
 int main(int argc, char** argv) {
   if (fusor::cuda_device_count() == 0) {
     std::printf("skipped: no CUDA device\n");
     return 77;
   }
-  const auto r = digits_example::run<fusor::cuda>(argc > 1 ? argv[1] : FUSOR_DIGITS_DIR);
+  const auto r = digits_example::run<fusor::cuda>(argc > 1 ? std::string(argv[1]) : example::data_path(FUSOR_DIGITS_DIR));
   std::printf("test accuracy %.2f%% on the held-out 20%%\n", 100 * r.test_accuracy);
   return r.test_accuracy >= 0.95 ? 0 : 1;
 }

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "data_path.hpp"
+
 namespace vsa = fusor::vsa;
 
 template <fusor::backend B, vsa::model M>
@@ -61,7 +63,7 @@ double classify_digits(const M& m, const std::filesystem::path& dir) {
 }
 
 int main(int argc, char** argv) {
-  const double accuracy = classify_digits<fusor::cpu>(vsa::map_b(1000), argc > 1 ? argv[1] : FUSOR_DIGITS_DIR);
+  const double accuracy = classify_digits<fusor::cpu>(vsa::map_b(1000), argc > 1 ? std::string(argv[1]) : example::data_path(FUSOR_DIGITS_DIR));
   std::printf("held-out accuracy %.2f%% (MAP-B, d = 1000)\n", 100 * accuracy);
   if (accuracy < 0.90) {
     std::printf("vsa_digits: FAILED (expected >= 90%%)\n");

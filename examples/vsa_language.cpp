@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "data_path.hpp"
+
 namespace vsa = fusor::vsa;
 
 constexpr const char* languages[] = {"english", "german", "french", "spanish", "italian"};
@@ -81,7 +83,8 @@ double identify_languages(const M& m, const std::filesystem::path& dir, int refi
 }
 
 int main(int argc, char** argv) {
-  const double accuracy = identify_languages<fusor::cpu>(vsa::map_b(10'000), argc > 1 ? argv[1] : FUSOR_LANGUAGE_DIR, 10);
+  const double accuracy = identify_languages<fusor::cpu>(
+      vsa::map_b(10'000), argc > 1 ? std::string(argv[1]) : example::data_path(FUSOR_LANGUAGE_DIR), 10);
   std::printf("held-out accuracy %.2f%% (MAP-B, d = 10000, letter 2-, 3- and 4-grams of single words)\n", 100 * accuracy);
   if (accuracy < 0.78) {
     std::printf("vsa_language: FAILED (expected >= 78%%)\n");

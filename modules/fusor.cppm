@@ -521,13 +521,52 @@ using fusor::cov;
 export namespace fusor::ext {
 using fusor::ext::add_gathered_rows;
 using fusor::ext::assign_expr;
+using fusor::ext::byte_range;
 using fusor::ext::check_indices;
 using fusor::ext::checked_indices;
 using fusor::ext::contiguous;
 using fusor::ext::contiguous_of;
 using fusor::ext::copy_contiguous;
+using fusor::ext::dependent_false;
+using fusor::ext::drop_axis;
+using fusor::ext::finish_as;
+using fusor::ext::is_array_v;
+using fusor::ext::is_view_v;
+using fusor::ext::keep_axis;
+using fusor::ext::mask_of;
+using fusor::ext::max_op;
+using fusor::ext::mean_sum_op;
+using fusor::ext::name_list;
+using fusor::ext::one_of;
+using fusor::ext::pad_source;
+using fusor::ext::pad_width;
+using fusor::ext::padded_shape;
+using fusor::ext::reshape_strides;
+using fusor::ext::resolve_reshape;
+using fusor::ext::slice_leaf;
+using fusor::ext::split_around;
+using fusor::ext::split_source;
+using fusor::ext::subscript_window;
+using fusor::ext::sum_op;
+using fusor::ext::take_shape;
 using fusor::ext::to_node;
+using fusor::ext::watched_memory;
+using fusor::ext::wrap_checked;
 }  // namespace fusor::ext
+export namespace fusor::ext::linalg {
+using fusor::ext::linalg::axis_list;
+using fusor::ext::linalg::einsum_operand;
+using fusor::ext::linalg::einsum_spec;
+using fusor::ext::linalg::full_view;
+using fusor::ext::linalg::last_first_axes;
+using fusor::ext::linalg::matmul_into;
+using fusor::ext::linalg::normalize_into;
+using fusor::ext::linalg::parse_einsum;
+using fusor::ext::linalg::plan_matmul;
+using fusor::ext::linalg::promote_view;
+using fusor::ext::linalg::require_blas;
+using fusor::ext::linalg::strided;
+}  // namespace fusor::ext::linalg
 
 // numpy.linalg's decompositions and solvers (LAPACK / cuSOLVER)
 export namespace fusor::linalg {

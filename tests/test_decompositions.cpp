@@ -2,20 +2,18 @@
 // against numpy.linalg's own results (tests/data/linalg, written by make_linalg_fixtures.py).
 #define TEST_BACKEND fusor::cpu
 #include "generic/decomp_body.hpp"
+#include "data_dir.hpp"
 
 #include <cmath>
 #include <complex>
 #include <filesystem>
 #include <string>
 
-#ifndef FUSOR_TEST_DATA_DIR
-#error "FUSOR_TEST_DATA_DIR must name tests/data (set by tests/CMakeLists.txt)"
-#endif
 
 namespace {
 template <class T = double>
 array<T> npfix(const std::string& name) {
-  return load_npy<T>(std::filesystem::path(FUSOR_TEST_DATA_DIR) / "linalg" / (name + ".npy"));
+  return load_npy<T>(test::data_dir() / "linalg" / (name + ".npy"));
 }
 template <class G>
 void like_numpy(const G& got, const std::string& name, double tol = 1e-12) {

@@ -9,6 +9,7 @@
 #include <fusor/match/mrc.hpp>
 
 #include "temp_dir.hpp"
+#include "data_dir.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -20,9 +21,6 @@
 #include <string>
 #include <vector>
 
-#ifndef FUSOR_TEST_DATA_DIR
-#error "FUSOR_TEST_DATA_DIR must name tests/data (set by tests/CMakeLists.txt)"
-#endif
 
 namespace match = fusor::match;
 namespace fs = std::filesystem;
@@ -31,7 +29,7 @@ using fusor::index_t;
 
 namespace {
 
-fs::path fixture(const std::string& name) { return fs::path(FUSOR_TEST_DATA_DIR) / "mrc" / name; }
+fs::path fixture(const std::string& name) { return test::data_dir() / "mrc" / name; }
 
 struct temp_dir : test::temp_dir {
   temp_dir() : test::temp_dir("mrc") {}

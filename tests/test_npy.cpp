@@ -5,6 +5,7 @@
 // consistently describes, or an io_error/dtype_error; never a crash).
 #include "common.hpp"
 #include "temp_dir.hpp"
+#include "data_dir.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -16,9 +17,6 @@
 #include <string>
 #include <vector>
 
-#ifndef FUSOR_TEST_DATA_DIR
-#error "FUSOR_TEST_DATA_DIR must name tests/data (set by tests/CMakeLists.txt)"
-#endif
 
 using namespace fusor;
 using test::index_t;
@@ -27,7 +25,7 @@ using bytes_t = std::vector<std::byte>;
 
 namespace {
 
-fs::path fixture(const char* name) { return fs::path(FUSOR_TEST_DATA_DIR) / "npy" / name; }
+fs::path fixture(const char* name) { return test::data_dir() / "npy" / name; }
 
 struct temp_dir : test::temp_dir {
   temp_dir() : test::temp_dir("npy") {}

@@ -6,6 +6,7 @@
 // (tests/io/check_npz.py reads fusor's archives with Python's zipfile, independently of libzip.)
 #include "common.hpp"
 #include "temp_dir.hpp"
+#include "data_dir.hpp"
 
 #include <complex>
 #include <cstdint>
@@ -16,9 +17,6 @@
 #include <string>
 #include <vector>
 
-#ifndef FUSOR_TEST_DATA_DIR
-#error "FUSOR_TEST_DATA_DIR must name tests/data (set by tests/CMakeLists.txt)"
-#endif
 
 using namespace fusor;
 using test::index_t;
@@ -28,7 +26,7 @@ namespace optim = fusor::ad::optim;
 
 namespace {
 
-fs::path fixture(const char* name) { return fs::path(FUSOR_TEST_DATA_DIR) / "npz" / name; }
+fs::path fixture(const char* name) { return test::data_dir() / "npz" / name; }
 
 struct temp_dir : test::temp_dir {
   temp_dir() : test::temp_dir("npz") {}

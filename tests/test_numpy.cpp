@@ -2,17 +2,15 @@
 // statistics against NumPy's own results (tests/data/stats, written by make_stats_fixtures.py).
 #define TEST_BACKEND fusor::cpu
 #include "generic/numpy_body.hpp"
+#include "data_dir.hpp"
 
 #include <filesystem>
 
-#ifndef FUSOR_TEST_DATA_DIR
-#error "FUSOR_TEST_DATA_DIR must name tests/data (set by tests/CMakeLists.txt)"
-#endif
 
 namespace {
 template <class T = double>
 array<T> fixture(const std::string& name) {
-  return load_npy<T>(std::filesystem::path(FUSOR_TEST_DATA_DIR) / "stats" / (name + ".npy"));
+  return load_npy<T>(test::data_dir() / "stats" / (name + ".npy"));
 }
 /// got and NumPy's want: the same shape and values to a few ulps (NaN where NumPy has NaN).
 template <class G>

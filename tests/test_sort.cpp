@@ -3,7 +3,11 @@
 #include "common.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 using namespace fusor;
 using test::index_t;
@@ -252,3 +256,51 @@ TEST_CASE("diff, bincount and histogram") {
   CHECK_THROWS_AS(histogram(h, 0), value_error);
   CHECK_THROWS_AS(histogram(h, 3, 2.0, 1.0), value_error);
 }
+
+#if defined(_OPENMP)
+namespace {
+// An element whose comparison notes the size of the OpenMP team it runs in: the largest team a
+// sort's loop used.
+std::atomic<int> widest_team{0};
+struct team_probe {
+  int v;
+  friend bool operator<(const team_probe& a, const team_probe& b) {
+    const int n = omp_get_num_threads();
+    int seen = widest_team.load();
+    while (n > seen && !widest_team.compare_exchange_weak(seen, n)) {
+    }
+    return a.v < b.v;
+  }
+};
+int widest_team_sorting(index_t rows, index_t n) {
+  std::vector<team_probe> x(std::size_t(rows * n));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i].v = int((i * 7919) % 1009);
+  widest_team = 0;
+  algorithms<cpu>::sort_rows(x.data(), rows, n);
+  for (index_t r = 0; r < rows; ++r)
+    if (!std::is_sorted(x.begin() + r * n, x.begin() + (r + 1) * n)) return -1;
+  return widest_team.load();
+}
+}  // namespace
+
+TEST_CASE("the host loops (sort, unique, histograms) use set_num_threads and the context's thread cap") {
+  const index_t rows = 16, n = 4001;  // past the loops' threshold for a team
+  set_num_threads(1);
+  CHECK(widest_team_sorting(rows, n) == 1);  // OpenMP's default would take every core
+  set_num_threads(4);
+  {
+    context<cpu> capped;
+    capped.threads = 2;
+    const auto scope = capped.enter();
+    const int team = widest_team_sorting(rows, n);
+    CHECK(team >= 1);
+    CHECK(team <= 2);
+  }
+  {
+    context<cpu> single;
+    single.threads = 1;
+    CHECK(with_context<cpu>(single, [&] { return widest_team_sorting(rows, n); }) == 1);
+  }
+  set_num_threads(0);
+}
+#endif

@@ -12,3 +12,4 @@
 #include "linalg/decompositions.hpp"
 #include "linalg/norms.hpp"
 #include "linalg/covariance.hpp"
+#include "linalg/ext.hpp"

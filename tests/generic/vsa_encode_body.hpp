@@ -7,6 +7,7 @@
 //
 // The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
 #include "../common.hpp"
+#include "../data_dir.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -1029,7 +1030,7 @@ std::pair<double, double> held_out(const M& m, const X& encoded, const fusor::ar
 
 TEST_CASE("vsa digits: level-encoded pixels bound to position keys, a centroid classifier >= 90% held out") {
   using fusor::array;
-  const std::filesystem::path dir = std::filesystem::path(FUSOR_TEST_DATA_DIR) / "digits";
+  const std::filesystem::path dir = test::data_dir() / "digits";
   const array<std::uint8_t, B> images = fusor::to<B>(fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "images.npy"));
   const array<std::int64_t, B> labels =
       fusor::to<B>(array<std::int64_t, fusor::cpu>(fusor::cast<std::int64_t>(fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "labels.npy"))));
@@ -1050,7 +1051,7 @@ TEST_CASE("vsa digits: level-encoded pixels bound to position keys, a centroid c
 
 TEST_CASE("vsa language identification: letter trigrams of single words from five Debian word lists") {
   using fusor::array;
-  const std::filesystem::path dir = std::filesystem::path(FUSOR_TEST_DATA_DIR) / "language";
+  const std::filesystem::path dir = test::data_dir() / "language";
   const auto words = fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "words.npy");  // (5000, 16), codes 1..A, 0 pads
   const array<std::int64_t, B> labels =
       fusor::to<B>(array<std::int64_t, fusor::cpu>(fusor::cast<std::int64_t>(fusor::load_npy<std::uint8_t, fusor::cpu>(dir / "labels.npy"))));

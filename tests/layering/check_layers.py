@@ -6,8 +6,8 @@ includes no backend header and no SIMD, CUDA, FFT or BLAS library. Never: a back
 core, io, ad, vsa or match (they reach the backends through core's hooks); the cpu backend from
 the cuda backend (shared host loops live in backend/host/); the fft, linalg or match front end
 from a backend (only the hook declarations it specialises). The domain layers call the engine
-through fusor::ext (core/ext.hpp), not fusor::detail: vsa, match and io name no fusor::detail::
-at all, and ad only the names still listed in AD_DETAIL_PENDING (a list that may only shrink).
+through fusor::ext (core/ext.hpp, linalg/ext.hpp), not fusor::detail: ad, vsa, match and io
+name no fusor::detail:: at all.
 A header in a folder this table does not know fails the test, so a new layer states its place
 here when it lands.
 Usage: check_layers.py <include/fusor directory>
@@ -49,12 +49,6 @@ CORE_FORBIDDEN_SYSTEM = re.compile(r"^(xsimd/|thrust/|cub/|cuda_runtime|cufft|cu
 
 # layers that reach the engine only through fusor::ext (core/ext.hpp) and the public API
 EXT_ONLY = {"vsa", "match", "io", "ad"}
-# core detail names autodiff still calls, until each is public, in fusor::ext, or ad's own
-AD_DETAIL_PENDING = {"drop_axis", "sum_op", "linalg", "slice_leaf", "keep_axis", "is_array_v", "is_view_v",
-                     "finish_as", "watched_memory", "split_source", "npz", "max_op", "split_around",
-                     "reshape_strides", "wrap_checked", "take_shape", "subscript_window", "resolve_reshape",
-                     "padded_shape", "pad_width", "pad_source", "one_of", "mean_sum_op", "mask_of",
-                     "dependent_false", "byte_range"}
 CORE_DETAIL = re.compile(r"\bfusor::detail::(\w+)")
 COMMENT = re.compile(r"//[^\n]*")
 
@@ -77,7 +71,6 @@ def layer_of(rel):
 def main(root):
     root = os.path.abspath(root)
     problems = []
-    ad_called = set()  # the core detail names ad calls, checked against AD_DETAIL_PENDING at the end
     count = 0
     for dirpath, _, files in os.walk(root):
         for name in sorted(files):
@@ -92,10 +85,7 @@ def main(root):
             count += 1
             text = open(path, encoding="utf-8").read()
             if layer in EXT_ONLY:
-                names = set(CORE_DETAIL.findall(COMMENT.sub("", text)))
-                if layer == "ad":
-                    ad_called |= names
-                called = sorted(names - (AD_DETAIL_PENDING if layer == "ad" else set()))
+                called = sorted(set(CORE_DETAIL.findall(COMMENT.sub("", text))))
                 if called:
                     problems.append(f"{rel}: the {layer} layer calls fusor::detail::{', fusor::detail::'.join(called)} "
                                     f"(a layer reaches the engine through fusor::ext, core/ext.hpp)")
@@ -116,12 +106,6 @@ def main(root):
                 elif layer.startswith("backend/") and to in ("fft", "linalg", "match") and target_rel not in BACKEND_HOOKS:
                     problems.append(f"{rel}: the {layer} backend includes \"{target}\", a front end of the {to} "
                                     f"layer (a backend includes only the hooks: {', '.join(sorted(BACKEND_HOOKS))})")
-    # the list only shrinks: a name the real ad layer no longer calls must leave it, or a new call
-    # could take its place unseen (a tree whose ad calls no core detail, a fixture, is not checked)
-    if ad_called:
-        for name in sorted(AD_DETAIL_PENDING - ad_called):
-            problems.append(f"check_layers.py: AD_DETAIL_PENDING lists fusor::detail::{name}, which ad no longer "
-                            f"calls (remove it from the list)")
     for p in sorted(problems):
         print(p)
     print(f"check_layers: {count} headers, {len(problems)} problem(s)")

@@ -67,7 +67,7 @@ template <class X, class Fn>
 void visit_leaves(const X& x, Fn& fn) {
   using Y = std::remove_cvref_t<X>;
   constexpr int k = tree_kind_v<Y>;
-  if constexpr (fusor::detail::is_array_v<Y> || fusor::detail::is_view_v<Y> || std::is_arithmetic_v<Y>) {
+  if constexpr (fusor::ext::is_array_v<Y> || fusor::ext::is_view_v<Y> || std::is_arithmetic_v<Y>) {
     fn(x);
   } else if constexpr (k == 2 || k == 3 || k == 4) {
     std::apply([&](const auto&... e) { (visit_leaves(e, fn), ...); }, x);
@@ -76,7 +76,7 @@ void visit_leaves(const X& x, Fn& fn) {
   } else if constexpr (k == 6 || k == 7) {
     for (const auto& [key, e] : x) visit_leaves(e, fn);
   } else {
-    static_assert(fusor::detail::dependent_false<Y>, "fusor: ad::compile's arguments are arrays, views, arithmetic scalars, or tuples/pairs/"
+    static_assert(fusor::ext::dependent_false<Y>, "fusor: ad::compile's arguments are arrays, views, arithmetic scalars, or tuples/pairs/"
                           "std::arrays/vectors/maps of them (a replay must be able to tell whether they changed)");
   }
 }

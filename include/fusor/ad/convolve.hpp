@@ -58,7 +58,7 @@ struct convolve_back {
       leaf<T, B> part = corr.as_leaf();
       for (int k = 0; k < plan.a.count; ++k) {
         const int j = plan.a.axis[k];
-        part = fusor::detail::slice_leaf(part, j, 0, x[i].shape()[j]);
+        part = fusor::ext::slice_leaf(part, j, 0, x[i].shape()[j]);
       }
       accumulate_into(t, x[i], part, part.shape);  // summed over batch axes x[i] broadcasts along
     }
@@ -104,7 +104,7 @@ var<T, B> convolve_op(tape& t, const char* fn, const operand<T, B>& x0, const op
     leaf<T, B> part = full.as_leaf();
     bool whole = true;
     for (int k = 0; k < plan.a.count; ++k) {
-      part = fusor::detail::slice_leaf(part, plan.a.axis[k], plan.start[k], plan.start[k] + plan.len[k]);
+      part = fusor::ext::slice_leaf(part, plan.a.axis[k], plan.start[k], plan.start[k] + plan.len[k]);
       whole = whole && plan.len[k] == plan.a.n[k];
     }
     if (whole) return full;

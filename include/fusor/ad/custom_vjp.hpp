@@ -102,7 +102,7 @@ class custom_vjp_fn {
   template <class Y>
   static auto array_of(Y&& y) {
     using N = std::remove_cvref_t<Y>;
-    if constexpr (fusor::detail::is_array_v<N>) return N(std::forward<Y>(y));
+    if constexpr (fusor::ext::is_array_v<N>) return N(std::forward<Y>(y));
     else return fusor::eval(y);
   }
 

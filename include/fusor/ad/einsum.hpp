@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "../linalg/einsum.hpp"
+#include "../linalg/ext.hpp"
 #include "ops.hpp"
 #include "products.hpp"
 
@@ -30,7 +31,7 @@ inline std::string unique_indices(const std::string& idx) {
 
 template <class T, class B, int Count>
 struct einsum_back {
-  fusor::detail::linalg::einsum_spec spec;  // parsed, with every index's size
+  fusor::ext::linalg::einsum_spec spec;  // parsed, with every index's size
   operand<T, B> x[Count];
 
   void operator()(tape& t, const leaf<T, B>& g) const {
@@ -80,7 +81,7 @@ struct einsum_back {
 
 template <int Count, class T, class B>
 var<T, B> einsum_op(tape& t, std::string_view pattern, const operand<T, B>* x) {
-  einsum_back<T, B, Count> back{fusor::detail::linalg::parse_einsum(pattern, Count), {}};
+  einsum_back<T, B, Count> back{fusor::ext::linalg::parse_einsum(pattern, Count), {}};
   for (int k = 0; k < Count; ++k) back.x[k] = x[k];
   array<T, B> r = [&] {
     if constexpr (Count == 2) return fusor::einsum(pattern, x[0].view(), x[1].view());
@@ -89,7 +90,7 @@ var<T, B> einsum_op(tape& t, std::string_view pattern, const operand<T, B>* x) {
   // record every index's size (the same checks the forward pass made)
   for (int k = 0; k < Count; ++k) {
     std::string labels;
-    fusor::detail::linalg::einsum_operand(back.spec, k, fusor::detail::linalg::strided<T, B>(x[k].view()), labels);
+    fusor::ext::linalg::einsum_operand(back.spec, k, fusor::ext::linalg::strided<T, B>(x[k].view()), labels);
   }
   bool any = false;
   for (int k = 0; k < Count; ++k) any = any || x[k].grad;

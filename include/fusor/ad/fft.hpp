@@ -68,11 +68,11 @@ template <class C, class B>
 void hermitian_plane(array<C, B>& h, const fft::detail::axes_spec& a, index_t index) {
   const int last = a.axis[a.count - 1];
   if (a.count == 1) {  // a 1-d transform: the plane is one number per batch, which must be real
-    auto p = fusor::detail::slice_leaf(h.as_leaf(), last, index, index + 1);
+    auto p = fusor::ext::slice_leaf(h.as_leaf(), last, index, index + 1);
     fusor::ext::assign_expr(p, fusor::real(p), false);
     return;
   }
-  const leaf<C, B> p = fusor::detail::slice_leaf(h.as_leaf(), last, index, index + 1);
+  const leaf<C, B> p = fusor::ext::slice_leaf(h.as_leaf(), last, index, index + 1);
   array<C, B> rev(array_view<C, B>(p.data, p.shape, p.strides));
   for (int k = 0; k + 1 < a.count; ++k) {
     const int j = a.axis[k];
@@ -90,8 +90,8 @@ void overlap_into(tape& t, const operand<T, B>& o, const leaf<H, B>& h, const ff
   for (int k = 0; k < a.count; ++k) {
     const int j = a.axis[k];
     const index_t n = std::min(part.shape[j], hp.shape[j]);
-    part = fusor::detail::slice_leaf(part, j, 0, n);
-    hp = fusor::detail::slice_leaf(hp, j, 0, n);
+    part = fusor::ext::slice_leaf(part, j, 0, n);
+    hp = fusor::ext::slice_leaf(hp, j, 0, n);
   }
   var_leaf<T, B> target = o.as_var(t);
   target.value = part;

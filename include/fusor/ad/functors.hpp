@@ -3,6 +3,7 @@
 // the parts of a dual number, the gate of an adjoint sum, and which of core's functors have a
 // dual-number form that runs on SIMD packets.
 #include "../core/config.hpp"
+#include "../core/ext.hpp"
 #include "../core/functors.hpp"
 #include "dual.hpp"
 
@@ -39,7 +40,7 @@ struct gate_fn : same_type_policy {
 /// Selections and comparisons (where, maximum, minimum, clip, sign, fma, ==, <, ...) take the
 /// scalar loop on duals: same pass, same numbers, without SIMD.
 template <class F>
-inline constexpr bool forward_simd_v = fusor::detail::one_of<
+inline constexpr bool forward_simd_v = fusor::ext::one_of<
     F, add_fn, subtract_fn, multiply_fn, divide_fn, negate_fn, square_fn, abs_fn, power_fn, atan2_fn, sqrt_fn,
     cbrt_fn, exp_fn, exp2_fn, expm1_fn, log_fn, log2_fn, log10_fn, log1p_fn, erf_fn, sigmoid_fn, sin_fn, cos_fn, tan_fn, asin_fn,
     acos_fn, atan_fn, sinh_fn, cosh_fn, tanh_fn, floor_fn, ceil_fn, trunc_fn, round_fn>;

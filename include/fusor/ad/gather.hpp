@@ -46,7 +46,7 @@ struct take_back {
   int axis;
   void operator()(tape& t, const leaf<T, B>& g) const {
     index_t outer, inner;
-    fusor::detail::split_around(x.shape(), axis, outer, inner);
+    fusor::ext::split_around(x.shape(), axis, outer, inner);
     const index_t n = x.shape()[axis], m = idx->size();
     scatter_into(t, x, true, [&](T* dst) { algorithms<B>::scatter(dst, outer, n, inner, idx->data(), m, g.data, true); });
   }
@@ -104,10 +104,10 @@ void take_forward(tape& t, const void* p) {
   } else {
     idx = source;
     if (n.table != nullptr) fusor::ext::check_indices(n.table, "indices", "indices", idx, len);
-    fusor::detail::wrap_checked<B>(n.idx, count, len, n.axis, xs);
+    fusor::ext::wrap_checked<B>(n.idx, count, len, n.axis, xs);
   }
   index_t outer, inner;
-  fusor::detail::split_around(xs, n.axis, outer, inner);
+  fusor::ext::split_around(xs, n.axis, outer, inner);
   if (outer * inner * count > 0)
     algorithms<B>::gather(n.x.value.data, outer, len, inner, n.idx, count, value_leaf<T, B>(t, n.out).data);
 }
@@ -129,8 +129,8 @@ auto take_of(const X& x, const I& indices, int axis, const char* table) {
   const int ax = normalize_axis(axis, o.shape().size());
   const extents ishape = expr_shape(fusor::ext::to_node(indices));
   auto* idx = t.keep(array<std::int64_t, B>(ishape));
-  auto [out, grad] = new_output<T, B>(t, fusor::detail::take_shape(o.shape(), ax, ishape), o.grad);
-  if constexpr (fusor::detail::is_array_v<I> || fusor::detail::is_view_v<I>) {
+  auto [out, grad] = new_output<T, B>(t, fusor::ext::take_shape(o.shape(), ax, ishape), o.grad);
+  if constexpr (fusor::ext::is_array_v<I> || fusor::ext::is_view_v<I>) {
     // an array is read where it lies, in a replay too
     if (t.capturing()) t.watch(indices.as_leaf(), false);
     take_step<T, B, value_t<I>> step{o, indices.as_leaf(), idx->data(), ax, table, out.id(), -1};
@@ -177,7 +177,7 @@ auto mask_select(const X& x, const M& mask) {
   const auto o = o0.value.strides == contiguous_strides(o0.shape())
                      ? o0
                      : detail::make_operand<T>(t, detail::materialise(o0.as_var(t)));
-  const auto* m = t.keep(array<bool, B>(fusor::detail::mask_of<B>(mask, o.shape()).view().copy()));
+  const auto* m = t.keep(array<bool, B>(fusor::ext::mask_of<B>(mask, o.shape()).view().copy()));
   array<T, B> result = fusor::mask_select(o.view(), *m);
   auto [out, grad] = detail::kept_output(t, std::move(result), o.grad);
   if (grad) detail::record_op<T, B>(t, out.id(), detail::mask_back<T, B>{o, m});

@@ -32,7 +32,7 @@ struct concatenate_back {
     for (std::size_t i = 0; i < count; ++i) {
       const operand<T, B>& p = parts[i];
       const index_t len = p.shape()[axis];
-      if (p.grad) accumulate_into(t, p, fusor::detail::slice_leaf(g, axis, off, off + len), p.shape());
+      if (p.grad) accumulate_into(t, p, fusor::ext::slice_leaf(g, axis, off, off + len), p.shape());
       off += len;
     }
   }
@@ -79,7 +79,7 @@ struct pad_back {
   void operator()(tape& t, const leaf<T, B>& g) const {
     leaf<T, B> inner = g;
     for (int k = 0; k < before.size(); ++k)
-      inner = fusor::detail::slice_leaf(inner, k, before[k], before[k] + x.shape()[k]);
+      inner = fusor::ext::slice_leaf(inner, k, before[k], before[k] + x.shape()[k]);
     accumulate_into(t, x, inner, x.shape());
   }
 };
@@ -153,15 +153,15 @@ auto pad(const X& x, const pad_widths& widths, pad_mode mode = pad_mode::constan
   using B = backend_of_t<node_t<X>>;
   if (mode != pad_mode::constant) {
     const extents shape = expr_shape(fusor::ext::to_node(x));
-    (void)fusor::detail::padded_shape(shape, widths, mode);  // checks the widths, as the array function
+    (void)fusor::ext::padded_shape(shape, widths, mode);  // checks the widths, as the array function
     var<T, B> r;
     bool padded = false;
     for (int k = 0; k < shape.size(); ++k) {
-      const auto [b, a] = fusor::detail::pad_width(widths, k);
+      const auto [b, a] = fusor::ext::pad_width(widths, k);
       if (b == 0 && a == 0) continue;
       std::vector<std::int64_t> source(std::size_t(shape[k] + b + a));
       for (index_t i = 0; i < index_t(source.size()); ++i)
-        source[std::size_t(i)] = fusor::detail::pad_source(i - b, shape[k], mode);
+        source[std::size_t(i)] = fusor::ext::pad_source(i - b, shape[k], mode);
       const array<std::int64_t, B> idx(std::span<const std::int64_t>(source), extents{index_t(source.size())});
       r = padded ? ad::take(r, idx, k) : ad::take(x, idx, k);
       padded = true;

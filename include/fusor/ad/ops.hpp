@@ -88,7 +88,7 @@ auto make_operand(tape& t, const X& x) {
       const var_leaf<T, B> l = v.as_leaf();
       return operand<T, B>{l.value, l.id, l.generation, t.slot_at(l.id).requires_grad};
     }
-  } else if constexpr (fusor::detail::is_array_v<X> || fusor::detail::is_view_v<X>) {
+  } else if constexpr (fusor::ext::is_array_v<X> || fusor::ext::is_view_v<X>) {
     if (recording() || t.capturing()) t.watch(x.as_leaf(), false);  // read where it lies, in backward and replays
     return operand<T, B>{x.as_leaf(), 0, 0, false};
   } else {  // a constant expression: evaluated into a tape buffer (reused after reset, like any slot)

@@ -8,18 +8,19 @@
 #include <string>
 #include <type_traits>
 
+#include "../core/ext.hpp"
+#include "../linalg/ext.hpp"
 #include "../linalg/matmul.hpp"
 #include "../linalg/products.hpp"
 #include "ops.hpp"
 #include "views.hpp"
-#include "../core/ext.hpp"
 
 namespace fusor::ad {
 
 namespace detail {
 
 template <class T, class B>
-using strided_t = fusor::detail::linalg::strided<T, B>;
+using strided_t = fusor::ext::linalg::strided<T, B>;
 
 /// v with its last two axes exchanged (a transposed stack of matrices; no copy).
 template <class T, class B>
@@ -37,7 +38,7 @@ strided_t<T, B> swap_last(const strided_t<T, B>& v) {
 /// matmul_into where needed).
 template <class T, class B>
 void product_into_view(const strided_t<T, B>& a, const strided_t<T, B>& b, const strided_t<T, B>& c) {
-  namespace la = fusor::detail::linalg;
+  namespace la = fusor::ext::linalg;
   if constexpr (!is_dual_v<T>) {
     la::matmul_into(a, b, c);
   } else {
@@ -70,7 +71,7 @@ struct matmul_back {
   extents result;  // NumPy's result shape (the output slot may be seen in another, by tensordot)
 
   void operator()(tape& t, const leaf<T, B>& g) const {
-    namespace la = fusor::detail::linalg;
+    namespace la = fusor::ext::linalg;
     const auto p = la::plan_matmul(a.shape(), b.shape(), "matmul");
     const bool a_vec = a.shape().size() == 1, b_vec = b.shape().size() == 1;
     const strided_t<T, B> gf = la::full_view(strided_t<T, B>(g.data, result), p, a_vec, b_vec);
@@ -82,7 +83,7 @@ struct matmul_back {
   // adjoint(o) += x @ y, where x @ y has batch + the promoted operand's matrix shape
   static void product_into(tape& t, const operand<T, B>& o, const strided_t<T, B>& x, const strided_t<T, B>& y,
                            const extents& promoted, bool column) {
-    namespace la = fusor::detail::linalg;
+    namespace la = fusor::ext::linalg;
     extents full = broadcast_batch(x.shape(), y.shape());
     full.push_back(x.shape()[x.ndim() - 2]);
     full.push_back(y.shape()[y.ndim() - 1]);
@@ -100,7 +101,7 @@ struct matmul_back {
     T* prod = static_cast<T*>(t.scratch<B>(product_scratch, std::size_t(full.numel()) * sizeof(T)));
     product_into_view(x, y, strided_t<T, B>(prod, full));
     extents shape = full;
-    if (column) shape = fusor::detail::drop_axis(full, full.size() - 1);  // (..., K, 1) -> (..., K)
+    if (column) shape = fusor::ext::drop_axis(full, full.size() - 1);  // (..., K, 1) -> (..., K)
     accumulate_into(t, o, leaf<T, B>{prod, shape, contiguous_strides(shape)}, shape);
   }
   static extents broadcast_batch(const extents& x, const extents& y) {
@@ -119,7 +120,7 @@ struct matmul_step {
 };
 template <class T, class B>
 void matmul_forward(tape& t, const void* payload) {
-  namespace la = fusor::detail::linalg;
+  namespace la = fusor::ext::linalg;
   const auto& n = *static_cast<const matmul_step<T, B>*>(payload);
   const auto p = la::plan_matmul(n.a.shape(), n.b.shape(), "matmul");
   const leaf<T, B> o = value_leaf<T, B>(t, n.out);
@@ -131,7 +132,7 @@ void matmul_forward(tape& t, const void* payload) {
 
 template <class T, class B>
 var<T, B> matmul_op(tape& t, const operand<T, B>& a, const operand<T, B>& b) {
-  namespace la = fusor::detail::linalg;
+  namespace la = fusor::ext::linalg;
   la::require_blas<B>();
   const auto p = la::plan_matmul(a.shape(), b.shape(), "matmul");
   auto [out, grad] = new_output<T, B>(t, p.result, a.grad || b.grad);
@@ -167,7 +168,7 @@ auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& ax
   using T = detail::product_value_t<A, Bx>;
   static_assert(differentiable_v<T> && !is_complex_v<T>,
                 "fusor: tensordot of variables needs float or double values (or their dual numbers)");
-  namespace la = fusor::detail::linalg;
+  namespace la = fusor::ext::linalg;
   tape& t = *detail::common_tape("tensordot", a, b);
   const auto oa = detail::make_operand<T>(t, a);
   const auto ob = detail::make_operand<T>(t, b);
@@ -212,7 +213,7 @@ auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& ax
     const auto v = fusor::permute_dims(o.view(), perm);
     const extents shape{rows, cols};
     extents strides;
-    if (fusor::detail::reshape_strides(v.shape(), v.strides(), shape, strides))
+    if (fusor::ext::reshape_strides(v.shape(), v.strides(), shape, strides))
       return O{{const_cast<T*>(v.data()), shape, strides}, 0, 0, false};
     const std::uint32_t id = t.new_slot<T, backend_of_t<O>>(shape, false);  // a constant copied once
     const auto dst = detail::value_leaf<T, backend_of_t<O>>(t, id);
@@ -227,8 +228,8 @@ auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& ax
 template <expression A, expression Bx>
   requires(detail::holds_vars_v<A> || detail::holds_vars_v<Bx>)
 auto tensordot(const A& a, const Bx& b, int n = 2) {
-  const auto [xa, xb] = fusor::detail::linalg::last_first_axes(expr_shape(fusor::ext::to_node(a)),
-                                                               expr_shape(fusor::ext::to_node(b)), n);
+  const auto [xa, xb] = fusor::ext::linalg::last_first_axes(expr_shape(fusor::ext::to_node(a)),
+                                                            expr_shape(fusor::ext::to_node(b)), n);
   return ad::tensordot(a, b, xa, xb);
 }
 

@@ -92,9 +92,9 @@ leaf<T, B> spread_scalar(T* p, const extents& shape) {
 /// boolean expression `bad` is true, else 0, on the device (the replay reads the flags after it).
 template <class B, class E>
 void raise_flag_if(tape& t, std::int32_t check, const E& bad) {
-  executor<B>::template reduce_into<fusor::detail::max_op>(t.check_flag(std::uint32_t(check)),
-                                                          where(bad, std::int64_t(1), std::int64_t(0)),
-                                                          fusor::detail::finish_as<std::int64_t>{});
+  executor<B>::template reduce_into<fusor::ext::max_op>(t.check_flag(std::uint32_t(check)),
+                                                        where(bad, std::int64_t(1), std::int64_t(0)),
+                                                        fusor::ext::finish_as<std::int64_t>{});
 }
 
 /// The additive identity of T: -0, since -0 + x is x bit for bit (+0 + -0 would be +0).
@@ -143,15 +143,15 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
   // sums r along axis k into a new buffer of shape `to` (r's shape with axis k kept as 1 or dropped)
   auto sum_axis = [&](int k, const extents& to) {
     const leaf<V, B> dst = buffer(to);
-    const extents dropped = fusor::detail::drop_axis(r.shape, k);
+    const extents dropped = fusor::ext::drop_axis(r.shape, k);
     const leaf<V, B> flat{dst.data, dropped, contiguous_strides(dropped)};
     if (r.shape[k] == 0) fusor::ext::assign_expr(flat, scalar_expr<V>{V{}}, false);
-    else executor<B>::template reduce_axis<fusor::detail::sum_op>(flat, r, k);
+    else executor<B>::template reduce_axis<fusor::ext::sum_op>(flat, r, k);
     r = dst;
   };
   for (int k = out.size() - 1; k >= lead; --k)  // axes the target has as 1
-    if (target[k - lead] == 1 && out[k] != 1) sum_axis(k, fusor::detail::keep_axis(r.shape, k));
-  for (int k = 0; k < lead; ++k) sum_axis(0, fusor::detail::drop_axis(r.shape, 0));  // axes the target lacks
+    if (target[k - lead] == 1 && out[k] != 1) sum_axis(k, fusor::ext::keep_axis(r.shape, k));
+  for (int k = 0; k < lead; ++k) sum_axis(0, fusor::ext::drop_axis(r.shape, 0));  // axes the target lacks
   return r;
 }
 
@@ -346,7 +346,7 @@ void reduce_backward(tape& t, const void* p) {
     }
   } else {
     // the output's adjoint, repeated along the reduced axis (stride 0)
-    extents st = contiguous_strides(fusor::detail::drop_axis(shape, n.axis));
+    extents st = contiguous_strides(fusor::ext::drop_axis(shape, n.axis));
     extents strides;
     for (int k = 0, j = 0; k < shape.size(); ++k) strides.push_back(k == n.axis ? 0 : st[j++]);
     const leaf<R, B> g{static_cast<R*>(s.adjoint), shape, strides};
@@ -394,10 +394,10 @@ void reduce_forward(tape& t, const void* p) {
       // fusor::sum's (or mean's) value, computed and kept on the device: a replay reads nothing
       // back (a CUDA graph cannot)
       // (a mean of nothing: 0/0, NaN, as fusor::mean gives)
-      using Op = std::conditional_t<Kind == reduction::sum, fusor::detail::sum_op, fusor::detail::mean_sum_op>;
+      using Op = std::conditional_t<Kind == reduction::sum, fusor::ext::sum_op, fusor::ext::mean_sum_op>;
       const double count = Kind == reduction::mean ? double(expr_shape(n.tree).numel()) : 1.0;
       executor<B>::template reduce_into<Op>(static_cast<V*>(t.slot_at(n.out).value), plain,
-                                            fusor::detail::finish_as<V>{count});
+                                            fusor::ext::finish_as<V>{count});
     } else {
       const V value = Kind == reduction::sum ? V(fusor::sum(plain)) : V(fusor::mean(plain));
       backend_memory<B>::copy_from_host(static_cast<V*>(t.slot_at(n.out).value), &value, 1);
@@ -405,10 +405,10 @@ void reduce_forward(tape& t, const void* p) {
     return;
   }
   const extents shape = expr_shape(n.tree);
-  const extents out_shape = fusor::detail::drop_axis(shape, n.axis);
+  const extents out_shape = fusor::ext::drop_axis(shape, n.axis);
   const leaf<V, B> dst{static_cast<V*>(t.slot_at(n.out).value), out_shape, contiguous_strides(out_shape)};
   if (shape[n.axis] == 0) fusor::ext::assign_expr(dst, scalar_expr<V>{V{}}, false);
-  else executor<B>::template reduce_axis<fusor::detail::sum_op>(dst, plain, n.axis);
+  else executor<B>::template reduce_axis<fusor::ext::sum_op>(dst, plain, n.axis);
   if (Kind == reduction::mean)
     fusor::ext::assign_expr(dst, dst * scalar_expr<V>{V{1} / real_constant<V>(double(shape[n.axis]))}, false);
 }
@@ -439,8 +439,8 @@ auto reduce(const N& node, int axis, bool keepdims) {
     throw index_error("fusor: cannot reduce a 0-dimensional expression along axis " + std::to_string(axis) +
                       " (expected an expression of rank >= 1)");
   const int ax = normalize_axis(axis, shape.size());
-  const extents out_shape = fusor::detail::drop_axis(shape, ax);
-  const std::uint32_t id = t.new_slot<V, B>(keepdims ? fusor::detail::keep_axis(shape, ax) : out_shape, grad);
+  const extents out_shape = fusor::ext::drop_axis(shape, ax);
+  const std::uint32_t id = t.new_slot<V, B>(keepdims ? fusor::ext::keep_axis(shape, ax) : out_shape, grad);
   const reduce_step<Kind, N> step{node, id, ax};
   reduce_forward<Kind, N>(t, &step);
   capture_tree(t, &reduce_forward<Kind, N>, step, id, node, grad);

@@ -77,7 +77,7 @@ struct axis_reduced {
     return m;
   }
   leaf<R, B> spread(const R* data) const {
-    extents st = contiguous_strides(fusor::detail::keep_axis(shape, axis));
+    extents st = contiguous_strides(fusor::ext::keep_axis(shape, axis));
     st[axis] = 0;
     return {const_cast<R*>(data), shape, st};
   }
@@ -175,7 +175,7 @@ auto plain_logsumexp(const N& x, int ax) {
   using B = backend_of_t<N>;
   const extents shape = expr_shape(x);
   if (shape[ax] == 0)
-    return full<R, B>(fusor::detail::keep_axis(shape, ax), R(-std::numeric_limits<lane_t<R>>::infinity()));
+    return full<R, B>(fusor::ext::keep_axis(shape, ax), R(-std::numeric_limits<lane_t<R>>::infinity()));
   array<R, B> m = fusor::max(x, ax, true);
   m = where(isfinite(m), m, R(0));
   const axis_reduced<R, B> red{ax, shape};
@@ -234,7 +234,7 @@ auto dual_norm(const N& x, double ord, int ax) {
     if (ord == 0) return fusor::sum(where(x != zero, scalar_expr<R>{R(1)}, zero), ax, true);
     if (std::isinf(ord)) {
       if (expr_shape(x)[ax] == 0)
-        return full<R, B>(fusor::detail::keep_axis(expr_shape(x), ax),
+        return full<R, B>(fusor::ext::keep_axis(expr_shape(x), ax),
                           ord > 0 ? R(0) : R(std::numeric_limits<lane_t<R>>::infinity()));
       return ord > 0 ? fusor::max(abs(x), ax, true) : fusor::min(abs(x), ax, true);
     }
@@ -298,8 +298,8 @@ auto stat_reduce(const N& node, int axis, bool keepdims, int dd = 0, double ord 
     else if constexpr (Kind == statistic::norm) return fusor::norm(x, ord, ax, true);
     else return plain_logsumexp(x, ax);
   }();
-  const extents kept = fusor::detail::keep_axis(shape, ax);
-  const std::uint32_t id = t.new_slot<R, B>(keepdims ? kept : fusor::detail::drop_axis(shape, ax), grad);
+  const extents kept = fusor::ext::keep_axis(shape, ax);
+  const std::uint32_t id = t.new_slot<R, B>(keepdims ? kept : fusor::ext::drop_axis(shape, ax), grad);
   fusor::ext::assign_expr(leaf<R, B>{static_cast<R*>(t.slot_at(id).value), kept, contiguous_strides(kept)},
                           value.as_leaf(), false);
   if (grad) record_tree(t, &stat_backward<N>, stat_node<N>{node, id, ax, Kind, dd, ord}, node);
@@ -396,7 +396,7 @@ auto logsumexp(const E& e, int axis, bool keepdims = false) {
     const int ax = normalize_axis(axis, s.size());
     auto out = detail::plain_logsumexp(node, ax);
     if (keepdims) return out;
-    return std::move(out).reshape(fusor::detail::drop_axis(s, ax));
+    return std::move(out).reshape(fusor::ext::drop_axis(s, ax));
   }
 }
 

@@ -32,18 +32,18 @@ void softmax_into(const leaf<R, B>& dst, const N& x, int ax, bool log, R* work) 
   const extents shape = expr_shape(x);
   if (shape.numel() == 0) return;
   const axis_reduced<R, B> red{ax, shape};
-  const extents rows = fusor::detail::drop_axis(shape, ax);
+  const extents rows = fusor::ext::drop_axis(shape, ax);
   const leaf<R, B> w{work, rows, contiguous_strides(rows)};
-  executor<B>::template reduce_axis<fusor::detail::max_op>(w, x, ax);
+  executor<B>::template reduce_axis<fusor::ext::max_op>(w, x, ax);
   fusor::ext::assign_expr(w, where(isfinite(w), w, R(0)), false);  // a row of -inf stays NaN-free until its own arithmetic
   if (log) {
     fusor::ext::assign_expr(dst, x - red.spread(work), false);
-    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, exp(dst), ax);
+    executor<B>::template reduce_axis<fusor::ext::sum_op>(w, exp(dst), ax);
     fusor::ext::assign_expr(w, fusor::log(w), false);
     fusor::ext::assign_expr(dst, dst - red.spread(work), false);
   } else {
     fusor::ext::assign_expr(dst, exp(x - red.spread(work)), false);
-    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, dst, ax);
+    executor<B>::template reduce_axis<fusor::ext::sum_op>(w, dst, ax);
     fusor::ext::assign_expr(dst, dst / red.spread(work), false);
   }
 }
@@ -66,13 +66,13 @@ void softmax_backward(tape& t, const void* p) {
   const leaf<R, B> y{static_cast<R*>(s.value), shape, contiguous_strides(shape)};
   const leaf<R, B> g{static_cast<R*>(s.adjoint), shape, contiguous_strides(shape)};
   const axis_reduced<R, B> red{n.axis, shape};
-  const extents rows = fusor::detail::drop_axis(shape, n.axis);
+  const extents rows = fusor::ext::drop_axis(shape, n.axis);
   const leaf<R, B> w{n.work, rows, contiguous_strides(rows)};  // the forward is done with it
   if (n.log) {
-    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, g, n.axis);
+    executor<B>::template reduce_axis<fusor::ext::sum_op>(w, g, n.axis);
     propagate(t, n.tree, g - exp(y) * red.spread(n.work), shape);
   } else {
-    executor<B>::template reduce_axis<fusor::detail::sum_op>(w, g * y, n.axis);
+    executor<B>::template reduce_axis<fusor::ext::sum_op>(w, g * y, n.axis);
     propagate(t, n.tree, y * (g - red.spread(n.work)), shape);
   }
 }
@@ -90,7 +90,7 @@ auto softmax_of(const E& e, int axis, bool log) {
     throw index_error(std::string("fusor: ") + (log ? "log_softmax" : "softmax") +
                       " needs an expression of rank >= 1, got a 0-dimensional one");
   const int ax = normalize_axis(axis, shape.size());
-  const extents rows = fusor::detail::drop_axis(shape, ax);
+  const extents rows = fusor::ext::drop_axis(shape, ax);
   if constexpr (has_vars_v<N>) {
     tape& t = tape_of(node, log ? "log_softmax" : "softmax");
     const bool grad = recording() && any_requires_grad(t, node);

@@ -24,6 +24,7 @@
 
 #include "../core/backend.hpp"
 #include "../core/error.hpp"
+#include "../core/ext.hpp"
 #include "../core/extents.hpp"
 #include "../core/write_watch.hpp"
 
@@ -273,7 +274,7 @@ class tape {
   /// destroyed, the buffer is kept until reset() (see core/write_watch.hpp).
   template <class T, class B>
   void watch(const leaf<T, B>& l, bool parameter) {
-    const auto [lo, hi] = fusor::detail::byte_range(l);
+    const auto [lo, hi] = fusor::ext::byte_range(l);
     if (lo == nullptr) return;
     // the same array read again by the nodes just recorded (a constant used in every step)
     for (std::size_t k = watches_.size(), seen = 0; k-- > 0 && seen < 8; ++seen)
@@ -283,14 +284,14 @@ class tape {
       }
     watches_.reserve(watches_.size() + 1);  // (nothing below throws once the table has the range)
     watch_handles_.reserve(watch_handles_.size() + 1);
-    watch_handles_.push_back(fusor::detail::watched_memory().watch(lo, hi));
+    watch_handles_.push_back(fusor::ext::watched_memory().watch(lo, hi));
     watches_.push_back(watched{lo, hi, l.shape, parameter});
   }
   /// The shape of the first array the recording reads whose owner released it while it was watched
   /// (the table keeps its buffer until stop_watching); nullptr when every such array is alive.
   const extents* released_read() const {
     if (watch_handles_.empty()) return nullptr;
-    const std::size_t k = fusor::detail::watched_memory().first_adopted(watch_handles_.data(), watch_handles_.size());
+    const std::size_t k = fusor::ext::watched_memory().first_adopted(watch_handles_.data(), watch_handles_.size());
     return k < watches_.size() ? &watches_[k].shape : nullptr;
   }
   /// Stops watching (and lets the table free the buffers it kept for this recording): for a
@@ -301,7 +302,7 @@ class tape {
     if (watch_handles_.empty()) return;
     std::size_t k = 0;
     const std::uint32_t writes =
-        fusor::detail::watched_memory().first_written(watch_handles_.data(), watch_handles_.size(), k);
+        fusor::ext::watched_memory().first_written(watch_handles_.data(), watch_handles_.size(), k);
     if (writes == 0) return;
     const watched& w = watches_[k];
     throw tape_error(std::string("fusor: an array the recording reads in its backward pass (") +
@@ -454,7 +455,7 @@ class tape {
  private:
   void unwatch_all() {
     if (watch_handles_.empty()) return;
-    fusor::detail::watched_memory().unwatch(watch_handles_.data(), watch_handles_.size());
+    fusor::ext::watched_memory().unwatch(watch_handles_.data(), watch_handles_.size());
     watch_handles_.clear();
     watches_.clear();
   }

@@ -159,7 +159,7 @@ class var {
     requires view_subscripts<S...>
   var_leaf<T, B> operator()(const S&... s) const {
     var_leaf<T, B> l = as_leaf();
-    const auto w = fusor::detail::subscript_window(l.value.shape, l.value.strides, s...);
+    const auto w = fusor::ext::subscript_window(l.value.shape, l.value.strides, s...);
     l.value.data += w.offset;
     l.value.shape = w.shape;
     l.value.strides = w.strides;

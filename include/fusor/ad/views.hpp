@@ -115,9 +115,9 @@ template <class X>
   requires detail::holds_vars_v<X>
 auto reshape(X&& x, const extents& new_shape) {
   auto l = detail::var_view_of(x);
-  const extents s = fusor::detail::resolve_reshape(l.value.shape, new_shape);
+  const extents s = fusor::ext::resolve_reshape(l.value.shape, new_shape);
   extents strides;
-  if (!fusor::detail::reshape_strides(l.value.shape, l.value.strides, s, strides)) {
+  if (!fusor::ext::reshape_strides(l.value.shape, l.value.strides, s, strides)) {
     l = detail::materialise(l).as_leaf();
     strides = contiguous_strides(s);
   }
@@ -147,23 +147,23 @@ auto split_views(const X& x, const Cut& cut, int axis) {
 /// (Two overloads each: one subsumes the array function's constraint, for lvalues, the other
 /// takes what it refuses: a variable handle or an expression is not a temporary array.)
 template <class X>
-  requires(fusor::detail::split_source<X> && detail::holds_vars_v<X>)
+  requires(fusor::ext::split_source<X> && detail::holds_vars_v<X>)
 auto split(X&& x, index_t sections, int axis = 0) {
   return detail::split_views(x, sections, axis);
 }
 template <class X>
-  requires(!fusor::detail::split_source<X> && detail::holds_vars_v<X>)
+  requires(!fusor::ext::split_source<X> && detail::holds_vars_v<X>)
 auto split(X&& x, index_t sections, int axis = 0) {
   return detail::split_views(x, sections, axis);
 }
 /// Splits at the given indices along an axis (np.split with a list).
 template <class X>
-  requires(fusor::detail::split_source<X> && detail::holds_vars_v<X>)
+  requires(fusor::ext::split_source<X> && detail::holds_vars_v<X>)
 auto split(X&& x, const std::vector<index_t>& indices, int axis = 0) {
   return detail::split_views(x, indices, axis);
 }
 template <class X>
-  requires(!fusor::detail::split_source<X> && detail::holds_vars_v<X>)
+  requires(!fusor::ext::split_source<X> && detail::holds_vars_v<X>)
 auto split(X&& x, const std::vector<index_t>& indices, int axis = 0) {
   return detail::split_views(x, indices, axis);
 }

@@ -34,6 +34,7 @@
 
 #include "../core/array.hpp"
 #include "../core/error.hpp"
+#include "../core/ext.hpp"
 #include "npy.hpp"
 
 namespace fusor {
@@ -61,16 +62,6 @@ inline std::string array_name(std::string_view entry) {
   if (entry.size() > suffix.size() && entry.substr(entry.size() - suffix.size()) == suffix)
     return std::string(entry.substr(0, entry.size() - suffix.size()));
   return std::string(entry);
-}
-
-inline std::string name_list(const std::vector<std::string>& names) {
-  if (names.empty()) return "none";
-  std::string r;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    if (k == 12) return r + ", ... (" + std::to_string(names.size()) + " in all)";
-    r += (k ? ", '" : "'") + names[k] + "'";
-  }
-  return r;
 }
 
 }  // namespace detail::npz
@@ -251,7 +242,7 @@ class npz_archive {
     const std::ptrdiff_t k = find(name);
     if (k < 0)
       throw io_error("fusor: the " + detail::npz::archive_label(path_) + " has no array '" + std::string(name) +
-                     "' (it has " + detail::npz::name_list(names_) + ")");
+                     "' (it has " + ext::name_list(names_) + ")");
     zip_stat_t st;
     zip_stat_init(&st);
     constexpr zip_uint64_t needed = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;

@@ -22,6 +22,7 @@
 #include "../../core/array.hpp"
 #include "../../core/create.hpp"
 #include "../../core/error.hpp"
+#include "../../core/ext.hpp"
 #include "../../io/npz.hpp"
 #include "../optim/optimizers.hpp"
 #include "sequential.hpp"
@@ -92,8 +93,8 @@ std::vector<array<T, B>> read_parameters(const npz_archive& z, const parameters<
     if (!params.contains(name) && !is_optimizer_entry(name)) unexpected.push_back(name);
   if (!missing.empty() || !unexpected.empty())
     throw io_error("fusor::ad::nn::load_parameters: the archive '" + z.path().string() + "' does not hold these parameters: " +
-                   "missing " + fusor::detail::npz::name_list(missing) + "; unexpected " +
-                   fusor::detail::npz::name_list(unexpected) + (with_optimizer ? "" : " (expected exactly the map's names)"));
+                   "missing " + fusor::ext::name_list(missing) + "; unexpected " +
+                   fusor::ext::name_list(unexpected) + (with_optimizer ? "" : " (expected exactly the map's names)"));
   std::vector<array<T, B>> values;
   values.reserve(params.size());
   for (const auto& [name, p] : params) values.push_back(read_like(z, name, p, "parameter"));
@@ -110,10 +111,10 @@ std::pair<std::int64_t, std::vector<std::vector<array<T, B>>>> read_optimizer(co
   if (!z.contains(prefix + "steps"))
     throw io_error("fusor::ad::nn::load_parameters: the archive '" + z.path().string() + "' has no state of the optimizer '" +
                    opt.name() + "' (expected the entry '" + prefix + "steps'; its optimizer entries: " +
-                   fusor::detail::npz::name_list(others) + ")");
+                   fusor::ext::name_list(others) + ")");
   if (!others.empty())
     throw io_error("fusor::ad::nn::load_parameters: the archive '" + z.path().string() + "' holds the state of another optimizer (" +
-                   fusor::detail::npz::name_list(others) + ") besides '" + opt.name() + "'");
+                   fusor::ext::name_list(others) + ") besides '" + opt.name() + "'");
   const auto steps = z.load<std::int64_t, host_backend_t<B>>(prefix + "steps");  // (a number: on the host)
   if (steps.size() != 1)
     throw shape_error("fusor::ad::nn::load_parameters: '" + prefix + "steps' has shape " + to_string(steps.shape()) +

@@ -28,7 +28,7 @@ template <class X>
 auto settle(X&& x) {
   using N = std::remove_cvref_t<X>;
   if constexpr (has_vars<N>()) return std::forward<X>(x);
-  else if constexpr (fusor::detail::is_array_v<N>) return N(std::forward<X>(x));
+  else if constexpr (fusor::ext::is_array_v<N>) return N(std::forward<X>(x));
   else return fusor::eval(x);
 }
 /// matmul of variables (ad's: one node, GEMM adjoints) or of arrays (the engine's).

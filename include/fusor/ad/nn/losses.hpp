@@ -58,7 +58,7 @@ auto plain_values(const X& x) {
     const var<T, B> v = ad::eval(x);
     const leaf<T, B> l = v.as_leaf().value;
     return std::make_pair(v, array_view<T, B>(l.data, l.shape, l.strides));
-  } else if constexpr (fusor::detail::is_array_v<X> || fusor::detail::is_view_v<X>) {
+  } else if constexpr (fusor::ext::is_array_v<X> || fusor::ext::is_view_v<X>) {
     return std::make_pair(0, view_of(x));
   } else {
     array<T, B> a(x);
@@ -167,11 +167,11 @@ template <class T, class B>
 void ce_logsumexp(const ad::detail::operand<T, B>& z, T* m_data, T* lse_data) {
   const extents& shape = z.shape();
   const int ax = shape.size() - 1;
-  const extents rows = fusor::detail::drop_axis(shape, ax);
+  const extents rows = fusor::ext::drop_axis(shape, ax);
   const leaf<T, B> m{m_data, rows, contiguous_strides(rows)}, lse{lse_data, rows, contiguous_strides(rows)};
-  executor<B>::template reduce_axis<fusor::detail::max_op>(m, z.value, ax);
+  executor<B>::template reduce_axis<fusor::ext::max_op>(m, z.value, ax);
   fusor::ext::assign_expr(m, where(isfinite(m), m, T(0)), false);  // all −inf: the shift changes nothing
-  executor<B>::template reduce_axis<fusor::detail::sum_op>(lse, exp(z.value - spread_last<T, B>(m_data, shape)), ax);
+  executor<B>::template reduce_axis<fusor::ext::sum_op>(lse, exp(z.value - spread_last<T, B>(m_data, shape)), ax);
   fusor::ext::assign_expr(lse, log(lse) + m, false);
 }
 
@@ -194,9 +194,9 @@ void ce_forward(tape& t, const void* p) {
   const leaf<L, B> lab{n.labels.data, shape, lab_strides};  // each row's label along the class axis
   const auto cls = lazy::arange<L, B>(L(0), L(n.classes));
   // the loss computed and kept on the device (a replay reads nothing back): fusor::sum's value
-  executor<B>::template reduce_into<fusor::detail::sum_op>(
+  executor<B>::template reduce_into<fusor::ext::sum_op>(
       static_cast<T*>(t.slot_at(n.out).value), where(cls == lab, spread_last<T, B>(n.lse, shape) - n.z.value, T(0)),
-      fusor::detail::finish_as<T>{.factor = n.factor});
+      fusor::ext::finish_as<T>{.factor = n.factor});
 }
 
 /// cross_entropy with target probabilities q as a capture's forward step (cross_entropy computes
@@ -216,12 +216,12 @@ void ce_prob_forward(tape& t, const void* p) {
   const auto& n = *static_cast<const ce_prob_step<T, B>*>(p);
   const extents& shape = n.z.shape();
   const int ax = shape.size() - 1;
-  const extents rows = fusor::detail::drop_axis(shape, ax);
+  const extents rows = fusor::ext::drop_axis(shape, ax);
   ce_logsumexp<T, B>(n.z, n.m, n.lse);
-  executor<B>::template reduce_axis<fusor::detail::sum_op>(leaf<T, B>{n.qsum, rows, contiguous_strides(rows)}, n.q.value, ax);
-  executor<B>::template reduce_into<fusor::detail::sum_op>(static_cast<T*>(t.slot_at(n.out).value),
-                                                          n.q.value * (spread_last<T, B>(n.lse, shape) - n.z.value),
-                                                          fusor::detail::finish_as<T>{.factor = n.factor});
+  executor<B>::template reduce_axis<fusor::ext::sum_op>(leaf<T, B>{n.qsum, rows, contiguous_strides(rows)}, n.q.value, ax);
+  executor<B>::template reduce_into<fusor::ext::sum_op>(static_cast<T*>(t.slot_at(n.out).value),
+                                                        n.q.value * (spread_last<T, B>(n.lse, shape) - n.z.value),
+                                                        fusor::ext::finish_as<T>{.factor = n.factor});
 }
 
 /// binary_cross_entropy_with_logits' node: dz = g·scale·(sigmoid(z) − y), dy = −g·scale·z.
@@ -248,9 +248,9 @@ template <class T, class B>
 void bce_logits_forward(tape& t, const void* p) {
   const auto& n = *static_cast<const bce_logits_step<T, B>*>(p);
   const auto z = n.z.view(), y = n.y.view();
-  executor<B>::template reduce_into<fusor::detail::sum_op>(
+  executor<B>::template reduce_into<fusor::ext::sum_op>(
       static_cast<T*>(t.slot_at(n.out).value), fusor::ext::to_node(maximum(z, T(0)) - z * y + log1p(exp(T(0) - abs(z)))),
-      fusor::detail::finish_as<T>{.factor = n.factor});
+      fusor::ext::finish_as<T>{.factor = n.factor});
 }
 
 template <class T>
@@ -356,7 +356,7 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
     throw shape_error("fusor: cross_entropy needs logits with a class axis (the last) of at least one class, got shape " +
                       to_string(shape));
   const index_t classes = shape[shape.size() - 1];
-  const extents rows_shape = fusor::detail::drop_axis(shape, shape.size() - 1);
+  const extents rows_shape = fusor::ext::drop_axis(shape, shape.size() - 1);
   const extents target_shape = expr_shape(fusor::ext::to_node(target));
   if constexpr (std::is_integral_v<LT>) {
     if (!(target_shape == rows_shape))
@@ -393,7 +393,7 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
       static_assert(!detail::has_vars<L>(), "fusor: class labels are constants");
       // the labels as they lie (watched like any constant), or evaluated once into the tape
       const array_view<LT, B> lab = [&] {
-        if constexpr (fusor::detail::is_array_v<L> || fusor::detail::is_view_v<L>) {
+        if constexpr (fusor::ext::is_array_v<L> || fusor::ext::is_view_v<L>) {
           if (ad::recording() || t.capturing()) t.watch(target.as_leaf(), false);
           return detail::view_of(target);
         } else {
@@ -401,7 +401,7 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
           return detail::view_of(*t.keep(array<LT, B>(target)));
         }
       }();
-      const extents kept_rows = fusor::detail::keep_axis(shape, shape.size() - 1);
+      const extents kept_rows = fusor::ext::keep_axis(shape, shape.size() - 1);
       *lse = array<T, B>(kept_rows);
       array<T, B>* m = t.keep(array<T, B>(kept_rows));
       auto [out, grad] = ad::detail::new_output<T, B>(t, extents{}, zo.grad);
@@ -418,7 +418,7 @@ auto cross_entropy(const X& logits, const L& target, reduction r = reduction::me
       return out;
     } else {
       const auto qo = ad::detail::make_operand<T>(t, target);
-      const extents kept_rows = fusor::detail::keep_axis(shape, shape.size() - 1);
+      const extents kept_rows = fusor::ext::keep_axis(shape, shape.size() - 1);
       *lse = array<T, B>(kept_rows);
       array<T, B>* m = t.keep(array<T, B>(kept_rows));
       array<T, B>* qsum = t.keep(array<T, B>(kept_rows));

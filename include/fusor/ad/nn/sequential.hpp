@@ -204,7 +204,7 @@ class sequential_model {
     if constexpr (ad::detail::holds_vars_v<N>) {
       if constexpr (is_var_v<N>) return N(x);
       else return ad::eval(x);
-    } else if constexpr (fusor::detail::is_array_v<N>) {
+    } else if constexpr (fusor::ext::is_array_v<N>) {
       if constexpr (std::is_rvalue_reference_v<X&&>) return N(std::move(x));
       else return N(x.view().copy());  // the caller's input itself (a model without layers)
     } else {

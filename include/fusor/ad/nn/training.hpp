@@ -50,7 +50,7 @@ double accuracy(const X& logits, const L& labels) {
     const extents shape = expr_shape(z);
     if (shape.size() == 0)
       throw shape_error("fusor: accuracy needs logits with a class axis (the last), got a 0-dimensional one");
-    const extents rows = fusor::detail::drop_axis(shape, shape.size() - 1);
+    const extents rows = fusor::ext::drop_axis(shape, shape.size() - 1);
     const extents ls = expr_shape(fusor::ext::to_node(labels));
     if (!(ls == rows))
       throw shape_error("fusor: accuracy's labels must have the logits' shape without the class axis, " +

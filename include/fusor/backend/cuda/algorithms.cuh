@@ -26,6 +26,10 @@
 
 namespace fusor::detail::cuda_algo {
 
+/// The host loops the round trips below run (nonzero, unique, searchsorted, bincount, histogram),
+/// on OpenMP's default team: the cuda backend has no host thread setting.
+using host_loops = host::algorithms<host::openmp_default_team>;
+
 inline auto policy() { return thrust::cuda::par.on(current_cuda_stream()); }
 
 /// NumPy's sort order on device values: NaN after every number, complex by (real, imag).
@@ -189,7 +193,7 @@ struct algorithms<cuda> {
   template <class T>
   static std::vector<std::int64_t> flat_nonzero(const T* x, index_t n) {
     const auto h = detail::cuda_algo::to_host(x, n);
-    return detail::host::algorithms::flat_nonzero(h.data(), n);
+    return detail::cuda_algo::host_loops::flat_nonzero(h.data(), n);
   }
   template <class T>
   static index_t count_nonzero(const T* x, index_t n) {
@@ -207,9 +211,9 @@ struct algorithms<cuda> {
   static void expand(T* x, const bool* mask, index_t n, const T* values) {
     auto hx = detail::cuda_algo::to_host(x, n);
     const auto hm = detail::cuda_algo::to_host(mask, n);
-    const index_t count = detail::host::algorithms::count_nonzero(hm.data(), n);
+    const index_t count = detail::cuda_algo::host_loops::count_nonzero(hm.data(), n);
     const auto hv = detail::cuda_algo::to_host(values, count);
-    detail::host::algorithms::expand(hx.data(), hm.data(), n, hv.data());
+    detail::cuda_algo::host_loops::expand(hx.data(), hm.data(), n, hv.data());
     detail::cuda_algo::to_device(x, hx.data(), n);
   }
   template <class T>
@@ -268,17 +272,17 @@ struct algorithms<cuda> {
   static index_t count_runs(const T* x, const std::int64_t* order, index_t n) {
     const auto hx = detail::cuda_algo::to_host(x, n);
     const auto ho = detail::cuda_algo::to_host(order, n);
-    return detail::host::algorithms::count_runs(hx.data(), ho.data(), n);
+    return detail::cuda_algo::host_loops::count_runs(hx.data(), ho.data(), n);
   }
   template <class T>
   static void fill_unique(const T* x, const std::int64_t* order, index_t n, T* values, std::int64_t* counts,
                           std::int64_t* first, std::int64_t* inverse) {
     const auto hx = detail::cuda_algo::to_host(x, n);
     const auto ho = detail::cuda_algo::to_host(order, n);
-    const index_t u = detail::host::algorithms::count_runs(hx.data(), ho.data(), n);
+    const index_t u = detail::cuda_algo::host_loops::count_runs(hx.data(), ho.data(), n);
     detail::cuda_algo::host_buffer<T> hv(u);
     detail::cuda_algo::host_buffer<std::int64_t> hc(u), hf(u), hi(n);
-    detail::host::algorithms::fill_unique(hx.data(), ho.data(), n, hv.data(), hc.data(), hf.data(), hi.data());
+    detail::cuda_algo::host_loops::fill_unique(hx.data(), ho.data(), n, hv.data(), hc.data(), hf.data(), hi.data());
     detail::cuda_algo::to_device(values, hv.data(), u);
     detail::cuda_algo::to_device(counts, hc.data(), u);
     detail::cuda_algo::to_device(first, hf.data(), u);
@@ -305,7 +309,7 @@ struct algorithms<cuda> {
     const auto ha = detail::cuda_algo::to_host(a, n);
     const auto hv = detail::cuda_algo::to_host(v, m);
     detail::cuda_algo::host_buffer<std::int64_t> ho(m);
-    detail::host::algorithms::searchsorted(ha.data(), n, hv.data(), m, right, ho.data());
+    detail::cuda_algo::host_loops::searchsorted(ha.data(), n, hv.data(), m, right, ho.data());
     detail::cuda_algo::to_device(out, ho.data(), m);
   }
   template <class I, class W, class C>
@@ -315,7 +319,7 @@ struct algorithms<cuda> {
     index_t bins = 0;
     for (index_t i = 0; i < n; ++i) bins = std::max<index_t>(bins, index_t(hx.data()[i]) + 1);
     auto hc = detail::cuda_algo::to_host(counts, bins);
-    detail::host::algorithms::bincount(hx.data(), n, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
+    detail::cuda_algo::host_loops::bincount(hx.data(), n, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
     detail::cuda_algo::to_device(counts, hc.data(), bins);
   }
   template <class T, class E, class W, class C>
@@ -324,7 +328,7 @@ struct algorithms<cuda> {
     const auto he = detail::cuda_algo::to_host(edges, bins + 1);
     detail::cuda_algo::host_buffer<W> hw = w ? detail::cuda_algo::to_host(w, n) : detail::cuda_algo::host_buffer<W>();
     auto hc = detail::cuda_algo::to_host(counts, bins);
-    detail::host::algorithms::histogram(hx.data(), n, he.data(), bins, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
+    detail::cuda_algo::host_loops::histogram(hx.data(), n, he.data(), bins, w ? hw.data() : static_cast<const W*>(nullptr), hc.data());
     detail::cuda_algo::to_device(counts, hc.data(), bins);
   }
 };

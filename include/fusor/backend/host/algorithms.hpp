@@ -5,7 +5,8 @@
 //
 // They are algorithms<cpu> (backend/cpu/algorithms.hpp) and the cuda backend's host round trips
 // (nonzero, unique, searchsorted, bincount: backend/cuda/algorithms.cuh), so both backends give
-// the same results from one code; this folder names no backend tag.
+// the same results from one code; this folder names no backend tag. How many threads a loop
+// may use is the backend's to say (a Team, below): the cpu's set_num_threads and context cap.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -19,6 +20,10 @@
 #include "../../core/backend.hpp"
 #include "../../core/dtype.hpp"
 #include "../../core/order_statistics.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 namespace fusor {
 
@@ -64,13 +69,28 @@ void select_positions(It row, index_t m, const index_t* pos, index_t npos, Less 
 }  // namespace detail
 
 namespace detail::host {
+/// A Team for the loops below when the caller has no thread setting of its own: OpenMP's default
+/// (OMP_NUM_THREADS or every core). The cuda backend's host round trips use it.
+struct openmp_default_team {
+  static int threads() {
+#if defined(_OPENMP)
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+  }
+};
+
 /// The loops on host memory, one static member per algorithms<B> entry (core/algorithms_fwd.hpp).
+/// A parallel loop runs on at most Team::threads() threads (read once per call, on the calling
+/// thread: a cap set in this thread's execution context applies).
+template <class Team>
 struct algorithms {
   /// dst[o, i, r] = src[o, idx[i], r] for idx already checked and made non-negative.
   template <class T>
   static void gather(const T* src, index_t outer, index_t n, index_t inner, const std::int64_t* idx, index_t m,
                      T* dst) {
-#pragma omp parallel for schedule(static) if (outer * m * inner > (1 << 16))
+#pragma omp parallel for num_threads(Team::threads()) schedule(static) if (outer * m * inner > (1 << 16))
     for (index_t o = 0; o < outer; ++o)
       for (index_t i = 0; i < m; ++i)
         std::copy_n(src + (o * n + idx[i]) * inner, inner, dst + (o * m + i) * inner);
@@ -95,7 +115,7 @@ struct algorithms {
   template <class T>
   static void add_row_runs(T* dst, index_t inner, const std::int64_t* to, const std::int64_t* starts, index_t runs,
                            index_t m, const T* src, const std::int64_t* from) {
-#pragma omp parallel for schedule(dynamic, 16) if (m * inner > (1 << 16))
+#pragma omp parallel for num_threads(Team::threads()) schedule(dynamic, 16) if (m * inner > (1 << 16))
     for (index_t r = 0; r < runs; ++r) {
       const index_t k1 = r + 1 < runs ? index_t(starts[r + 1]) : m;
       T* d = dst + to[starts[r]] * inner;
@@ -125,7 +145,7 @@ struct algorithms {
   template <class T>
   static index_t count_nonzero(const T* x, index_t n) {
     index_t c = 0;
-#pragma omp parallel for reduction(+ : c) schedule(static) if (n > (1 << 16))
+#pragma omp parallel for num_threads(Team::threads()) reduction(+ : c) schedule(static) if (n > (1 << 16))
     for (index_t i = 0; i < n; ++i) c += x[i] != T(0);
     return c;
   }
@@ -149,7 +169,7 @@ struct algorithms {
   /// so this is std::sort.)
   template <class T>
   static void sort_rows(T* x, index_t rows, index_t n) {
-#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+#pragma omp parallel for num_threads(Team::threads()) schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
     for (index_t r = 0; r < rows; ++r)
       std::sort(x + r * n, x + (r + 1) * n, [](const T& a, const T& b) { return detail::sort_less(a, b); });
   }
@@ -157,14 +177,14 @@ struct algorithms {
   /// are those a sort would put there; smaller ones before, larger after. Selection, no sort.
   template <class T>
   static void partition_rows(T* x, index_t rows, index_t n, const index_t* kth, index_t nk) {
-#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+#pragma omp parallel for num_threads(Team::threads()) schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
     for (index_t r = 0; r < rows; ++r)
       detail::select_positions(x + r * n, n, kth, nk, [](const T& a, const T& b) { return detail::sort_less(a, b); });
   }
   /// np.argpartition of each row: the indices that would partition it (ties in any order, as in NumPy).
   template <class T>
   static void argpartition_rows(const T* x, index_t rows, index_t n, const index_t* kth, index_t nk, std::int64_t* out) {
-#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+#pragma omp parallel for num_threads(Team::threads()) schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
     for (index_t r = 0; r < rows; ++r) {
       std::int64_t* o = out + r * n;
       const T* row = x + r * n;
@@ -180,7 +200,7 @@ struct algorithms {
   template <class T>
   static void select_quantiles(T* x, index_t rows, index_t n, const std::int64_t* valid, const double* qs, index_t nq,
                                quantile_method method, bool skip_nan) {
-#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+#pragma omp parallel for num_threads(Team::threads()) schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
     for (index_t r = 0; r < rows; ++r) {
       T* row = x + r * n;
       const index_t m = valid[r];
@@ -202,7 +222,7 @@ struct algorithms {
   /// position, so no merge buffer is needed.
   template <class T>
   static void argsort_rows(const T* x, index_t rows, index_t n, std::int64_t* out) {
-#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+#pragma omp parallel for num_threads(Team::threads()) schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
     for (index_t r = 0; r < rows; ++r) {
       std::int64_t* o = out + r * n;
       const T* row = x + r * n;
@@ -217,7 +237,7 @@ struct algorithms {
   /// lower index. A bounded heap: O(n log k) time and O(k) memory per row, no full sort.
   template <class T>
   static void topk_rows(const T* x, index_t rows, index_t n, index_t k, bool largest, T* values, std::int64_t* indices) {
-#pragma omp parallel for schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
+#pragma omp parallel for num_threads(Team::threads()) schedule(dynamic) if (rows > 1 && rows * n > (1 << 15))
     for (index_t r = 0; r < rows; ++r) {
       const T* row = x + r * n;
       // "a ranks before b": larger (or smaller) value first, then lower index; NaN counts as the
@@ -292,7 +312,7 @@ struct algorithms {
   /// Cumulative sum or product of each row, accumulated in Acc and rounded to U per element.
   template <class Acc, class T, class U>
   static void scan_rows(const T* x, index_t rows, index_t n, bool product, U* out) {
-#pragma omp parallel for schedule(static) if (rows > 1 && rows * n > (1 << 16))
+#pragma omp parallel for num_threads(Team::threads()) schedule(static) if (rows > 1 && rows * n > (1 << 16))
     for (index_t r = 0; r < rows; ++r) {
       Acc acc = product ? Acc(1) : Acc(0);
       for (index_t i = 0; i < n; ++i) {
@@ -306,7 +326,7 @@ struct algorithms {
   /// it fits, right: last).
   template <class T, class V>
   static void searchsorted(const T* a, index_t n, const V* v, index_t m, bool right, std::int64_t* out) {
-#pragma omp parallel for schedule(static) if (m > (1 << 14))
+#pragma omp parallel for num_threads(Team::threads()) schedule(static) if (m > (1 << 14))
     for (index_t i = 0; i < m; ++i) {
       using C = promote_t<T, V>;  // compare as NumPy does: 2.5 goes between 2 and 3 of an int array
       const C x = C(v[i]);
