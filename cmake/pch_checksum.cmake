@@ -7,7 +7,8 @@
 # (doctest, xsimd: the headers besides the system's that a PCH takes in). A system header
 # upgrade that changes no file listed here calls for `ccache -C`.
 #   cmake -DOUT=<pch>.sum -DPCH_HEADER=<cmake_pch.hxx> -DCOMPILER=<id and version> -DFLAGS=<...>
-#         -DSOURCE_DIR=<project> "-DHEADER_DIRS=<dir;dir>" -P pch_checksum.cmake
+#         -DSOURCE_DIR=<project> -DHEADER_DIRS=<dir|dir> -P pch_checksum.cmake
+string(REPLACE "|" ";" HEADER_DIRS "${HEADER_DIRS}")
 set(text "compiler ${COMPILER}\nflags ${FLAGS}\n")
 file(READ "${PCH_HEADER}" header)
 string(APPEND text "header\n${header}\n")
