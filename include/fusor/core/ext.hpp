@@ -92,7 +92,6 @@ using fusor::detail::byte_range;
 /// The process's table of watched byte ranges: watch, unwatch, first_written, first_adopted.
 using fusor::detail::watched_memory;
 
-/// Names quoted for an error message: the first twelve, then a count ("none" for none).
-using fusor::detail::name_list;
+// name_list(names), names quoted for an error message, is declared in name_list.hpp (included above).
 
 }  // namespace fusor::ext

@@ -1,11 +1,12 @@
 #pragma once
 // Names quoted for an error message ('a', 'b', ...), the first twelve and then a count, so that a
-// message about an archive or a checkpoint of thousands of entries stays readable.
+// message about an archive or a checkpoint of thousands of entries stays readable. Part of
+// fusor::ext (core/ext.hpp), declared here so that io can include it without the rest of ext.
 #include <cstddef>
 #include <string>
 #include <vector>
 
-namespace fusor::detail {
+namespace fusor::ext {
 
 inline std::string name_list(const std::vector<std::string>& names) {
   if (names.empty()) return "none";
@@ -17,4 +18,4 @@ inline std::string name_list(const std::vector<std::string>& names) {
   return r;
 }
 
-}  // namespace fusor::detail
+}  // namespace fusor::ext

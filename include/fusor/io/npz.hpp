@@ -34,7 +34,7 @@
 
 #include "../core/array.hpp"
 #include "../core/error.hpp"
-#include "../core/ext.hpp"
+#include "../core/name_list.hpp"
 #include "npy.hpp"
 
 namespace fusor {
