@@ -1373,7 +1373,68 @@ TEST_CASE("match scan: progress counts every rotation of every tile once; a call
 inline double fftfreq(index_t k, index_t n) { return double(k <= (n - 1) / 2 ? k : k - n) / double(n); }
 
 /// The filter's value at frequency (c0, c1, c2) cycles per voxel, written from the definitions.
-inline double filter_value(const match::fourier_filter& flt, const double c[3]) {
+/// A tilt series' weight at frequency c (cycles per voxel) of a volume of shape s, written from the
+/// model's definitions in 3-D vectors: each tilt's plane normal m and in-plane direction d turned
+/// from the beam and third axes, the slab's half-width as the voxel's extent along m, the
+/// astigmatic defocus as U cos^2 + V sin^2 of the angle from the U axis.
+inline double tilt_weight_value(const match::tilt_weighting& w, const extents& s, double voxel, const double c[3]) {
+  const auto& ts = w.series;
+  const int tax = ts.tilt_axis, bax = ts.beam_axis, pax = 3 - tax - bax;
+  const double pi = std::numbers::pi, rad = pi / 180;
+  const double lambda = match::electron_wavelength(ts.optics.voltage_kv), cs = ts.optics.cs_mm * 1e7;
+  const double a = ts.optics.amplitude_contrast;
+  const bool ctf = w.ctf && ts.has_defocus(), dose = ts.has_dose();
+  std::vector<double> angles;
+  for (const auto& t : ts.tilts) angles.push_back(t.angle);
+  std::sort(angles.begin(), angles.end());
+  double step = 1e300;
+  for (std::size_t i = 1; i < angles.size(); ++i)
+    if (angles[i] != angles[i - 1]) step = std::min(step, (angles[i] - angles[i - 1]) * rad);
+  double num = 0, den = 0;
+  for (const auto& t : ts.tilts) {
+    double m[3] = {0, 0, 0}, d[3] = {0, 0, 0};
+    m[pax] = -std::sin(t.angle * rad);
+    m[bax] = std::cos(t.angle * rad);
+    d[pax] = std::cos(t.angle * rad);
+    d[bax] = std::sin(t.angle * rad);
+    double dist = 0, h = 0, x = 0;
+    for (int q = 0; q < 3; ++q) {
+      dist += c[q] * m[q];
+      h += m[q] * m[q] / double(s[q] * s[q]);
+      x += c[q] * d[q];
+    }
+    dist = std::abs(dist);
+    h = std::sqrt(h);
+    if (dist >= h) continue;
+    const double slab = 1 - dist / h, y = c[tax];
+    const double f = std::hypot(x, y) / voxel;  // 1/Å
+    double v = w.cosine ? std::cos(t.angle * rad) : 1.0;
+    if (ctf) {
+      const double from_u = std::atan2(y, x) - t.astigmatism_angle * rad;
+      const double df = t.defocus_u * std::pow(std::cos(from_u), 2) + t.defocus_v * std::pow(std::sin(from_u), 2);
+      const double chi = pi * lambda * f * f * df - pi / 2 * cs * std::pow(lambda, 3) * std::pow(f, 4) + t.phase_shift * rad +
+                         std::asin(a);
+      v *= ts.correction == match::ctf_correction::phase_flip ? std::abs(std::sin(chi)) : std::sin(chi);
+    }
+    if (dose && w.exposure == match::exposure_weighting::grant_grigorieff && f > 0)
+      v *= std::exp(-t.dose / (2 * (0.245 * std::pow(f, -1.665) + 2.81)));
+    if (dose && w.exposure == match::exposure_weighting::relion) v *= std::exp(-4 * t.dose * f * f);
+    const double r = 2 * std::abs(x);  // 1 at Nyquist
+    switch (w.filter) {
+      case match::reconstruction_filter::ram_lak: v *= r; break;
+      case match::reconstruction_filter::ramp: v *= std::min(1.0, std::abs(x) * double(s[pax]) * step); break;
+      case match::reconstruction_filter::shepp_logan: v *= r == 0 ? 0.0 : r * std::sin(pi * r / 2) / (pi * r / 2); break;
+      case match::reconstruction_filter::cosine: v *= r * std::cos(pi * r / 2); break;
+      case match::reconstruction_filter::hamming: v *= r * (0.54 + 0.46 * std::cos(pi * r)); break;
+      case match::reconstruction_filter::none: break;
+    }
+    num += slab * v;
+    den += slab;
+  }
+  return num / std::max(1.0, den);
+}
+
+inline double filter_value(const match::fourier_filter& flt, const extents& s, const double c[3]) {
   const double fv = std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]), f = fv / flt.voxel_size;
   double v = 1;
   if (flt.band) {
@@ -1410,6 +1471,7 @@ inline double filter_value(const match::fourier_filter& flt, const double c[3]) 
     const std::size_t i = std::size_t(x);
     v *= i + 1 >= p.size() ? double(p.back()) : double(p[i]) + (x - double(i)) * double(p[i + 1] - p[i]);
   }
+  if (flt.tilts) v *= tilt_weight_value(*flt.tilts, s, flt.voxel_size, c);
   return v;
 }
 
@@ -1442,7 +1504,7 @@ TEST_CASE("match filters: each part and their product against the definitions") 
         for (index_t j = 0; j < s[1]; ++j)
           for (index_t k = 0; k < s[2] / 2 + 1; ++k) {
             const double c[3] = {fftfreq(i, s[0]), fftfreq(j, s[1]), double(k) / double(s[2])};
-            worst = std::max(worst, std::abs(double(h[at_++]) - filter_value(*flt, c)));
+            worst = std::max(worst, std::abs(double(h[at_++]) - filter_value(*flt, s, c)));
           }
       CAPTURE(fusor::to_string(s));
       CHECK(worst < 1e-6);
@@ -1515,7 +1577,7 @@ inline volume dft_filtered(const volume& v, const extents& s, const match::fouri
         const double f[3] = {fftfreq(a, s[0]), fftfreq(b, s[1]), std::abs(fftfreq(c, s[2]))};
         // the rfft half: -f for c past the middle (the filter is even)
         const double g[3] = {fftfreq(c, s[2]) < 0 ? -f[0] : f[0], fftfreq(c, s[2]) < 0 ? -f[1] : f[1], f[2]};
-        spec[std::size_t(at(s, a, b, c))] = total * filter_value(flt, g);
+        spec[std::size_t(at(s, a, b, c))] = total * filter_value(flt, s, g);
       }
   volume out(static_cast<std::size_t>(n));
   for (index_t i = 0; i < s[0]; ++i)
@@ -1573,6 +1635,233 @@ TEST_CASE("match filters: apply_filter against a naive DFT; whitening recovers a
   CHECK_THROWS_AS(match::whitening_profile(fusor::zeros<float, B>(extents{4, 4, 4})), fusor::value_error);
 }
 
+/// A series of tilts at the given angles, nothing else recorded.
+inline match::tilt_weighting tilts_at(std::initializer_list<double> angles) {
+  match::tilt_weighting w;
+  for (double a : angles) w.series.tilts.push_back({a});
+  return w;
+}
+
+TEST_CASE("match tilt weight: against the model's definitions for every part, axes and non-cubic boxes") {
+  // a realistic series (defocus varying per tilt, astigmatism, dose accumulating) and every option
+  match::tilt_weighting real;
+  for (int i = 0; i < 21; ++i) {
+    const double angle = -60 + 6 * i;
+    real.series.tilts.push_back({angle, 3.0 * i, 30000.0 + 900 * i, 28500.0 + 700 * i, 20.0 + 7 * i, i % 3 == 0 ? 30.0 : 0.0});
+  }
+  real.series.optics = {300, 2.7, 0.08};
+  std::vector<match::tilt_weighting> cases;
+  cases.push_back(real);
+  auto flipped = real;
+  flipped.series.correction = match::ctf_correction::phase_flip;
+  flipped.cosine = true;
+  cases.push_back(flipped);
+  auto relion = real;
+  relion.exposure = match::exposure_weighting::relion;
+  relion.cosine = true;
+  relion.ctf = false;
+  cases.push_back(relion);
+  auto other_axes = real;
+  other_axes.series.tilt_axis = 0;
+  other_axes.series.beam_axis = 1;
+  other_axes.series.optics = {200, 2.0, 0.1};
+  cases.push_back(other_axes);
+  for (auto filter : {match::reconstruction_filter::ram_lak, match::reconstruction_filter::ramp, match::reconstruction_filter::shepp_logan,
+                      match::reconstruction_filter::cosine, match::reconstruction_filter::hamming}) {
+    auto f = tilts_at({-50, -20, 0, 10, 35, 50});
+    f.filter = filter;
+    cases.push_back(f);
+  }
+  for (const auto& w : cases)
+    for (const extents& s : {extents{6, 7, 9}, extents{8, 8, 8}, extents{12, 5, 10}, extents{1, 1, 1}}) {
+      const double voxel = 4.5;
+      const auto h = host_values(match::tilt_weight<B>(w, s, voxel));
+      REQUIRE(h.size() == std::size_t(s[0] * s[1] * (s[2] / 2 + 1)));
+      double worst = 0;
+      std::size_t p = 0;
+      for (index_t i = 0; i < s[0]; ++i)
+        for (index_t j = 0; j < s[1]; ++j)
+          for (index_t k = 0; k < s[2] / 2 + 1; ++k) {
+            const double c[3] = {fftfreq(i, s[0]), fftfreq(j, s[1]), double(k) / double(s[2])};
+            worst = std::max(worst, std::abs(double(h[p++]) - tilt_weight_value(w, s, voxel, c)));
+          }
+      CAPTURE(fusor::to_string(s));
+      CHECK(worst < 1e-5);
+    }
+  // a fourier_filter's tilts multiply its other parts in the same pass
+  match::fourier_filter flt;
+  flt.voxel_size = 4.5;
+  flt.band = match::bandpass{10, 60, true};
+  flt.tilts = real;
+  const extents s{6, 7, 9};
+  const auto both = host_values(match::filter_multiplier<B>(flt, s));
+  const auto tilt = host_values(match::tilt_weight<B>(real, s, 4.5));
+  flt.tilts.reset();
+  const auto band = host_values(match::filter_multiplier<B>(flt, s));
+  double worst = 0;
+  for (std::size_t i = 0; i < both.size(); ++i) worst = std::max(worst, std::abs(double(both[i]) - double(tilt[i]) * double(band[i])));
+  CHECK(worst < 1e-6);
+}
+
+TEST_CASE("match tilt weight: one tilt is its plane; a dense range is the missing wedge up to a voxel at its edges") {
+  // tilt 0 about y samples the plane k_z = 0, about x with beam y the plane k_y = 0: 1 there, 0 off it
+  for (const extents& s : {extents{8, 8, 8}, extents{6, 7, 9}}) {
+    const auto z = host_values(match::tilt_weight<B>(tilts_at({0}), s, 2.0));
+    auto about_x = tilts_at({0});
+    about_x.series.tilt_axis = 0;
+    about_x.series.beam_axis = 1;
+    const auto y = host_values(match::tilt_weight<B>(about_x, s, 2.0));
+    const index_t hk = s[2] / 2 + 1;
+    std::size_t wrong = 0;
+    for (index_t i = 0; i < s[0]; ++i)
+      for (index_t j = 0; j < s[1]; ++j)
+        for (index_t k = 0; k < hk; ++k) {
+          const std::size_t p = std::size_t((i * s[1] + j) * hk + k);
+          wrong += z[p] != (k == 0 ? 1.0f : 0.0f);
+          wrong += y[p] != (j == 0 ? 1.0f : 0.0f);
+        }
+    CAPTURE(fusor::to_string(s));
+    CHECK(wrong == 0);
+  }
+  // -60..60 in 1° steps: 1 wherever the wedge keeps a component; beyond it only within one voxel
+  // of the last tilts' planes (distance R sin(|elevation| - 60°) < 1 voxel at radius R voxels)
+  match::tilt_weighting dense;
+  for (int a = -60; a <= 60; ++a) dense.series.tilts.push_back({double(a)});
+  match::fourier_filter wedge;
+  wedge.wedge = match::missing_wedge{-60, 60, 1, 2};
+  const index_t n = 16, hk = n / 2 + 1;
+  const auto got = host_values(match::tilt_weight<B>(dense, extents{n, n, n}, 1.0));
+  const auto want = host_values(match::filter_multiplier<B>(wedge, extents{n, n, n}));
+  std::size_t edge = 0, far_off = 0, inside_short = 0;
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < n; ++j)
+      for (index_t k = 0; k < hk; ++k) {
+        const std::size_t p = std::size_t((i * n + j) * hk + k);
+        if (want[p] == 1.0f) {
+          inside_short += std::abs(got[p] - 1.0f) > 1e-6f;
+          continue;
+        }
+        if (got[p] == 0.0f) continue;
+        ++edge;
+        const double cp = fftfreq(i, n) * double(n), cb = double(k);  // voxels
+        const double elevation = std::abs(std::atan2(cb, std::abs(cp))) * 180 / std::numbers::pi;
+        far_off += std::hypot(cp, cb) * std::sin((elevation - 60) * std::numbers::pi / 180) >= 1.0 + 1e-9;
+      }
+  CHECK(inside_short == 0);
+  CHECK(far_off == 0);
+  CHECK(edge > 0);  // the slabs do reach past the last tilts' planes, by less than a voxel (far_off)
+}
+
+TEST_CASE("match tilt weight: CTF zeros at the analytic frequencies; the exposure filter as published; astigmatism turns with its angle") {
+  // one tilt at 0 (the plane k_z = 0), along x: the CTF's sign changes bracket exactly the roots of
+  // pi lambda f^2 (Δf - Cs lambda^2 f^2 / 2) + asin(A) = n pi, found here by bisection in double
+  // (2 µm at 4 Å per voxel: six zeros, four samples or more between two)
+  {
+    auto w = tilts_at({0});
+    const double defocus = 20000, voxel = 4.0, lambda = match::electron_wavelength(300), cs = 2.7e7;
+    w.series.tilts[0].defocus_u = w.series.tilts[0].defocus_v = defocus;
+    const index_t n = 96;
+    const auto h = host_values(match::tilt_weight<B>(w, extents{n, 1, 2}, voxel));
+    const auto phase = [&](double f) { return std::numbers::pi * lambda * f * f * (defocus - 0.5 * cs * lambda * lambda * f * f) + std::asin(0.07); };
+    std::vector<double> roots;
+    const double top = 0.5 / voxel;
+    for (int z = 1; z < 200; ++z) {  // phase rises from asin(A) through z pi for the first zeros
+      double lo = 0, hi = top;
+      if ((phase(hi) - z * std::numbers::pi) < 0) break;
+      for (int it = 0; it < 100; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        (phase(mid) < z * std::numbers::pi ? lo : hi) = mid;
+      }
+      roots.push_back(lo);
+    }
+    REQUIRE(roots.size() >= 5);
+    std::vector<double> crossings;  // the frequency interval of each sign change along x
+    for (index_t i = 1; i <= n / 2; ++i) {
+      const float a = h[std::size_t((i - 1) * 2)], b = h[std::size_t(i * 2)];
+      if ((a > 0) != (b > 0)) crossings.push_back(double(i));
+    }
+    CHECK(crossings.size() == roots.size());
+    for (std::size_t z = 0; z < std::min(crossings.size(), roots.size()); ++z) {
+      const double at_index = roots[z] * voxel * double(n);  // the root in voxels along x
+      CHECK(at_index >= crossings[z] - 1);
+      CHECK(at_index <= crossings[z]);
+    }
+  }
+  // Grant & Grigorieff's exposure filter at 0.05, 0.1 and 0.2 / Å after 20 e/Å² (their formula
+  // evaluated independently: 0.772461, 0.492975, 0.208706)
+  {
+    auto w = tilts_at({0});
+    w.series.tilts[0].dose = 20;
+    const auto h = host_values(match::tilt_weight<B>(w, extents{40, 1, 2}, 2.5));
+    CHECK(std::abs(h[std::size_t(5 * 2)] - 0.772461f) < 2e-6f);
+    CHECK(std::abs(h[std::size_t(10 * 2)] - 0.492975f) < 2e-6f);
+    CHECK(std::abs(h[std::size_t(20 * 2)] - 0.208706f) < 2e-6f);
+    CHECK(h[0] == 1.0f);  // nothing lost at f = 0
+    w.exposure = match::exposure_weighting::none;
+    CHECK(host_values(match::tilt_weight<B>(w, extents{40, 1, 2}, 2.5))[std::size_t(20 * 2)] == 1.0f);
+  }
+  // astigmatism: the pattern with the U axis at 30° + 90°, read at each point turned by 90° about
+  // the beam, is the pattern at 30° (odd sides: every turned point is on the grid)
+  {
+    auto at30 = tilts_at({0});
+    at30.series.tilts[0] = {0, 0, 26000, 18000, 30, 0};
+    auto at120 = at30;
+    at120.series.tilts[0].astigmatism_angle = 120;
+    const index_t n = 15, hk = 2;
+    const auto a = host_values(match::tilt_weight<B>(at30, extents{n, n, 2}, 3.0));
+    const auto b = host_values(match::tilt_weight<B>(at120, extents{n, n, 2}, 3.0));
+    double worst = 0, differs = 0;
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        const index_t ti = (n - j) % n, tj = i;  // (x, y) -> (-y, x)
+        worst = std::max(worst, std::abs(double(a[std::size_t((i * n + j) * hk)]) - double(b[std::size_t((ti * n + tj) * hk)])));
+        differs = std::max(differs, std::abs(double(a[std::size_t((i * n + j) * hk)]) - double(b[std::size_t((i * n + j) * hk)])));
+      }
+    CHECK(worst < 1e-6);
+    CHECK(differs > 0.5);  // the astigmatism is there to turn
+  }
+  // a cosine weight on a 45° tilt: cos 45° on its plane (k_x = k_z)
+  {
+    auto w = tilts_at({45});
+    w.cosine = true;
+    const auto h = host_values(match::tilt_weight<B>(w, extents{8, 8, 8}, 1.0));
+    CHECK(std::abs(h[std::size_t((3 * 8 + 2) * 5 + 3)] - float(std::sqrt(0.5))) < 1e-6f);
+  }
+}
+
+TEST_CASE("match tilt series: validation names the tilt and the field; bad weights and shapes") {
+  auto good = tilts_at({-30, 0, 30});
+  for (auto& t : good.series.tilts) t.defocus_u = t.defocus_v = 30000;
+  CHECK_NOTHROW(match::validate_tilt_series(good.series));
+  const auto fails = [&](auto change, const char* says) {
+    auto w = good;
+    change(w);
+    CAPTURE(says);
+    CHECK_THROWS_WITH_AS(match::validate_tilt_series(w.series), doctest::Contains(says), fusor::value_error);
+    // and before any work in the weight itself
+    CHECK_THROWS_AS(match::tilt_weight<B>(w, extents{4, 4, 4}, 1.0), fusor::value_error);
+  };
+  fails([](auto& w) { w.series.tilts[1].defocus_u = -31000; }, "tilt 1 has defocus U -31000 Å; expected a positive underfocus");
+  fails([](auto& w) { w.series.tilts[2].defocus_u = w.series.tilts[2].defocus_v = 0; },
+        "tilt 2 has no defocus U while other tilts have one");
+  fails([](auto& w) { w.series.tilts[0].angle = 95; }, "tilt 0 has angle 95°; expected [-90, 90]");
+  fails([](auto& w) { w.series.tilts[2].angle = NAN; }, "tilt 2 has angle nan");
+  fails([](auto& w) { w.series.tilts[1].dose = -1; }, "tilt 1 has dose -1 e/Å²");
+  fails([](auto& w) { w.series.tilts[0].phase_shift = INFINITY; }, "tilt 0 has phase shift inf");
+  fails([](auto& w) { w.series.tilts.clear(); }, "at least one tilt");
+  fails([](auto& w) { w.series.beam_axis = 1; }, "two different axes");
+  fails([](auto& w) { w.series.optics.amplitude_contrast = 1; }, "amplitude contrast 1;");
+  fails([](auto& w) { w.series.optics.voltage_kv = 0; }, "voltage 0 kV");
+  fails([](auto& w) { w.series.optics.cs_mm = -1; }, "spherical aberration -1 mm");
+  fails([](auto& w) { w.series.pixel_size = -2; }, "pixel size -2");
+  auto one = tilts_at({10, 10});
+  one.filter = match::reconstruction_filter::ramp;
+  CHECK_THROWS_WITH_AS(match::tilt_weight<B>(one, extents{4, 4, 4}, 1.0), doctest::Contains("two different tilt angles"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::tilt_weight<B>(good, extents{4, 4, 4}, 0.0), doctest::Contains("voxel size"), fusor::value_error);
+  CHECK_THROWS_AS(match::tilt_weight<B>(good, extents{4, 4}, 1.0), fusor::shape_error);
+  CHECK(match::tilt_weight<B>(good, extents{0, 4, 4}, 1.0).size() == 0);
+}
+
 TEST_CASE("match scan: target and template filters against the direct sums") {
   const extents n{9, 8, 10}, m{5, 4, 5};
   const volume f = random_volume(n, 71), g = random_volume(m, 72);
@@ -1586,13 +1875,21 @@ TEST_CASE("match scan: target and template filters against the direct sums") {
   o.template_filter.ctf = match::contrast_transfer{8000, 300, 2.7, 0.1, 0, true};
   const auto rots = few_rotations();
   const volume ff = dft_filtered(f, n, o.target_filter);
-  for (const auto kind : {match::score::cc, match::score::flc_spherical_mask, match::score::flc}) {
-    CAPTURE(match::to_string(kind));
-    const auto res = match::scan(device_volume(f, n), device_volume(g, m), dmask, rots, kind, o);
-    // the reference: the filtered target, each rotated template filtered in its box by a naive DFT
-    const auto ref = reference_scores(kind, ff, n, g, mask, m, rots, true, &o.template_filter);
-    const auto [worst, scale] = best_map_error(host_values(res.best_score), ref);
-    CHECK(worst <= 1e-5 * std::max(1.0, scale));
+  // the template weighted by a wedge and one CTF, then by a tilt series' weight (tilt_weight.hpp)
+  match::fourier_filter series_weighted;
+  series_weighted.voxel_size = 5;
+  series_weighted.tilts = match::tilt_weighting{};
+  for (int t = -45; t <= 57; t += 17) series_weighted.tilts->series.tilts.push_back({double(t), 2.0 * (t + 45), 9000.0 + 20 * t, 8500.0});
+  for (const match::fourier_filter& template_filter : {o.template_filter, series_weighted}) {
+    o.template_filter = template_filter;
+    for (const auto kind : {match::score::cc, match::score::flc_spherical_mask, match::score::flc}) {
+      CAPTURE(match::to_string(kind));
+      const auto res = match::scan(device_volume(f, n), device_volume(g, m), dmask, rots, kind, o);
+      // the reference: the filtered target, each rotated template filtered in its box by a naive DFT
+      const auto ref = reference_scores(kind, ff, n, g, mask, m, rots, true, &o.template_filter);
+      const auto [worst, scale] = best_map_error(host_values(res.best_score), ref);
+      CHECK(worst <= 1e-5 * std::max(1.0, scale));
+    }
   }
 }
 

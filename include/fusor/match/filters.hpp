@@ -1,9 +1,9 @@
 #pragma once
 // Fourier filters for template matching, computed once as multipliers of a real FFT (the shape
 // rfftn gives: (n0, n1, n2 / 2 + 1)): bandpass in Å (hard or Gaussian edges), the missing wedge of a
-// tilt series, the contrast transfer function, and spectral whitening from a volume's power
-// spectrum. A fourier_filter combines them (their product); scan applies one to the target once and
-// one to every rotated template.
+// tilt series (and a tilt series' whole weight: tilt_weight.hpp), the contrast transfer function,
+// and spectral whitening from a volume's power spectrum. A fourier_filter combines them (their
+// product); scan applies one to the target once and one to every rotated template.
 //
 // Frequencies: position k of a transform axis of length n is the signed frequency k / n cycles per
 // voxel (numpy.fft.fftfreq; rfftfreq on the last axis), so k / (n s) cycles per Å at s Å per voxel,
@@ -19,6 +19,7 @@
 #include "../core/transfer.hpp"
 #include "../fft/transforms.hpp"
 #include "interpolation.hpp"
+#include "tilt_weight.hpp"
 
 namespace fusor::match {
 
@@ -72,15 +73,9 @@ struct fourier_filter {
   std::optional<missing_wedge> wedge;
   std::optional<contrast_transfer> ctf;
   std::optional<radial_profile> whitening;
-  bool empty() const { return !band && !wedge && !ctf && !whitening; }
+  std::optional<tilt_weighting> tilts;  // a tilt series' 3-D weight (tilt_weight.hpp), at voxel_size
+  bool empty() const { return !band && !wedge && !ctf && !whitening && !tilts; }
 };
-
-/// The relativistic electron wavelength in Å at an acceleration voltage in kV (0.019687 Å at 300 kV).
-inline double electron_wavelength(double voltage_kv) {
-  const double h = 6.62607015e-34, c = 299792458.0, e = 1.602176634e-19, m = 9.1093837015e-31;
-  const double energy = e * voltage_kv * 1e3;
-  return h * c / std::sqrt(energy * energy + 2 * energy * m * c * c) * 1e10;
-}
 
 namespace detail {
 
@@ -236,7 +231,11 @@ array<float, B> filter_array(const fourier_filter& flt, const extents& shape, do
   const array<float, B> profile = profile_on<B>(flt);
   const filter_generator g = make_filter<B>(flt, shape, scale, profile);
   const extents h{shape[0], shape[1], shape[2] / 2 + 1};
-  return array<float, B>(generator_expr<filter_generator, B>{g, h, contiguous_strides(h)});
+  const generator_expr<filter_generator, B> parts{g, h, contiguous_strides(h)};
+  if (!flt.tilts) return array<float, B>(parts);
+  // the tilt series' weight fused into the same pass (its per-tilt numbers live until it is done)
+  const tilt_weight_parts<B> tilts = make_tilt_weight<B>(*flt.tilts, shape, flt.voxel_size);
+  return array<float, B>(parts * generator_expr<tilt_weight_generator, B>{tilts.gen, h, contiguous_strides(h)});
 }
 }  // namespace detail
 
