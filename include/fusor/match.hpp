@@ -2,13 +2,17 @@
 // FFT template matching (namespace fusor::match). So far: rotations (quaternions, matrices, Euler
 // conventions, near-uniform rotation sets with their covering radius, symmetry reduction, cones),
 // rigid transforms of volumes (trilinear and cubic B-spline interpolation), masks, pyTME's scores,
-// the exhaustive scan, peak calling and MRC files.
+// Fourier filters and a tilt series' weight with the readers of its metadata files, the exhaustive
+// scan, peak calling and MRC files.
 #include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "match/rotations.hpp"
 #include "match/interpolation.hpp"
 #include "match/transform.hpp"
 #include "match/masks.hpp"
 #include "match/scores.hpp"
+#include "match/tilt_series.hpp"
+#include "match/tilt_weight.hpp"
+#include "match/tilt_files.hpp"
 #include "match/filters.hpp"
 #include "match/exhaustive_scan.hpp"
 #include "backend/cpu/scan_strategy.hpp"   // the backends' scan strategies: host-safe, both always
