@@ -75,12 +75,27 @@ int main(int argc, char** argv) {
   mat->add_option("--highpass", ma.highpass, "High-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));
   mat->add_option("--wedge", ma.wedge, "Missing wedge: the tilt range in degrees (e.g. -60 60), tilt axis y, beam z")
       ->expected(2)->check(finite_number(-90, 90));
-  mat->add_option("--defocus", ma.defocus, "CTF defocus in Å (underfocus positive); enables the CTF")
-      ->check(finite_number(-1e6, 1e6));
+  mat->add_option("--defocus", ma.tilt.defocus,
+                  "CTF defocus in Å (underfocus positive; every tilt's with a tilt series), or a file of one per tilt: "
+                  "IMOD's .defocus (ctfplotter, versions 2 and 3) or CTFFIND4/5's output");
+  mat->add_option("--tilt-angles", ma.tilt.angles,
+                  "The tilt series: IMOD's .tlt/.rawtlt (an angle per line) or start,stop:step (e.g. -60,60:3); weights the "
+                  "template by each tilt's slab, CTF and exposure instead of a --wedge");
+  mat->add_option("--mdoc", ma.tilt.mdoc, "The tilt series from SerialEM's .mdoc: the angles, the doses (accumulated in recording order)");
+  mat->add_option("--dose", ma.tilt.dose, "The dose accumulated before each tilt, e/Å², one per line (pytom's --dose-accumulation file)");
+  mat->add_option("--ctf-model", ma.tilt.ctf_model, "What the tomogram's reconstruction did about the CTF: none, or phase-flip (|CTF| remains)")
+      ->check(CLI::IsMember({"none", "phase-flip"}))->capture_default_str();
+  mat->add_option("--tilt-weighting", ma.tilt.weighting,
+                  "How each tilt's exposure and angle weight it (pyTME's names): grigorieff (Grant & Grigorieff's exposure "
+                  "filter), relion (a Gaussian of the dose, and cos(angle)), angle (cos(angle)), none")
+      ->check(CLI::IsMember({"none", "angle", "relion", "grigorieff"}))->capture_default_str();
+  mat->add_option("--reconstruction-filter", ma.tilt.filter, "The weighted back-projection's radial filter, applied to each tilt's slab")
+      ->check(CLI::IsMember({"none", "ram-lak", "ramp", "shepp-logan", "cosine", "hamming"}))->capture_default_str();
+  mat->add_option("--phase-shift", ma.tilt.phase_shift, "CTF phase shift in degrees (a phase plate's), every tilt")->check(finite_number(-360, 360));
   mat->add_option("--voltage", ma.voltage, "CTF acceleration voltage in kV")->check(finite_number(1, 3000))->capture_default_str();
   mat->add_option("--cs", ma.cs, "CTF spherical aberration in mm")->check(finite_number(0, 100))->capture_default_str();
   mat->add_option("--amplitude-contrast", ma.amplitude_contrast, "CTF amplitude contrast")->check(finite_number(0.0, 0.999))->capture_default_str();
-  mat->add_flag("--phase-flip", ma.phase_flip, "Use |CTF| (phase-flipped data)");
+  mat->add_flag("--phase-flip", ma.phase_flip, "Use |CTF| (phase-flipped data; --ctf-model phase-flip with a tilt series)");
   mat->add_flag("--whiten", ma.whiten, "Whiten target and template by the target's radial power spectrum");
   mat->add_option("--memory", ma.memory, "Memory budget, e.g. 800M or 16G (default: what is available); tiles the target when needed");
   mat->add_option("-j,--threads", ma.threads, "Threads (0: all of this machine's)")->check(whole_number(0, max_threads()))->capture_default_str();

@@ -24,6 +24,7 @@
 #include "numbers.hpp"
 #include "progress.hpp"
 #include "result_folder.hpp"
+#include "tilt_options.hpp"
 
 #ifndef FUSOR_MATCH_VERSION
 #define FUSOR_MATCH_VERSION "unknown"
@@ -41,7 +42,7 @@ struct match_args {
   std::string score = "FLCSphericalMask";
   double lowpass = 0, highpass = 0;
   std::vector<double> wedge;  // tilt_min tilt_max (degrees), empty: none
-  std::optional<double> defocus;
+  tilt_args tilt;             // the tilt series (tilt_options.hpp), and --defocus
   double voltage = 300, cs = 2.7, amplitude_contrast = 0.07;
   bool phase_flip = false, whiten = false;
   std::string memory;
@@ -231,6 +232,7 @@ struct match_job {
   bool split_tiles = false;  // processes split the tiles (each every rotation), not the rotations
   match::scan_options options;
   match::scan_memory_estimate estimate;
+  std::optional<match::tilt_weighting> tilts;  // the series' weight on the template, when one is given
 };
 
 /// Every check before any work: the files exist, their headers agree (shapes, voxel sizes), the
@@ -252,6 +254,8 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
                              std::to_string(a.angular_step));
   if (!a.wedge.empty() && (a.wedge.size() != 2 || !(a.wedge[0] < a.wedge[1])))
     throw fusor::value_error("match: --wedge expects two tilt angles, the lower first (e.g. --wedge -60 60)");
+  // the tilt series: its files read and checked now, before any voxel
+  job.tilts = tilt_weighting_of(a.tilt, {a.voltage, a.cs, a.amplitude_contrast}, a.phase_flip, !a.wedge.empty());
   job.target_file = std::make_unique<match::mrc_file>(a.target);
   job.templ_file = std::make_unique<match::mrc_file>(a.templ);
   const extents n = job.target_file->shape(), m = job.templ_file->shape();
@@ -349,7 +353,11 @@ match_inputs<B> read_inputs(const match_args& a, match_job& job) {
   tf.voxel_size = gf.voxel_size = job.target_file->header().voxel_size()[0];
   if (a.lowpass > 0 || a.highpass > 0) tf.band = gf.band = match::bandpass{a.lowpass, a.highpass, true};
   if (!a.wedge.empty()) gf.wedge = match::missing_wedge{a.wedge[0], a.wedge[1], 1, 2};
-  if (a.defocus) gf.ctf = match::contrast_transfer{*a.defocus, a.voltage, a.cs, a.amplitude_contrast, 0.0, a.phase_flip};
+  if (job.tilts) {
+    gf.tilts = job.tilts;  // each tilt's CTF, exposure and weights, in the tomogram's frame
+  } else if (const auto defocus = defocus_value(a.tilt)) {
+    gf.ctf = match::contrast_transfer{*defocus, a.voltage, a.cs, a.amplitude_contrast, a.tilt.phase_shift, a.phase_flip};
+  }
   if (a.whiten) tf.whitening = gf.whitening = match::whitening_profile(in.target);
   job.options.target_filter = tf;
   job.options.template_filter = gf;
@@ -464,12 +472,14 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
   meta["filters"] = {{"lowpass", a.lowpass},
                      {"highpass", a.highpass},
                      {"wedge", a.wedge},
-                     {"defocus", a.defocus ? json(*a.defocus) : json(nullptr)},
+                     {"defocus", a.tilt.defocus.empty() ? json(nullptr) : defocus_value(a.tilt) ? json(*defocus_value(a.tilt)) : json(a.tilt.defocus)},
                      {"voltage_kv", a.voltage},
                      {"cs_mm", a.cs},
                      {"amplitude_contrast", a.amplitude_contrast},
                      {"phase_flip", a.phase_flip},
+                     {"phase_shift", a.tilt.phase_shift},
                      {"whiten", a.whiten}};
+  meta["tilt_series"] = tilt_series_json(a.tilt, job.tilts);
   meta["memory_budget"] = est.budget;
   meta["memory_estimate"] = est.bytes;
   meta["threads"] = a.threads;

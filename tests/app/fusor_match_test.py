@@ -114,6 +114,19 @@ def end_to_end(bin_, work):
     red = sum(1 for i in range(0, len(pixels), 3) if pixels[i:i + 3] == b"\xff\x00\x00")
     gray = sum(1 for i in range(0, len(pixels), 3) if pixels[i] == pixels[i + 1] == pixels[i + 2])
     assert red > 0 and gray > width * height // 2, (red, gray, width * height)
+    # a tilt series instead of a wedge (every tilt's slab, CTF and exposure on the template): the
+    # series in metadata.json as given, and the planted copies still found
+    tilted = os.path.join(work, "tilted")
+    dose = os.path.join(work, "dose.txt")
+    open(dose, "w").write("".join(f"{3 * i}\n" for i in range(25)))
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", tilted,
+        "-a", 45, "--planning", "estimate", "--tilt-angles=-60,60:5", "--defocus", 20000, "--dose", dose, "-q")
+    series = json.load(open(os.path.join(tilted, "metadata.json")))["tilt_series"]
+    assert series["angles"] == [float(a) for a in range(-60, 61, 5)] and series["doses"][-1] == 72, series
+    assert series["ctf"] and series["defocus_u"] == [20000.0] * 25 and series["tilt_weighting"] == "grigorieff", series
+    run(bin_, "peaks", "-i", tilted, "--false-positives", 1, "-q")
+    tfound = [l.split("\t") for l in open(os.path.join(tilted, "peaks.tsv")).read().splitlines()[1:]]
+    assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in tfound) == want, tfound
     right, wrong = relion_average(bin_, work)
     centres = rotation_centres(bin_, work)
     # a rotation file in RELION's angles (rotations.tsv's own columns) or as pyTME's pulling
@@ -333,6 +346,32 @@ def errors(bin_, work):
         ("NaN min-score", ["peaks", "-i", sim, "--min-score", "nan"], "--min-score", "finite number"),
         ("zero false positives", ["peaks", "-i", sim, "--false-positives", "0"], "--false-positives", "above 0"),
         ("inf noise", ["simulate", "-o", f"{work}/sim_inf", "--noise", "inf"], "--noise", "finite number"),
+    ]
+    # the tilt series: every file read and every count checked before any work
+    tlt = os.path.join(work, "TS.tlt")
+    open(tlt, "w").write("".join(f"{a}\n" for a in range(-60, 61, 10)))
+    dose12 = os.path.join(work, "dose12.txt")
+    open(dose12, "w").write("".join(f"{3 * i}\n" for i in range(12)))
+    bad_tlt = os.path.join(work, "bad.tlt")
+    open(bad_tlt, "w").write("-60\n-50\nx\n")
+    defocus = os.path.join(work, "TS.defocus")
+    open(defocus, "w").write("1 1 -60 -60 3000 2\n2 12 -50 50 3100\n")
+    cases += [
+        ("wedge and tilts", ["match", "-t", t, "-m", m, "-o", out, "--wedge", "-60", "60", "--tilt-angles", tlt],
+         "--wedge and the tilt series", "give one"),
+        ("dose count", ["match", "-t", t, "-m", m, "-o", out, "--tilt-angles", tlt, "--dose", dose12], "gives 12 doses for 13 tilts",
+         "one per tilt"),
+        ("dose without tilts", ["match", "-t", t, "-m", m, "-o", out, "--dose", dose12], "--dose", "give the tilts too"),
+        ("defocus file without tilts", ["match", "-t", t, "-m", m, "-o", out, "--defocus", defocus], "names a defocus file",
+         "--tilt-angles or --mdoc"),
+        ("defocus views", ["match", "-t", t, "-m", m, "-o", out, "--tilt-angles", tlt, "--defocus", defocus],
+         "TS.defocus", "gives no defocus for view 13 of 13"),
+        ("bad tilt file", ["match", "-t", t, "-m", m, "-o", out, "--tilt-angles", bad_tlt], "bad.tlt:3", "tilt angle 'x'"),
+        ("bad tilt range", ["match", "-t", t, "-m", m, "-o", out, "--tilt-angles=-60,60:0"], "-60,60:0", "start,stop:step"),
+        ("negative tilt defocus", ["match", "-t", t, "-m", m, "-o", out, "--tilt-angles", tlt, "--defocus", "-2e4"],
+         "tilt 0 has defocus U -20000", "positive underfocus"),
+        ("weighting without tilts", ["match", "-t", t, "-m", m, "-o", out, "--tilt-weighting", "relion"], "--tilt-weighting",
+         "give the tilts"),
     ]
     # non-finite voxels: refused before any work, naming the file and the voxel. A simulated
     # file's data starts at byte 1024 (no extended header): the first voxel and the last
