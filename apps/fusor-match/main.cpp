@@ -82,6 +82,11 @@ int main(int argc, char** argv) {
                   "The tilt series: IMOD's .tlt/.rawtlt (an angle per line) or start,stop:step (e.g. -60,60:3); weights the "
                   "template by each tilt's slab, CTF and exposure instead of a --wedge");
   mat->add_option("--mdoc", ma.tilt.mdoc, "The tilt series from SerialEM's .mdoc: the angles, the doses (accumulated in recording order)");
+  mat->add_option("--warp-xml", ma.tilt.warp_xml,
+                  "The tilt series from Warp/M's tilt-series XML: angles, doses, per-tilt defocus and astigmatism, the optics");
+  mat->add_option("--relion5-tomograms-star", ma.tilt.relion_star,
+                  "The tilt series from RELION 5's tomograms.star and the tomogram's tilt-series STAR (with --tomogram)");
+  mat->add_option("--tomogram", ma.tilt.tomogram, "The tomogram of --relion5-tomograms-star to weight by (its rlnTomoName)");
   mat->add_option("--dose", ma.tilt.dose, "The dose accumulated before each tilt, e/Å², one per line (pytom's --dose-accumulation file)");
   mat->add_option("--ctf-model", ma.tilt.ctf_model, "What the tomogram's reconstruction did about the CTF: none, or phase-flip (|CTF| remains)")
       ->check(CLI::IsMember({"none", "phase-flip"}))->capture_default_str();

@@ -14,6 +14,8 @@
 
 #include <fusor/match.hpp>
 
+#include "warp_relion.hpp"
+
 namespace fusor_match {
 
 namespace match = fusor::match;
@@ -27,7 +29,9 @@ struct tilt_args {
   std::string weighting = "grigorieff";  // --tilt-weighting
   std::string filter = "none";           // --reconstruction-filter
   double phase_shift = 0;                // --phase-shift, degrees, every tilt
-  bool any_series() const { return !angles.empty() || !mdoc.empty(); }
+  std::string warp_xml;                  // --warp-xml: Warp/M's tilt-series XML
+  std::string relion_star, tomogram;     // --relion5-tomograms-star and --tomogram
+  bool any_series() const { return !angles.empty() || !mdoc.empty() || !warp_xml.empty() || !relion_star.empty(); }
 };
 
 /// --defocus as a number of Å (the whole text a finite number), or nothing when it names a file
@@ -51,8 +55,10 @@ inline match::reconstruction_filter parse_reconstruction_filter(const std::strin
   throw fusor::value_error("match: --reconstruction-filter expects none, ram-lak, ramp, shepp-logan, cosine or hamming, got \"" + s + "\"");
 }
 
-/// The series the options describe, or nothing when neither --tilt-angles nor --mdoc is given (a
-/// --dose or a defocus file without them is an error: they describe tilts). `wedge`: whether
+/// The series the options describe, or nothing when no tilt series is given (--tilt-angles,
+/// --mdoc, --warp-xml or --relion5-tomograms-star; a --dose or a defocus file without one is an
+/// error: they describe tilts). Warp's and RELION's files give the whole series, their optics
+/// included; the other sources take the optics from `optics`. `wedge`: whether
 /// --wedge was given too (an error: both describe the missing wedge).
 inline std::optional<match::tilt_weighting> tilt_weighting_of(const tilt_args& t, const match::microscope& optics, bool phase_flip,
                                                               bool wedge) {
@@ -63,6 +69,8 @@ inline std::optional<match::tilt_weighting> tilt_weighting_of(const tilt_args& t
   const bool defocus_file = !t.defocus.empty() && !defocus_value(t);
   if (!t.any_series()) {
     if (!t.dose.empty()) throw fusor::value_error("match: --dose gives a dose per tilt; give the tilts too (--tilt-angles or --mdoc)");
+    if (!t.tomogram.empty())
+      throw fusor::value_error("match: --tomogram names a tomogram of --relion5-tomograms-star; give that file too");
     if (defocus_file)
       throw fusor::value_error("match: --defocus " + t.defocus +
                                " is not a number, so it names a defocus file, which gives a defocus per tilt; give the tilts too "
@@ -72,49 +80,71 @@ inline std::optional<match::tilt_weighting> tilt_weighting_of(const tilt_args& t
                                "(--tilt-angles or --mdoc)");
     return std::nullopt;
   }
-  if (wedge) throw fusor::value_error("match: --wedge and the tilt series (--tilt-angles, --mdoc) both describe the missing wedge; give one");
-  if (!t.angles.empty() && !t.mdoc.empty())
-    throw fusor::value_error("match: --tilt-angles and --mdoc both give the tilt angles; give one");
-  std::vector<double> angles, doses;
-  double pixel = 0;
-  if (!t.mdoc.empty()) {
-    file(t.mdoc, "mdoc file");
-    match::mdoc_tilts m = match::read_mdoc(t.mdoc);
-    angles = std::move(m.angles);
-    doses = std::move(m.doses);
-    pixel = m.pixel_size;
-  } else if (std::filesystem::exists(t.angles) || t.angles.find(':') == std::string::npos) {
-    file(t.angles, "tilt-angle file");
-    angles = match::read_tilt_angles(t.angles);
-  } else {
-    angles = match::parse_tilt_range(t.angles);
-  }
-  if (!t.dose.empty()) {
-    if (!t.mdoc.empty()) throw fusor::value_error("match: --dose and --mdoc both give the doses; give one");
-    file(t.dose, "dose file");
-    doses = match::read_dose_file(t.dose);
-    if (doses.size() != angles.size())
-      throw fusor::value_error("match: the dose file " + t.dose + " gives " + std::to_string(doses.size()) + " doses for " +
-                               std::to_string(angles.size()) + " tilts; expected one per tilt");
-  }
-  std::vector<match::tilt_defocus> defocus;
-  if (defocus_file) {
-    file(t.defocus, "defocus file");
-    const bool imod = std::filesystem::path(t.defocus).extension() == ".defocus";
-    defocus = imod ? match::read_imod_defocus(t.defocus, angles.size()) : match::read_ctffind(t.defocus);
-    if (defocus.size() != angles.size())
-      throw fusor::value_error("match: the defocus file " + t.defocus + " gives " + std::to_string(defocus.size()) + " tilts for " +
-                               std::to_string(angles.size()) + " tilt angles; expected one per tilt");
-  } else if (const auto d = defocus_value(t)) {
-    defocus.assign(angles.size(), match::tilt_defocus{*d, *d, 0, 0});
-  }
-  if (t.ctf_model != "none" && t.ctf_model != "phase-flip")
-    throw fusor::value_error("match: --ctf-model expects none or phase-flip, got \"" + t.ctf_model + "\"");
-  const auto correction =
-      phase_flip || t.ctf_model == "phase-flip" ? match::ctf_correction::phase_flip : match::ctf_correction::none;
+  if (wedge)
+    throw fusor::value_error("match: --wedge and the tilt series (--tilt-angles, --mdoc, --warp-xml, --relion5-tomograms-star) both "
+                             "describe the missing wedge; give one");
+  if (int(!t.angles.empty()) + int(!t.mdoc.empty()) + int(!t.warp_xml.empty()) + int(!t.relion_star.empty()) > 1)
+    throw fusor::value_error("match: --tilt-angles, --mdoc, --warp-xml and --relion5-tomograms-star each give the tilt series; give one");
+  if (!t.tomogram.empty() && t.relion_star.empty())
+    throw fusor::value_error("match: --tomogram names a tomogram of --relion5-tomograms-star; give that file too");
+  const auto correction_of = [&] {
+    if (t.ctf_model != "none" && t.ctf_model != "phase-flip")
+      throw fusor::value_error("match: --ctf-model expects none or phase-flip, got \"" + t.ctf_model + "\"");
+    return phase_flip || t.ctf_model == "phase-flip" ? match::ctf_correction::phase_flip : match::ctf_correction::none;
+  };
   match::tilt_weighting w;
-  w.series = match::assemble_tilt_series(angles, doses, defocus, optics, correction);
-  w.series.pixel_size = pixel;
+  if (!t.warp_xml.empty() || !t.relion_star.empty()) {
+    // the whole series from Warp's or RELION's files: their optics, doses and defocus
+    const std::string from = t.warp_xml.empty() ? "--relion5-tomograms-star" : "--warp-xml";
+    if (!t.dose.empty() || !t.defocus.empty())
+      throw fusor::value_error("match: " + from + " gives the doses and the defocus of every tilt; drop --dose and --defocus");
+    if (!t.relion_star.empty() && t.tomogram.empty())
+      throw fusor::value_error("match: --relion5-tomograms-star needs --tomogram NAME (its rlnTomoName)");
+    if (!t.warp_xml.empty()) {
+      file(t.warp_xml, "Warp XML");
+      w.series = read_warp_xml(t.warp_xml);
+    } else {
+      file(t.relion_star, "tomograms.star");
+      w.series = read_relion5_tomogram(t.relion_star, t.tomogram).series;
+    }
+    w.series.correction = correction_of();
+  } else {
+    std::vector<double> angles, doses;
+    double pixel = 0;
+    if (!t.mdoc.empty()) {
+      file(t.mdoc, "mdoc file");
+      match::mdoc_tilts m = match::read_mdoc(t.mdoc);
+      angles = std::move(m.angles);
+      doses = std::move(m.doses);
+      pixel = m.pixel_size;
+    } else if (std::filesystem::exists(t.angles) || t.angles.find(':') == std::string::npos) {
+      file(t.angles, "tilt-angle file");
+      angles = match::read_tilt_angles(t.angles);
+    } else {
+      angles = match::parse_tilt_range(t.angles);
+    }
+    if (!t.dose.empty()) {
+      if (!t.mdoc.empty()) throw fusor::value_error("match: --dose and --mdoc both give the doses; give one");
+      file(t.dose, "dose file");
+      doses = match::read_dose_file(t.dose);
+      if (doses.size() != angles.size())
+        throw fusor::value_error("match: the dose file " + t.dose + " gives " + std::to_string(doses.size()) + " doses for " +
+                                 std::to_string(angles.size()) + " tilts; expected one per tilt");
+    }
+    std::vector<match::tilt_defocus> defocus;
+    if (defocus_file) {
+      file(t.defocus, "defocus file");
+      const bool imod = std::filesystem::path(t.defocus).extension() == ".defocus";
+      defocus = imod ? match::read_imod_defocus(t.defocus, angles.size()) : match::read_ctffind(t.defocus);
+      if (defocus.size() != angles.size())
+        throw fusor::value_error("match: the defocus file " + t.defocus + " gives " + std::to_string(defocus.size()) + " tilts for " +
+                                 std::to_string(angles.size()) + " tilt angles; expected one per tilt");
+    } else if (const auto d = defocus_value(t)) {
+      defocus.assign(angles.size(), match::tilt_defocus{*d, *d, 0, 0});
+    }
+    w.series = match::assemble_tilt_series(angles, doses, defocus, optics, correction_of());
+    w.series.pixel_size = pixel;
+  }
   for (auto& tilt : w.series.tilts) tilt.phase_shift += t.phase_shift;
   // pyTME's --tilt-weighting names; pytom's per-tilt weighting is grigorieff
   if (t.weighting == "none") {
@@ -150,6 +180,12 @@ inline nlohmann::ordered_json tilt_series_json(const tilt_args& t, const std::op
   }
   j["tilt_angles"] = t.angles.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.angles);
   j["mdoc"] = t.mdoc.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.mdoc);
+  j["warp_xml"] = t.warp_xml.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.warp_xml);
+  j["relion5_tomograms_star"] = t.relion_star.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.relion_star);
+  j["tomogram"] = t.tomogram.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.tomogram);
+  j["voltage_kv"] = w->series.optics.voltage_kv;
+  j["cs_mm"] = w->series.optics.cs_mm;
+  j["amplitude_contrast"] = w->series.optics.amplitude_contrast;
   j["dose_file"] = t.dose.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.dose);
   j["defocus"] = t.defocus.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(t.defocus);
   j["angles"] = angle;

@@ -127,6 +127,7 @@ def end_to_end(bin_, work):
     run(bin_, "peaks", "-i", tilted, "--false-positives", 1, "-q")
     tfound = [l.split("\t") for l in open(os.path.join(tilted, "peaks.tsv")).read().splitlines()[1:]]
     assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in tfound) == want, tfound
+    files_checked = tilt_files(bin_, work, sim)
     right, wrong = relion_average(bin_, work)
     centres = rotation_centres(bin_, work)
     # a rotation file in RELION's angles (rotations.tsv's own columns) or as pyTME's pulling
@@ -142,12 +143,167 @@ def end_to_end(bin_, work):
         back = [[float(v) for v in l.split("\t")[4:8]] for l in open(os.path.join(d, "rotations.tsv")).read().splitlines()[1:]]
         for q, b in zip(quats, back):  # the same rotation: q or -q
             assert min(max(abs(x - y) for x, y in zip(q, b)), max(abs(x + y) for x, y in zip(q, b))) < 1e-5, (conv, q, b)
-    print(f"fusor-match end to end: {len(got)} planted copies found with their rotations; STAR rows {len(rows)}; "
+    print(f"fusor-match end to end: {len(got)} planted copies found with their rotations (with a tilt series' weight too); "
+          f"Warp's XML and RELION 5's STAR files read, {files_checked} of their errors named; STAR rows {len(rows)}; "
           f"preview {width} x {height} with {red} red pixels; sub-volumes turned back by the STAR angles as RELION "
           f"reads them average to the template (correlation {right:.3f}; the transposed convention {wrong:.3f}); an even "
           f"template turned about RELION's and pyTME's centres: STAR coordinates within "
           f"{centres['relion'][0]:.2f} and {centres['pytme'][0]:.2f} voxels of the planted copies, averages "
           f"{centres['relion'][1]:.3f} and {centres['pytme'][1]:.3f}")
+
+
+WARP_XML = """<?xml version="1.0" encoding="utf-16"?>
+<TiltSeries Status="Processed" AreAnglesInverted="False">
+	<Angles>-3
+0
+3</Angles>
+	<Dose>6
+0
+3</Dose>
+	<UseTilt>True
+True
+False</UseTilt>
+	<CTF>
+		<Param Name="PixelSize" Value="1.35" />
+		<Param Name="PixelSizeDelta" Value="0" />
+		<Param Name="PixelSizeAngle" Value="0" />
+		<Param Name="Cs" Value="2.7" />
+		<Param Name="Voltage" Value="300" />
+		<Param Name="Defocus" Value="3.5" />
+		<Param Name="DefocusDelta" Value="0.1" />
+		<Param Name="DefocusAngle" Value="30" />
+		<Param Name="Amplitude" Value="0.07" />
+		<Param Name="Bfactor" Value="0" />
+		<Param Name="Scale" Value="1" />
+		<Param Name="PhaseShift" Value="0" />
+	</CTF>
+	<GridCTF Width="1" Height="1" Depth="3">
+		<Node X="0" Y="0" Z="0" Value="3.51" />
+		<Node X="0" Y="0" Z="1" Value="3.5" />
+		<Node X="0" Y="0" Z="2" Value="3.49" />
+	</GridCTF>
+	<GridCTFDefocusDelta Width="1" Height="1" Depth="3">
+		<Node X="0" Y="0" Z="0" Value="0.1" />
+		<Node X="0" Y="0" Z="1" Value="0.1" />
+		<Node X="0" Y="0" Z="2" Value="0.1" />
+	</GridCTFDefocusDelta>
+	<GridCTFDefocusAngle Width="1" Height="1" Depth="3">
+		<Node X="0" Y="0" Z="0" Value="30" />
+		<Node X="0" Y="0" Z="1" Value="31" />
+		<Node X="0" Y="0" Z="2" Value="32" />
+	</GridCTFDefocusAngle>
+	<GridCTFPhase Width="1" Height="1" Depth="3">
+		<Node X="0" Y="0" Z="0" Value="0" />
+		<Node X="0" Y="0" Z="1" Value="0.5" />
+		<Node X="0" Y="0" Z="2" Value="0" />
+	</GridCTFPhase>
+</TiltSeries>
+"""
+
+RELION_TOMOGRAMS = """
+# version 50001
+
+data_global
+
+loop_
+_rlnTomoName #1
+_rlnVoltage #2
+_rlnSphericalAberration #3
+_rlnAmplitudeContrast #4
+_rlnMicrographOriginalPixelSize #5
+_rlnTomoHand #6
+_rlnTomoTiltSeriesPixelSize #7
+_rlnTomoTiltSeriesStarFile #8
+_rlnTomoTomogramBinning #9
+_rlnTomoSizeX #10
+_rlnTomoSizeY #11
+_rlnTomoSizeZ #12
+TS_01   200.000000     2.000000     0.100000     0.675000    -1.000000     1.350000 Tomograms/job003/tilt_series/TS_01.star     8.000000 4000 4000 2000
+TS_02   300.000000     2.700000     0.070000     0.675000    -1.000000     1.350000 Tomograms/job003/tilt_series/TS_02.star     8.000000 4000 4000 2000
+"""
+
+RELION_TILT_SERIES = """
+# version 50001
+
+data_TS_01
+
+loop_
+_rlnMicrographMovieName #1
+_rlnTomoTiltMovieFrameCount #2
+_rlnTomoNominalStageTiltAngle #3
+_rlnTomoNominalTiltAxisAngle #4
+_rlnMicrographPreExposure #5
+_rlnTomoNominalDefocus #6
+_rlnMicrographName #7
+_rlnDefocusU #8
+_rlnDefocusV #9
+_rlnDefocusAngle #10
+_rlnCtfMaxResolution #11
+_rlnTomoXTilt #12
+_rlnTomoYTilt #13
+_rlnTomoZRot #14
+_rlnTomoXShiftAngst #15
+_rlnTomoYShiftAngst #16
+frames/TS_01_001_0.0.tif 8 0.001 85.0 0.000000 -4.0 MotionCorr/job002/frames/TS_01_001_0.0.mrc 41250.5 40110.25 -37.5 5.2 0.0 0.12 85.3 12.5 -3.0
+frames/TS_01_002_3.0.tif 8 3.000 85.0 3.100000 -4.0 MotionCorr/job002/frames/TS_01_002_3.0.mrc 41400.0 40300.00 -36.0 5.9 0.0 3.09 85.3 10.0 -2.5
+frames/TS_01_003_-3.0.tif 8 -3.000 85.0 6.200000 -4.0 MotionCorr/job002/frames/TS_01_003_-3.0.mrc 41100.0 40000.00 -38.0 6.1 0.0 -2.95 85.3 11.0 -1.5
+"""
+
+
+def tilt_files(bin_, work, sim):
+    """Warp's XML (in UTF-16, as Warp writes it) and RELION 5's tomograms.star with its tilt-series
+    STAR (paths relative to the project folder): the series metadata.json records is what they say."""
+    target, templ = f"{sim}/target.mrc", f"{sim}/template.mrc"
+    xml = os.path.join(work, "TS_01.xml")
+    open(xml, "wb").write(WARP_XML.encode("utf-16"))
+    out = os.path.join(work, "warp")
+    run(bin_, "match", "-t", target, "-m", templ, "-o", out, "-a", 90, "--planning", "estimate", "--warp-xml", xml, "-q")
+    s = json.load(open(os.path.join(out, "metadata.json")))["tilt_series"]
+    assert s["angles"] == [-3, 0] and s["doses"] == [6, 0], s  # the third tilt is excluded (UseTilt False)
+    assert [round(v, 6) for v in s["defocus_u"]] == [35600, 35500] and [round(v, 6) for v in s["defocus_v"]] == [34600, 34500], s
+    assert s["astigmatism_angle"] == [30, 31] and s["phase_shift"] == [0, 90], s  # Warp's phase shift in units of pi
+    assert (s["voltage_kv"], s["cs_mm"], s["amplitude_contrast"], s["pixel_size"]) == (300, 2.7, 0.07, 1.35), s
+    job = os.path.join(work, "project", "Tomograms", "job003")
+    os.makedirs(os.path.join(job, "tilt_series"))
+    open(os.path.join(job, "tomograms.star"), "w").write(RELION_TOMOGRAMS)
+    open(os.path.join(job, "tilt_series", "TS_01.star"), "w").write(RELION_TILT_SERIES)
+    out = os.path.join(work, "relion")
+    run(bin_, "match", "-t", target, "-m", templ, "-o", out, "-a", 90, "--planning", "estimate", "--relion5-tomograms-star",
+        os.path.join(job, "tomograms.star"), "--tomogram", "TS_01", "--ctf-model", "phase-flip", "-q")
+    s = json.load(open(os.path.join(out, "metadata.json")))["tilt_series"]
+    assert s["angles"] == [0.12, 3.09, -2.95] and s["doses"] == [0, 3.1, 6.2], s  # rlnTomoYTilt over the nominal angle
+    assert s["defocus_u"] == [41250.5, 41400, 41100] and s["defocus_v"] == [40110.25, 40300, 40000], s
+    assert s["astigmatism_angle"] == [-37.5, -36, -38] and s["ctf_model"] == "phase-flip", s
+    assert (s["voltage_kv"], s["cs_mm"], s["amplitude_contrast"], s["pixel_size"]) == (200, 2, 0.1, 1.35), s
+    # their errors: the file, the line or the row, the field
+    bad_xml = os.path.join(work, "bad.xml")
+    open(bad_xml, "w").write(WARP_XML.replace('encoding="utf-16"', 'encoding="utf-8"').replace("<Dose>6", "<Dose>6x"))
+    broken = os.path.join(work, "broken.xml")
+    open(broken, "w").write(WARP_XML.replace('encoding="utf-16"', 'encoding="utf-8"').replace("</CTF>", ""))
+    no_col = os.path.join(job, "no_name.star")
+    open(no_col, "w").write(RELION_TOMOGRAMS.replace("_rlnTomoName #1", "_rlnTomoLabel #1"))
+    bad_row = os.path.join(job, "tilt_series", "TS_02.star")
+    open(bad_row, "w").write(RELION_TILT_SERIES.replace("data_TS_01", "data_TS_02").replace("41400.0", "4l400.0"))
+    cases = [
+        (["--warp-xml", bad_xml], "bad.xml:6", "<Dose> holds '6x', not a finite number"),
+        (["--warp-xml", broken], "broken.xml:", "not well-formed XML"),
+        (["--relion5-tomograms-star", os.path.join(job, "tomograms.star"), "--tomogram", "TS_09"], "no tomogram named 'TS_09'",
+         "it has TS_01, TS_02"),
+        (["--relion5-tomograms-star", no_col, "--tomogram", "TS_01"], "no_name.star", "no rlnTomoName column"),
+        (["--relion5-tomograms-star", os.path.join(job, "tomograms.star"), "--tomogram", "TS_02"], "TS_02.star: data_TS_02",
+         "row 2: rlnDefocusU '4l400.0' is not a finite number"),
+        (["--relion5-tomograms-star", os.path.join(job, "tomograms.star")], "--tomogram NAME", ""),
+        (["--warp-xml", xml, "--dose", xml], "drop --dose and --defocus", ""),
+        (["--warp-xml", xml, "--tilt-angles=-60,60:3"], "each give the tilt series", "give one"),
+    ]
+    for args, *expect in cases:
+        p = run(bin_, "match", "-t", target, "-m", templ, "-o", os.path.join(work, "none"), *args, ok=False)
+        text = p.stdout + p.stderr
+        assert p.returncode != 0, f"{args}: exit 0\n{text}"
+        for e in expect:
+            assert e in text, f"{args}: {e!r} not in the message:\n{text}"
+        assert not os.path.exists(os.path.join(work, "none")), args
+    return len(cases)
 
 
 def read_mrc(path):
