@@ -96,6 +96,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"none", "angle", "relion", "grigorieff"}))->capture_default_str();
   mat->add_option("--reconstruction-filter", ma.tilt.filter, "The weighted back-projection's radial filter, applied to each tilt's slab")
       ->check(CLI::IsMember({"none", "ram-lak", "ramp", "shepp-logan", "cosine", "hamming"}))->capture_default_str();
+  mat->add_option("--defocus-handedness", ma.tilt.handedness,
+                  "The defocus gradient over the tomogram's height (pytom's): 0 none, 1 or -1 its sign; each tile of a tiled "
+                  "scan (--memory) is weighted with the defocus at its centre")
+      ->check(CLI::IsMember({-1, 0, 1}))->capture_default_str();
   mat->add_option("--phase-shift", ma.tilt.phase_shift, "CTF phase shift in degrees (a phase plate's), every tilt")->check(finite_number(-360, 360));
   mat->add_option("--voltage", ma.voltage, "CTF acceleration voltage in kV")->check(finite_number(1, 3000))->capture_default_str();
   mat->add_option("--cs", ma.cs, "CTF spherical aberration in mm")->check(finite_number(0, 100))->capture_default_str();

@@ -29,6 +29,7 @@ struct tilt_args {
   std::string weighting = "grigorieff";  // --tilt-weighting
   std::string filter = "none";           // --reconstruction-filter
   double phase_shift = 0;                // --phase-shift, degrees, every tilt
+  int handedness = 0;                    // --defocus-handedness: the defocus gradient's sign, 0 for none
   std::string warp_xml;                  // --warp-xml: Warp/M's tilt-series XML
   std::string relion_star, tomogram;     // --relion5-tomograms-star and --tomogram
   bool any_series() const { return !angles.empty() || !mdoc.empty() || !warp_xml.empty() || !relion_star.empty(); }
@@ -75,9 +76,9 @@ inline std::optional<match::tilt_weighting> tilt_weighting_of(const tilt_args& t
       throw fusor::value_error("match: --defocus " + t.defocus +
                                " is not a number, so it names a defocus file, which gives a defocus per tilt; give the tilts too "
                                "(--tilt-angles or --mdoc), or a defocus in Å");
-    if (t.ctf_model != "none" || t.weighting != "grigorieff" || t.filter != "none")
-      throw fusor::value_error("match: --ctf-model, --tilt-weighting and --reconstruction-filter weight a tilt series; give the tilts "
-                               "(--tilt-angles or --mdoc)");
+    if (t.ctf_model != "none" || t.weighting != "grigorieff" || t.filter != "none" || t.handedness != 0)
+      throw fusor::value_error("match: --ctf-model, --tilt-weighting, --reconstruction-filter and --defocus-handedness weight a "
+                               "tilt series; give the tilts (--tilt-angles or --mdoc)");
     return std::nullopt;
   }
   if (wedge)
@@ -161,6 +162,11 @@ inline std::optional<match::tilt_weighting> tilt_weighting_of(const tilt_args& t
     throw fusor::value_error("match: --tilt-weighting expects none, angle, relion or grigorieff, got \"" + t.weighting + "\"");
   }
   w.filter = parse_reconstruction_filter(t.filter);
+  if (t.handedness < -1 || t.handedness > 1)
+    throw fusor::value_error("match: --defocus-handedness expects -1, 0 or 1, got " + std::to_string(t.handedness));
+  if (t.handedness != 0 && !w.series.has_defocus())
+    throw fusor::value_error("match: --defocus-handedness sets the sign of a defocus gradient; give the tilts' defocus too");
+  w.defocus_handedness = t.handedness;
   match::validate_tilt_series(w.series);
   return w;
 }
@@ -199,6 +205,7 @@ inline nlohmann::ordered_json tilt_series_json(const tilt_args& t, const std::op
   j["ctf"] = w->ctf && w->series.has_defocus();
   j["tilt_weighting"] = t.weighting;
   j["reconstruction_filter"] = t.filter;
+  j["defocus_handedness"] = t.handedness;
   return j;
 }
 

@@ -1411,7 +1411,10 @@ inline double tilt_weight_value(const match::tilt_weighting& w, const extents& s
     double v = w.cosine ? std::cos(t.angle * rad) : 1.0;
     if (ctf) {
       const double from_u = std::atan2(y, x) - t.astigmatism_angle * rad;
-      const double df = t.defocus_u * std::pow(std::cos(from_u), 2) + t.defocus_v * std::pow(std::sin(from_u), 2);
+      // the gradient: the offset's height along this tilt's beam (m), in Å, times the handedness
+      const double height = (w.center_offset[0] * m[0] + w.center_offset[1] * m[1] + w.center_offset[2] * m[2]) * voxel;
+      const double df = t.defocus_u * std::pow(std::cos(from_u), 2) + t.defocus_v * std::pow(std::sin(from_u), 2) +
+                        w.defocus_handedness * height;
       const double chi = pi * lambda * f * f * df - pi / 2 * cs * std::pow(lambda, 3) * std::pow(f, 4) + t.phase_shift * rad +
                          std::asin(a);
       v *= ts.correction == match::ctf_correction::phase_flip ? std::abs(std::sin(chi)) : std::sin(chi);
@@ -1432,6 +1435,26 @@ inline double tilt_weight_value(const match::tilt_weighting& w, const extents& s
     den += slab;
   }
   return num / std::max(1.0, den);
+}
+
+/// The same as a real filter takes it: at the Nyquist frequency of an even axis (which stands for
+/// both signs there) the mean over the two signs.
+inline double tilt_weight_real(const match::tilt_weighting& w, const extents& s, double voxel, const double c[3]) {
+  double total = 0;
+  int count = 0;
+  for (int flips = 0; flips < 8; ++flips) {
+    double f[3] = {c[0], c[1], c[2]};
+    bool valid = true;
+    for (int a = 0; a < 3; ++a)
+      if (flips & (1 << a)) {
+        valid = valid && s[a] % 2 == 0 && std::abs(std::abs(c[a]) - 0.5) < 1e-12;
+        f[a] = -c[a];
+      }
+    if (!valid) continue;
+    total += tilt_weight_value(w, s, voxel, f);
+    ++count;
+  }
+  return total / count;
 }
 
 inline double filter_value(const match::fourier_filter& flt, const extents& s, const double c[3]) {
@@ -1471,7 +1494,7 @@ inline double filter_value(const match::fourier_filter& flt, const extents& s, c
     const std::size_t i = std::size_t(x);
     v *= i + 1 >= p.size() ? double(p.back()) : double(p[i]) + (x - double(i)) * double(p[i + 1] - p[i]);
   }
-  if (flt.tilts) v *= tilt_weight_value(*flt.tilts, s, flt.voxel_size, c);
+  if (flt.tilts) v *= tilt_weight_real(*flt.tilts, s, flt.voxel_size, c);
   return v;
 }
 
@@ -1661,6 +1684,12 @@ TEST_CASE("match tilt weight: against the model's definitions for every part, ax
   relion.cosine = true;
   relion.ctf = false;
   cases.push_back(relion);
+  auto gradient = real;  // the weight of a point off the tomogram's centre, both handednesses
+  gradient.defocus_handedness = 1;
+  gradient.center_offset = {40, -7, 25};
+  cases.push_back(gradient);
+  gradient.defocus_handedness = -1;
+  cases.push_back(gradient);
   auto other_axes = real;
   other_axes.series.tilt_axis = 0;
   other_axes.series.beam_axis = 1;
@@ -1683,7 +1712,7 @@ TEST_CASE("match tilt weight: against the model's definitions for every part, ax
         for (index_t j = 0; j < s[1]; ++j)
           for (index_t k = 0; k < s[2] / 2 + 1; ++k) {
             const double c[3] = {fftfreq(i, s[0]), fftfreq(j, s[1]), double(k) / double(s[2])};
-            worst = std::max(worst, std::abs(double(h[p++]) - tilt_weight_value(w, s, voxel, c)));
+            worst = std::max(worst, std::abs(double(h[p++]) - tilt_weight_real(w, s, voxel, c)));
           }
       CAPTURE(fusor::to_string(s));
       CHECK(worst < 1e-5);
@@ -1854,12 +1883,62 @@ TEST_CASE("match tilt series: validation names the tilt and the field; bad weigh
   fails([](auto& w) { w.series.optics.voltage_kv = 0; }, "voltage 0 kV");
   fails([](auto& w) { w.series.optics.cs_mm = -1; }, "spherical aberration -1 mm");
   fails([](auto& w) { w.series.pixel_size = -2; }, "pixel size -2");
+  auto hand = good;
+  hand.defocus_handedness = 2;
+  CHECK_THROWS_WITH_AS(match::tilt_weight<B>(hand, extents{4, 4, 4}, 1.0), doctest::Contains("handedness is -1, 0 or 1, got 2"),
+                       fusor::value_error);
   auto one = tilts_at({10, 10});
   one.filter = match::reconstruction_filter::ramp;
   CHECK_THROWS_WITH_AS(match::tilt_weight<B>(one, extents{4, 4, 4}, 1.0), doctest::Contains("two different tilt angles"), fusor::value_error);
   CHECK_THROWS_WITH_AS(match::tilt_weight<B>(good, extents{4, 4, 4}, 0.0), doctest::Contains("voxel size"), fusor::value_error);
   CHECK_THROWS_AS(match::tilt_weight<B>(good, extents{4, 4}, 1.0), fusor::shape_error);
   CHECK(match::tilt_weight<B>(good, extents{0, 4, 4}, 1.0).size() == 0);
+}
+
+TEST_CASE("match scan tiles: a tilt series' defocus gradient gives each tile the defocus at its centre") {
+  // four tiles (two along x, the tilts' third axis, two along z, the beam), each scored with the
+  // weight at its centre: against the direct sums with that tile's filter on that tile's voxels
+  const extents n{10, 8, 10}, m{5, 4, 5}, tile{5, 8, 5};
+  const volume f = random_volume(n, 81), g = random_volume(m, 82);
+  const auto dmask = match::sphere_mask<B>(m, 1.8);
+  const auto hm = host_values(dmask);
+  const volume mask(hm.begin(), hm.end());
+  const auto rots = few_rotations();
+  match::scan_options o;
+  o.tile = tile;
+  o.template_filter.voxel_size = 30;  // coarse voxels: a tile's centre lies 75 Å from the tomogram's
+  match::tilt_weighting w;
+  for (int t = -60; t <= 60; t += 20) w.series.tilts.push_back({double(t), 0, 6000.0, 5800.0, 15, 0});
+  w.defocus_handedness = -1;
+  o.template_filter.tilts = w;
+  const auto res = match::scan(device_volume(f, n), device_volume(g, m), dmask, rots, match::score::flc_spherical_mask, o);
+  CHECK(res.tile == tile);
+  const auto best = host_values(res.best_score);
+  double worst = 0, scale = 0, without = 0;
+  for (index_t a0 = 0; a0 < n[0]; a0 += tile[0])
+    for (index_t a2 = 0; a2 < n[2]; a2 += tile[2]) {
+      match::fourier_filter here = o.template_filter;
+      here.tilts->center_offset = {double(a0) + 2 - 4.5, 0, double(a2) + 2 - 4.5};  // the tile's centre from the target's
+      const auto ref = reference_scores(match::score::flc_spherical_mask, f, n, g, mask, m, rots, true, &here);
+      match::fourier_filter centre = o.template_filter;
+      centre.tilts->defocus_handedness = 0;
+      const auto flat = reference_scores(match::score::flc_spherical_mask, f, n, g, mask, m, rots, true, &centre);
+      for (index_t i = a0; i < a0 + tile[0]; ++i)
+        for (index_t j = 0; j < n[1]; ++j)
+          for (index_t k = a2; k < a2 + tile[2]; ++k) {
+            const std::size_t p = std::size_t(at(n, i, j, k));
+            double top = -INFINITY, flat_top = -INFINITY;
+            for (std::size_t r = 0; r < ref.size(); ++r) {
+              top = std::max(top, ref[r][p]);
+              flat_top = std::max(flat_top, flat[r][p]);
+            }
+            worst = std::max(worst, std::abs(double(best[p]) - top));
+            without = std::max(without, std::abs(double(best[p]) - flat_top));
+            scale = std::max(scale, std::abs(top));
+          }
+    }
+  CHECK(worst <= 1e-5 * std::max(1.0, scale));
+  CHECK(without > 1e-3);  // the gradient changed the scores: the centre's defocus alone does not give them
 }
 
 TEST_CASE("match scan: target and template filters against the direct sums") {

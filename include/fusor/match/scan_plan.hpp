@@ -167,6 +167,17 @@ generator_expr<window_grid, B> window_on_grid(const array<float, B>* target, con
           w.grid, contiguous_strides(w.grid)};
 }
 
+/// The template filter for window w of a target of shape n: a tilt series' weight with a defocus
+/// gradient is made for the centre of the window's scored box (tilt_weighting::center_offset,
+/// from the target's centre); any other filter is the same everywhere.
+inline fourier_filter window_template_filter(const fourier_filter& f, const scan_window& w, const extents& n) {
+  if (!f.tilts || f.tilts->defocus_handedness == 0) return f;
+  fourier_filter at = f;
+  for (std::size_t a = 0; a < 3; ++a)
+    at.tilts->center_offset[a] = double(w.start[a] + w.offset[a]) + 0.5 * double(w.core[int(a)] - 1) - 0.5 * double(n[int(a)] - 1);
+  return at;
+}
+
 template <class B>
 scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& templ0, const array<float, B>& mask, score kind,
                        const scan_options& o, const scan_window& w, const array<float, B>* target_mask) {
@@ -179,7 +190,7 @@ scan_plan<B> plan_scan(const array<float, B>& target, const array<float, B>& tem
                  array<std::complex<float>, B>(extents{0}), array<float, B>(extents{0}), mask.copy(), array<float, B>(extents{0}), array<float, B>(extents{0}),
                  array<float, B>(extents{0}), array<float, B>(extents{0}), 0.0, {}};
   if (!o.template_filter.empty())
-    p.box_filter = filter_array<B>(o.template_filter, templ0.shape(), 1.0 / double(templ0.size()));
+    p.box_filter = filter_array<B>(window_template_filter(o.template_filter, w, target.shape()), templ0.shape(), 1.0 / double(templ0.size()));
   const bool masked = kind != score::cc && kind != score::lcc;
   p.mask_sum = double(sum(cast<double>(mask)));
   if (masked && !(p.mask_sum > 0))

@@ -20,11 +20,13 @@
 //   cosine:     cos t
 //   filter:     on r = 2 |x| (1 at Nyquist): ram-lak r, shepp-logan r sinc(r / 2), cosine r cos(pi r / 2),
 //               hamming r (0.54 + 0.46 cos(pi r)); ramp min(1, |x| n_p Δt) (Δt: the smallest angular step)
-// and the weight is their normalised sum, W = Σ s w / max(1, Σ s): where slabs overlap (low
+// and the weight is their normalised sum, W = Σ s w / max(1, Σ s) (at the Nyquist frequency of an
+// even axis, the mean over its two signs: tilt_weight_generator::at): where slabs overlap (low
 // frequencies) the average of the tilts that measured it, where one slab reaches (high
 // frequencies between tilts) that slab's share. Without CTF, dose and weights a dense angular
 // range gives today's missing_wedge up to one voxel at its edges.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -47,12 +49,22 @@ enum class reconstruction_filter { none, ram_lak, ramp, shepp_logan, cosine, ham
 /// A tilt series and how it weights a template. The CTF is used where the series carries defocus
 /// values (as CTF, or |CTF| when series.correction is phase_flip) and ctf is true; the exposure
 /// where it carries doses.
+///
+/// The defocus gradient (pytom's --defocus-handedness): the series' defocus values are those of
+/// the tomogram's centre. With defocus_handedness h = +1 or -1, the weight is made for the point
+/// `center_offset` (voxels from the tomogram's centre, along the tomogram's axes), which tilt t saw
+/// at defocus Δf_t + h s (cos t o_b - sin t o_p), s the voxel size: its height along that tilt's
+/// beam, underfocus growing with it for h = +1. A tiled scan sets center_offset to each tile's
+/// centre, so each tile's template carries the defocus at its height; h = 0 (the default) keeps
+/// the centre's defocus everywhere.
 struct tilt_weighting {
   tilt_series series;
   bool ctf = true;
   exposure_weighting exposure = exposure_weighting::grant_grigorieff;
   bool cosine = false;  // each tilt by cos(angle): pyTME's "angle"; with exposure relion, its "relion"
   reconstruction_filter filter = reconstruction_filter::none;
+  int defocus_handedness = 0;
+  std::array<double, 3> center_offset{0, 0, 0};
 };
 
 namespace detail {
@@ -100,8 +112,25 @@ struct tilt_weight_generator {
     return w;
   }
 
+  /// The weight at frequency c. A component at the Nyquist frequency of an even axis stands for
+  /// both +1/2 and -1/2 there, and the weight is not even in one axis alone (astigmatism, the
+  /// tilts' slabs): at() takes the mean over both signs, so that the multiplier is Hermitian as a
+  /// real filter must be (the component and its partner in the rfft half get the same value).
   FUSOR_HD double at(index_t i, index_t j, index_t k) const {
-    const double c[3] = {freq(i, n0), freq(j, n1), double(k) / double(n2)};
+    const bool nyq[3] = {n0 % 2 == 0 && 2 * i == n0, n1 % 2 == 0 && 2 * j == n1, n2 % 2 == 0 && 2 * k == n2};
+    double c[3] = {freq(i, n0), freq(j, n1), double(k) / double(n2)};
+    double total = 0;
+    int count = 0;
+    for (int flips = 0; flips < 8; ++flips) {
+      if (((flips & 1) && !nyq[0]) || ((flips & 2) && !nyq[1]) || ((flips & 4) && !nyq[2])) continue;
+      const double f[3] = {flips & 1 ? -c[0] : c[0], flips & 2 ? -c[1] : c[1], flips & 4 ? -c[2] : c[2]};
+      total += weight_at(f);
+      ++count;
+    }
+    return total / double(count);
+  }
+
+  FUSOR_HD double weight_at(const double c[3]) const {
     const double cp = c[perp_axis], cb = c[beam_axis], ct = c[tilt_axis];
     double sum = 0, cover = 0;
     for (int t = 0; t < tilts; ++t) {
@@ -136,6 +165,10 @@ tilt_weight_parts<B> make_tilt_weight(const tilt_weighting& w, const extents& sh
   check_length(voxel_size, "tilt_weight", "voxel size", "(Å)");
   const tilt_series& s = w.series;
   validate_tilt_series(s);
+  if (w.defocus_handedness < -1 || w.defocus_handedness > 1)
+    throw value_error("fusor::match: a tilt weighting's defocus handedness is -1, 0 or 1, got " + std::to_string(w.defocus_handedness));
+  for (double o : w.center_offset)
+    if (!std::isfinite(o)) throw value_error("fusor::match: a tilt weighting's centre offset must be finite");
   const int perp = 3 - s.tilt_axis - s.beam_axis;
   const double deg = 3.14159265358979323846 / 180.0;
   double step = 0;  // the smallest angular step (radians), for the ramp filter
@@ -161,7 +194,9 @@ tilt_weight_parts<B> make_tilt_weight(const tilt_weighting& w, const extents& sh
     q[tw_half_width] = std::sqrt(q[tw_sin] * q[tw_sin] / (np * np) + q[tw_cos] * q[tw_cos] / (nb * nb));
     q[tw_scalar] = w.cosine ? q[tw_cos] : 1.0;
     q[tw_dose] = t.dose;
-    q[tw_defocus_mean] = 0.5 * (t.defocus_u + t.defocus_v);
+    // the defocus at center_offset: its height along this tilt's beam (the normal m), in Å
+    const double height = (q[tw_cos] * w.center_offset[std::size_t(s.beam_axis)] - q[tw_sin] * w.center_offset[std::size_t(perp)]) * voxel_size;
+    q[tw_defocus_mean] = 0.5 * (t.defocus_u + t.defocus_v) + double(w.defocus_handedness) * height;
     q[tw_defocus_half] = 0.5 * (t.defocus_u - t.defocus_v);
     q[tw_astigmatism] = t.astigmatism_angle * deg;
     q[tw_phase] = t.phase_shift * deg + std::atan(a / std::sqrt(1 - a * a));
