@@ -1072,4 +1072,10 @@ using fusor::match::tilt_series;
 using fusor::match::tilt_weight;
 using fusor::match::tilt_weighting;
 using fusor::match::validate_tilt_series;
+using fusor::match::project_tilts;
+using fusor::match::weighted_back_projection;
+using fusor::match::simulate_tilt_series;
+using fusor::match::simulated_series;
+using fusor::match::tilt_simulation;
+using fusor::match::simulated_tilt_series;
 }  // namespace fusor::match

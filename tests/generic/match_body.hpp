@@ -1941,6 +1941,142 @@ TEST_CASE("match scan tiles: a tilt series' defocus gradient gives each tile the
   CHECK(without > 1e-3);  // the gradient changed the scores: the centre's defocus alone does not give them
 }
 
+TEST_CASE("match tilt simulation: projections keep a blob's mass and place it where the geometry says; WBP from a dense range; the series") {
+  // a blob (sigma 1.5 voxels) at (13, 4, 6) of a 24 x 9 x 19 volume, projected at five tilts: each
+  // image holds the blob's mass, centred on u = (x - cx) cos t + (z - cz) sin t, on row y = 4
+  const extents n{24, 9, 19};
+  std::vector<double> v(std::size_t(n.numel()));
+  double mass = 0;
+  for (index_t i = 0; i < n[0]; ++i)
+    for (index_t j = 0; j < n[1]; ++j)
+      for (index_t k = 0; k < n[2]; ++k) {
+        const double d2 = (i - 13.0) * (i - 13.0) + (j - 4.0) * (j - 4.0) + (k - 6.0) * (k - 6.0);
+        mass += v[std::size_t(at(n, i, j, k))] = std::exp(-d2 / (2 * 1.5 * 1.5));
+      }
+  const std::vector<double> angles{-60, -25, 0, 40, 75};
+  const auto images = host_values(match::project_tilts(device_volume(v, n), angles));
+  REQUIRE(images.size() == std::size_t(5 * n[0] * n[1]));
+  for (std::size_t t = 0; t < angles.size(); ++t) {
+    double m = 0, mu = 0, row = 0;
+    for (index_t i = 0; i < n[0]; ++i)
+      for (index_t j = 0; j < n[1]; ++j) {
+        const double x = images[t * std::size_t(n[0] * n[1]) + std::size_t(i * n[1] + j)];
+        m += x;
+        mu += x * (double(i) - 0.5 * double(n[0] - 1));
+        row += x * double(j);
+      }
+    const double a = angles[t] * std::numbers::pi / 180;
+    CAPTURE(angles[t]);
+    CHECK(std::abs(m / mass - 1) < 0.01);
+    CHECK(std::abs(mu / m - ((13 - 11.5) * std::cos(a) + (6 - 9.0) * std::sin(a))) < 0.05);
+    CHECK(std::abs(row / m - 4) < 1e-3);
+  }
+  // every half degree from -90 to 90, no CTF: the back-projection is the blob again (up to scale)
+  match::tilt_series dense;
+  std::vector<double> every;
+  for (int a = -180; a < 180; ++a) {
+    dense.tilts.push_back({a / 2.0});
+    every.push_back(a / 2.0);
+  }
+  const extents b{32, 6, 30};
+  std::vector<double> bv(std::size_t(b.numel()));
+  for (index_t i = 0; i < b[0]; ++i)
+    for (index_t j = 0; j < b[1]; ++j)
+      for (index_t k = 0; k < b[2]; ++k)
+        bv[std::size_t(at(b, i, j, k))] = std::exp(-((i - 14.0) * (i - 14.0) + (j - 3.0) * (j - 3.0) + (k - 17.0) * (k - 17.0)) / 8.0);
+  const auto rec = host_values(match::weighted_back_projection(match::project_tilts(device_volume(bv, b), every), dense, b, 1.0));
+  double ma = 0, mb = 0;
+  for (std::size_t i = 0; i < bv.size(); ++i) {
+    ma += bv[i] / double(bv.size());
+    mb += double(rec[i]) / double(bv.size());
+  }
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < bv.size(); ++i) {
+    sab += (bv[i] - ma) * (double(rec[i]) - mb);
+    saa += (bv[i] - ma) * (bv[i] - ma);
+    sbb += (double(rec[i]) - mb) * (double(rec[i]) - mb);
+  }
+  CHECK(sab / std::sqrt(saa * sbb) > 0.99);
+  CHECK_THROWS_WITH_AS(match::weighted_back_projection(match::project_tilts(device_volume(bv, b), every), dense, extents{33, 6, 30}, 1.0),
+                       doctest::Contains("expected images of shape (360, 33, 6)"), fusor::shape_error);
+  // the series a simulation records: dose-symmetric accumulation, defocus within the spread
+  match::tilt_simulation sim;
+  sim.angles = {-6, -3, 0, 3, 6};
+  sim.dose_per_tilt = 3;
+  sim.defocus = 30000;
+  sim.defocus_spread = 5000;
+  sim.astigmatism = 400;
+  const auto series = match::simulated_series(sim);
+  REQUIRE(series.tilts.size() == 5);
+  const double want[5] = {12, 6, 0, 3, 9};  // recorded 0, +3, -3, +6, -6
+  for (std::size_t t = 0; t < 5; ++t) {
+    CHECK(series.tilts[t].dose == want[t]);
+    CHECK(series.tilts[t].defocus_u - series.tilts[t].defocus_v == doctest::Approx(400));
+    CHECK(std::abs(0.5 * (series.tilts[t].defocus_u + series.tilts[t].defocus_v) - 30000) <= 5000);
+  }
+  sim.dose_symmetric = false;
+  CHECK(match::simulated_series(sim).tilts[4].dose == 12);
+  sim.defocus_spread = 30000;
+  CHECK_THROWS_WITH_AS(match::simulated_series(sim), doctest::Contains("defocus - defocus_spread > 0"), fusor::value_error);
+}
+
+TEST_CASE("match tilt simulation: deterministic by seed; a tilt-weighted search finds every copy with its rotation") {
+  // an ellipsoid with two side lobes, 17^3: no rotation but the identity maps it near itself
+  const index_t t = 17;
+  const extents ms{t, t, t};
+  match::mask_options body, lobe, other;
+  body.edge = lobe.edge = other.edge = match::mask_edge::gaussian(1.0);
+  lobe.center = match::vec3{8, 12, 9};
+  other.center = match::vec3{11, 6, 6};
+  const auto templ = fusor::array<float, B>(match::ellipsoid_mask<B>(ms, {5, 3, 2}, body) + 0.6f * match::sphere_mask<B>(ms, 1.5, lobe) +
+                                            0.8f * match::sphere_mask<B>(ms, 1.2, other));
+  match::tilt_simulation s;  // ±60° in 3° steps, defocus 2–5 µm per tilt, 3 e/Å² per tilt, 10 Å voxels
+  s.shape = {32, 30, 24};
+  s.copies = 1;
+  const auto one = match::simulate_tilt_series(templ, s), again = match::simulate_tilt_series(templ, s);
+  CHECK(host_values(one.tomogram) == host_values(again.tomogram));
+  s.seed = 2;
+  CHECK(host_values(match::simulate_tilt_series(templ, s).tomogram) != host_values(one.tomogram));
+  s.copies = 50;
+  CHECK_THROWS_WITH_AS(match::simulate_tilt_series(templ, s), doctest::Contains("do not fit"), fusor::value_error);
+
+  // 96 x 96 x 64 voxels, four copies: every one found at the one-false-positive threshold, within
+  // a voxel, its rotation within the search set's 30° step of the planted one
+  s.shape = {96, 96, 64};
+  s.copies = 4;
+  s.seed = 1;
+  const auto sim = match::simulate_tilt_series(templ, s);
+  match::mask_options soft;
+  soft.edge = match::mask_edge::gaussian(1.0);
+  const auto mask = match::sphere_mask<B>(ms, 7.0, soft);
+  const auto rots = match::uniform_rotations(30);
+  match::scan_options o;
+  o.statistics = true;
+  o.template_filter.voxel_size = s.voxel_size;
+  o.template_filter.tilts = match::tilt_weighting{};
+  o.template_filter.tilts->series = sim.series;
+  const auto res = match::scan(sim.tomogram, templ, mask, rots, match::score::flc_spherical_mask, o);
+  match::peak_options po;
+  po.min_distance = double(t / 2);
+  po.margin = {t / 2, t / 2, t / 2};
+  po.false_positives = 1.0;
+  const auto peaks = match::find_peaks(res, rots, po);
+  CHECK(peaks.size() == sim.positions.size());
+  for (std::size_t c = 0; c < sim.positions.size(); ++c) {
+    const auto& p = sim.positions[c];
+    bool found = false;
+    for (const auto& k : peaks) {
+      const double d = std::hypot(double(k.position[0] - p[0]), double(k.position[1] - p[1]), double(k.position[2] - p[2]));
+      if (d <= 1.8) {
+        found = true;
+        CHECK(match::distance(k.orientation, sim.rotations[c]) <= 30.0);
+      }
+    }
+    CAPTURE(c);
+    CHECK(found);
+  }
+}
+
 TEST_CASE("match scan: target and template filters against the direct sums") {
   const extents n{9, 8, 10}, m{5, 4, 5};
   const volume f = random_volume(n, 71), g = random_volume(m, 72);

@@ -86,20 +86,32 @@ struct tilt_weight_generator {
 
   FUSOR_HD static double freq(index_t k, index_t n) { return double(k <= (n - 1) / 2 ? k : k - n) / double(n); }
 
+  /// One tilt's CTF at image frequency (x, y) in cycles per voxel (signed: as the image has it).
+  FUSOR_HD double ctf_at(const double* q, double x, double y) const {
+    const double pi = 3.14159265358979323846;
+    const double f2 = (x * x + y * y) / (voxel * voxel);  // (1/Å)^2
+    const double df = q[tw_defocus_mean] + q[tw_defocus_half] * ::cos(2.0 * (::atan2(y, x) - q[tw_astigmatism]));
+    return ::sin(pi * lambda * f2 * (df - 0.5 * cs * lambda * lambda * f2) + q[tw_phase]);
+  }
+
+  /// One tilt's exposure filter at image frequency (x, y) in cycles per voxel.
+  FUSOR_HD double exposure_at(const double* q, double x, double y) const {
+    const double f2 = (x * x + y * y) / (voxel * voxel);
+    if (exposure == int(exposure_weighting::grant_grigorieff) && f2 > 0)
+      return ::exp(-q[tw_dose] / (2.0 * (0.245 * ::pow(f2, -1.665 / 2.0) + 2.81)));
+    if (exposure == int(exposure_weighting::relion)) return ::exp(-4.0 * q[tw_dose] * f2);
+    return 1.0;
+  }
+
   /// The weight of one tilt's image at image frequency (x, y) in cycles per voxel.
   FUSOR_HD double image_weight(const double* q, double x, double y) const {
     const double pi = 3.14159265358979323846;
     double w = q[tw_scalar];
-    const double f2 = (x * x + y * y) / (voxel * voxel);  // (1/Å)^2
     if (use_ctf) {
-      const double df = q[tw_defocus_mean] + q[tw_defocus_half] * ::cos(2.0 * (::atan2(y, x) - q[tw_astigmatism]));
-      const double v = ::sin(pi * lambda * f2 * (df - 0.5 * cs * lambda * lambda * f2) + q[tw_phase]);
+      const double v = ctf_at(q, x, y);
       w *= flip ? ::fabs(v) : v;
     }
-    if (exposure == int(exposure_weighting::grant_grigorieff) && f2 > 0)
-      w *= ::exp(-q[tw_dose] / (2.0 * (0.245 * ::pow(f2, -1.665 / 2.0) + 2.81)));
-    else if (exposure == int(exposure_weighting::relion))
-      w *= ::exp(-4.0 * q[tw_dose] * f2);
+    w *= exposure_at(q, x, y);
     const double r = 2.0 * ::fabs(x);
     switch (filter) {
       case int(reconstruction_filter::ram_lak): w *= r; break;
