@@ -49,6 +49,20 @@ int main(int argc, char** argv) {
   sim->add_option("--noise", sa.noise, "Standard deviation of the Gaussian noise")->check(finite_number(0, 1e30))->capture_default_str();
   sim->add_option("--voxel-size", sa.voxel_size, "Voxel size in Å")->check(finite_number(0, 1e6, true))->capture_default_str();
   sim->add_option("--seed", sa.seed, "Random seed")->capture_default_str();
+  sim->add_flag("--tilt-series", sa.tilt_series,
+                "The target is a tomogram reconstructed from a simulated tilt series (projections, each tilt's CTF and exposure, "
+                "shot noise, weighted back-projection); also writes TS.tlt, TS.defocus, dose.txt, tomograms.star, tilt_series/TS.star");
+  sim->add_option("--tilt-angles", sa.tilt_angles, "With --tilt-series: the tilts, start,stop:step in degrees")->capture_default_str();
+  sim->add_option("--dose-per-tilt", sa.dose_per_tilt, "With --tilt-series: e/Å² per image, recorded dose-symmetrically")
+      ->check(finite_number(0, 1e6))->capture_default_str();
+  sim->add_option("--defocus", sa.defocus, "With --tilt-series: the mean defocus in Å (underfocus positive)")
+      ->check(finite_number(1, 1e7))->capture_default_str();
+  sim->add_option("--defocus-spread", sa.defocus_spread, "With --tilt-series: each tilt's defocus is drawn in mean ± this (Å)")
+      ->check(finite_number(0, 1e7))->capture_default_str();
+  sim->add_option("--astigmatism", sa.astigmatism, "With --tilt-series: defocus U - V in Å")->check(finite_number(-1e6, 1e6))->capture_default_str();
+  sim->add_option("--contrast", sa.contrast, "With --tilt-series: image contrast per unit of projected density")
+      ->check(finite_number(0, 1e6, true))->capture_default_str();
+  sim->add_flag("--phase-flip", sa.phase_flip, "With --tilt-series: the reconstruction flips each image's phases");
 
   match_args ma;
   auto* mat = app.add_subcommand("match", "Score every rotation of a template against a target");

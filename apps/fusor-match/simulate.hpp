@@ -13,6 +13,7 @@
 #include <fusor/fusor.hpp>
 
 #include "output.hpp"
+#include "tilt_writers.hpp"
 
 namespace fusor_match {
 
@@ -27,6 +28,11 @@ struct simulate_args {
   double noise = 0.3;
   double voxel_size = 10.0;
   unsigned long long seed = 1;
+  // --tilt-series: a tomogram reconstructed from a simulated tilt series (match::simulate_tilt_series)
+  bool tilt_series = false;
+  std::string tilt_angles = "-60,60:3";
+  double dose_per_tilt = 3, defocus = 35000, defocus_spread = 15000, astigmatism = 400, contrast = 0.02;
+  bool phase_flip = false;
 };
 
 /// The template of a simulated problem: m³ voxels, an ellipsoid with a sphere beside it.
@@ -40,6 +46,61 @@ inline fusor::array<float> simulated_template(fusor::index_t m) {
                              0.6f * match::sphere_mask<fusor::cpu>(s, 1.5 * r, lobe));
 }
 
+/// `simulate --tilt-series`: the tomogram of a simulated tilt series, the template (with a second
+/// lobe, so that noise does not make a half turn look as good as the copy's own rotation), its
+/// mask, the truth (rotations drawn at random: rotation -1), and the series' files.
+inline int run_simulate_tilt_series(const simulate_args& a, const fusor::extents& n, fusor::index_t m) {
+  const fusor::extents ms{m, m, m};
+  const double c = double(m / 2), r = double(m) / 17.0;
+  match::mask_options soft;
+  soft.edge = match::mask_edge::gaussian(1.0);
+  match::mask_options other = soft;
+  other.center = match::vec3{c + 3 * r, c - 2 * r, c - 3 * r};
+  const auto templ = fusor::array<float>(simulated_template(m) + 0.8f * match::sphere_mask<fusor::cpu>(ms, 1.2 * r, other));
+  match::tilt_simulation s;
+  s.shape = n;
+  s.voxel_size = a.voxel_size;
+  s.copies = a.copies;
+  s.angles = match::parse_tilt_range(a.tilt_angles);
+  s.dose_per_tilt = a.dose_per_tilt;
+  s.defocus = a.defocus;
+  s.defocus_spread = a.defocus_spread;
+  s.astigmatism = a.astigmatism;
+  s.contrast = a.contrast;
+  s.phase_flip = a.phase_flip;
+  s.seed = a.seed;
+  const auto sim = match::simulate_tilt_series(templ, s);
+  prepare_folder(a.output);
+  const fs::path dir(a.output);
+  match::mrc_write_options w;
+  w.voxel_size = {a.voxel_size, a.voxel_size, a.voxel_size};
+  match::write_mrc(dir / "target.mrc", sim.tomogram, w);
+  match::write_mrc(dir / "template.mrc", templ, w);
+  match::write_mrc(dir / "mask.mrc", fusor::array<float>(match::sphere_mask<fusor::cpu>(ms, double(m / 2) - 1.0, soft)), w);
+  write_text(dir / "TS.tlt", imod_tilt_angles(sim.series));
+  write_text(dir / "TS.defocus", imod_defocus_file(sim.series));
+  write_text(dir / "dose.txt", dose_file(sim.series));
+  fs::create_directories(dir / "tilt_series");
+  write_text(dir / "tomograms.star", relion5_tomograms_star(sim.series, "TS", n, "tilt_series/TS.star"));
+  write_text(dir / "tilt_series" / "TS.star", relion5_tilt_series_star(sim.series, "TS"));
+  std::string t = "x\ty\tz\trotation\trot\ttilt\tpsi\n";
+  char line[256];
+  for (std::size_t i = 0; i < sim.positions.size(); ++i) {
+    const auto e = relion_angles(sim.rotations[i]);
+    const auto& p = sim.positions[i];
+    std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t-1\t%.4f\t%.4f\t%.4f\n", (long long)p[0], (long long)p[1], (long long)p[2], e[0], e[1], e[2]);
+    t += line;
+  }
+  write_text(dir / "truth.tsv", t);
+  std::printf("simulate: a tilt series of %zu tilts (%s, %.1f e/Å² each, defocus %.0f ± %.0f Å%s) of %zu copies of a %lld^3 template in a "
+              "%lld x %lld x %lld volume, reconstructed by weighted back-projection -> %s/{target,template,mask}.mrc, truth.tsv, "
+              "TS.tlt, TS.defocus, dose.txt, tomograms.star, tilt_series/TS.star\n",
+              sim.series.tilts.size(), a.tilt_angles.c_str(), a.dose_per_tilt, a.defocus, a.defocus_spread,
+              a.phase_flip ? ", phase-flipped" : "", sim.positions.size(), (long long)m, (long long)n[0], (long long)n[1], (long long)n[2],
+              a.output.c_str());
+  return 0;
+}
+
 inline int run_simulate(const simulate_args& a) {
   using fusor::index_t;
   const index_t m = a.template_size;
@@ -51,6 +112,7 @@ inline int run_simulate(const simulate_args& a) {
     if (n[k] < m)
       throw fusor::value_error("simulate: --size " + std::to_string(n[k]) +
                                " is smaller than the template (--template-size " + std::to_string(m) + ")");
+  if (a.tilt_series) return run_simulate_tilt_series(a, n, m);
   prepare_folder(a.output);
   const auto templ = simulated_template(m);
   const auto rotations = match::uniform_rotations(a.angular_step);

@@ -128,6 +128,7 @@ def end_to_end(bin_, work):
     tfound = [l.split("\t") for l in open(os.path.join(tilted, "peaks.tsv")).read().splitlines()[1:]]
     assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in tfound) == want, tfound
     files_checked = tilt_files(bin_, work, sim)
+    tilted_truth, tilted_found = tilt_series_run(bin_, work)
     right, wrong = relion_average(bin_, work)
     centres = rotation_centres(bin_, work)
     # a rotation file in RELION's angles (rotations.tsv's own columns) or as pyTME's pulling
@@ -144,7 +145,8 @@ def end_to_end(bin_, work):
         for q, b in zip(quats, back):  # the same rotation: q or -q
             assert min(max(abs(x - y) for x, y in zip(q, b)), max(abs(x + y) for x, y in zip(q, b))) < 1e-5, (conv, q, b)
     print(f"fusor-match end to end: {len(got)} planted copies found with their rotations (with a tilt series' weight too); "
-          f"Warp's XML and RELION 5's STAR files read, {files_checked} of their errors named; STAR rows {len(rows)}; "
+          f"Warp's XML and RELION 5's STAR files read, {files_checked} of their errors named; a simulated tilt series' "
+          f"{tilted_truth} copies found among {tilted_found} peaks, the same maps from IMOD's and RELION's files; STAR rows {len(rows)}; "
           f"preview {width} x {height} with {red} red pixels; sub-volumes turned back by the STAR angles as RELION "
           f"reads them average to the template (correlation {right:.3f}; the transposed convention {wrong:.3f}); an even "
           f"template turned about RELION's and pyTME's centres: STAR coordinates within "
@@ -304,6 +306,35 @@ def tilt_files(bin_, work, sim):
             assert e in text, f"{args}: {e!r} not in the message:\n{text}"
         assert not os.path.exists(os.path.join(work, "none")), args
     return len(cases)
+
+
+def tilt_series_run(bin_, work):
+    """simulate --tilt-series, then match with the series read from IMOD's and pytom's files and
+    from RELION 5's STAR files (the same series, so the same maps byte for byte), and the peaks:
+    every planted copy found."""
+    sim = os.path.join(work, "tilted")
+    run(bin_, "simulate", "-o", sim, "--tilt-series", "--size", 64, 64, 48, "--template-size", 17, "--copies", 3, "--seed", 2)
+    for f in ("target.mrc", "template.mrc", "mask.mrc", "truth.tsv", "TS.tlt", "TS.defocus", "dose.txt", "tomograms.star",
+              "tilt_series/TS.star"):
+        assert os.path.isfile(os.path.join(sim, f)), f"simulate --tilt-series wrote no {f}"
+    base = ["match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-a", 30, "--planning",
+            "estimate", "-q"]
+    files, star = os.path.join(work, "tilted_files"), os.path.join(work, "tilted_star")
+    run(bin_, *base, "-o", files, "--tilt-angles", f"{sim}/TS.tlt", "--defocus", f"{sim}/TS.defocus", "--dose", f"{sim}/dose.txt")
+    run(bin_, *base, "-o", star, "--relion5-tomograms-star", f"{sim}/tomograms.star", "--tomogram", "TS")
+    a = json.load(open(os.path.join(files, "metadata.json")))["tilt_series"]
+    b = json.load(open(os.path.join(star, "metadata.json")))["tilt_series"]
+    for k in ("angles", "doses", "defocus_u", "defocus_v", "astigmatism_angle", "phase_shift"):
+        assert a[k] == b[k], (k, a[k], b[k])
+    assert len(a["angles"]) == 41 and a["angles"][0] == -60 and a["doses"][20] == 0, a
+    for f in ("scores.mrc", "rotations.mrc"):
+        assert open(os.path.join(files, f), "rb").read() == open(os.path.join(star, f), "rb").read(), f"{f}: the two readers' maps differ"
+    run(bin_, "peaks", "-i", files, "--false-positives", 1, "--margin", 8, "-q")
+    truth = [[int(v) for v in l.split("\t")[:3]] for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:]]
+    found = [[int(v) for v in l.split("\t")[:3]] for l in open(os.path.join(files, "peaks.tsv")).read().splitlines()[1:]]
+    for t in truth:
+        assert any(sum((x - y) ** 2 for x, y in zip(t, p)) <= 3 for p in found), f"planted {t} not among the peaks {found}"
+    return len(truth), len(found)
 
 
 def read_mrc(path):

@@ -29,7 +29,7 @@ namespace fusor::match {
 /// What simulate_tilt_series makes. Angles in degrees (default -60..60 in 3° steps); the images are
 /// recorded dose-symmetrically (0, +step, -step, +2 step, ...: Hagen's scheme) or in angle order,
 /// each with dose_per_tilt e⁻/Å², so each tilt's accumulated dose is the sum of those recorded
-/// before it. Each tilt's defocus is drawn uniformly in defocus ± defocus_spread (Å), with
+/// before it. Each tilt's defocus is drawn uniformly in defocus ± defocus_spread (Å, rounded to whole Å), with
 /// astigmatism U - V = astigmatism at one angle for the series. contrast: the image's relative
 /// contrast per unit of projected template density per voxel; the noise of an image is the
 /// relative shot noise of its electron count, 1 / sqrt(dose_per_tilt · voxel_size²).
@@ -244,7 +244,8 @@ inline tilt_series simulated_series(const tilt_simulation& s) {
   out.pixel_size = s.voxel_size;
   out.correction = s.phase_flip ? ctf_correction::phase_flip : ctf_correction::none;
   for (std::size_t i = 0; i < angles.size(); ++i) {
-    const double df = s.defocus + s.defocus_spread * spread(draw);
+    // whole Å, as CTF programs report them (and every file written of the series holds them exactly)
+    const double df = std::round(s.defocus + s.defocus_spread * spread(draw));
     out.tilts.push_back({angles[i], dose[i], df + 0.5 * s.astigmatism, df - 0.5 * s.astigmatism, s.astigmatism_angle, 0});
   }
   validate_tilt_series(out);
