@@ -15,16 +15,19 @@ namespace fusor_match {
 
 namespace match = fusor::match;
 
-/// IMOD's tilt angles: one per line, as newstack and tilt write them.
-inline std::string imod_tilt_angles(const match::tilt_series& s) {
+/// One number per line, as printf's `format` writes it.
+inline std::string one_per_line(const match::tilt_series& s, double match::tilt_image::*field, const char* format) {
   std::string out;
   char line[64];
   for (const auto& t : s.tilts) {
-    std::snprintf(line, sizeof line, "%10.4f\n", t.angle);
+    std::snprintf(line, sizeof line, format, t.*field);
     out += line;
   }
   return out;
 }
+
+/// IMOD's tilt angles: one per line, as newstack and tilt write them.
+inline std::string imod_tilt_angles(const match::tilt_series& s) { return one_per_line(s, &match::tilt_image::angle, "%10.4f\n"); }
 
 /// ctfplotter's defocus file, version 3 with astigmatism (flag 1): a line per view, numbered from
 /// 1, with its angle twice, defocus 1 and 2 in nm and the astigmatism angle in degrees.
@@ -41,15 +44,7 @@ inline std::string imod_defocus_file(const match::tilt_series& s) {
 }
 
 /// pytom's dose file: the dose accumulated before each view, e/Å², one per line.
-inline std::string dose_file(const match::tilt_series& s) {
-  std::string out;
-  char line[64];
-  for (const auto& t : s.tilts) {
-    std::snprintf(line, sizeof line, "%.4f\n", t.dose);
-    out += line;
-  }
-  return out;
-}
+inline std::string dose_file(const match::tilt_series& s) { return one_per_line(s, &match::tilt_image::dose, "%.4f\n"); }
 
 /// RELION 5's tomograms.star for one tomogram `name` of shape n, its tilt-series STAR at
 /// `tilt_series_star` (written as given, relative to the folder both sit in).
