@@ -24,11 +24,19 @@
 //       volume indexed [x, y, z] (the transposition included), beside fread of its bytes
 //   fusor_write_mrc/<n>, raw_fwrite_mrc/<n>:  the same volume written (statistics, transposition and
 //       the temporary file's rename included), beside fwrite of its bytes
+//   tilted_recovery/<weighting>/<threads>/<contrast 1e-4>: one search of a simulated tilt series' tomogram
+//       (match::simulate_tilt_series: 200 x 200 x 100 voxels of 10 Å, ten copies of a 21^3 template,
+//       ±60° in 3° steps, 2–5 µm defocus per tilt, 3 e/Å² per tilt, image contrast 0.01 or 0.006),
+//       FLCSphericalMask over a 20°
+//       set, the template weighted by nothing (0), a ±60° wedge (1) or the series (2); counters:
+//       the copies found (a peak within 2 voxels) at the one-false-positive threshold, the other
+//       peaks above it (false positives), and the time per rotation
 // Scores: 4 FLCSphericalMask, 5 FLC (match::score's order).
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -132,6 +140,55 @@ void fftw_floor(benchmark::State& st) {
   fftwf_destroy_plan(fwd);
   fftwf_destroy_plan(inv);
   count_rotations(st, rotations_per_run);
+}
+
+void tilted_recovery(benchmark::State& st) {
+  const int weighting = int(st.range(0)), threads = int(st.range(1));
+  const double contrast = double(st.range(2)) * 1e-4;
+  fusor::set_num_threads(threads);
+  fft::set_threads(threads);
+  const index_t t = 21;
+  const extents ms{t, t, t};
+  match::mask_options body, lobe, other;
+  body.edge = lobe.edge = other.edge = match::mask_edge::gaussian(1.0);
+  lobe.center = match::vec3{10, 15, 11};
+  other.center = match::vec3{14, 7, 7};
+  const array<float> templ(match::ellipsoid_mask<fusor::cpu>(ms, {6, 3.6, 2.4}, body) + 0.6f * match::sphere_mask<fusor::cpu>(ms, 1.8, lobe) +
+                           0.8f * match::sphere_mask<fusor::cpu>(ms, 1.4, other));
+  match::tilt_simulation s;
+  s.shape = {200, 200, 100};
+  s.copies = 10;
+  s.contrast = contrast;  // 0.01: every copy found by every weighting; 0.006: near the noise
+  const auto sim = match::simulate_tilt_series(templ, s);
+  const auto mask = match::sphere_mask<fusor::cpu>(ms, 9.0, body);
+  const auto rots = match::uniform_rotations(20);
+  match::scan_options o;
+  o.threads = threads;
+  o.statistics = true;
+  o.template_filter.voxel_size = s.voxel_size;
+  if (weighting == 1) o.template_filter.wedge = match::missing_wedge{-60, 60, 1, 2};
+  if (weighting == 2) o.template_filter.tilts = match::tilt_weighting{sim.series};
+  double found = 0, false_positives = 0;
+  for (auto _ : st) {
+    const auto res = match::scan(sim.tomogram, templ, mask, rots, match::score::flc_spherical_mask, o);
+    match::peak_options po;
+    po.min_distance = double(t / 2);
+    po.margin = {t / 2, t / 2, t / 2};
+    po.false_positives = 1.0;
+    const auto peaks = match::find_peaks(res, rots, po);
+    found = false_positives = 0;
+    for (const auto& p : peaks) {
+      bool near = false;
+      for (const auto& c : sim.positions)
+        near = near || std::hypot(double(p.position[0] - c[0]), double(p.position[1] - c[1]), double(p.position[2] - c[2])) <= 2.0;
+      (near ? found : false_positives) += 1;
+    }
+  }
+  st.counters["found"] = found;
+  st.counters["false_positives"] = false_positives;
+  st.counters["copies"] = double(sim.positions.size());
+  st.counters["rotations"] = double(rots.size());
+  st.counters["s_per_rotation"] = benchmark::Counter(double(rots.size()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void fusor_rigid_transform(benchmark::State& st) {
@@ -291,6 +348,11 @@ BENCHMARK(fusor_scan_singly)->Apply(scan_args);
 BENCHMARK(fusor_scan_setup)->Apply(scan_args);
 BENCHMARK(fftw_floor)->Apply(scan_args);
 BENCHMARK(fusor_rigid_transform)->Apply(transform_args);
+void recovery_args(benchmark::internal::Benchmark* b) {
+  for (int contrast : {100, 60})
+    for (int weighting : {0, 1, 2}) b->Args({weighting, 2, contrast});
+}
+BENCHMARK(tilted_recovery)->Apply(recovery_args)->Iterations(1)->Unit(benchmark::kSecond);
 BENCHMARK(copy_floor)->Apply(transform_args);
 BENCHMARK(fusor_find_peaks)->Apply(peak_args);
 BENCHMARK(hand_local_maxima)->Apply(local_max_args);
