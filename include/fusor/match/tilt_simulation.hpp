@@ -230,10 +230,12 @@ inline tilt_series simulated_series(const tilt_simulation& s) {
   // the recording order: by |angle| then positive first (dose-symmetric), or by angle
   std::vector<std::size_t> order(angles.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // (std::sort with the index as the last key: clang 19 with libstdc++ 12 warns in stable_sort's
+  // temporary buffer)
   if (s.dose_symmetric)
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       const double fa = std::abs(angles[a]), fb = std::abs(angles[b]);
-      return fa != fb ? fa < fb : angles[a] > angles[b];
+      return fa != fb ? fa < fb : angles[a] != angles[b] ? angles[a] > angles[b] : a < b;
     });
   std::vector<double> dose(angles.size());
   for (std::size_t r = 0; r < order.size(); ++r) dose[order[r]] = double(r) * s.dose_per_tilt;
