@@ -37,13 +37,7 @@ struct tilt_args {
 
 /// --defocus as a number of Å (the whole text a finite number), or nothing when it names a file
 /// (or is not given).
-inline std::optional<double> defocus_value(const tilt_args& t) {
-  if (t.defocus.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(t.defocus.c_str(), &end);
-  if (end != t.defocus.c_str() + t.defocus.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
+inline std::optional<double> defocus_value(const tilt_args& t) { return match::detail::number_in(t.defocus); }
 
 inline match::reconstruction_filter parse_reconstruction_filter(const std::string& s) {
   using f = match::reconstruction_filter;

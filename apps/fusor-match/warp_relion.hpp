@@ -31,14 +31,6 @@ namespace metadata_detail {
   throw fusor::io_error("match: " + fn + ": " + where + ": " + what);
 }
 
-inline std::optional<double> number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
 /// The line (from 1) of byte `offset` in `text`.
 inline std::size_t line_of(const std::string& text, std::ptrdiff_t offset) {
   std::size_t line = 1;
@@ -83,7 +75,7 @@ inline match::tilt_series read_warp_xml(const std::string& path) {
     }
     std::istringstream s(n.text().get());
     for (std::string word; s >> word;) {
-      const auto v = metadata_detail::number(word);
+      const auto v = match::detail::number_in(word);
       if (!v) metadata_detail::fail(fn, where(n), std::string("<") + element + "> holds '" + word + "', not a finite number");
       out.push_back(*v);
     }
@@ -115,7 +107,7 @@ inline match::tilt_series read_warp_xml(const std::string& path) {
     for (const pugi::xml_node p : ctf.children("Param")) {
       const std::string name = p.attribute("Name").value(), value = p.attribute("Value").value();
       const auto take = [&](double& into) {
-        const auto v = metadata_detail::number(value);
+        const auto v = match::detail::number_in(value);
         if (!v) metadata_detail::fail(fn, where(p), "CTF parameter " + name + " = '" + value + "' is not a finite number");
         into = *v;
       };
@@ -139,8 +131,8 @@ inline match::tilt_series read_warp_xml(const std::string& path) {
     if (!g) return out;
     std::vector<bool> seen(count, false);
     for (const pugi::xml_node node : g.children("Node")) {
-      const auto z = metadata_detail::number(node.attribute("Z").value());
-      const auto v = metadata_detail::number(node.attribute("Value").value());
+      const auto z = match::detail::number_in(node.attribute("Z").value());
+      const auto v = match::detail::number_in(node.attribute("Value").value());
       if (!z || *z != std::floor(*z) || *z < 0 || *z >= double(count))
         metadata_detail::fail(fn, where(node), std::string("<") + element + "> has a Node with Z '" + node.attribute("Z").value() +
                                                    "'; expected a tilt index in 0.." + std::to_string(count - 1));
@@ -243,7 +235,7 @@ inline relion5_tomogram read_relion5_tomogram(const std::string& tomograms_star,
       if (required) metadata_detail::fail(fn, where_row, std::string("no ") + tag + " column");
       return fallback;
     }
-    const auto v = metadata_detail::number((*row)[std::size_t(c)]);
+    const auto v = match::detail::number_in((*row)[std::size_t(c)]);
     if (!v) metadata_detail::fail(fn, where_row, std::string(tag) + " '" + (*row)[std::size_t(c)] + "' is not a finite number");
     return *v;
   };
@@ -270,7 +262,7 @@ inline relion5_tomogram read_relion5_tomogram(const std::string& tomograms_star,
     const std::string at = ts + ": data_" + name + " (the loop from line " + std::to_string(tilts->line) + "), row " + std::to_string(r + 1);
     const auto cell = [&](int c, const char* tag) {
       if (c < 0) return 0.0;
-      const auto v = metadata_detail::number(cells[std::size_t(c)]);
+      const auto v = match::detail::number_in(cells[std::size_t(c)]);
       if (!v) metadata_detail::fail(fn, at, std::string(tag) + " '" + cells[std::size_t(c)] + "' is not a finite number");
       return *v;
     };
