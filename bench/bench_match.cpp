@@ -13,6 +13,11 @@
 //       the scan's grid (1 r2c + 1 c2r for CC and FLCSphericalMask; 2 r2c + 3 c2r for FLC), 8 times,
 //       as direct FFTW calls with plans made once with FFTW_MEASURE, rotations dealt to threads with
 //       one single-threaded plan each, as the scan does
+//   fusor_scan_box/<score>/<n0>/<n1>/<n2>/<template>/<threads>/<edges>:  the scan on a non-cubic
+//       target whose sides are not 5-smooth (a factor 7; primes of 29 to 61), edges 0 zeros, 1 wrap;
+//       counter grid: the FFT grid it picked (scan_options::grid fast), as d0*10^6 + d1*10^3 + d2
+//   fftw_floor_box/...:     the floor on that grid;  fftw_floor_target/...: on the least grid
+//       (grid_choice::target; with wrap the target's own shape, pyTME's grid)
 //   fusor_rigid_transform/<n>/<method>:  a template rotated about its centre (prefiltered
 //       coefficients for cubic, as the scan rotates them) into a caller's buffer
 //   copy_floor/<n>/<method>:            the same bytes copied (std::copy): the memory floor
@@ -68,19 +73,20 @@ void count_rotations(benchmark::State& st, int rotations) {
   st.counters["rotations"] = rotations;
 }
 
-void scan_run(benchmark::State& st, int rotations, index_t batch = 0) {
-  const match::score kind = score_of(st.range(0));
-  const index_t n = st.range(1), m = st.range(2);
-  const int threads = int(st.range(3));
+// a scan of `rotations` rotations of an m^3 template over a target of shape n, timed as the scan's
+// defaults run it
+void scan_run(benchmark::State& st, match::score kind, const extents& n, index_t m, int threads, match::edge_mode edges,
+              int rotations, index_t batch = 0) {
   fusor::set_num_threads(threads);
   fft::set_threads(threads);
-  const auto target = random_volume({n, n, n}, 1), templ = random_volume({m, m, m}, 2);
+  const auto target = random_volume(n, 1), templ = random_volume({m, m, m}, 2);
   const auto mask = match::sphere_mask<fusor::cpu>({m, m, m}, double(m) / 2 - 1);
   auto rots = match::uniform_rotations(30.0);
   rots.resize(std::size_t(rotations));
   match::scan_options o;
   o.threads = threads;
   o.batch = batch;
+  o.edges = edges;
   const auto run = [&] {
     auto r = match::scan(target, templ, mask, rots, kind, o);
     benchmark::DoNotOptimize(r.best_score.data());
@@ -89,13 +95,19 @@ void scan_run(benchmark::State& st, int rotations, index_t batch = 0) {
   // measured FFTW plans, a second or more each at 256^3, which the plan cache then keeps: the
   // timed scans are what every scan after the first costs, as the floor's plans are made outside
   // its loop too
-  static std::set<std::array<std::int64_t, 5>> warm;
-  if (warm.insert({st.range(0), n, m, threads, batch}).second) run();
+  static std::set<std::array<std::int64_t, 9>> warm;
+  if (warm.insert({std::int64_t(kind), n[0], n[1], n[2], m, threads, std::int64_t(edges), rotations, batch}).second) run();
   const auto misses = fft::plan_cache_info<fusor::cpu>().misses;
   for (auto _ : st) run();
   // plans made inside the timed loop (the plan cache evicted some): a second or more each at 256^3
   st.counters["plans_made"] = double(fft::plan_cache_info<fusor::cpu>().misses - misses);
+  const extents f = match::scan_fft_shape(n, {m, m, m}, edges);
+  st.counters["grid"] = double(f[0] * 1000000 + f[1] * 1000 + f[2]);  // the lengths as ddd,ddd,ddd
   count_rotations(st, rotations);
+}
+void scan_run(benchmark::State& st, int rotations, index_t batch = 0) {
+  const index_t n = st.range(1);
+  scan_run(st, score_of(st.range(0)), {n, n, n}, st.range(2), int(st.range(3)), match::edge_mode::zeros, rotations, batch);
 }
 void fusor_scan(benchmark::State& st) { scan_run(st, rotations_per_run); }
 void fusor_scan_singly(benchmark::State& st) { scan_run(st, rotations_per_run, 1); }
@@ -103,13 +115,10 @@ void fusor_scan_singly(benchmark::State& st) { scan_run(st, rotations_per_run, 1
 // (fusor_scan - fusor_scan_setup) / (rotations - threads) is the cost of one more rotation
 void fusor_scan_setup(benchmark::State& st) { scan_run(st, int(st.range(3))); }
 
-void fftw_floor(benchmark::State& st) {
-  const match::score kind = score_of(st.range(0));
-  const index_t n = st.range(1), m = st.range(2);
-  const int threads = int(st.range(3));
-  const extents f = match::scan_fft_shape({n, n, n}, {m, m, m});
+// the transforms a score needs per rotation on the grid f (FLC: 2 r2c + 3 c2r; else 1 + 1), for
+// rotations_per_run rotations dealt to `threads` threads, as direct FFTW calls
+void floor_run(benchmark::State& st, match::score kind, const extents& f, int threads) {
   const index_t fc = f[2] / 2 + 1;
-  // FLC: 2 r2c + 3 c2r per rotation
   const int r2c = kind == match::score::flc ? 2 : 1, c2r = kind == match::score::flc ? 3 : 1;
   struct buffers {
     array<float> real;
@@ -140,6 +149,29 @@ void fftw_floor(benchmark::State& st) {
   fftwf_destroy_plan(fwd);
   fftwf_destroy_plan(inv);
   count_rotations(st, rotations_per_run);
+}
+void fftw_floor(benchmark::State& st) {
+  const index_t n = st.range(1), m = st.range(2);
+  floor_run(st, score_of(st.range(0)), match::scan_fft_shape({n, n, n}, {m, m, m}), int(st.range(3)));
+}
+
+// the shapes tomograms have: fusor_scan_box/<score>/<n0>/<n1>/<n2>/<template>/<threads>/<edges
+// 0 zeros, 1 wrap>, the scan on the grid it picks (counter grid); fftw_floor_box/... the floor on
+// that grid; fftw_floor_target/... the floor on the least grid (grid_choice::target: with wrap
+// the target's own shape, which pyTME transforms)
+match::edge_mode box_edges(const benchmark::State& st) { return st.range(6) ? match::edge_mode::wrap : match::edge_mode::zeros; }
+extents box_target(const benchmark::State& st) { return {st.range(1), st.range(2), st.range(3)}; }
+void fusor_scan_box(benchmark::State& st) {
+  scan_run(st, score_of(st.range(0)), box_target(st), st.range(4), int(st.range(5)), box_edges(st), rotations_per_run);
+}
+void fftw_floor_box(benchmark::State& st) {
+  const index_t m = st.range(4);
+  floor_run(st, score_of(st.range(0)), match::scan_fft_shape(box_target(st), {m, m, m}, box_edges(st)), int(st.range(5)));
+}
+void fftw_floor_target(benchmark::State& st) {
+  const index_t m = st.range(4);
+  floor_run(st, score_of(st.range(0)), match::scan_fft_shape(box_target(st), {m, m, m}, box_edges(st), match::grid_choice::target),
+            int(st.range(5)));
 }
 
 void tilted_recovery(benchmark::State& st) {
@@ -335,6 +367,13 @@ void scan_args(benchmark::internal::Benchmark* b) {  // the issue's sizes: 128^3
       for (int threads : {1, 2}) b->Args({kind, n, m, threads});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
+void box_args(benchmark::internal::Benchmark* b) {  // sides with a factor 7; sides with a prime of 29 or more; a 20^3 template
+  for (int kind : {4, 5})
+    for (const auto& n : {std::array<int, 3>{112, 126, 70}, std::array<int, 3>{116, 122, 62}})
+      for (int threads : {1, 2})
+        for (int wrap : {0, 1}) b->Args({kind, n[0], n[1], n[2], 20, threads, wrap});
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
 void transform_args(benchmark::internal::Benchmark* b) {
   for (int n : {32, 64})
     for (int cubic : {0, 1}) b->Args({n, cubic});
@@ -347,6 +386,9 @@ BENCHMARK(fusor_scan)->Apply(scan_args);
 BENCHMARK(fusor_scan_singly)->Apply(scan_args);
 BENCHMARK(fusor_scan_setup)->Apply(scan_args);
 BENCHMARK(fftw_floor)->Apply(scan_args);
+BENCHMARK(fusor_scan_box)->Apply(box_args);
+BENCHMARK(fftw_floor_box)->Apply(box_args);
+BENCHMARK(fftw_floor_target)->Apply(box_args);
 BENCHMARK(fusor_rigid_transform)->Apply(transform_args);
 void recovery_args(benchmark::internal::Benchmark* b) {
   for (int contrast : {100, 60})

@@ -32,7 +32,8 @@ for t in ("float", "double"):  # learning (bench_learn): a training step beside 
     PAIRS += [(f"fusor_step<{t}>", f"hand_step<{t}>"), (f"fusor_replay<{t}>", f"hand_step<{t}>"),
               (f"fusor_replay<{t}>", f"fusor_step<{t}>"), (f"fusor_step<{t}>", f"gemm_floor<{t}>"),
               (f"hand_step<{t}>", f"gemm_floor<{t}>")]
-PAIRS += [("fusor_scan", "fftw_floor"), ("fusor_rigid_transform", "copy_floor")]  # template matching (bench_match)
+PAIRS += [("fusor_scan", "fftw_floor"), ("fusor_scan_box", "fftw_floor_box"), ("fusor_scan_box", "fftw_floor_target"),
+          ("fusor_rigid_transform", "copy_floor")]  # template matching (bench_match)
 PAIRS += [("fusor_find_peaks", "hand_local_maxima"), ("fusor_read_mrc", "raw_fread_mrc"), ("fusor_write_mrc", "raw_fwrite_mrc")]
 
 med = {}

@@ -596,6 +596,7 @@ using fusor::linalg::svdvals;
 
 // FFTs (numpy.fft / scipy.fft), plan caches, wisdom
 export namespace fusor::fft {
+using fusor::fft::axis_cost;
 using fusor::fft::clear_plan_cache;
 using fusor::fft::conv_mode;
 using fusor::fft::correlate;
@@ -639,6 +640,7 @@ using fusor::fft::set_planning;
 using fusor::fft::set_threads;
 using fusor::fft::threads_scope;
 using fusor::fft::threads;
+using fusor::fft::transform_cost;
 }  // namespace fusor::fft
 
 // Counter-based random numbers (Philox4x32-10)
@@ -1002,6 +1004,7 @@ using fusor::match::first_non_finite;
 using fusor::match::fourier_filter;
 using fusor::match::from_euler;
 using fusor::match::edge_mode;
+using fusor::match::grid_choice;
 using fusor::match::group_elements;
 using fusor::match::interpolation;
 using fusor::match::inverse;

@@ -124,8 +124,12 @@ int main(int argc, char** argv) {
   mat->add_option("-j,--threads", ma.threads, "Threads (0: all of this machine's)")->check(whole_number(0, max_threads()))->capture_default_str();
   mat->add_option("--edges", ma.edges,
                   "Beyond the target's faces: zeros, or wrap (the target repeated, as pyTME without --pad-edges; "
-                  "cheaper where the target's lengths are 5-smooth)")
+                  "cheaper where the target's lengths are 7-smooth)")
       ->check(CLI::IsMember({"zeros", "wrap"}))->capture_default_str();
+  mat->add_option("--grid", ma.grid,
+                  "FFT grid: fast (the cheapest lengths with factors 2, 3, 5, 7 by a cost model of FFTW) or target "
+                  "(the least: with --edges wrap the target's own shape, as pyTME transforms it)")
+      ->check(CLI::IsMember({"fast", "target"}))->capture_default_str();
   mat->add_option("--planning", ma.planning, "FFT planning effort")->check(CLI::IsMember({"estimate", "measure", "patient"}))->capture_default_str();
   mat->add_flag("-q,--quiet", ma.quiet, "No progress line or summary");
 

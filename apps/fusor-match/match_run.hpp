@@ -49,6 +49,7 @@ struct match_args {
   int threads = 0;
   std::string planning = "measure";
   std::string edges = "zeros";
+  std::string grid = "fast";
   std::string rotations_convention = "active";
   std::string rotation_centre = "relion";
   bool quiet = false;
@@ -188,6 +189,12 @@ inline fusor::fft::planning parse_planning(const std::string& s) {
   throw fusor::value_error("match: --planning expects estimate, measure or patient, got \"" + s + "\"");
 }
 
+inline match::grid_choice parse_grid(const std::string& s) {
+  if (s == "fast") return match::grid_choice::fast;
+  if (s == "target") return match::grid_choice::target;
+  throw fusor::value_error("match: --grid expects fast or target, got \"" + s + "\"");
+}
+
 inline match::edge_mode parse_edges(const std::string& s) {
   if (s == "zeros") return match::edge_mode::zeros;
   if (s == "wrap") return match::edge_mode::wrap;
@@ -224,6 +231,7 @@ struct match_job {
   fusor::extents n, m;                                       // the target's and the template's shapes
   match::score kind{};
   match::edge_mode edges{};
+  match::grid_choice grid{};
   match::vec3 centre{};
   std::vector<match::quaternion> rotations, share;  // all, and this process's
   std::size_t first = 0;                            // the index of share[0] among all
@@ -249,6 +257,7 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
   const auto sym = match::symmetry::parse(a.symmetry);
   const auto planning = parse_planning(a.planning);
   job.edges = parse_edges(a.edges);
+  job.grid = parse_grid(a.grid);
   if (!(a.angular_step > 0 && a.angular_step <= 180))
     throw fusor::value_error("match: --angular-step expects degrees in (0, 180], got " +
                              std::to_string(a.angular_step));
@@ -296,6 +305,7 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
   }
   o.planning = planning;
   o.edges = job.edges;
+  o.grid = job.grid;
   o.rotation_center = job.centre;
   o.statistics = true;
   if (!a.memory.empty()) o.memory_budget = parse_bytes(a.memory);
@@ -485,6 +495,7 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
   meta["threads"] = a.threads;
   meta["planning"] = a.planning;
   meta["edges"] = match::to_string(job.edges);
+  meta["grid"] = match::to_string(job.grid);
   meta["fft_shape"] = {r.fft_shape[0], r.fft_shape[1], r.fft_shape[2]};
   meta["tile"] = {r.tile[0], r.tile[1], r.tile[2]};
   meta["processes"] = job.ranks;

@@ -5,6 +5,7 @@
 #include "fft/backend_fwd.hpp"
 #include "fft/transforms.hpp"
 #include "fft/helpers.hpp"
+#include "fft/transform_cost.hpp"
 #include "fft/convolve.hpp"
 
 namespace fusor::fft {

@@ -68,14 +68,23 @@ def end_to_end(bin_, work):
     assert meta["rotations"]["count"] == len(open(os.path.join(out, "rotations.tsv")).readlines()) - 1
     assert meta["statistics"]["count"] == 48 * 44 * 40 * meta["rotations"]["count"], meta["statistics"]
     assert meta["edges"] == "zeros" and meta["fft_shape"] == [54, 50, 48], meta["fft_shape"]
-    # the target repeated beyond its faces: 48 and 40 are 5-smooth grids of their own; 44 reads a
-    # periodic halo (5-smooth >= 44 + 13 - 1 = 60). The planted copies lie inside: the same peaks
+    # the target repeated beyond its faces: 48 and 40 are grids of their own; 44 (4 x 11) reads a
+    # periodic halo on the cheapest 7-smooth grid of at least 44 + 13 - 1 = 56. The planted copies
+    # lie inside: the same peaks
     wrap = os.path.join(work, "wrap")
     run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", wrap,
         "-a", 45, "--planning", "estimate", "--edges", "wrap", "-q")
     wmeta = json.load(open(os.path.join(wrap, "metadata.json")))
-    assert wmeta["edges"] == "wrap" and wmeta["fft_shape"] == [48, 60, 40], (wmeta["edges"], wmeta["fft_shape"])
+    assert wmeta["edges"] == "wrap" and wmeta["grid"] == "fast" and wmeta["fft_shape"] == [48, 56, 40], (wmeta["edges"], wmeta["fft_shape"])
     run(bin_, "peaks", "-i", wrap, "-n", 2, "-q")
+    # --grid target: the target's own shape, 44 included (pyTME's grid), and the same maps within rounding
+    own = os.path.join(work, "wrap_own")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", own,
+        "-a", 45, "--planning", "estimate", "--edges", "wrap", "--grid", "target", "-q")
+    ometa = json.load(open(os.path.join(own, "metadata.json")))
+    assert ometa["grid"] == "target" and ometa["fft_shape"] == [48, 44, 40], (ometa["grid"], ometa["fft_shape"])
+    a_own, a_fast = read_mrc(os.path.join(own, "scores.mrc")), read_mrc(os.path.join(wrap, "scores.mrc"))
+    assert abs(a_own - a_fast).max() < 1e-5, float(abs(a_own - a_fast).max())
     # one thread, two or three: the same maps byte for byte with estimated plans (docs/matching.md)
     for score in ("FLCSphericalMask", "FLC"):
         maps = []
@@ -487,6 +496,7 @@ def errors(bin_, work):
         ("bad score", ["match", "-t", t, "-m", m, "-o", out, "-s", "flc"], "FLCSphericalMask", "got \"flc\""),
         ("bad planning", ["match", "-t", t, "-m", m, "-o", out, "--planning", "fast"], "--planning", "estimate"),
         ("bad edges", ["match", "-t", t, "-m", m, "-o", out, "--edges", "mirror"], "--edges", "wrap"),
+        ("bad grid", ["match", "-t", t, "-m", m, "-o", out, "--grid", "small"], "--grid", "target"),
         ("bad rotation centre", ["match", "-t", t, "-m", m, "-o", out, "--rotation-centre", "middle"], "--rotation-centre",
          "pytme"),
         ("template larger", ["match", "-t", m, "-m", t, "-o", out], "larger than the target", "along axis"),

@@ -694,14 +694,22 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
     struct edge_case {
       match::edge_mode edges;
       extents tile, grid;
+      match::grid_choice choice = match::grid_choice::fast;
     };
+    using G = match::grid_choice;
     for (const bool cubic : {true, false})
-      for (const edge_case& ec : {edge_case{match::edge_mode::zeros, {}, {15, 12, 15}},  // 5-smooth >= n + m // 2 = 13, 12, 14
-                                 // wrap: 10 and 12 are 5-smooth, the grid's own; 11 reads a periodic
-                                 // halo, 5-smooth >= 11 + 5 - 1
-                                 edge_case{match::edge_mode::wrap, {}, {15, 10, 12}},
-                                 // tiles of 4, 5, 6 with halos: windows 8, 8, 10
-                                 edge_case{match::edge_mode::wrap, {4, 5, 6}, {8, 8, 10}}}) {
+      for (const edge_case& ec : {// at least n + m // 2 = 13, 12, 14: the cheapest 7-smooth lengths by
+                                  // fft::transform_cost (16 and 16 beat 14's factor 7 and 15's odd length)
+                                  edge_case{match::edge_mode::zeros, {}, {16, 12, 16}},
+                                  // the least: 13, 12, 14 as they are (13 a prime)
+                                  edge_case{match::edge_mode::zeros, {}, {13, 12, 14}, G::target},
+                                  // wrap: 10 and 12 the grid's own; 11, a prime, reads a periodic halo
+                                  // on a grid of at least 11 + 5 - 1
+                                  edge_case{match::edge_mode::wrap, {}, {16, 10, 12}},
+                                  // the target's own grid, 11 included: the correlation's own wrap
+                                  edge_case{match::edge_mode::wrap, {}, {11, 10, 12}, G::target},
+                                  // tiles of 4, 5, 6 with halos: windows 8, 8, 10
+                                  edge_case{match::edge_mode::wrap, {4, 5, 6}, {8, 8, 10}}}) {
       const bool periodic = ec.edges == match::edge_mode::wrap;
       if (periodic && !cubic) continue;  // the edges do not depend on the interpolation
       CAPTURE(match::to_string(kind));
@@ -709,7 +717,9 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
       CAPTURE(cubic);
       CAPTURE(match::to_string(ec.edges));
       CAPTURE(fusor::to_string(ec.tile));
+      CAPTURE(match::to_string(ec.choice));
       match::scan_options o;
+      o.grid = ec.choice;
       o.method = cubic ? match::interpolation::cubic : match::interpolation::linear;
       o.mean_map = true;
       o.edges = ec.edges;
@@ -724,7 +734,7 @@ TEST_CASE("match scan: every score against direct correlation sums in double") {
       const auto res = with_target_mask ? match::scan(df, dg, dmask, rots, kind, o, dtmask) : match::scan(df, dg, dmask, rots, kind, o);
       CHECK(res.best_score.shape() == n);
       CHECK(res.fft_shape == ec.grid);
-      if (ec.tile.size() == 0) CHECK(match::scan_fft_shape(n, m, ec.edges) == ec.grid);
+      if (ec.tile.size() == 0) CHECK(match::scan_fft_shape(n, m, ec.edges, ec.choice) == ec.grid);
       const auto ref = reference_scores(kind, f, n, g, mask, m, rots, cubic, nullptr, with_target_mask ? &tmask : nullptr, periodic);
       const auto best = host_values(res.best_score);
       const auto arg = host_values(res.best_rotation);

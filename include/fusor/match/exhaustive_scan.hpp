@@ -214,7 +214,7 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
     return !(double(sum(cast<double>(box != 0.0f))) > 0.0);
   };
   if (whole && !excluded({0, 0, 0}, s)) {
-    const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, whole_window(s, templ.shape(), o.edges), target_mask);
+    const scan_plan<B> plan = plan_scan(t, templ, mask, kind, o, whole_window(s, templ.shape(), o.edges, o.grid), target_mask);
     scan_rotations(plan, rotations, o, workers, est.batch, keys, sums, score_sum, score_sum2, progress);
     scored = s.numel();
   } else {
@@ -229,8 +229,8 @@ scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& 
             progress.add(n);
             continue;
           }
-          const scan_window w = est.tile == s ? whole_window(s, templ.shape(), o.edges)  // one tile, one part
-                                              : tile_window(s, templ.shape(), T, {a0, a1, a2}, o.edges);
+          const scan_window w = est.tile == s ? whole_window(s, templ.shape(), o.edges, o.grid)  // one tile, one part
+                                              : tile_window(s, templ.shape(), T, {a0, a1, a2}, o.edges, o.grid);
           if (excluded({a0, a1, a2}, w.core)) {
             ++skipped;
             progress.add(n);

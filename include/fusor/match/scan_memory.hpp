@@ -51,8 +51,11 @@ inline double scan_bytes(const extents& n, const extents& m, const scan_window& 
   const bool pairs = paired && lanes >= 2;
   const double rows = double(m[0] * m[1] * w.grid[2]), stage = double(m[0] * w.grid[1] * w.grid[2]);
   const double pruning = pairs ? 8.0 * stage + 8.0 * rows : pruned ? 8.0 * H + 4.0 * rows : 0.0;
-  const double spectra = (flc ? 2.0 : 1.0) * (pairs ? double((lanes + 1) / 2) * 8.0 * F : double(lanes) * 8.0 * H);
-  const double lane = 16.0 * F + (flc ? 8.0 * F + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M;
+  // FLC in pairs keeps its mask correlations as a third paired spectrum and its scores on the
+  // scored box, not as two grids per lane
+  const bool local_pairs = pairs && kind == score::flc;
+  const double spectra = (local_pairs ? 3.0 : flc ? 2.0 : 1.0) * (pairs ? double((lanes + 1) / 2) * 8.0 * F : double(lanes) * 8.0 * H);
+  const double lane = 16.0 * F + (flc ? (local_pairs ? 4.0 * C : 8.0 * F) + 4.0 * M : 0.0) + (mcc ? 12.0 * F : 0.0) + 4.0 * M;
   const double worker = double(lanes) * lane + spectra + pruning + box + 8.0 * C + (o.mean_map ? 8.0 * C : 0.0);
   const double merge = workers > 1 ? 8.0 * C : 0.0;  // the max of two workers' key maps
   const double results = 16.0 * N + (o.mean_map ? 12.0 * N : 0.0);  // the keys (and sums) with the maps made from them
@@ -107,12 +110,12 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
       throw value_error("fusor::match::scan: expected a tile of three positive lengths (x, y, z), got " + to_string(o.tile));
     const extents t{std::min(o.tile[0], target[0]), std::min(o.tile[1], target[1]), std::min(o.tile[2], target[2])};
     const bool whole = t == target;
-    const auto w = whole ? detail::whole_window(target, templ, o.edges) : detail::tile_window(target, templ, t, {0, 0, 0}, o.edges);
+    const auto w = whole ? detail::whole_window(target, templ, o.edges, o.grid) : detail::tile_window(target, templ, t, {0, 0, 0}, o.edges, o.grid);
     while (chosen && batch > 1 && !fits(bytes(w, !whole))) halve_batch();
     set(t, w, bytes(w, !whole));
     return e;
   }
-  const auto whole = detail::whole_window(target, templ, o.edges);
+  const auto whole = detail::whole_window(target, templ, o.edges, o.grid);
   for (;;) {
     const double all = bytes(whole, false);
     if (fits(all)) {
@@ -129,7 +132,7 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
     for (int i = 1; i < 3; ++i)
       if (t[i] > t[a]) a = i;
     if (t[a] == 1) {
-      const auto w = detail::tile_window(target, templ, t, {0, 0, 0}, o.edges);
+      const auto w = detail::tile_window(target, templ, t, {0, 0, 0}, o.edges, o.grid);
       throw value_error("fusor::match::scan: a memory budget of " + std::to_string(e.budget) +
                         " bytes does not hold even a one-voxel tile, which needs " + std::to_string(std::size_t(bytes(w, true))) +
                         " bytes with a template of shape " + to_string(templ) + ", " + std::to_string(workers) +
@@ -138,7 +141,7 @@ scan_memory_estimate estimate_scan_memory(const extents& target, const extents& 
     }
     ++parts[std::size_t(a)];
     t[a] = (target[a] + parts[std::size_t(a)] - 1) / parts[std::size_t(a)];
-    const auto w = detail::tile_window(target, templ, t, {0, 0, 0}, o.edges);
+    const auto w = detail::tile_window(target, templ, t, {0, 0, 0}, o.edges, o.grid);
     const double b = bytes(w, true);
     if (fits(b)) {
       set(t, w, b);

@@ -29,6 +29,23 @@ enum class edge_mode {
 
 inline std::string to_string(edge_mode e) { return e == edge_mode::wrap ? "wrap" : "zeros"; }
 
+/// How the scan picks the lengths of its FFT grid, each at least what keeps every score from
+/// reading a wrapped value (scan_windows.hpp).
+enum class grid_choice {
+  /// The cheapest such grid by fft::transform_cost, among lengths whose factors are 2, 3, 5 and 7
+  /// (up to half again the least length) and, with edge_mode::wrap, the target's own length where
+  /// that is 7-smooth: a 112-long wrap axis stays 112 rather than a padded 135, whose odd length
+  /// costs 2.6 times as much per element.
+  fast,
+  /// The least lengths, whatever their factors: with edge_mode::wrap the target's own shape
+  /// (pyTME's grid), with zeros the target plus half a template, a tile's window as it is.
+  /// Slower where a length has a large prime factor; for comparing maps with a program that
+  /// transforms exactly that grid.
+  target
+};
+
+inline std::string to_string(grid_choice g) { return g == grid_choice::target ? "target" : "fast"; }
+
 struct scan_options {
   /// How the template (and FLC's mask) is rotated.
   interpolation method = interpolation::cubic;
@@ -42,6 +59,8 @@ struct scan_options {
   std::optional<vec3> rotation_center;
   /// What the target is beyond its faces: zeros, or itself repeated (edge_mode).
   edge_mode edges = edge_mode::zeros;
+  /// How the FFT grid's lengths are picked (grid_choice): the cheapest, or the least.
+  grid_choice grid = grid_choice::fast;
   /// cpu: the threads the scan uses (0: fusor's thread count). The rotations are dealt to them;
   /// with a single worker (threads 1, or one batch), its transforms and loops stay within them.
   /// Other backends: ignored.

@@ -119,8 +119,12 @@ struct scan_worker {
   std::vector<array<float, B>> rot, rot_mask;  // per lane, template-sized
   array<float, B> grid, cc_mask, cc_mask2;     // (lanes, grid); grid unused when scores_in_pairs
   array<float, B> cc_tg, overlap, cc_tg2;      // MCC: CC(t, g'), CC(t, m), CC(t, g'^2)
-  // the lanes' spectra: r2c halves, or paired (pairs_lanes), a whole grid per pair of lanes
-  array<std::complex<float>, B> spec, spec_mask, spec_box;
+  // the lanes' spectra: r2c halves, or paired (pairs_lanes), a whole grid per pair of lanes;
+  // FLC in pairs: spec_local and spec_mask end as the pairs' CC(f, m) and CC(f^2, m) (in place of
+  // cc_mask and cc_mask2), spec as their CC(f, g), and the pairs' scores go to `scores`
+  array<std::complex<float>, B> spec, spec_mask, spec_local, spec_box;
+  array<float, B> scores;    // FLC in pairs: (pairs, box0, box1, 2 box2), a pair's two scores side by side
+  array<float, B> pair_sum;  // FLC in pairs: (2 box2), the pair's mask sums side by side
   std::unique_ptr<pruned_forward<B>> pruned;  // strategy::prunes_template_zeros, one lane at a time
   std::unique_ptr<paired_forward<B>> paired;  // pairs_lanes(batch): two rotations per transform pair
   array<std::uint64_t, B> keys;
@@ -133,14 +137,17 @@ struct scan_worker {
         lanes(batch),
         lane_of(std::size_t(batch)),
         grid(scores_in_pairs(plan.kind, batch) ? extents{0} : lanes_shape(plan.window.grid)),
-        cc_mask(plan.rotates_mask() ? lanes_shape(plan.window.grid) : extents{0}),
-        cc_mask2(plan.rotates_mask() ? lanes_shape(plan.window.grid) : extents{0}),
+        cc_mask(plan.rotates_mask() && !local_in_pairs(plan.kind, batch) ? lanes_shape(plan.window.grid) : extents{0}),
+        cc_mask2(plan.rotates_mask() && !local_in_pairs(plan.kind, batch) ? lanes_shape(plan.window.grid) : extents{0}),
         cc_tg(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
         overlap(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
         cc_tg2(plan.kind == score::mcc ? lanes_shape(plan.window.grid) : extents{0}),
         spec(spectra_shape(plan.window.grid, batch)),
         spec_mask(plan.rotates_mask() ? spectra_shape(plan.window.grid, batch) : extents{0}),
+        spec_local(local_in_pairs(plan.kind, batch) ? spectra_shape(plan.window.grid, batch) : extents{0}),
         spec_box(plan.box_filter.size() ? half_grid(plan.template_shape) : extents{0}),
+        scores(local_in_pairs(plan.kind, batch) ? pair_scores_shape(plan.window.core, batch) : extents{0}),
+        pair_sum(local_in_pairs(plan.kind, batch) ? extents{2 * plan.window.core[2]} : extents{0}),
         keys(zeros<std::uint64_t, B>(plan.window.core)),
         sums(mean_map ? zeros<double, B>(plan.window.core) : array<double, B>(extents{0})),
         statistics(stats) {
@@ -160,10 +167,15 @@ struct scan_worker {
   /// backend's strategy pairs lanes).
   static bool pairs_lanes(index_t batch) { return strategy::pairs_lanes && batch >= 2; }
   /// Whether it also scores the pairs' correlations where the inverse transform leaves them, in
-  /// spec: the scores read as they are (FLC and MCC compute theirs on a lane's grid first).
-  static bool scores_in_pairs(score kind, index_t batch) {
-    return pairs_lanes(batch) && kind != score::flc && kind != score::mcc;
-  }
+  /// spec: the scores read as they are, or FLC's computed from there (MCC computes its score on a
+  /// lane's grid first).
+  static bool scores_in_pairs(score kind, index_t batch) { return pairs_lanes(batch) && kind != score::mcc; }
+  /// Whether FLC's three correlations stay paired where their inverse transforms leave them
+  /// (spec, spec_local, spec_mask) and its scores are computed from there, a pair at a time, into
+  /// `scores`: no pass splits a pair into two grids, and both of a pair's scores come from one
+  /// contiguous SIMD pass (the pair's parts side by side, as in the spectra).
+  static bool local_in_pairs(score kind, index_t batch) { return kind == score::flc && scores_in_pairs(kind, batch); }
+  static extents pair_scores_shape(const extents& t, index_t batch) { return {(batch + 1) / 2, t[0], t[1], 2 * t[2]}; }
   static extents half_grid(const extents& f) { return {f[0], f[1], f[2] / 2 + 1}; }
   static extents spectra_shape(const extents& f, index_t batch) {
     if (pairs_lanes(batch)) return {(batch + 1) / 2, f[0], f[1], f[2]};
@@ -270,7 +282,7 @@ struct scan_worker {
     for (index_t i = 0; i < used; ++i) prepare(i, q[i], first_index + std::uint32_t(i));
     forward(spec, used, rot, true, false, grid);
     if (p.kind == score::mcc) correlate_lanes(p.ft_tmask, spec, spec_mask, cc_tg, used);  // spec kept for the next
-    const bool in_pairs = scores_in_pairs(p.kind, lanes);
+    const bool in_pairs = scores_in_pairs(p.kind, lanes), local_pairs = local_in_pairs(p.kind, lanes);
     correlate_lanes(p.ft_target, spec, spec, grid, used, in_pairs);
     if (p.kind == score::mcc) {
       // the rotated mask's correlations with the target mask, the target and its square
@@ -282,9 +294,12 @@ struct scan_worker {
       forward(spec, used, rot, true, true, cc_tg2);
       correlate_lanes(p.ft_tmask, spec, spec, cc_tg2, used);
     } else if (p.kind == score::flc) {
+      // the masks' spectra against the target's and its square's: in pairs, both products left
+      // where their inverse transforms put them (spec_local, then spec_mask in place), each lane's
+      // normalisation read from there by the key pass
       forward(spec_mask, used, rot_mask, false, false, cc_mask);
-      correlate_lanes(p.ft_target, spec_mask, spec, cc_mask, used);
-      correlate_lanes(p.ft_target2, spec_mask, spec, cc_mask2, used);
+      correlate_lanes(p.ft_target, spec_mask, local_pairs ? spec_local : spec, cc_mask, used, local_pairs);
+      correlate_lanes(p.ft_target2, spec_mask, local_pairs ? spec_mask : spec, cc_mask2, used, local_pairs);
     }
     for (index_t i = 0; i < used; ++i) score(i, in_pairs, key_parts(i, in_pairs, used));
   }
@@ -310,12 +325,20 @@ struct scan_worker {
                 p.window.offset[0], p.window.offset[1], p.window.offset[2], in_pairs ? 2 : 1};
     // FLC and MCC: the score is computed on the scored box of the grid, in place of the correlation,
     // by one fused elementwise pass (SIMD square roots and divisions on cpu); the key pass then
-    // reads it as a plain map
+    // reads it as a plain map. FLC in pairs: a pair's pass (at its first lane) reads the three
+    // correlations where the pairs' transforms left them, each voxel's two parts side by side as
+    // one contiguous row, and writes the pair's scores the same way, which the key pass reads
     const auto box = [&](array<float, B>& a) {
       const auto& o = p.window.offset;
       return a(i, fusor::range(o[0], o[0] + t[0]), fusor::range(o[1], o[1] + t[1]), fusor::range(o[2], o[2] + t[2]));
     };
     const float nf = float(l.n), eps = float_eps;
+    // cc / (N sigma), sigma^2 = CC(f^2, m) / N - (CC(f, m) / N)^2, sigma = 1 where below eps
+    const auto flc_score = [&](auto&& out, const auto& g, const auto& e1, const auto& e2, const auto& n) {
+      const auto mean = e1 / n;
+      const auto sigma = sqrt(maximum(e2 / n - mean * mean, 0.0f));
+      out = g / (where(sigma < eps, 1.0f, sigma) * n);
+    };
     if (p.kind == score::mcc) {
       // Padfield's score (scores.hpp), 0 where the overlap or either variance term is too small
       auto g = box(grid);
@@ -326,12 +349,24 @@ struct scan_worker {
       const float tol = 1e3f * eps, min_overlap = float(p.overlap_ratio * l.n);
       g = where(o >= min_overlap && fixed > tol * e && moving > tol * h,
                 clip((g - d * b / o) / sqrt(fixed * moving), -1.0f, 1.0f), 0.0f);
+    } else if (p.kind == score::flc && in_pairs) {
+      const index_t j = i / 2;
+      const extents rows{t[0], t[1], 2 * t[2]};  // a voxel's two parts side by side
+      if (i % 2 == 0) {
+        const auto& o = p.window.offset;
+        const auto pair_box = [&](array<std::complex<float>, B>& a) {
+          float* first = reinterpret_cast<float*>(a.data() + j * f.numel() + (o[0] * f[1] + o[1]) * f[2] + o[2]);
+          return array_view<float, B>(first, rows, extents{2 * f[1] * f[2], 2 * f[2], 1});
+        };
+        const float second = i + 1 < lanes ? float(lane_of[std::size_t(i + 1)].n) : 1.0f;
+        array_view<float, B>(pair_sum.data(), extents{t[2]}, extents{2}) = nf;
+        array_view<float, B>(pair_sum.data() + 1, extents{t[2]}, extents{2}) = second;
+        flc_score(array_view<float, B>(scores.data() + j * rows.numel(), rows), pair_box(spec), pair_box(spec_local),
+                  pair_box(spec_mask), array_view<float, B>(pair_sum.data(), rows, extents{0, 0, 1}));
+      }
+      m = score_map{score_map::form::plain, scores.data() + j * rows.numel() + i % 2, nullptr, nullptr, t[1], t[2], t[1], t[2], 0, 0, 0, 2};
     } else if (p.kind == score::flc) {
-      // cc / (N sigma), sigma^2 = CC(f^2, m) / N - (CC(f, m) / N)^2, sigma = 1 where below eps
-      auto g = box(grid);
-      const auto mean = box(cc_mask) / nf;
-      const auto sigma = sqrt(maximum(box(cc_mask2) / nf - mean * mean, 0.0f));
-      g = g / (where(sigma < eps, 1.0f, sigma) * nf);
+      flc_score(box(grid), box(grid), box(cc_mask), box(cc_mask2), nf);
     } else if (p.kind != score::cc && p.kind != score::lcc) {
       m.kind = score_map::form::shifted;
       m.numerator = p.numerator.size() ? p.numerator.data() : nullptr;
