@@ -17,7 +17,7 @@
 //       target whose sides are not 5-smooth (a factor 7; primes of 29 to 61), edges 0 zeros, 1 wrap;
 //       counter grid: the FFT grid it picked (scan_options::grid fast), as d0*10^6 + d1*10^3 + d2
 //   fftw_floor_box/...:     the floor on that grid;  fftw_floor_target/...: on the least grid
-//       (grid_choice::target; with wrap the target's own shape, pyTME's grid)
+//       (grid_choice::target; with wrap the target's own shape)
 //   fusor_rigid_transform/<n>/<method>:  a template rotated about its centre (prefiltered
 //       coefficients for cubic, as the scan rotates them) into a caller's buffer
 //   copy_floor/<n>/<method>:            the same bytes copied (std::copy): the memory floor

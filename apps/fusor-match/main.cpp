@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"zeros", "wrap"}))->capture_default_str();
   mat->add_option("--grid", ma.grid,
                   "FFT grid: fast (the cheapest lengths with factors 2, 3, 5, 7 by a cost model of FFTW) or target "
-                  "(the least: with --edges wrap the target's own shape, as pyTME transforms it)")
+                  "(the least: with --edges wrap the target's own shape, prime lengths included)")
       ->check(CLI::IsMember({"fast", "target"}))->capture_default_str();
   mat->add_option("--planning", ma.planning, "FFT planning effort")->check(CLI::IsMember({"estimate", "measure", "patient"}))->capture_default_str();
   mat->add_flag("-q,--quiet", ma.quiet, "No progress line or summary");

@@ -3,6 +3,9 @@
 bench_match's JSON: prints pyTME's median time per rotation, fusor's, and pyTME/fusor (fusor's
 speed-up). Usage: match_peers.py BENCH_MATCH_JSON
 
+  scan/<score>/<n0>x<n1>x<n2>/<m>/<threads>/<edges>: the same on bench_match's non-cubic targets
+      (fusor_scan_box rows), edges wrap: pyTME's default (no padding, its grid the target's own
+      shape), zeros: pad_target_edges as above
   scan/<score>/<n>/<m>/<threads>: match_exhaustive on an n^3 target and an m^3 template (a sphere
       mask of radius m/2 - 1), as many rotations as fusor's row (bench_match's "rotations"), cubic interpolation (pyTME's default order 3),
       MaxScoreOverRotations, the target padded by the template (pad_target_edges: pyTME's grid is
@@ -52,7 +55,7 @@ def fusor_medians(path):
     return med
 
 
-def pytme_scan(score, n, m, threads, count):
+def pytme_scan(score, n, m, threads, count, pad=True):
     from tme.analyzer import MaxScoreOverRotations
     from tme.matching_data import MatchingData
     from tme.matching_exhaustive import MATCHING_EXHAUSTIVE_REGISTER, match_exhaustive
@@ -60,7 +63,7 @@ def pytme_scan(score, n, m, threads, count):
     from tme.matching_utils import create_mask
 
     rng = np.random.default_rng(1)
-    target = rng.uniform(-1, 1, (n, n, n)).astype(np.float32)
+    target = rng.uniform(-1, 1, tuple(n) if isinstance(n, tuple) else (n, n, n)).astype(np.float32)
     template = rng.uniform(-1, 1, (m, m, m)).astype(np.float32)
     mask = create_mask("ellipse", shape=(m, m, m), radius=m / 2 - 1, center=(m // 2,) * 3).astype(np.float32)
     rotations = get_rotation_matrices(angular_sampling=30, dim=3)[:count].astype(np.float32)
@@ -74,7 +77,7 @@ def pytme_scan(score, n, m, threads, count):
             warnings.simplefilter("ignore")
             match_exhaustive(matching_data=data, matching_setup=setup, matching_score=scoring,
                              callback_class=MaxScoreOverRotations, callback_class_args={},
-                             job_schedule=(1, threads), pad_target_edges=True, interpolation_order=3)
+                             job_schedule=(1, threads), pad_target_edges=pad, interpolation_order=3)
 
     return median_seconds(run, reps=3, warmup=1) / count
 
@@ -103,6 +106,13 @@ def main():
             peer = pytme_scan(SCORES[score], n, m, threads, count)
             mine = t / count
             label = f"scan/{SCORES[score]}/{n}/{m}/{threads}"
+        elif parts[0] == "fusor_scan_box":
+            score, n0, n1, n2, m, threads, wrap = (int(x) for x in parts[1:8])
+            if score not in SCORES:
+                continue
+            peer = pytme_scan(SCORES[score], (n0, n1, n2), m, threads, count, pad=not wrap)
+            mine = t / count
+            label = f"scan/{SCORES[score]}/{n0}x{n1}x{n2}/{m}/{threads}/{'wrap' if wrap else 'zeros'}"
         elif parts[0] == "fusor_rigid_transform":
             n, cubic = int(parts[1]), int(parts[2])
             peer = pytme_rigid_transform(n, 3 if cubic else 1)

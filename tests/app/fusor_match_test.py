@@ -77,7 +77,7 @@ def end_to_end(bin_, work):
     wmeta = json.load(open(os.path.join(wrap, "metadata.json")))
     assert wmeta["edges"] == "wrap" and wmeta["grid"] == "fast" and wmeta["fft_shape"] == [48, 56, 40], (wmeta["edges"], wmeta["fft_shape"])
     run(bin_, "peaks", "-i", wrap, "-n", 2, "-q")
-    # --grid target: the target's own shape, 44 included (pyTME's grid), and the same maps within rounding
+    # --grid target: the target's own shape, 44 included, and the same maps within rounding
     own = os.path.join(work, "wrap_own")
     run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", own,
         "-a", 45, "--planning", "estimate", "--edges", "wrap", "--grid", "target", "-q")

@@ -37,8 +37,9 @@ enum class grid_choice {
   /// that is 7-smooth: a 112-long wrap axis stays 112 rather than a padded 135, whose odd length
   /// costs 2.6 times as much per element.
   fast,
-  /// The least lengths, whatever their factors: with edge_mode::wrap the target's own shape
-  /// (pyTME's grid), with zeros the target plus half a template, a tile's window as it is.
+  /// The least lengths, whatever their factors: with edge_mode::wrap the target's own shape (the
+  /// exactly circular correlation), with zeros the target plus half a template, a tile's window
+  /// as it is.
   /// Slower where a length has a large prime factor; for comparing maps with a program that
   /// transforms exactly that grid.
   target
