@@ -14,7 +14,8 @@
 //       as direct FFTW calls with plans made once with FFTW_MEASURE, rotations dealt to threads with
 //       one single-threaded plan each, as the scan does
 //   fusor_scan_box/<score>/<n0>/<n1>/<n2>/<template>/<threads>/<edges>:  the scan on a non-cubic
-//       target whose sides are not 5-smooth (a factor 7; primes of 29 to 61), edges 0 zeros, 1 wrap;
+//       target whose sides are not 5-smooth (a factor 7; primes of 29 to 61; and tilted_recovery's
+//       200 x 200 x 100), edges 0 zeros, 1 wrap;
 //       counter grid: the FFT grid it picked (scan_options::grid fast), as d0*10^6 + d1*10^3 + d2
 //   fftw_floor_box/...:     the floor on that grid;  fftw_floor_target/...: on the least grid
 //       (grid_choice::target; with wrap the target's own shape)
@@ -36,7 +37,7 @@
 //       set, the template weighted by nothing (0), a ±60° wedge (1) or the series (2); counters:
 //       the copies found (a peak within 2 voxels) at the one-false-positive threshold, the other
 //       peaks above it (false positives), and the time per rotation
-// Scores: 4 FLCSphericalMask, 5 FLC (match::score's order).
+// Scores: 0 CC, 4 FLCSphericalMask, 5 FLC (match::score's order).
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
 
@@ -367,11 +368,13 @@ void scan_args(benchmark::internal::Benchmark* b) {  // the issue's sizes: 128^3
       for (int threads : {1, 2}) b->Args({kind, n, m, threads});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
-void box_args(benchmark::internal::Benchmark* b) {  // sides with a factor 7; sides with a prime of 29 or more; a 20^3 template
-  for (int kind : {4, 5})
-    for (const auto& n : {std::array<int, 3>{112, 126, 70}, std::array<int, 3>{116, 122, 62}})
+void box_args(benchmark::internal::Benchmark* b) {
+  // sides with a factor 7 and a 20^3 template; sides with primes 29, 61 and 31; tilted_recovery's
+  // 200 x 200 x 100 tomogram with its 21^3 template. CC, FLCSphericalMask and FLC
+  for (int kind : {0, 4, 5})
+    for (const auto& n : {std::array<int, 4>{112, 126, 70, 20}, std::array<int, 4>{116, 122, 62, 20}, std::array<int, 4>{200, 200, 100, 21}})
       for (int threads : {1, 2})
-        for (int wrap : {0, 1}) b->Args({kind, n[0], n[1], n[2], 20, threads, wrap});
+        for (int wrap : {0, 1}) b->Args({kind, n[0], n[1], n[2], n[3], threads, wrap});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 void transform_args(benchmark::internal::Benchmark* b) {

@@ -15,6 +15,13 @@ speed-up). Usage: match_peers.py BENCH_MATCH_JSON
   rigid_transform/<n>/<order>: pyTME's backend rigid_transform of an n^3 volume (scipy.ndimage's
       affine_transform; order 3 prefilters on every call, as pyTME's scan does)
 
+Usage: match_peers.py tilted FUSOR_MATCH WORK [--size X Y Z] [--template M] [--step DEG] [--contrast C ...]
+
+  A simulated tilt series (fusor-match simulate --tilt-series) searched by fusor-match with a
+  wedge only, by fusor-match weighted by the series, and by pyTME's match_template weighted by the
+  same series (its files written from the simulation's STAR): the copies each recovers at 0 and 1
+  false positives by one peak rule, and the time per rotation (see tilted()).
+
 Usage: match_peers.py program FUSOR_MATCH WORK [--size N] [--template M] [--step DEG] [--reps R]
 
   The whole program against pyTME's own command-line programs: `fusor-match simulate` plants
@@ -225,8 +232,126 @@ def program(argv):
           f"{same_rot}; the planted copies: {fm_set == truth}; starfile reads fusor's STAR rows: {star_set == fm_set}")
 
 
+def _found_at(scores, truth, r, fps):
+    """Copies recovered from a best-score map when peaks are taken in score order (local maxima at
+    least r voxels apart, none within r of a face) down to the (fps + 1)-th peak that is no copy:
+    the recall at fps false positives, the same rule for every program's map. A peak within 2
+    voxels of a copy not yet found finds it."""
+    from scipy.ndimage import maximum_filter
+    top = maximum_filter(scores, size=2 * r + 1, mode="constant", cval=-np.inf)
+    inside = np.zeros(scores.shape, bool)
+    inside[r:-r, r:-r, r:-r] = True
+    peaks = np.argwhere((scores == top) & inside)
+    peaks = peaks[np.argsort(-scores[tuple(peaks.T)], kind="stable")]
+    found, false = set(), 0
+    for p in peaks:
+        near = [i for i, t in enumerate(truth) if i not in found and np.sum((p - t) ** 2) <= 4]
+        if near:
+            found.add(near[0])
+        else:
+            false += 1
+            if false > fps:
+                break
+    return len(found)
+
+
+def tilted(argv):
+    """A simulated tilt series' tomogram searched three ways, each end to end with its own
+    program: (a) fusor-match with a missing wedge only, (b) fusor-match weighted by the tilt series
+    (--tilt-angles, --dose, --defocus: each tilt's slab, CTF and exposure filter), (c) pyTME's
+    match_template weighted by the same series (--tilt-angles with the doses as weights,
+    --tilt-weighting grigorieff, --ctf-file, --ctf-correction raw); the same rotations
+    (pyTME's set, handed to fusor as a rotation file), mask and score (FLCSphericalMask); the
+    copies each recovers at 0 and 1 false positives by one peak rule (_found_at), and the time per
+    rotation at 1 and 2 threads (processes for pyTME)."""
+    import argparse
+    import importlib.metadata
+    import subprocess
+    import mrcfile
+    import starfile
+    from scipy.spatial.transform import Rotation
+    from tme.matching_utils import load_pickle
+    from tme.rotations import get_rotation_matrices
+
+    ap = argparse.ArgumentParser(prog="match_peers.py tilted")
+    ap.add_argument("fusor_match")
+    ap.add_argument("work")
+    ap.add_argument("--size", type=int, nargs=3, default=[200, 200, 100])
+    ap.add_argument("--template", type=int, default=21)
+    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--step", type=float, default=20.0)
+    ap.add_argument("--contrast", type=float, nargs="+", default=[0.01, 0.006])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    a = ap.parse_args(argv)
+    bindir = os.path.dirname(sys.executable)
+    os.makedirs(a.work, exist_ok=True)
+    mats = get_rotation_matrices(angular_sampling=a.step, dim=3, use_optimized_set=True)
+    quats = Rotation.from_matrix(np.transpose(mats, (0, 2, 1))).as_quat()  # x y z w; see program()
+    rot_file = os.path.join(a.work, "rotations.txt")
+    with open(rot_file, "w") as f:
+        for x, y, z, w in quats:
+            f.write(f"{w:.17g} {x:.17g} {y:.17g} {z:.17g}\n")
+    count = len(quats)
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    r = a.template // 2
+    print(f"a simulated tilt series ({'x'.join(map(str, a.size))} voxels of 10 Å, {a.copies} copies of a {a.template}^3 "
+          f"template, ±60° in 3° steps, 2-5 µm defocus, 3 e/Å² per tilt), FLCSphericalMask over pyTME "
+          f"{importlib.metadata.version('pytme')}'s {a.step:g}° set ({count} rotations), end to end, one run each")
+    print(f"{'contrast':>8} {'search':32} {'found, 0 FP':>12} {'found, 1 FP':>12}" +
+          "".join(f" {f'{t} thread(s)':>14}" for t in a.threads) + "   (time per rotation)")
+    for contrast in a.contrast:
+        sim = os.path.join(a.work, f"sim{contrast:g}")
+        subprocess.run([a.fusor_match, "simulate", "-o", sim, "--tilt-series", "--size", *map(str, a.size), "--template-size",
+                        str(a.template), "--copies", str(a.copies), "--contrast", str(contrast), "--seed", "7"],
+                       check=True, capture_output=True)
+        truth = np.array([[int(v) for v in l.split("\t")[:3]] for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:]])
+        # the series for pyTME, from the tilt-series STAR the simulation wrote: the angles with the
+        # dose accumulated before each tilt as the weights column, and the per-tilt CTF as CTFFIND4
+        # writes it (which fusor-match reads as well)
+        ts = starfile.read(os.path.join(sim, "tilt_series", "TS.star"))
+        tilts = os.path.join(sim, "tilts.tsv")
+        with open(tilts, "w") as f:
+            f.write("angles\tweights\n")
+            for ang, dose in zip(ts["rlnTomoNominalStageTiltAngle"], ts["rlnMicrographPreExposure"]):
+                f.write(f"{ang:.4f}\t{dose:.4f}\n")
+        ctffind = os.path.join(sim, "ctffind.txt")
+        with open(ctffind, "w") as f:
+            f.write("# Output from CTFFind version 4.1.14 (written by match_peers.py from the simulation's STAR)\n"
+                    "# Pixel size: 10.000 Angstroms ; acceleration voltage: 300.0 keV ; spherical aberration: 2.70 mm ; "
+                    "amplitude contrast: 0.07\n"
+                    "# Columns: #1 - micrograph number; #2 - defocus 1 [Angstroms]; #3 - defocus 2; #4 - azimuth of astigmatism; "
+                    "#5 - additional phase shift [radians]; #6 - cross correlation; #7 - spacing (in Angstroms) up to which CTF rings "
+                    "were fit successfully\n")
+            for i, (u, v, ang) in enumerate(zip(ts["rlnDefocusU"], ts["rlnDefocusV"], ts["rlnDefocusAngle"])):
+                f.write(f"{i + 1:.6f} {u:.2f} {v:.2f} {ang:.2f} 0.000000 0.100000 20.000000\n")
+        tgt, tpl, msk = (os.path.join(sim, f) for f in ("target.mrc", "template.mrc", "mask.mrc"))
+        base = [a.fusor_match, "match", "-t", tgt, "-m", tpl, "--mask", msk, "--rotations", rot_file, "-s", "FLCSphericalMask",
+                "--edges", "wrap", "-q"]
+        searches = {
+            "(a) fusor-match, wedge": base + ["--wedge", "-60", "60"],
+            "(b) fusor-match, tilt series": base + ["--tilt-angles", os.path.join(sim, "TS.tlt"), "--dose",
+                                                    os.path.join(sim, "dose.txt"), "--defocus", ctffind],
+            "(c) pyTME, tilt series": [os.path.join(bindir, "match_template"), "-m", tgt, "-i", tpl, "-I", msk, "-a", a.step,
+                                       "-s", "FLCSphericalMask", "--tilt-angles", tilts, "--tilt-weighting", "grigorieff",
+                                       "--wedge-axes", "2,1", "--ctf-file", ctffind, "--ctf-correction", "raw"],
+        }
+        for name, cmd in searches.items():
+            times, maps = [], None
+            for t in a.threads:
+                out = os.path.join(a.work, f"{name[1]}{contrast:g}_{t}")
+                pytme = name.startswith("(c)")
+                full = cmd + (["-n", t, "-o", out + ".pickle"] if pytme else ["--threads", t, "-o", out])
+                times.append(_median_wall(full, 1, env))
+                if maps is None:  # pyTME's arrays are indexed x, y, z; an MRC file's data reads z, y, x
+                    maps = load_pickle(out + ".pickle")[0] if pytme else np.asarray(mrcfile.read(os.path.join(out, "scores.mrc"))).T
+            print(f"{contrast:>8g} {name:32} {_found_at(maps, truth, r, 0):>5}/{len(truth):<6} {_found_at(maps, truth, r, 1):>5}/{len(truth):<6}" +
+                  "".join(f" {s / count * 1e3:11.2f} ms" for s in times))
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "program":
         program(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "tilted":
+        tilted(sys.argv[2:])
     else:
         main()

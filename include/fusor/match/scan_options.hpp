@@ -20,10 +20,10 @@ enum class edge_mode {
   /// Zeros beyond the target (fusor's default; pyTME's --pad-edges): the FFT grid is padded by
   /// half a template, so nothing wraps.
   zeros,
-  /// The target repeated, as if periodic (pyTME's default, and what a correlation on the target's
-  /// own grid gives): on axes whose length is 5-smooth the grid is the target's own, which is
-  /// cheaper (80^3 against 90^3 for a 17^3 template: a transform pair 2.2 times cheaper); other
-  /// axes read a periodic halo on a padded grid, with the same scores.
+  /// The target repeated, as if periodic (pyTME's default on 5-smooth targets, and what a
+  /// correlation on the target's own grid gives): an axis may keep the target's own length, which
+  /// is cheaper (80^3 against 90^3 for a 17^3 template: a transform pair 2.2 times cheaper), or
+  /// read a periodic halo on a padded grid, with the same scores (grid_choice says which).
   wrap
 };
 

@@ -294,9 +294,9 @@ struct scan_worker {
       forward(spec, used, rot, true, true, cc_tg2);
       correlate_lanes(p.ft_tmask, spec, spec, cc_tg2, used);
     } else if (p.kind == score::flc) {
-      // the masks' spectra against the target's and its square's: in pairs, both products left
-      // where their inverse transforms put them (spec_local, then spec_mask in place), each lane's
-      // normalisation read from there by the key pass
+      // the masks' spectra against the target's and its square's: in pairs, both correlations left
+      // where their inverse transforms put them (spec_local, then spec_mask in place), and scored
+      // from there a pair at a time (score)
       forward(spec_mask, used, rot_mask, false, false, cc_mask);
       correlate_lanes(p.ft_target, spec_mask, local_pairs ? spec_local : spec, cc_mask, used, local_pairs);
       correlate_lanes(p.ft_target2, spec_mask, local_pairs ? spec_mask : spec, cc_mask2, used, local_pairs);
