@@ -232,20 +232,24 @@ def program(argv):
           f"{same_rot}; the planted copies: {fm_set == truth}; starfile reads fusor's STAR rows: {star_set == fm_set}")
 
 
-def _found_at(scores, truth, r, fps):
-    """Copies recovered from a best-score map when peaks are taken in score order (local maxima at
-    least r voxels apart, none within r of a face) down to the (fps + 1)-th peak that is no copy:
-    the recall at fps false positives, the same rule for every program's map. A peak within 2
-    voxels of a copy not yet found finds it."""
+def _peaks(scores, r):
+    """A best-score map's local maxima at least r voxels apart, none within r of a face, in score
+    order."""
     from scipy.ndimage import maximum_filter
     top = maximum_filter(scores, size=2 * r + 1, mode="constant", cval=-np.inf)
     inside = np.zeros(scores.shape, bool)
     inside[r:-r, r:-r, r:-r] = True
     peaks = np.argwhere((scores == top) & inside)
-    peaks = peaks[np.argsort(-scores[tuple(peaks.T)], kind="stable")]
+    return peaks[np.argsort(-scores[tuple(peaks.T)], kind="stable")]
+
+
+def _found_at(scores, truth, r, fps, tolerance):
+    """Copies recovered when the peaks (_peaks) are taken in score order down to the (fps + 1)-th
+    that is no copy: the recall at fps false positives, the same rule for every program's map. A
+    peak within `tolerance` voxels of a copy not yet found finds it."""
     found, false = set(), 0
-    for p in peaks:
-        near = [i for i, t in enumerate(truth) if i not in found and np.sum((p - t) ** 2) <= 4]
+    for p in _peaks(scores, r):
+        near = [i for i, t in enumerate(truth) if i not in found and np.sum((p - t) ** 2) <= tolerance ** 2]
         if near:
             found.add(near[0])
         else:
@@ -253,6 +257,21 @@ def _found_at(scores, truth, r, fps):
             if false > fps:
                 break
     return len(found)
+
+
+def _separation(scores, truth, r, tolerance):
+    """How far the copies stand out of the map's noise, in robust standard deviations of the map
+    (1.4826 median absolute deviations from its median, faces excluded): the mean and the least
+    of the copies' best scores within `tolerance` voxels, and the highest peak that is no copy."""
+    inner = scores[r:-r, r:-r, r:-r]
+    med = np.median(inner)
+    sd = 1.4826 * np.median(np.abs(inner - med))
+    z = []
+    for t in truth:
+        lo = np.maximum(t - tolerance, 0)
+        z.append((scores[lo[0]:t[0] + tolerance + 1, lo[1]:t[1] + tolerance + 1, lo[2]:t[2] + tolerance + 1].max() - med) / sd)
+    false = [p for p in _peaks(scores, r) if np.min(np.sum((truth - p) ** 2, axis=1)) > tolerance ** 2]
+    return np.mean(z), np.min(z), (scores[tuple(false[0])] - med) / sd
 
 
 def tilted(argv):
@@ -263,7 +282,9 @@ def tilted(argv):
     --tilt-weighting grigorieff, --ctf-file, --ctf-correction raw); the same rotations
     (pyTME's set, handed to fusor as a rotation file), mask and score (FLCSphericalMask); the
     copies each recovers at 0 and 1 false positives by one peak rule (_found_at), and the time per
-    rotation at 1 and 2 threads (processes for pyTME)."""
+    rotation at 1 and 2 threads (processes for pyTME), and how far the copies' scores stand out of
+    each map's noise. (b') is (b) with both volumes whitened by the tomogram's radial power
+    spectrum: a back-projection's noise is not white."""
     import argparse
     import importlib.metadata
     import subprocess
@@ -297,7 +318,10 @@ def tilted(argv):
     print(f"a simulated tilt series ({'x'.join(map(str, a.size))} voxels of 10 Å, {a.copies} copies of a {a.template}^3 "
           f"template, ±60° in 3° steps, 2-5 µm defocus, 3 e/Å² per tilt), FLCSphericalMask over pyTME "
           f"{importlib.metadata.version('pytme')}'s {a.step:g}° set ({count} rotations), end to end, one run each")
-    print(f"{'contrast':>8} {'search':32} {'found, 0 FP':>12} {'found, 1 FP':>12}" +
+    tol = a.template // 4  # peaks lie at least r apart; a missing wedge smears a copy's peak along z by a few voxels
+    print(f"a copy is found by a peak within {tol} voxels; z: the copies' best scores (mean, least) and the highest "
+          "other peak, in robust standard deviations of the map")
+    print(f"{'contrast':>8} {'search':32} {'found, 0 FP':>12} {'found, 1 FP':>12} {'z copies':>12} {'z false':>8}" +
           "".join(f" {f'{t} thread(s)':>14}" for t in a.threads) + "   (time per rotation)")
     for contrast in a.contrast:
         sim = os.path.join(a.work, f"sim{contrast:g}")
@@ -331,6 +355,8 @@ def tilted(argv):
             "(a) fusor-match, wedge": base + ["--wedge", "-60", "60"],
             "(b) fusor-match, tilt series": base + ["--tilt-angles", os.path.join(sim, "TS.tlt"), "--dose",
                                                     os.path.join(sim, "dose.txt"), "--defocus", ctffind],
+            "(b') the same, --whiten": base + ["--tilt-angles", os.path.join(sim, "TS.tlt"), "--dose", os.path.join(sim, "dose.txt"),
+                                                "--defocus", ctffind, "--whiten"],
             "(c) pyTME, tilt series": [os.path.join(bindir, "match_template"), "-m", tgt, "-i", tpl, "-I", msk, "-a", a.step,
                                        "-s", "FLCSphericalMask", "--tilt-angles", tilts, "--tilt-weighting", "grigorieff",
                                        "--wedge-axes", "2,1", "--ctf-file", ctffind, "--ctf-correction", "raw"],
@@ -338,13 +364,15 @@ def tilted(argv):
         for name, cmd in searches.items():
             times, maps = [], None
             for t in a.threads:
-                out = os.path.join(a.work, f"{name[1]}{contrast:g}_{t}")
+                out = os.path.join(a.work, f"{name[1:name.index(')')]}{contrast:g}_{t}")
                 pytme = name.startswith("(c)")
                 full = cmd + (["-n", t, "-o", out + ".pickle"] if pytme else ["--threads", t, "-o", out])
                 times.append(_median_wall(full, 1, env))
                 if maps is None:  # pyTME's arrays are indexed x, y, z; an MRC file's data reads z, y, x
                     maps = load_pickle(out + ".pickle")[0] if pytme else np.asarray(mrcfile.read(os.path.join(out, "scores.mrc"))).T
-            print(f"{contrast:>8g} {name:32} {_found_at(maps, truth, r, 0):>5}/{len(truth):<6} {_found_at(maps, truth, r, 1):>5}/{len(truth):<6}" +
+            zm, zl, zf = _separation(maps, truth, r, tol)
+            print(f"{contrast:>8g} {name:32} {_found_at(maps, truth, r, 0, tol):>5}/{len(truth):<6} "
+                  f"{_found_at(maps, truth, r, 1, tol):>5}/{len(truth):<6} {zm:6.2f} {zl:5.2f} {zf:8.2f}" +
                   "".join(f" {s / count * 1e3:11.2f} ms" for s in times))
 
 
