@@ -13,10 +13,14 @@
 //   fftw_fftconvolve:          the same written by hand: zero-padded copies into FFTW buffers of
 //                              next_fast_len size, two r2c, the product loop (with 1/N), one c2r,
 //                              the centred block copied out
+//   fftw_measured_pair/<n0>/<n1>/<n2>: a one-thread FFTW_MEASURE r2c + c2r pair, the data of
+//                              fft::transform_cost's fit (bench/fit_transform_cost.py refits it)
 // Arguments: the shape, then the thread count (FFTW threads and fusor's loops alike).
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
 
+#include <cmath>
+#include <complex>
 #include <cstring>
 
 #include <fusor/fusor.hpp>
@@ -193,6 +197,42 @@ void fftw_fftconvolve(benchmark::State& st) {
   fftwf_destroy_plan(pi);
 }
 
+// One-thread FFTW_MEASURE r2c + c2r pairs of the grids fft::transform_cost was fitted to (7-smooth
+// axes of 60 to 200 beside 128^2, on each axis, and cubes of 64 to 192), counter model: the
+// model's cost of the grid. bench/fit_transform_cost.py refits the model's weights from them.
+void fftw_measured_pair(benchmark::State& st) {
+  const int n0 = int(st.range(0)), n1 = int(st.range(1)), n2 = int(st.range(2));
+  const extents f{n0, n1, n2};
+  array<float> real(f);
+  array<std::complex<float>> spec(extents{n0, n1, n2 / 2 + 1});
+  fftwf_plan_with_nthreads(1);
+  auto* c = reinterpret_cast<fftwf_complex*>(spec.data());
+  fftwf_plan fwd = fftwf_plan_dft_r2c_3d(n0, n1, n2, real.data(), c, FFTW_MEASURE);
+  fftwf_plan inv = fftwf_plan_dft_c2r_3d(n0, n1, n2, c, real.data(), FFTW_MEASURE | FFTW_DESTROY_INPUT);
+  for (index_t i = 0; i < real.size(); ++i) real.data()[i] = float(i % 17) - 8.0f;
+  for (auto _ : st) {
+    fftwf_execute(fwd);
+    fftwf_execute(inv);
+    benchmark::DoNotOptimize(real.data());
+  }
+  fftwf_destroy_plan(fwd);
+  fftwf_destroy_plan(inv);
+  st.counters["model"] = fft::transform_cost(f);
+  st.counters["ns_per_cell"] = benchmark::Counter(double(f.numel()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+void fit_grids(benchmark::internal::Benchmark* b) {
+  for (int n = 60; n <= 200; ++n) {
+    if (!std::isfinite(fft::axis_cost(n))) continue;
+    b->Args({128, 128, n});
+    if (n != 128) {
+      b->Args({128, n, 128});
+      b->Args({n, 128, 128});
+    }
+  }
+  for (int n : {64, 72, 80, 84, 96, 100, 112, 120, 126, 140, 144, 150, 160, 168, 180, 192}) b->Args({n, n, n});
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 void volumes(benchmark::internal::Benchmark* b) {
   for (int t : {1, 2}) {
     b->Args({128, 128, 128, t});
@@ -209,6 +249,7 @@ BENCHMARK(fftw_roundtrip)->Apply(volumes);
 BENCHMARK(fftw_malloc_roundtrip)->Apply(volumes);
 BENCHMARK(fusor_rfft_roundtrip_norm)->Apply(volumes);
 BENCHMARK(fftw_roundtrip_norm)->Apply(volumes);
+BENCHMARK(fftw_measured_pair)->Apply(fit_grids);
 BENCHMARK(fusor_fftconvolve)->Args({512, 31, 1})->Args({512, 31, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(fftw_fftconvolve)->Args({512, 31, 1})->Args({512, 31, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -17,8 +17,10 @@ namespace fusor::fft {
 /// lose the half-length complex transform an even one runs). The weights are a least-squares fit
 /// of 120 measured one-thread FFTW 3.3.10 r2c + c2r pairs (FFTW_MEASURE plans; 7-smooth axes of
 /// 60 to 200 beside 128^2, and cubes of 64 to 192, within 14% rms): 2: 0.215, 3: 0.523,
-/// 5: 0.773, 7: 1.198, odd: 1.718. A length with a larger prime factor has no codelet and is
-/// infinitely costly here: lengths to choose from are 7-smooth.
+/// 5: 0.773, 7: 1.198, odd: 1.718. bench_fft's fftw_measured_pair rows are those grids, and
+/// bench/fit_transform_cost.py refits the weights from them (a second run on the same machine:
+/// 0.198, 0.541, 0.741, 1.124, 1.541, 12% rms). A length with a larger prime factor has no
+/// codelet and is infinitely costly here: lengths to choose from are 7-smooth.
 inline double axis_cost(index_t n) {
   if (n < 1) throw value_error("fusor: axis_cost expects a positive length, got " + std::to_string(n));
   if (n == 1) return 0.0;  // nothing to transform
