@@ -143,14 +143,28 @@ def _median_wall(cmd, reps, env):
     return sorted(times)[len(times) // 2]
 
 
+def _pytme_rotation_file(step, path):
+    """pyTME's own rotation set for this sampling (what its match_template searches), in its order,
+    written as a fusor-match --rotations file; returns the quaternions (x y z w). pyTME rotates the
+    template by the inverse of its matrices relative to fusor's quaternions: fusor gets the
+    transposes, so that rotation i is the same orientation in both programs."""
+    from scipy.spatial.transform import Rotation
+    from tme.rotations import get_rotation_matrices
+    mats = get_rotation_matrices(angular_sampling=step, dim=3, use_optimized_set=True)
+    quats = Rotation.from_matrix(np.transpose(mats, (0, 2, 1))).as_quat()
+    with open(path, "w") as f:
+        f.write("# pyTME's get_rotation_matrices(angular_sampling=%g, use_optimized_set=True), transposed: w x y z\n" % step)
+        for x, y, z, w in quats:
+            f.write(f"{w:.17g} {x:.17g} {y:.17g} {z:.17g}\n")
+    return quats
+
+
 def program(argv):
     import argparse
     import importlib.metadata
     import subprocess
     import mrcfile
-    from scipy.spatial.transform import Rotation
     from tme.matching_utils import load_pickle
-    from tme.rotations import get_rotation_matrices
 
     ap = argparse.ArgumentParser(prog="match_peers.py program")
     ap.add_argument("fusor_match")
@@ -167,16 +181,8 @@ def program(argv):
     subprocess.run([a.fusor_match, "simulate", "-o", sim, "--size", *[str(a.size)] * 3, "--template-size",
                     str(a.template), "--copies", str(a.copies), "--angular-step", str(a.step), "--seed", "11"],
                    check=True, capture_output=True)
-    # pyTME's own rotation set for this sampling (what its match_template searches), in its order.
-    # pyTME rotates the template by the inverse of its matrices relative to fusor's quaternions:
-    # fusor gets the transposes, so that rotation i is the same orientation in both programs.
-    mats = get_rotation_matrices(angular_sampling=a.step, dim=3, use_optimized_set=True)
-    quats = Rotation.from_matrix(np.transpose(mats, (0, 2, 1))).as_quat()  # x y z w
     rot_file = os.path.join(a.work, "rotations.txt")
-    with open(rot_file, "w") as f:
-        f.write("# pyTME's get_rotation_matrices(angular_sampling=%g, use_optimized_set=True), transposed: w x y z\n" % a.step)
-        for x, y, z, w in quats:
-            f.write(f"{w:.17g} {x:.17g} {y:.17g} {z:.17g}\n")
+    quats = _pytme_rotation_file(a.step, rot_file)
     count = len(quats)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     tgt, tpl, msk = (os.path.join(sim, f) for f in ("target.mrc", "template.mrc", "mask.mrc"))
@@ -290,9 +296,7 @@ def tilted(argv):
     import subprocess
     import mrcfile
     import starfile
-    from scipy.spatial.transform import Rotation
     from tme.matching_utils import load_pickle
-    from tme.rotations import get_rotation_matrices
 
     ap = argparse.ArgumentParser(prog="match_peers.py tilted")
     ap.add_argument("fusor_match")
@@ -306,12 +310,8 @@ def tilted(argv):
     a = ap.parse_args(argv)
     bindir = os.path.dirname(sys.executable)
     os.makedirs(a.work, exist_ok=True)
-    mats = get_rotation_matrices(angular_sampling=a.step, dim=3, use_optimized_set=True)
-    quats = Rotation.from_matrix(np.transpose(mats, (0, 2, 1))).as_quat()  # x y z w; see program()
     rot_file = os.path.join(a.work, "rotations.txt")
-    with open(rot_file, "w") as f:
-        for x, y, z, w in quats:
-            f.write(f"{w:.17g} {x:.17g} {y:.17g} {z:.17g}\n")
+    quats = _pytme_rotation_file(a.step, rot_file)
     count = len(quats)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     r = a.template // 2
