@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <limits>
+#include <span>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -318,6 +321,270 @@ TEST_CASE("match cones: every rotation puts the reference inside the cone; the c
   CHECK_THROWS_AS(match::cone_rotations(axis, cone, step, step, ref, 0), fusor::value_error);
   CHECK_THROWS_AS(match::cone_rotations(axis, cone, 1e-9, 90), fusor::value_error);  // 3e21 directions
   CHECK_THROWS_AS(match::cone_rotations(axis, cone, step, 1e-300), fusor::value_error);
+}
+
+// Templates from atomic models and maps, tight masks. These run on the host whatever the backend
+// (a one-off edit of a template, returned on B), so they are checked here once.
+namespace {
+
+using fusor::extents;
+using fusor::index_t;
+
+/// An atom's density at distance^2 r2 (Å^2), its Gaussians each widened by `extra` Å^2: the
+/// published closed form rho = q sum_i a_i (4 pi / beta_i)^(3/2) exp(-4 pi^2 r^2 / beta_i).
+double atom_density(const match::scattering_atom& t, double r2, double extra) {
+  const double pi = std::numbers::pi;
+  double rho = 0;
+  for (int i = 0; i < 5; ++i) {
+    const double beta = t.b[i] + t.b_factor + extra;
+    rho += t.occupancy * t.a[i] * std::pow(4 * pi / beta, 1.5) * std::exp(-4 * pi * pi * r2 / beta);
+  }
+  return rho;
+}
+
+/// The structure factor F(k) = sum q f(|k| / 2) exp(-B |k|^2 / 4) exp(-2 pi i k.r), k in 1/Å.
+std::complex<double> structure_factor(const std::vector<match::scattering_atom>& atoms, const vec3& k) {
+  const double pi = std::numbers::pi;
+  const double k2 = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+  std::complex<double> f = 0;
+  for (const auto& t : atoms) {
+    double amp = 0;
+    for (int i = 0; i < 5; ++i) amp += t.a[i] * std::exp(-(t.b[i] + t.b_factor) * k2 / 4);
+    const double phase = -2 * pi * (k[0] * t.position[0] + k[1] * t.position[1] + k[2] * t.position[2]);
+    f += t.occupancy * amp * std::complex<double>(std::cos(phase), std::sin(phase));
+  }
+  return f;
+}
+
+/// Three atoms with carbon-, oxygen- and sulphur-like factors (the shape of International Tables
+/// C 4.3.2.2's: five Gaussians from sharp to wide), odd B-factors and occupancies.
+std::vector<match::scattering_atom> three_atoms() {
+  std::vector<match::scattering_atom> atoms(3);
+  atoms[0] = {{10.2, -3.1, 4.4}, 1.0, 15, {0.0489, 0.2091, 0.7537, 1.1420, 0.3555}, {0.114, 1.056, 5.656, 18.5, 47.6}, 12.011};
+  atoms[1] = {{13.9, 1.7, 2.0}, 0.7, 32, {0.0974, 0.2921, 0.6910, 0.6990, 0.2039}, {0.207, 1.381, 4.694, 12.7, 32.5}, 15.999};
+  atoms[2] = {{7.5, 0.4, 9.8}, 1.0, 48, {0.0915, 0.4312, 1.0847, 2.4671, 1.0852}, {0.184, 1.72, 5.83, 24.4, 62.7}, 32.06};
+  return atoms;
+}
+
+std::vector<double> host(const fusor::array<float>& a) { return std::vector<double>(a.data(), a.data() + a.size()); }
+
+}  // namespace
+
+TEST_CASE("match model density: a blurred model against the direct sum of its Gaussians; F(0) and F(k) unblurred; bad input") {
+  const auto atoms = three_atoms();
+  const double s = 2.0;
+  const extents n{24, 19, 27};  // even and odd sides
+  const vec3 c = match::center_of_mass(atoms);
+  {  // blurred so that every Gaussian is 2 voxels wide or more: the band-limited map is the sampled density
+    match::model_density_options o;
+    o.voxel_size = s, o.box = n, o.blur = 1300;
+    const auto map = host(match::density_from_model(std::span<const match::scattering_atom>(atoms), o));
+    double top = 0, err = 0;
+    for (index_t i = 0; i < n[0]; ++i)
+      for (index_t j = 0; j < n[1]; ++j)
+        for (index_t k = 0; k < n[2]; ++k) {
+          const vec3 r{c[0] + double(i - n[0] / 2) * s, c[1] + double(j - n[1] / 2) * s, c[2] + double(k - n[2] / 2) * s};
+          double want = 0;
+          for (const auto& t : atoms)
+            for (int p0 = -1; p0 <= 1; ++p0)  // periodic images: the box is periodic
+              for (int p1 = -1; p1 <= 1; ++p1)
+                for (int p2 = -1; p2 <= 1; ++p2) {
+                  const double d0 = r[0] - t.position[0] + p0 * n[0] * s, d1 = r[1] - t.position[1] + p1 * n[1] * s,
+                               d2 = r[2] - t.position[2] + p2 * n[2] * s;
+                  want += atom_density(t, d0 * d0 + d1 * d1 + d2 * d2, 1300);
+                }
+          top = std::max(top, want);
+          err = std::max(err, std::abs(map[std::size_t((i * n[1] + j) * n[2] + k)] - want));
+        }
+    MESSAGE("blurred model: max error ", err / top, " of the peak");
+    CHECK(err <= 2e-4 * top);
+  }
+  {  // no blur: the map's DFT is the structure factor at the box's frequencies up to Nyquist
+    match::model_density_options o;
+    o.voxel_size = s, o.box = n;
+    const auto map = match::density_from_model(std::span<const match::scattering_atom>(atoms), o);
+    const auto v = host(map);
+    double total = 0;
+    for (double x : v) total += x;
+    CHECK(total * s * s * s == doctest::Approx(match::forward_scattering(atoms)).epsilon(1e-5));
+    const auto spec = fusor::fft::rfftn(map);
+    const vec3 r0{c[0] - double(n[0] / 2) * s, c[1] - double(n[1] / 2) * s, c[2] - double(n[2] / 2) * s};  // voxel 0
+    const double f0 = std::abs(structure_factor(atoms, {0, 0, 0}));
+    double worst = 0;
+    for (const auto& f : std::vector<std::array<index_t, 3>>{{1, 0, 0}, {0, 3, 2}, {5, -4, 7}, {-11, 8, 12}, {11, -9, 13}}) {
+      const vec3 k{double(f[0]) / (n[0] * s), double(f[1]) / (n[1] * s), double(f[2]) / (n[2] * s)};
+      const double pi = std::numbers::pi;
+      const double ph = -2 * pi * (k[0] * r0[0] + k[1] * r0[1] + k[2] * r0[2]);
+      // sum_v rho(r_v) e^(-2 pi i f.v/n) s^3 = e^(2 pi i k.r0) F(k)... written as F(k) shifted to voxel 0
+      const std::complex<double> want = structure_factor(atoms, k) * std::complex<double>(std::cos(-ph), std::sin(-ph));
+      const index_t i0 = (f[0] + n[0]) % n[0], i1 = (f[1] + n[1]) % n[1];
+      const std::complex<double> got = std::complex<double>(spec.data()[(i0 * n[1] + i1) * (n[2] / 2 + 1) + f[2]]) * (s * s * s);
+      worst = std::max(worst, std::abs(got - want) / f0);
+    }
+    MESSAGE("unblurred model: max error of F(k) ", worst, " of F(0)");
+    CHECK(worst <= 2e-4);
+    // the centre given: the same map moved by whole voxels
+    o.center = vec3{c[0] + 2 * s, c[1] - s, c[2]};
+    const auto moved = host(match::density_from_model(std::span<const match::scattering_atom>(atoms), o));
+    double diff = 0, top = 0;
+    for (index_t i = 2; i < n[0]; ++i)
+      for (index_t j = 0; j + 1 < n[1]; ++j)
+        for (index_t k = 0; k < n[2]; ++k) {
+          top = std::max(top, std::abs(v[std::size_t((i * n[1] + j) * n[2] + k)]));
+          diff = std::max(diff, std::abs(moved[std::size_t(((i - 2) * n[1] + j + 1) * n[2] + k)] - v[std::size_t((i * n[1] + j) * n[2] + k)]));
+        }
+    CHECK(diff <= 1e-5 * top);
+    o.invert = true, o.center.reset();
+    const auto dark = host(match::density_from_model(std::span<const match::scattering_atom>(atoms), o));
+    CHECK(dark[100] == doctest::Approx(-v[100]));
+    // a one-voxel box holds the mean density of the box
+    o.invert = false, o.box = extents{1, 1, 1};
+    const auto one = host(match::density_from_model(std::span<const match::scattering_atom>(atoms), o));
+    CHECK(one[0] * s * s * s == doctest::Approx(match::forward_scattering(atoms)).epsilon(1e-5));
+  }
+  {  // a low-pass is fourier_filter's Gaussian bandpass
+    match::model_density_options o;
+    o.voxel_size = s, o.box = n, o.lowpass = 12;
+    const auto low = host(match::density_from_model(std::span<const match::scattering_atom>(atoms), o));
+    o.lowpass = 0;
+    const auto ref = host(match::apply_filter(match::density_from_model(std::span<const match::scattering_atom>(atoms), o),
+                                              match::fourier_filter{s, match::bandpass{12, 0, true}, {}, {}, {}, {}}));
+    double d = 0;
+    for (std::size_t q = 0; q < low.size(); ++q) d = std::max(d, std::abs(low[q] - ref[q]));
+    CHECK(d <= 1e-6);
+  }
+  const std::span<const match::scattering_atom> all(atoms);
+  match::model_density_options bad;
+  bad.voxel_size = 0, bad.box = n;
+  CHECK_THROWS_WITH_AS(match::density_from_model(all, bad), doctest::Contains("voxel size > 0"), fusor::value_error);
+  bad.voxel_size = s, bad.box = extents{4, 4};
+  CHECK_THROWS_WITH_AS(match::density_from_model(all, bad), doctest::Contains("3-d shape"), fusor::shape_error);
+  bad.box = n, bad.blur = -1;
+  CHECK_THROWS_WITH_AS(match::density_from_model(all, bad), doctest::Contains("blur >= 0"), fusor::value_error);
+  bad.blur = 0;
+  auto broken = atoms;
+  broken[1].b_factor = -5;
+  CHECK_THROWS_WITH_AS(match::density_from_model(std::span<const match::scattering_atom>(broken), bad),
+                       doctest::Contains("atom 1 has B-factor -5"), fusor::value_error);
+  broken[1].b_factor = 5, broken[2].position[1] = std::nan("");
+  CHECK_THROWS_WITH_AS(match::density_from_model(std::span<const match::scattering_atom>(broken), bad),
+                       doctest::Contains("atom 2 has a non-finite coordinate y"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::density_from_model(std::span<const match::scattering_atom>(), bad), doctest::Contains("weight"),
+                       fusor::value_error);
+}
+
+TEST_CASE("match resample: a Gaussian keeps its width and integral, down and up, on odd and even grids; maps to templates") {
+  const double pi = std::numbers::pi, sigma = 3.0;
+  const extents n{40, 36, 45};
+  const vec3 g{19.4, 17.2, 23.9};  // the Gaussian's centre, voxels
+  fusor::array<float> v(n);
+  for (index_t i = 0; i < n[0]; ++i)
+    for (index_t j = 0; j < n[1]; ++j)
+      for (index_t k = 0; k < n[2]; ++k) {
+        const double d2 = (i - g[0]) * (i - g[0]) + (j - g[1]) * (j - g[1]) + (k - g[2]) * (k - g[2]);
+        v.data()[(i * n[1] + j) * n[2] + k] = float(std::exp(-d2 / (2 * sigma * sigma)));
+      }
+  for (const extents& m : {extents{25, 22, 28}, extents{64, 51, 61}, extents{40, 36, 45}}) {
+    const auto r = host(match::fourier_resample(v, m));
+    double err = 0, total = 0;
+    for (index_t i = 0; i < m[0]; ++i)
+      for (index_t j = 0; j < m[1]; ++j)
+        for (index_t k = 0; k < m[2]; ++k) {
+          const double x0 = double(i) * n[0] / m[0] - g[0], x1 = double(j) * n[1] / m[1] - g[1], x2 = double(k) * n[2] / m[2] - g[2];
+          const double want = std::exp(-(x0 * x0 + x1 * x1 + x2 * x2) / (2 * sigma * sigma));
+          const double got = r[std::size_t((i * m[1] + j) * m[2] + k)];
+          err = std::max(err, std::abs(got - want));
+          total += got * (double(n[0]) / m[0]) * (double(n[1]) / m[1]) * (double(n[2]) / m[2]);
+        }
+    INFO("resampled to ", fusor::to_string(m));
+    CHECK(err <= 2e-5);
+    CHECK(total == doctest::Approx(std::pow(2 * pi, 1.5) * sigma * sigma * sigma).epsilon(1e-5));
+  }
+  // a constant stays that constant on any grid, a one-voxel grid included
+  const auto flat = host(match::fourier_resample(fusor::full<float, fusor::cpu>(extents{6, 5, 7}, 2.5f), extents{1, 9, 4}));
+  for (double x : flat) CHECK(x == doctest::Approx(2.5).epsilon(1e-6));
+  CHECK_THROWS_WITH_AS(match::fourier_resample(v, extents{4, 0, 4}), doctest::Contains("at least one voxel"), fusor::shape_error);
+
+  // a map of 1 Å voxels to a template of 2.3 Å: the Gaussian (sigma 3 Å) centred on the box,
+  // its width in Å kept, the voxel size returned within 0.1% of the one asked for
+  match::map_template_options o;
+  o.voxel_size = 2.3, o.box = extents{24, 24, 23}, o.center_of_mass = true;
+  const auto t = match::template_from_map(v, {1.0, 1.0, 1.0}, o);
+  for (double x : t.voxel_size) CHECK(std::abs(x - 2.3) <= 2.3e-3);
+  const auto check_gaussian = [&](const std::vector<double>& got, const vec3& at, double sign) {
+    double err = 0;
+    for (index_t i = 0; i < 24; ++i)
+      for (index_t j = 0; j < 24; ++j)
+        for (index_t k = 0; k < 23; ++k) {
+          const double x0 = (i - at[0]) * t.voxel_size[0], x1 = (j - at[1]) * t.voxel_size[1], x2 = (k - at[2]) * t.voxel_size[2];
+          const double want = sign * std::exp(-(x0 * x0 + x1 * x1 + x2 * x2) / (2 * sigma * sigma));
+          err = std::max(err, std::abs(got[std::size_t((i * 24 + j) * 23 + k)] - want));
+        }
+    return err;
+  };
+  CHECK(check_gaussian(host(t.volume), {12, 12, 11}, 1) <= 1e-4);
+  // centred on the map's centre voxel instead: the Gaussian sits where it was relative to it
+  o.center_of_mass = false;
+  const auto u = match::template_from_map(v, {1.0, 1.0, 1.0}, o);
+  CHECK(check_gaussian(host(u.volume), {12 + (g[0] - 20) / u.voxel_size[0], 12 + (g[1] - 18) / u.voxel_size[1], 11 + (g[2] - 22) / u.voxel_size[2]}, 1) <= 1e-4);
+  // mirrored along z about the centre voxel, and inverted
+  o.mirror = true, o.invert = true;
+  const auto w = match::template_from_map(v, {1.0, 1.0, 1.0}, o);
+  CHECK(check_gaussian(host(w.volume), {12 + (g[0] - 20) / u.voxel_size[0], 12 + (g[1] - 18) / u.voxel_size[1], 11 - (g[2] - 22) / u.voxel_size[2]}, -1) <= 1e-4);
+  o.voxel_size = 0;
+  CHECK_THROWS_WITH_AS(match::template_from_map(v, {1.0, 1.0, 1.0}, o), doctest::Contains("voxel size > 0"), fusor::value_error);
+  o.voxel_size = 2.3, o.center_of_mass = true;
+  CHECK_THROWS_WITH_AS(match::template_from_map(fusor::array<float>(-v), {1.0, 1.0, 1.0}, o), doctest::Contains("positive density"),
+                       fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::template_from_map(v, {1.0, -1.0, 1.0}, o), doctest::Contains("along y"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::template_from_map(fusor::ones<float, fusor::cpu>(extents{1, 1, 1}), {1.0, 1.0, 1.0},
+                                                match::map_template_options{0.7, {}, false, 0, false, false}),
+                       doctest::Contains("within 0.1%"), fusor::value_error);
+}
+
+TEST_CASE("match tight mask: the distance transform against brute force; threshold, dilation and soft edge; bad input") {
+  const extents n{9, 7, 11};
+  fusor::array<float> t(n);
+  std::vector<char> in(std::size_t(n.numel()));
+  for (index_t q = 0; q < n.numel(); ++q) {
+    const double x = std::sin(0.37 * double(q * q % 101) + 0.5);
+    t.data()[q] = float(x);
+    in[std::size_t(q)] = x > 0.93;
+  }
+  const auto d = match::distance_transform(n, [&](index_t q) { return bool(in[std::size_t(q)]); });
+  const auto brute = [&](index_t q) {
+    const index_t i = q / (n[1] * n[2]), j = (q / n[2]) % n[1], k = q % n[2];
+    double best = std::numeric_limits<double>::infinity();
+    for (index_t p = 0; p < n.numel(); ++p)
+      if (in[std::size_t(p)]) {
+        const index_t a = p / (n[1] * n[2]) - i, b = (p / n[2]) % n[1] - j, c = p % n[2] - k;
+        best = std::min(best, std::sqrt(double(a * a + b * b + c * c)));
+      }
+    return best;
+  };
+  double err = 0;
+  for (index_t q = 0; q < n.numel(); ++q) err = std::max(err, std::abs(d[std::size_t(q)] - brute(q)));
+  CHECK(err <= 1e-12);
+  const auto none = match::distance_transform(extents{2, 3, 1}, [](index_t) { return false; });
+  for (double x : none) CHECK(std::isinf(x));
+
+  match::tight_mask_options o;
+  o.threshold = 0.93, o.dilation = 1.5, o.soft_edge = 2.5;
+  const auto m = host(match::tight_mask(t, o));
+  for (index_t q = 0; q < n.numel(); ++q) {
+    const double e = brute(q) - 1.5;
+    const double want = e <= 0 ? 1 : e < 2.5 ? 0.5 * (1 + std::cos(std::numbers::pi * e / 2.5)) : 0;
+    CHECK(m[std::size_t(q)] == doctest::Approx(want).epsilon(1e-6));
+  }
+  o.dark = true, o.threshold = -0.93;  // the same particle with dark protein
+  const auto dm = host(match::tight_mask(fusor::array<float>(-t), o));
+  for (std::size_t q = 0; q < dm.size(); ++q) CHECK(dm[q] == m[q]);
+  o.dark = false, o.threshold = 2;
+  CHECK_THROWS_WITH_AS(match::tight_mask(t, o), doctest::Contains("no voxel of the template is above the threshold"), fusor::value_error);
+  o.threshold = 0, o.soft_edge = -1;
+  CHECK_THROWS_WITH_AS(match::tight_mask(t, o), doctest::Contains("soft edge >= 0"), fusor::value_error);
+  o.soft_edge = 0, o.dilation = std::nan("");
+  CHECK_THROWS_WITH_AS(match::tight_mask(t, o), doctest::Contains("dilation >= 0"), fusor::value_error);
 }
 
 // The backend-generic bodies (interpolation, rigid transforms, masks) on the cpu backend.

@@ -1,9 +1,10 @@
 #pragma once
 // FFT template matching (namespace fusor::match). So far: rotations (quaternions, matrices, Euler
 // conventions, near-uniform rotation sets with their covering radius, symmetry reduction, cones),
-// rigid transforms of volumes (trilinear and cubic B-spline interpolation), masks, pyTME's scores,
-// Fourier filters and a tilt series' weight with the readers of its metadata files, simulated tilt
-// series, the exhaustive scan, peak calling and MRC files.
+// rigid transforms of volumes (trilinear and cubic B-spline interpolation), masks (tight ones from
+// a template too), pyTME's scores, Fourier filters and a tilt series' weight with the readers of
+// its metadata files, simulated tilt series, templates from atomic models and from maps (Fourier
+// resampling), the exhaustive scan, peak calling and MRC files.
 #include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "match/rotations.hpp"
 #include "match/interpolation.hpp"
@@ -14,6 +15,10 @@
 #include "match/tilt_weight.hpp"
 #include "match/tilt_files.hpp"
 #include "match/filters.hpp"
+#include "match/resample.hpp"
+#include "match/model_density.hpp"
+#include "match/map_template.hpp"
+#include "match/tight_mask.hpp"
 #include "match/tilt_simulation.hpp"
 #include "match/exhaustive_scan.hpp"
 #include "backend/cpu/scan_strategy.hpp"   // the backends' scan strategies: host-safe, both always
