@@ -538,7 +538,7 @@ TEST_CASE("match resample: a Gaussian keeps its width and integral, down and up,
                        fusor::value_error);
   CHECK_THROWS_WITH_AS(match::template_from_map(v, {1.0, -1.0, 1.0}, o), doctest::Contains("along y"), fusor::value_error);
   CHECK_THROWS_WITH_AS(match::template_from_map(fusor::ones<float, fusor::cpu>(extents{1, 1, 1}), {1.0, 1.0, 1.0},
-                                                match::map_template_options{0.7, {}, false, 0, false, false}),
+                                                match::map_template_options{1000, {}, false, 0, false, false}),
                        doctest::Contains("within 0.1%"), fusor::value_error);
 }
 

@@ -3,6 +3,8 @@
 //   match     score every rotation of a template against a target (MRC in, an output folder out)
 //   peaks     call peaks on a match output and write TSV and RELION 5 STAR
 //   preview   draw slices of the target and the score map, with the peaks marked (PNG)
+//   template  a template MRC from an atomic model (PDB, mmCIF) or a map, at the tomogram's voxel size
+//   mask      a mask MRC: sphere, ellipsoid, cylinder, or tight around a template
 // Every subcommand has --help. Errors name the bad option or file and what was expected; they
 // are found before any work starts. Ctrl-C stops a scan between rotations and writes nothing.
 // Under mpirun the rotations are split across the processes and rank 0 writes the merged maps.
@@ -14,11 +16,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "mask_run.hpp"
 #include "match_run.hpp"
 #include "numbers.hpp"
 #include "peaks_run.hpp"
 #include "preview.hpp"
 #include "simulate.hpp"
+#include "template_run.hpp"
 
 namespace fusor_match {
 #if defined(FUSOR_MATCH_CUDA)
@@ -160,6 +164,51 @@ int main(int argc, char** argv) {
   pv->add_option("--width", va.width, "About this many pixels wide")->check(whole_number(64, 20000))->capture_default_str();
   pv->add_flag("-q,--quiet", va.quiet, "No summary line");
 
+  template_args ta;
+  auto* tp = app.add_subcommand("template", "Write a template MRC from an atomic model (PDB or mmCIF) or a density map, at the tomogram's voxel size");
+  auto* from_model = tp->add_option("--model", ta.model, "Atomic model: PDB or mmCIF (gzipped too); its first model's atoms, "
+                                    "electron scattering factors (International Tables C 4.3.2.2) blurred by each atom's B-factor");
+  tp->add_option("--map", ta.map, "Density map (MRC), resampled by Fourier cropping or padding")->excludes(from_model);
+  tp->add_option("-o,--output", ta.output, "The template MRC to write")->required();
+  tp->add_option("--voxel-size", ta.voxel_size, "The template's voxel size in Å (the tomogram's)")->required()
+      ->check(finite_number(0, 1e6, true));
+  tp->add_option("--box", ta.box, "The template's edge in voxels, or x y z (default for --map: the map's extent)")
+      ->expected(1, 3)->check(whole_number(1, 4096));
+  tp->add_option("--map-voxel-size", ta.map_voxel_size, "With --map: its voxel size in Å, instead of its header's")
+      ->check(finite_number(0, 1e6, true));
+  tp->add_option("--centre", ta.centre, "With --map: the point put on the box's centre voxel, the map's centre of mass (of its positive "
+                 "values) or its centre voxel (box); a model is centred on its centre of mass")
+      ->check(CLI::IsMember({"mass", "box"}))->capture_default_str();
+  tp->add_option("--blur", ta.blur, "With --model: a B-factor (Å²) added to every atom's")->check(finite_number(0, 1e6));
+  tp->add_option("--lowpass", ta.lowpass, "A Gaussian low-pass at this resolution in Å (0: none)")->check(finite_number(0, 1e6));
+  tp->add_flag("--invert", ta.invert, "Negate the template (dark protein, as in a tomogram that was not inverted)");
+  tp->add_flag("--mirror", ta.mirror, "Mirror along z about the centre voxel (the other handedness)");
+  tp->add_flag("--keep-waters", ta.keep_waters, "With --model: keep the waters (left out by default)");
+  tp->add_flag("-q,--quiet", ta.quiet, "No summary line");
+
+  mask_args ka;
+  auto* mk = app.add_subcommand("mask", "Write a mask MRC: a sphere, ellipsoid or cylinder, or tight around a template");
+  mk->add_option("-o,--output", ka.output, "The mask MRC to write")->required();
+  mk->add_option("--shape", ka.shape, "sphere, ellipsoid, cylinder (about z) or tight (the template's voxels beyond --threshold, "
+                 "grown by --dilation)")
+      ->check(CLI::IsMember({"sphere", "ellipsoid", "cylinder", "tight"}))->capture_default_str();
+  mk->add_option("--box", ka.box, "The mask's edge in voxels, or x y z (default: the --template's shape)")
+      ->expected(1, 3)->check(whole_number(1, 4096));
+  mk->add_option("--template", ka.templ, "The template (MRC): the shape, voxel size and, for tight, the density followed");
+  mk->add_option("--voxel-size", ka.voxel_size, "Voxel size in Å for the header (default: the template's, or 1)")
+      ->check(finite_number(0, 1e6, true));
+  mk->add_option("--radius", ka.radius, "Sphere or cylinder radius in voxels")->check(finite_number(0, 1e6, true));
+  mk->add_option("--radii", ka.radii, "Ellipsoid radii in voxels along x y z")->expected(3)->check(finite_number(0, 1e6, true));
+  mk->add_option("--height", ka.height, "Cylinder height in voxels")->check(finite_number(0, 1e6, true));
+  mk->add_option("--soft-edge", ka.soft_edge, "Raised-cosine edge width in voxels (0: hard)")->check(finite_number(0, 1e6))
+      ->capture_default_str();
+  mk->add_option("--threshold", ka.threshold, "Tight: the template's voxels above this are the particle")
+      ->check(finite_number(-1e30, 1e30))->capture_default_str();
+  mk->add_flag("--dark", ka.dark, "Tight: the particle is below --threshold (dark protein)");
+  mk->add_option("--dilation", ka.dilation, "Tight: grow the particle by this many voxels")->check(finite_number(0, 1e6))
+      ->capture_default_str();
+  mk->add_flag("-q,--quiet", ka.quiet, "No summary line");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -169,9 +218,11 @@ int main(int argc, char** argv) {
   const std::string who = w.size() > 1 ? std::string(program_name) + " (rank " + std::to_string(w.rank()) + " of " +
                                              std::to_string(w.size()) + ")"
                                        : std::string(program_name);
-  if (w.rank() != 0 && !*mat) return 0;  // simulate and peaks are one process's work
+  if (w.rank() != 0 && !*mat) return 0;  // everything but match is one process's work
   try {
     if (*sim) return run_simulate(sa);
+    if (*tp) return run_template(ta);
+    if (*mk) return run_mask(ka);
     catch_interrupts();
     if (*mat) {
       w.select_gpu<scan_backend>();

@@ -16,6 +16,11 @@
                         limit), a second writer while the first runs, a part from another result,
                         a file of the user's in the folder; a new result removes what was derived
                         from the old one (peaks, preview) and the temporaries of dead runs
+  templates BIN WORK    template and mask: a template from a real structure (PyMOL's 1tii.pdb,
+                        Debian's pymol-data) integrates to its forward scattering by the published
+                        factors; its mmCIF (written by gemmi's own program) and gzipped copies give
+                        the same voxels; a map resampled keeps its integral; masks by their
+                        definitions, a tight one against brute-force distances
   mpi BIN WORK MPIRUN   mpirun -n 2 gives the one-process maps byte for byte; a bad input ends
                         the job with its message; a rank interrupted (SIGINT) or killed part-way
                         through its scan ends the job, and no map is written (exit 77: skipped,
@@ -483,6 +488,84 @@ def read_png(path):
     return width, height, b"".join(raw[r * stride + 1:(r + 1) * stride] for r in range(height))
 
 
+# International Tables for Crystallography C (2011), table 4.3.2.2: the electron scattering
+# factors' Gaussian amplitudes a1..a5 (Å); f(0) is their sum
+IT_C_4322_A = {
+    "C": (0.0893, 0.2563, 0.7570, 1.0487, 0.3575),
+    "N": (0.1022, 0.3219, 0.7982, 0.8197, 0.1715),
+    "O": (0.0974, 0.2921, 0.6910, 0.6990, 0.2039),
+    "S": (0.2497, 0.5628, 1.3899, 2.1865, 0.7715),
+}
+STRUCTURE = "/usr/share/pymol/data/demo/1tii.pdb"  # heat-labile enterotoxin IIb, from Debian's pymol-data
+
+
+def pdb_forward_scattering(path):
+    """F(0) of a PDB file's first model without waters, from its ATOM/HETATM columns."""
+    total = 0.0
+    for line in open(path):
+        if line.startswith("ENDMDL"):
+            break
+        if line.startswith(("ATOM", "HETATM")) and line[17:20] != "HOH":
+            total += float(line[54:60]) * sum(IT_C_4322_A[line[76:78].strip()])
+    return total
+
+
+def templates(bin_, work):
+    import numpy as np
+    if not os.path.isfile(STRUCTURE):
+        sys.exit(f"{STRUCTURE} is missing: install Debian's pymol-data (scripts/deps does)")
+    os.makedirs(work, exist_ok=True)
+    t = os.path.join(work, "1tii.mrc")
+    p = run(bin_, "template", "--model", STRUCTURE, "--voxel-size", 10, "--box", 16, 18, 17, "-o", t)
+    assert "5469 atoms" in p.stdout and "215 water atoms left out" in p.stdout, p.stdout
+    v = read_mrc(t).astype(np.float64)
+    assert v.shape == (16, 18, 17), v.shape
+    f0 = pdb_forward_scattering(STRUCTURE)
+    assert abs(v.sum() * 1000 / f0 - 1) < 1e-5, (v.sum() * 1000, f0)
+    # the centre of mass of the positive density sits on the box's centre voxel, within a voxel
+    w = np.clip(v, 0, None)
+    com = [float((w.sum(axis=tuple(a for a in range(3) if a != k)) * np.arange(v.shape[k])).sum() / w.sum()) for k in range(3)]
+    assert all(abs(com[k] - v.shape[k] // 2) < 1 for k in range(3)), com
+    # the same structure as mmCIF written by gemmi's own program, and gzipped: the same voxels
+    cif = os.path.join(work, "1tii.cif")
+    run("gemmi", "convert", STRUCTURE, cif)
+    shutil.copyfileobj(open(cif, "rb"), __import__("gzip").open(cif + ".gz", "wb"))
+    for other in (cif, cif + ".gz"):
+        o = os.path.join(work, "other.mrc")
+        run(bin_, "template", "--model", other, "--voxel-size", 10, "--box", 16, 18, 17, "-o", o, "-q")
+        assert open(o, "rb").read()[1024:] == open(t, "rb").read()[1024:], f"{other} gives other voxels than the PDB file"
+    # inverted and mirrored along z about the centre voxel (8 of 17): voxel k takes 16 - k
+    im = os.path.join(work, "inv_mirror.mrc")
+    run(bin_, "template", "--model", STRUCTURE, "--voxel-size", 10, "--box", 16, 18, 17, "--invert", "--mirror", "-o", im, "-q")
+    assert np.allclose(read_mrc(im), -v[:, :, ::-1], rtol=0, atol=1e-6 * np.abs(v).max())
+    # the map resampled to 7 Å in a box that holds all of it: the same integral
+    r = os.path.join(work, "resampled.mrc")
+    p = run(bin_, "template", "--map", t, "--voxel-size", 7, "--box", 26, "--centre", "box", "-o", r)
+    rv = read_mrc(r).astype(np.float64)
+    size = struct.unpack("<3f", open(r, "rb").read()[40:52])
+    voxel = [size[k] / rv.shape[k] for k in range(3)]
+    assert all(abs(x - 7) < 7e-3 for x in voxel), voxel
+    assert abs(rv.sum() * voxel[0] * voxel[1] * voxel[2] / f0 - 1) < 2e-3, (rv.sum() * np.prod(voxel), f0)
+    # masks: a soft sphere by its definition; a tight mask from brute-force distances
+    sph = os.path.join(work, "sphere.mrc")
+    run(bin_, "mask", "--box", 16, 18, 17, "--radius", 5, "--soft-edge", 3, "-o", sph, "-q")
+    g = np.stack(np.meshgrid(*[np.arange(n) - n // 2 for n in (16, 18, 17)], indexing="ij"))
+    d = np.sqrt((g ** 2).sum(axis=0)) - 5
+    want = np.where(d <= 0, 1, np.where(d < 3, 0.5 * (1 + np.cos(np.pi * np.clip(d, 0, 3) / 3)), 0))
+    assert np.abs(read_mrc(sph) - want).max() < 1e-5
+    tight = os.path.join(work, "tight.mrc")
+    threshold = 0.2 * v.max()
+    run(bin_, "mask", "--template", t, "--shape", "tight", "--threshold", threshold, "--dilation", 1.5, "--soft-edge", 2,
+        "-o", tight, "-q")
+    inside = np.argwhere(v > threshold)
+    pts = g.reshape(3, -1).T + np.array([8, 9, 8])
+    dist = np.sqrt(((pts[:, None, :] - inside[None, :, :]) ** 2).sum(axis=2)).min(axis=1).reshape(v.shape) - 1.5
+    want = np.where(dist <= 0, 1, np.where(dist < 2, 0.5 * (1 + np.cos(np.pi * np.clip(dist, 0, 2) / 2)), 0))
+    assert np.abs(read_mrc(tight) - want).max() < 1e-5
+    print(f"fusor-match templates: 1tii.pdb integrates to F(0) = {f0:.1f} Å within 1e-5; mmCIF and gzip give the same "
+          f"voxels; resampled to {voxel[0]:.4f} Å it keeps its integral; sphere and tight masks by their definitions")
+
+
 def errors(bin_, work):
     sim = os.path.join(work, "sim")
     run(bin_, "simulate", "-o", sim, "--size", 24, 24, 24, "--template-size", 9, "--copies", 1)
@@ -593,6 +676,39 @@ def errors(bin_, work):
     open(tiny, "wb").write(tdata[:8] + struct.pack("<i", 2) + tdata[12:1024 + 9 * 9 * 2 * 4])
     cases.append(("tiny template", ["match", "-t", t, "-m", tiny, "-o", out], "too small for the default spherical mask",
                   "give a --mask"))
+    # templates and masks
+    bad_charge = os.path.join(work, "charge.pdb")
+    open(bad_charge, "w").write("ATOM      1  CA  GLY A   1      10.000  10.000  10.000  1.00 20.00           C68\nEND\n")
+    unknown = os.path.join(work, "unknown.pdb")
+    open(unknown, "w").write("ATOM      1  Q1  GLY A   1      10.000  10.000  10.000  1.00 20.00          QQ\nEND\n")
+    no_atoms = os.path.join(work, "no_atoms.pdb")
+    open(no_atoms, "w").write("HEADER    NOTHING\nEND\n")
+    tpl = os.path.join(work, "tpl.mrc")
+    cases += [
+        ("model and map", ["template", "--model", unknown, "--map", m, "--voxel-size", "5", "-o", tpl], "excludes", ""),
+        ("model without box", ["template", "--model", unknown, "--voxel-size", "5", "-o", tpl], "--model needs --box", ""),
+        ("malformed model", ["template", "--model", bad_charge, "--voxel-size", "5", "--box", "8", "-o", tpl],
+         f"cannot read the model {bad_charge} as PDB or mmCIF", "charge"),
+        ("unknown element", ["template", "--model", unknown, "--voxel-size", "5", "--box", "8", "-o", tpl],
+         "atom Q1 of residue GLY 1 in chain A", "no tabulated electron scattering factor"),
+        ("model without atoms", ["template", "--model", no_atoms, "--voxel-size", "5", "--box", "8", "-o", tpl], "no atoms", ""),
+        ("missing model", ["template", "--model", f"{work}/none.pdb", "--voxel-size", "5", "--box", "8", "-o", tpl],
+         "none.pdb is missing", ""),
+        ("zero voxel size", ["template", "--model", unknown, "--voxel-size", "0", "--box", "8", "-o", tpl], "--voxel-size", "above 0"),
+        ("blur of a map", ["template", "--map", m, "--voxel-size", "10", "--blur", "50", "-o", tpl], "--blur is for --model", ""),
+        ("dark map's centre of mass", ["template", "--map", nan_t.replace("nan_target", "negative"), "--voxel-size", "10", "-o", tpl],
+         "positive density", "invert it first"),
+        ("output in no folder", ["template", "--map", m, "--voxel-size", "10", "-o", f"{work}/none/t.mrc"], "does not exist", ""),
+        ("tight mask without template", ["mask", "--shape", "tight", "--box", "8", "-o", tpl], "--shape tight needs --template", ""),
+        ("sphere without radius", ["mask", "--box", "8", "-o", tpl], "--shape sphere needs --radius", ""),
+        ("mask box", ["mask", "--box", "8", "--template", m, "--radius", "3", "-o", tpl], "is not the template's shape", ""),
+        ("empty tight mask", ["mask", "--template", m, "--shape", "tight", "--threshold", "1e9", "-o", tpl],
+         "no voxel of the template is above the threshold", "its values run from"),
+    ]
+    # a map with no positive value (the template negated) for the centre-of-mass case
+    open(nan_t.replace("nan_target", "negative"), "wb").write(
+        tdata[:1024] + struct.pack(f"<{(len(tdata) - 1024) // 4}f",
+                                   *[-abs(x) - 1 for x in struct.unpack(f"<{(len(tdata) - 1024) // 4}f", tdata[1024:])]))
     for name, args, *expect in cases:
         p = run(bin_, *args, ok=False)
         text = p.stdout + p.stderr
@@ -601,6 +717,7 @@ def errors(bin_, work):
             assert e in text, f"{name}: {e!r} not in the message:\n{text}"
         assert not re.search(r"[0-9]{40}", text), f"{name}: a number of 40 digits in the message:\n{text}"
         assert not os.path.exists(out), f"{name}: the output folder was made: {os.listdir(out)}"
+        assert not os.path.exists(tpl), f"{name}: {tpl} was written"
         assert not [f for f in os.listdir(work) if ".fusor-partial-" in f], f"{name}: staging left: {os.listdir(work)}"
     # a constant target: no evidence of the template anywhere, so every score is 0 up to rounding
     # (pyTME's normalisation, sigma 1 where it is below float's epsilon); with zeros beyond the
@@ -862,7 +979,7 @@ def rank_pid(rank, marker):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 4 or sys.argv[1] not in ("end_to_end", "errors", "folder", "starfile", "mpi"):
+    if len(sys.argv) < 4 or sys.argv[1] not in ("end_to_end", "errors", "folder", "starfile", "mpi", "templates"):
         sys.exit(__doc__)
     work = sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
@@ -870,4 +987,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "mpi":
         mpi(sys.argv[2], work, sys.argv[4] if len(sys.argv) > 4 else "none")
     else:
-        {"end_to_end": end_to_end, "errors": errors, "folder": folder, "starfile": star}[sys.argv[1]](sys.argv[2], work)
+        {"end_to_end": end_to_end, "errors": errors, "folder": folder, "starfile": star, "templates": templates}[sys.argv[1]](sys.argv[2], work)

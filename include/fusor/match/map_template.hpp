@@ -5,9 +5,10 @@
 //
 // Resampling keeps the box: a grid of n voxels of size s becomes m voxels of size n s / m. To reach
 // the voxel size asked for, each axis is first padded (with the mean of the map's faces) to the
-// length n' in [n, 2n] whose n' s / size is nearest a whole number m'; the voxel size the result
-// really has, n' s / m', is returned with it (within 1e-3 of the one asked for, or the call
-// throws), for the caller to write into the file's header.
+// least length n' whose n' s / size is within 1e-4 of a whole number m' (or the nearest up to
+// n' = n + max(n, 160)); the voxel size the result really has, n' s / m', is returned with it
+// (within 1e-3 of the one asked for, or the call throws), for the caller to write into the
+// file's header.
 #include <array>
 #include <cmath>
 #include <complex>
@@ -44,16 +45,17 @@ struct sized_volume {
 
 namespace detail {
 
-/// The padded length n' in [n, 2n] whose n' from / to is nearest a whole number (relative to that
-/// number), and that number.
+/// The least padded length n' >= n whose n' from / to is within 1e-4 of a whole number m'
+/// (relative to m'), or failing that the nearest in [n, n + max(n, 160)], with that m'.
 inline std::array<index_t, 2> resample_lengths(index_t n, double from, double to) {
   index_t best_n = n, best_m = 1;
   double best = 1e300;
-  for (index_t p = n; p <= 2 * n; ++p) {
+  for (index_t p = n; p <= n + std::max<index_t>(n, 160); ++p) {
     const double exact = double(p) * from / to;
     const index_t m = std::max<index_t>(1, index_t(std::llround(exact)));
     const double err = std::fabs(exact - double(m)) / double(m);
     if (err < best - 1e-12) best = err, best_n = p, best_m = m;
+    if (best <= 1e-4) break;
   }
   return {best_n, best_m};
 }
