@@ -217,19 +217,19 @@ TEST_CASE("match rotations: random rotations follow the Haar measure's angle law
   CHECK_THROWS_AS(match::random_rotations(-1, 1), fusor::value_error);
 }
 
-TEST_CASE("match rotation sets: uniform sets cover SO(3) within the step, up to Cn and Dn; deterministic") {
+TEST_CASE("match rotation sets: uniform sets cover SO(3) within the step, up to Cn, Dn, T, O and I; deterministic") {
   CHECK(match::symmetry::parse("C1").order() == 1);
   CHECK(match::symmetry::parse("c4").order() == 4);
   CHECK(match::symmetry::parse("D7").order() == 14);
   CHECK(match::symmetry::parse("D7").name() == "D7");
-  for (const char* bad : {"", "C", "C0", "X3", "D-2", "C2.5"})
+  for (const char* bad : {"", "C", "C0", "X3", "D-2", "C2.5", "T2"})
     CHECK_THROWS_WITH_AS(match::symmetry::parse(bad), doctest::Contains("Cn or Dn"), fusor::value_error);
   CHECK_THROWS_AS(match::symmetry('C', 0), fusor::value_error);
   CHECK_THROWS_AS(match::symmetry('D', 200000), fusor::value_error);
   CHECK_THROWS_AS(match::covering_radius(match::super_fibonacci(10), 0), fusor::value_error);
   CHECK_THROWS_WITH_AS(match::uniform_rotations(1e-9), doctest::Contains("more than 2^32"), fusor::value_error);
   const auto c1 = match::uniform_rotations(20);
-  for (const char* name : {"C1", "C2", "C5", "D2", "D3"}) {
+  for (const char* name : {"C1", "C2", "C5", "D2", "D3", "T", "O", "I"}) {
     CAPTURE(name);
     const auto s = match::symmetry::parse(name);
     const auto g = match::group_elements(s);
@@ -245,7 +245,8 @@ TEST_CASE("match rotation sets: uniform sets cover SO(3) within the step, up to 
       }
     CHECK(closed);
     CHECK(distinct);
-    for (double step : {45.0, 20.0}) {
+    const bool polyhedral = s.polyhedral();
+    for (double step : polyhedral ? std::vector<double>{30.0, 10.0} : std::vector<double>{45.0, 20.0}) {
       CAPTURE(step);
       const auto set = match::uniform_rotations(step, s);
       // any rotation r is within the step of a member q up to the symmetry: min over g of d(r g, q)
@@ -260,13 +261,42 @@ TEST_CASE("match rotation sets: uniform sets cover SO(3) within the step, up to 
       if (s.order() == 1) radius = std::max(radius, match::covering_radius(set, 20000, 5));
       MESSAGE(std::string(name), " step ", step, ": ", set.size(), " rotations, covering radius ", radius);
       CHECK(radius <= step);
-      CHECK(radius >= 0.75 * step);  // not wastefully dense
+      CHECK(radius >= (polyhedral ? 0.6 : 0.75) * step);  // not wastefully dense
       if (step == 20.0) {  // about 1/|G| of the C1 set
         CHECK(double(set.size()) >= 0.8 * double(c1.size()) / s.order());
         CHECK(double(set.size()) <= 1.3 * double(c1.size()) / s.order() + 10);
       }
+      if (step == 10.0) {  // T, O, I: 1/|G| of C1's, and a quarter more where the cell's faces cut the spiral
+        const auto c1_fine = match::uniform_rotations(10);
+        CHECK(double(set.size()) >= 1.0 * double(c1_fine.size()) / s.order());
+        CHECK(double(set.size()) <= 1.35 * double(c1_fine.size()) / s.order());
+      }
     }
   }
+  // RELION's orientations of T, O and I: their named axes are in the groups (I's three-fold is not
+  // one of its generators)
+  const auto has = [](const char* name, const vec3& axis, double angle) {
+    for (const auto& h : match::group_elements(match::symmetry::parse(name)))
+      if (match::distance(h, match::axis_angle(axis, angle)) < 1e-3) return true;  // degrees: the axes as printed, to 6 digits
+    return false;
+  };
+  CHECK(has("T", {0, 0, 1}, 120));
+  CHECK(has("T", {0, 0.816496, 0.577350}, 180));
+  CHECK(has("O", {0, 0, 1}, 90));
+  CHECK(has("O", {1, 1, 1}, 120));
+  CHECK(has("I", {0, 0, 1}, 180));
+  CHECK(has("I", {0.525731114, 0, 0.850650807}, 72));
+  CHECK(has("I", {0, 0.356822076, 0.934172364}, 120));
+  CHECK(!has("I", {1, 0, 0}, 72));
+  CHECK(match::symmetry::parse("i2").name() == "I");
+  CHECK(match::symmetry::parse("O").order() == 24);
+  for (const char* bad : {"T2", "O1", "I3", "Q"})
+    CHECK_THROWS_WITH_AS(match::symmetry::parse(bad), doctest::Contains("T, O or I"), fusor::value_error);
+  CHECK_THROWS_AS(match::symmetry('T', 2), fusor::value_error);
+  // the Crowther criterion: resolution / diameter radians
+  CHECK(match::crowther_step(200, 20) == doctest::Approx(0.1 / deg));
+  CHECK(match::crowther_step(10, 100) == 180);
+  CHECK_THROWS_WITH_AS(match::crowther_step(0, 20), doctest::Contains("diameter and resolution > 0"), fusor::value_error);
   const auto again = match::uniform_rotations(20);
   bool same = again.size() == c1.size();
   for (std::size_t i = 0; same && i < c1.size(); ++i) same = match::distance(c1[i], again[i]) == 0.0;

@@ -77,8 +77,15 @@ int main(int argc, char** argv) {
   mat->add_option("-o,--output", ma.output, "Output folder")->required();
   auto* step = mat->add_option("-a,--angular-step", ma.angular_step, "Angular step in degrees (a uniform set)")
                    ->check(finite_number(0, 180, true))->capture_default_str();
+  auto* diameter = mat->add_option("--particle-diameter", ma.particle_diameter,
+                                   "The particle's diameter in Å: the angular step by the Crowther criterion, resolution / diameter "
+                                   "radians (instead of --angular-step)")
+                       ->check(finite_number(0, 1e7, true))->excludes(step);
+  mat->add_option("--resolution", ma.resolution,
+                  "With --particle-diameter: the resolution in Å (default: two voxels, or --lowpass when coarser)")
+      ->check(finite_number(0, 1e7, true));
   mat->add_option("--rotations", ma.rotations, "Rotation file: per line ZYZ Euler angles in degrees, or a quaternion w x y z")
-      ->excludes(step);
+      ->excludes(step)->excludes(diameter);
   mat->add_option("--rotations-convention", ma.rotations_convention,
                   "How the rotation file's rows turn the template: active (each row is applied to it), relion (Euler "
                   "angles as rlnAngleRot/Tilt/Psi), or pytme (pyTME's sets, which pull the template: their inverses)")
@@ -87,7 +94,7 @@ int main(int argc, char** argv) {
                   "The template's point the rotations turn about: relion (voxel m // 2, RELION's box centre) or "
                   "pytme ((m - 1) / 2, half a voxel lower on an even axis); the peaks name where it lands")
       ->check(CLI::IsMember({"relion", "pytme"}))->capture_default_str();
-  mat->add_option("--symmetry", ma.symmetry, "Template symmetry, Cn or Dn")->capture_default_str();
+  mat->add_option("--symmetry", ma.symmetry, "Template symmetry: Cn, Dn, T, O or I (RELION's orientations; I is I2)")->capture_default_str();
   mat->add_option("-s,--score", ma.score, "Score: CC, LCC, CORR, CAM, FLCSphericalMask, FLC or MCC")->capture_default_str();
   mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));
   mat->add_option("--highpass", ma.highpass, "High-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));

@@ -38,6 +38,7 @@ using json = nlohmann::ordered_json;
 struct match_args {
   std::string target, templ, mask, target_mask, rotations, output;
   double angular_step = 30.0;
+  double particle_diameter = 0, resolution = 0;  // --particle-diameter: the step by the Crowther criterion
   std::string symmetry = "C1";
   std::string score = "FLCSphericalMask";
   double lowpass = 0, highpass = 0;
@@ -241,6 +242,8 @@ struct match_job {
   match::scan_options options;
   match::scan_memory_estimate estimate;
   std::optional<match::tilt_weighting> tilts;  // the series' weight on the template, when one is given
+  double angular_step = 0;                      // --angular-step, or the Crowther criterion's
+  double resolution = 0;                        // the resolution that criterion took (Å)
 };
 
 /// Every check before any work: the files exist, their headers agree (shapes, voxel sizes), the
@@ -289,7 +292,15 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
                                " Å; resample the template to the target's voxel size");
   }
   job.centre = parse_rotation_centre(a.rotation_centre, m);
-  job.rotations = a.rotations.empty() ? match::uniform_rotations(a.angular_step, sym)
+  job.angular_step = a.angular_step;
+  if (a.particle_diameter > 0) {
+    // the resolution the search can reach: Nyquist (two voxels) or the low-pass, the coarser
+    job.resolution = a.resolution > 0 ? a.resolution : std::max(2 * std::max(vt[0], std::max(vt[1], vt[2])), a.lowpass);
+    job.angular_step = match::crowther_step(a.particle_diameter, job.resolution);
+  } else if (a.resolution > 0) {
+    throw fusor::value_error("match: --resolution sets the step with --particle-diameter; give that too");
+  }
+  job.rotations = a.rotations.empty() ? match::uniform_rotations(job.angular_step, sym)
                                       : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
   const std::vector<match::quaternion>& rotations = job.rotations;
   job.ranks = std::size_t(w.size());
@@ -385,6 +396,8 @@ match::scan_result<B> run_scan(const match_args& a, match_job& job, const match_
                 job.rotations.size(), fusor::to_string(job.m).c_str(), fusor::to_string(job.n).c_str(),
                 match::to_string(job.kind).c_str(), fusor::to_string(est.grid).c_str(), (long long)est.tiles.numel(),
                 format_bytes(double(est.budget)).c_str());
+    if (a.particle_diameter > 0 && a.rotations.empty())
+      std::printf("; a %.2f-degree step by the Crowther criterion (%g Å at %g Å)", job.angular_step, a.particle_diameter, job.resolution);
     if (job.ranks > 1 && job.split_tiles)
       std::printf(" per process; %zu processes, each scoring every rotation on every %zu-th tile", job.ranks, job.ranks);
     else if (job.ranks > 1)
@@ -475,7 +488,10 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
   meta["rotation_centre"] = {{"convention", a.rotation_centre}, {"voxel", {centre[0], centre[1], centre[2]}}};
   meta["rotations"] = {{"count", job.rotations.size()},
                        {"file", a.rotations.empty() ? json(nullptr) : json(fs::absolute(a.rotations).string())},
-                       {"angular_step", a.rotations.empty() ? json(a.angular_step) : json(nullptr)},
+                       {"angular_step", a.rotations.empty() ? json(job.angular_step) : json(nullptr)},
+                       {"crowther", a.particle_diameter > 0 ? json{{"particle_diameter", a.particle_diameter},
+                                                                   {"resolution", job.resolution}}
+                                                            : json(nullptr)},
                        {"file_convention", a.rotations.empty() ? json(nullptr) : json(a.rotations_convention)},
                        {"euler_convention", "RELION (rlnAngleRot/Tilt/Psi) in rotations.tsv and the peaks"},
                        {"symmetry", a.symmetry}};

@@ -562,6 +562,23 @@ def templates(bin_, work):
     dist = np.sqrt(((pts[:, None, :] - inside[None, :, :]) ** 2).sum(axis=2)).min(axis=1).reshape(v.shape) - 1.5
     want = np.where(dist <= 0, 1, np.where(dist < 2, 0.5 * (1 + np.cos(np.pi * np.clip(dist, 0, 2) / 2)), 0))
     assert np.abs(read_mrc(tight) - want).max() < 1e-5
+    # the angular step by the Crowther criterion (10 Å voxels: resolution 20 Å), and the
+    # icosahedral group's asymmetric unit: about 1/60 of the set
+    sim = os.path.join(work, "sim")
+    run(bin_, "simulate", "-o", sim, "--size", 24, 24, 24, "--template-size", 9, "--copies", 1)
+    runs = {}
+    for name, extra in (("crowther", ["--particle-diameter", 40]), ("c1", ["-a", 28.6479]),
+                        ("icosahedral", ["--particle-diameter", 40, "--symmetry", "I"])):
+        out = os.path.join(work, name)
+        p = run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", out, "--planning", "estimate", *extra)
+        runs[name] = json.load(open(os.path.join(out, "metadata.json")))["rotations"]
+        assert runs[name]["count"] == len(open(os.path.join(out, "rotations.tsv")).readlines()) - 1
+    crowther = runs["crowther"]
+    assert abs(crowther["angular_step"] - 0.5 * 180 / 3.141592653589793) < 1e-9, crowther
+    assert crowther["crowther"] == {"particle_diameter": 40.0, "resolution": 20.0}, crowther
+    assert crowther["count"] == runs["c1"]["count"], (crowther["count"], runs["c1"]["count"])
+    # (at so coarse a step the cell holds few directions: 2.5 times 1/60 of the C1 set)
+    assert runs["icosahedral"]["symmetry"] == "I" and crowther["count"] <= 60 * runs["icosahedral"]["count"] < 3 * crowther["count"], runs
     print(f"fusor-match templates: 1tii.pdb integrates to F(0) = {f0:.1f} Å within 1e-5; mmCIF and gzip give the same "
           f"voxels; resampled to {voxel[0]:.4f} Å it keeps its integral; sphere and tight masks by their definitions")
 
@@ -685,6 +702,9 @@ def errors(bin_, work):
     open(no_atoms, "w").write("HEADER    NOTHING\nEND\n")
     tpl = os.path.join(work, "tpl.mrc")
     cases += [
+        ("resolution alone", ["match", "-t", t, "-m", m, "-o", out, "--resolution", "20"], "--resolution sets the step",
+         "--particle-diameter"),
+        ("diameter and step", ["match", "-t", t, "-m", m, "-o", out, "--particle-diameter", "100", "-a", "10"], "excludes", ""),
         ("model and map", ["template", "--model", unknown, "--map", m, "--voxel-size", "5", "-o", tpl], "excludes", ""),
         ("model without box", ["template", "--model", unknown, "--voxel-size", "5", "-o", tpl], "--model needs --box", ""),
         ("malformed model", ["template", "--model", bad_charge, "--voxel-size", "5", "--box", "8", "-o", tpl],

@@ -350,26 +350,33 @@ inline double covering_radius(const std::vector<quaternion>& set, std::int64_t p
 
 // ---- symmetry -----------------------------------------------------------------------------------
 
-/// A point group of a template: cyclic Cn (n-fold about z) or dihedral Dn (Cn and n two-fold axes in
-/// the xy plane, the first along x), as RELION and pyTME name them. C1 is no symmetry.
+/// A point group of a template, as RELION names and orients them: cyclic Cn (n-fold about z),
+/// dihedral Dn (Cn and n two-fold axes in the xy plane, the first along x), tetrahedral T (a
+/// three-fold about z, a two-fold along (0, 0.816496, 0.577350)), octahedral O (four-fold about z,
+/// three-fold along (1, 1, 1)) and icosahedral I (RELION's I2: two-fold about z, five-fold along
+/// (0.525731, 0, 0.850651), three-fold along (0, 0.356822, 0.934172)). C1 is no symmetry.
 struct symmetry {
-  char kind = 'C';  // 'C' or 'D'
-  int n = 1;
+  char kind = 'C';  // 'C', 'D', 'T', 'O' or 'I'
+  int n = 1;        // Cn and Dn's n; 1 for T, O and I
 
   symmetry() = default;
   symmetry(char k, int order) : kind(k), n(order) {
-    if ((k != 'C' && k != 'D') || order < 1 || order > 100000)
-      throw value_error(std::string("fusor::match: a symmetry is Cn or Dn with 1 <= n <= 100000, got ") + k +
+    const bool polyhedral = k == 'T' || k == 'O' || k == 'I';
+    if (polyhedral ? order != 1 : ((k != 'C' && k != 'D') || order < 1 || order > 100000))
+      throw value_error(std::string("fusor::match: a symmetry is Cn or Dn with 1 <= n <= 100000, or T, O or I, got ") + k +
                         std::to_string(order));
   }
-  /// "C1", "C4", "D7" (case-insensitive).
+  /// "C1", "C4", "D7", "T", "O", "I" (case-insensitive; "I2" is I).
   static symmetry parse(std::string_view s) {
     const auto bad = [&] {
-      return value_error("fusor::match: a symmetry is written Cn or Dn with n >= 1 (C1, C4, D2, ...), got \"" + std::string(s) +
-                         "\"");
+      return value_error("fusor::match: a symmetry is written Cn or Dn with n >= 1 (C1, C4, D2, ...), or T, O or I, got \"" +
+                         std::string(s) + "\"");
     };
+    if (s.empty()) throw bad();
+    const char k = char(s[0] >= 'a' && s[0] <= 'z' ? s[0] - 'a' + 'A' : s[0]);
+    if ((k == 'T' || k == 'O') && s.size() == 1) return symmetry(k, 1);
+    if (k == 'I' && (s.size() == 1 || s.substr(1) == "2")) return symmetry(k, 1);
     if (s.size() < 2) throw bad();
-    const char k = char(s[0] == 'c' ? 'C' : s[0] == 'd' ? 'D' : s[0]);
     int n = 0;
     for (std::size_t i = 1; i < s.size(); ++i) {
       if (s[i] < '0' || s[i] > '9' || n > 100000) throw bad();  // (the constructor names the range)
@@ -378,13 +385,30 @@ struct symmetry {
     if ((k != 'C' && k != 'D') || n < 1) throw bad();
     return symmetry(k, n);
   }
-  int order() const { return kind == 'D' ? 2 * n : n; }
-  std::string name() const { return std::string(1, kind) + std::to_string(n); }
+  int order() const { return kind == 'D' ? 2 * n : kind == 'T' ? 12 : kind == 'O' ? 24 : kind == 'I' ? 60 : n; }
+  bool polyhedral() const { return kind == 'T' || kind == 'O' || kind == 'I'; }
+  std::string name() const { return polyhedral() ? std::string(1, kind) : std::string(1, kind) + std::to_string(n); }
 };
 
-/// The group's rotations, the identity first.
+/// The group's rotations, the identity first: Cn and Dn written out, T, O and I closed from their
+/// generators (products until nothing new appears).
 inline std::vector<quaternion> group_elements(const symmetry& s) {
   std::vector<quaternion> g;
+  if (s.polyhedral()) {
+    std::vector<quaternion> gen;
+    if (s.kind == 'T') gen = {axis_angle({0, 0, 1}, 120), axis_angle({0, 0.816496580927726, 0.577350269189626}, 180)};
+    if (s.kind == 'O') gen = {axis_angle({0, 0, 1}, 90), axis_angle({1, 1, 1}, 120)};
+    if (s.kind == 'I') gen = {axis_angle({0, 0, 1}, 180), axis_angle({0.525731112119134, 0, 0.850650808352040}, 72)};
+    g.push_back(quaternion{});
+    for (std::size_t i = 0; i < g.size(); ++i)
+      for (const quaternion& h : gen) {
+        const quaternion p = canonical(normalized(g[i] * h));
+        bool known = false;
+        for (const quaternion& x : g) known = known || std::abs(dot(x, p)) > 1 - 1e-9;
+        if (!known) g.push_back(p);
+      }
+    return g;
+  }
   for (int k = 0; k < s.n; ++k) g.push_back(canonical(axis_angle({0, 0, 1}, 360.0 * k / s.n)));
   if (s.kind == 'D')
     for (int k = 0; k < s.n; ++k) {
@@ -392,6 +416,17 @@ inline std::vector<quaternion> group_elements(const symmetry& s) {
       g.push_back(canonical(axis_angle({std::cos(t), std::sin(t), 0}, 180.0)));
     }
   return g;
+}
+
+/// The angular step (degrees) by the Crowther criterion: a particle of `diameter` resolved to
+/// `resolution` (both Å) needs views pi diameter / resolution apart over a half turn, a step of
+/// resolution / diameter radians. (pyTME's --particle-diameter takes twice that, 360 r / (pi d)
+/// degrees, with r at least two voxels.)
+inline double crowther_step(double diameter, double resolution) {
+  if (!(std::isfinite(diameter) && diameter > 0) || !(std::isfinite(resolution) && resolution > 0))
+    throw value_error("fusor::match::crowther_step: expected a finite diameter and resolution > 0 Å, got " + std::to_string(diameter) +
+                      " and " + std::to_string(resolution));
+  return std::min(180.0, resolution / diameter / detail::deg);
 }
 
 // ---- cones ----------------------------------------------------------------------------------------
@@ -470,7 +505,79 @@ inline std::vector<quaternion> uniform_rotations(double step, const symmetry& s 
   if (!(step > 0) || step > 180)
     throw value_error("fusor::match::uniform_rotations: an angular step in (0, 180] degrees, got " + std::to_string(step));
   constexpr double spacing = 1.1;  // grid spacing per degree of covering radius
-  return cone_rotations({0, 0, 1}, s.kind == 'D' ? 90.0 : 180.0, spacing * step, spacing * step, {0, 0, 1}, s.n);
+  if (!s.polyhedral())
+    return cone_rotations({0, 0, 1}, s.kind == 'D' ? 90.0 : 180.0, spacing * step, spacing * step, {0, 0, 1}, s.n);
+  // T, O and I: the members are the inverses M^-1 of rotations M = A(d) Rz(psi) (A(d): the
+  // shortest arc from z to d) whose direction d = M z lies in one cell of the sphere's tiling by
+  // the group: R and R g place the template alike, and M -> g^-1 M turns d by g^-1, so every
+  // orbit of directions meets the cell. The cell holds the points nearer p0 than any of its images
+  // g p0 (p0: the spiral point farthest from its images, off every axis). Its directions: C1's
+  // spiral inside it, then, where the cell's faces cut the spiral (the next cell's directions are
+  // images of other points, not a continuation), the point of the cell farthest from every image
+  // of a direction is added until none is farther than 0.6 of the spacing (the spiral's own
+  // covering radius on the sphere). In-plane turns as C1's.
+  const std::vector<quaternion> g = group_elements(s);
+  const auto spiral = [](std::int64_t n, std::int64_t i) {
+    const double golden = std::numbers::pi * (3 - std::sqrt(5.0));
+    const double ct = 1 - 2 * (double(i) + 0.5) / double(n), st = std::sqrt(std::max(0.0, 1 - ct * ct));
+    return vec3{st * std::cos(golden * double(i)), st * std::sin(golden * double(i)), ct};
+  };
+  const auto dot3 = [](const vec3& a, const vec3& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; };
+  vec3 p0{0, 0, 1};
+  double widest = -1;
+  for (std::int64_t i = 0; i < 2000; ++i) {
+    const vec3 p = spiral(2000, i);
+    double nearest = 2;
+    for (std::size_t k = 1; k < g.size(); ++k) nearest = std::min(nearest, 1 - dot3(p, rotate(g[k], p)));
+    if (nearest > widest) widest = nearest, p0 = p;
+  }
+  std::vector<vec3> normals;  // the cell: x . (p0 - g p0) >= 0 for every g but the identity
+  for (std::size_t k = 1; k < g.size(); ++k) {
+    const vec3 q = rotate(g[k], p0);
+    normals.push_back({p0[0] - q[0], p0[1] - q[1], p0[2] - q[2]});
+  }
+  const auto in_cell = [&](const vec3& d) {
+    for (const vec3& nrm : normals)
+      if (dot3(d, nrm) < 0) return false;
+    return true;
+  };
+  const double gap = spacing * step * detail::deg;
+  const double area = std::sqrt(3.0) / 2 * gap * gap;
+  const auto full = std::int64_t(std::ceil(4 * std::numbers::pi / area - 1e-9));
+  const double turns = std::ceil(360.0 / (spacing * step) - 1e-9);
+  if (double(full) / double(g.size()) * turns > 4294967296.0)
+    throw value_error("fusor::match::uniform_rotations: the step " + std::to_string(step) + " asks for more than 2^32 rotations");
+  std::vector<vec3> dirs;
+  for (std::int64_t i = 0; i < full; ++i)
+    if (const vec3 d = spiral(full, i); in_cell(d)) dirs.push_back(d);
+  if (dirs.empty()) dirs.push_back(p0);
+  // probes: a spiral 16 times as dense, the cell's part; cos of the angle to the nearest image
+  std::vector<vec3> probes;
+  for (std::int64_t i = 0, np = 16 * full; i < np; ++i)
+    if (const vec3 p = spiral(np, i); in_cell(p)) probes.push_back(p);
+  std::vector<double> nearest(probes.size(), -2);
+  const auto add_images = [&](const vec3& d) {
+    for (const quaternion& h : g) {
+      const vec3 image = rotate(h, d);
+      for (std::size_t j = 0; j < probes.size(); ++j) nearest[j] = std::max(nearest[j], dot3(probes[j], image));
+    }
+  };
+  for (const vec3& d : dirs) add_images(d);
+  const double enough = std::cos(0.6 * gap);
+  while (!probes.empty()) {
+    const std::size_t worst = std::size_t(std::min_element(nearest.begin(), nearest.end()) - nearest.begin());
+    if (nearest[worst] >= enough) break;
+    dirs.push_back(probes[worst]);
+    add_images(probes[worst]);
+  }
+  const auto ni = std::int64_t(turns);
+  std::vector<quaternion> out;
+  out.reserve(dirs.size() * std::size_t(ni));
+  for (const vec3& d : dirs) {
+    const quaternion to_d = align_vectors({0, 0, 1}, d);
+    for (std::int64_t k = 0; k < ni; ++k) out.push_back(canonical(inverse(axis_angle(d, 360.0 * double(k) / double(ni)) * to_d)));
+  }
+  return out;
 }
 
 }  // namespace fusor::match
