@@ -11,6 +11,7 @@
 #include <limits>
 #include <span>
 #include <numbers>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -397,6 +398,11 @@ std::vector<match::scattering_atom> three_atoms() {
 }
 
 std::vector<double> host(const fusor::array<float>& a) { return std::vector<double>(a.data(), a.data() + a.size()); }
+const fusor::array<float>& flat_mask_of(const extents& n) {
+  static fusor::array<float> m;
+  m = fusor::ones<float, fusor::cpu>(n);
+  return m;
+}
 
 }  // namespace
 
@@ -615,6 +621,84 @@ TEST_CASE("match tight mask: the distance transform against brute force; thresho
   CHECK_THROWS_WITH_AS(match::tight_mask(t, o), doctest::Contains("soft edge >= 0"), fusor::value_error);
   o.soft_edge = 0, o.dilation = std::nan("");
   CHECK_THROWS_WITH_AS(match::tight_mask(t, o), doctest::Contains("dilation >= 0"), fusor::value_error);
+}
+
+
+TEST_CASE("match score histogram: the noise's Gaussian fitted under a tail of copies; false positives; masks; bad input") {
+  const extents n{60, 50, 101};  // 303000 voxels
+  fusor::array<float> map(n);
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0.01, 0.05);
+  for (index_t q = 0; q < map.size(); ++q) map.data()[q] = float(noise(rng));
+  fusor::array<float> mask = fusor::ones<float, fusor::cpu>(n);
+  for (index_t q = 0; q < 300; ++q) {  // copies: a tail at 0.45, outside a mask that keeps the noise only
+    map.data()[q * 1000 + 7] = float(0.45 + 0.02 * std::sin(double(q)));
+    mask.data()[q * 1000 + 7] = 0;
+  }
+  const auto h = match::score_histogram(map, 200);
+  CHECK(h.total() == doctest::Approx(double(n.numel())));
+  const auto f = match::fit_noise(h);
+  MESSAGE("noise fit: mean ", f.mean, " sigma ", f.sigma, " samples ", f.samples, " over bins ", f.first, " to ", f.last);
+  CHECK(std::abs(f.mean - 0.01) < 0.002);
+  CHECK(std::abs(f.sigma / 0.05 - 1) < 0.02);
+  CHECK(std::abs(f.samples / 302700 - 1) < 0.03);
+  CHECK(h.center(f.last) < 0.3);  // the tail is left out
+  // the closed form, and the cut-off its inverse
+  const double t = 0.2;
+  CHECK(match::expected_false_positives(f, t) ==
+        doctest::Approx(f.samples * 0.5 * std::erfc((t - f.mean) / (f.sigma * std::sqrt(2.0)))).epsilon(1e-12));
+  for (double fp : {0.1, 1.0, 50.0})
+    CHECK(match::expected_false_positives(f, match::noise_cutoff(f, fp)) == doctest::Approx(fp).epsilon(1e-8));
+  // the mask leaves the copies out
+  const auto hm = match::score_histogram(map, 200, &mask);
+  CHECK(hm.total() == doctest::Approx(double(n.numel() - 300)));
+  CHECK(hm.low + hm.width * 200 < 0.4);
+  CHECK_THROWS_WITH_AS(match::score_histogram(map, 2), doctest::Contains("3 to 100000 bins"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::score_histogram(map, 50, &flat_mask_of(extents{2, 2, 2})), doctest::Contains("is not the map's"),
+                       fusor::shape_error);
+  CHECK_THROWS_WITH_AS(match::fit_noise(match::score_histogram(fusor::array<float>(fusor::zeros<float, fusor::cpu>(extents{3, 3, 3})), 20)),
+                       doctest::Contains("no Gaussian bell"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(match::noise_cutoff(f, 0), doctest::Contains("false positives in (0,"), fusor::value_error);
+}
+
+TEST_CASE("match white top-hat: against erosion and dilation written out, every connectivity; spikes stay, plateaus go") {
+  const extents n{7, 6, 9};
+  fusor::array<float> v(n);
+  for (index_t q = 0; q < v.size(); ++q) v.data()[q] = float(std::sin(1.7 * double(q)) + 0.3 * std::cos(0.31 * double(q * q % 97)));
+  const auto at = [&](const std::vector<double>& a, index_t i, index_t j, index_t k) {
+    i = std::clamp<index_t>(i, 0, n[0] - 1), j = std::clamp<index_t>(j, 0, n[1] - 1), k = std::clamp<index_t>(k, 0, n[2] - 1);
+    return a[std::size_t((i * n[1] + j) * n[2] + k)];
+  };
+  for (int conn : {1, 2, 3}) {
+    const auto pass = [&](const std::vector<double>& a, bool take_min) {
+      std::vector<double> out(a.size());
+      for (index_t i = 0; i < n[0]; ++i)
+        for (index_t j = 0; j < n[1]; ++j)
+          for (index_t k = 0; k < n[2]; ++k) {
+            double best = at(a, i, j, k);
+            for (int x = -1; x <= 1; ++x)
+              for (int y = -1; y <= 1; ++y)
+                for (int z = -1; z <= 1; ++z)
+                  if (x * x + y * y + z * z <= conn)
+                    best = take_min ? std::min(best, at(a, i + x, j + y, k + z)) : std::max(best, at(a, i + x, j + y, k + z));
+            out[std::size_t((i * n[1] + j) * n[2] + k)] = best;
+          }
+      return out;
+    };
+    const std::vector<double> in = host(v);
+    const auto opened = pass(pass(in, true), false);
+    const auto got = host(match::white_tophat(v, conn));
+    double err = 0;
+    for (std::size_t q = 0; q < in.size(); ++q) err = std::max(err, std::abs(got[q] - (in[q] - opened[q])));
+    CAPTURE(conn);
+    CHECK(err <= 1e-6);
+  }
+  // a one-voxel spike of 2 on a plateau of 1 wider than the element: 2 - 1 at the spike, 0 elsewhere
+  fusor::array<float> s = fusor::full<float, fusor::cpu>(n, 1.0f);
+  s.data()[(3 * n[1] + 2) * n[2] + 4] = 2;
+  const auto top = host(match::white_tophat(s));
+  for (index_t q = 0; q < s.size(); ++q) CHECK(top[std::size_t(q)] == (q == (3 * n[1] + 2) * n[2] + 4 ? 1.0 : 0.0));
+  CHECK_THROWS_WITH_AS(match::white_tophat(s, 4), doctest::Contains("connectivity of 1, 2 or 3"), fusor::value_error);
 }
 
 // The backend-generic bodies (interpolation, rigid transforms, masks) on the cpu backend.

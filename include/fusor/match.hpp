@@ -4,7 +4,8 @@
 // rigid transforms of volumes (trilinear and cubic B-spline interpolation), masks (tight ones from
 // a template too), pyTME's scores, Fourier filters and a tilt series' weight with the readers of
 // its metadata files, simulated tilt series, templates from atomic models and from maps (Fourier
-// resampling), the exhaustive scan, peak calling and MRC files.
+// resampling), the exhaustive scan, peak calling (a top-hat filter, the noise's Gaussian fitted to
+// the score histogram) and MRC files.
 #include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "match/rotations.hpp"
 #include "match/interpolation.hpp"
@@ -24,4 +25,6 @@
 #include "backend/cpu/scan_strategy.hpp"   // the backends' scan strategies: host-safe, both always
 #include "backend/cuda/scan_strategy.hpp"  // (a cuda scan still needs <fusor/cuda.cuh>)
 #include "match/peaks.hpp"
+#include "match/score_histogram.hpp"
+#include "match/tophat.hpp"
 #include "match/mrc.hpp"
