@@ -3,6 +3,7 @@
 //   match     score every rotation of a template against a target (MRC in, an output folder out)
 //   peaks     call peaks on a match output and write TSV and RELION 5 STAR
 //   preview   draw slices of the target and the score map, with the peaks marked (PNG)
+//   stats     the score histogram's noise fit: false positives per threshold, the cut-off, an SVG
 //   template  a template MRC from an atomic model (PDB, mmCIF) or a map, at the tomogram's voxel size
 //   mask      a mask MRC: sphere, ellipsoid, cylinder, or tight around a template
 // Every subcommand has --help. Errors name the bad option or file and what was expected; they
@@ -22,6 +23,7 @@
 #include "peaks_run.hpp"
 #include "preview.hpp"
 #include "simulate.hpp"
+#include "stats_run.hpp"
 #include "template_run.hpp"
 
 namespace fusor_match {
@@ -157,7 +159,26 @@ int main(int argc, char** argv) {
   pk->add_option("--false-positives", pa.false_positives, "Threshold that noise crosses this often in the whole search")
       ->check(finite_number(0, 1e30, true))->excludes(ms);
   pk->add_option("--tomo-name", pa.tomo_name, "rlnTomoName in the STAR file (default: the target's file name)");
+  pk->add_option("--tomogram-mask", pa.tomogram_mask, "MRC of the target's shape: peaks only where it is above 0");
+  pk->add_flag("--tophat", pa.tophat, "Peaks only where the scores' white top-hat passes the cut-off its noise fit gives for "
+               "--false-positives (or 1): sharp peaks, not broad ridges (pytom-match-pick's --tophat-filter)");
+  pk->add_option("--tophat-connectivity", pa.tophat_connectivity, "The top-hat's element: 1 (6 neighbours), 2 (18) or 3 (26)")
+      ->check(CLI::IsMember({1, 2, 3}))->capture_default_str();
   pk->add_flag("-q,--quiet", pa.quiet, "No listing of the peaks");
+
+  stats_args ta2;
+  auto* st = app.add_subcommand("stats", "Fit the noise's Gaussian to a match output's score histogram: the false positives expected "
+                                "above each threshold, the cut-off, and an SVG picture");
+  st->add_option("-i,--input", ta2.input, "A match output folder")->required();
+  st->add_option("-o,--output", ta2.output, "Output path without extension (default: INPUT/stats): .svg, .tsv, .json");
+  st->add_option("--bins", ta2.bins, "Histogram bins")->check(whole_number(10, 100000))->capture_default_str();
+  st->add_option("--false-positives", ta2.false_positives, "The cut-off is where the fit expects this many noise voxels above")
+      ->check(finite_number(0, 1e30, true))->capture_default_str();
+  st->add_option("--target-mask", ta2.target_mask, "MRC of the target's shape: only voxels where it is above 0");
+  st->add_flag("--tophat", ta2.tophat, "The white top-hat of the scores instead of the scores");
+  st->add_option("--tophat-connectivity", ta2.connectivity, "The top-hat's element: 1, 2 or 3")
+      ->check(CLI::IsMember({1, 2, 3}))->capture_default_str();
+  st->add_flag("-q,--quiet", ta2.quiet, "No summary line");
 
   ma.command_line.assign(argv, argv + argc);
   const world w(argc, argv);  // under mpirun: one rank of several
@@ -237,6 +258,7 @@ int main(int argc, char** argv) {
     }
     if (*pk) return run_peaks(pa);
     if (*pv) return run_preview(va);
+    if (*st) return run_stats(ta2);
   } catch (const fusor::match::scan_stopped&) {
     w.abort("\n" + who + ": interrupted; no output was written", 130);
   } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -29,6 +30,9 @@ struct peaks_args {
   double min_distance = -1;  // < 0: the template's radius
   std::vector<long long> margin;
   std::optional<double> min_score, false_positives;
+  std::string tomogram_mask;  // peaks only where it is above 0
+  bool tophat = false;        // peaks only where the scores' white top-hat passes its noise cut-off
+  int tophat_connectivity = 1;
   bool quiet = false;
 };
 
@@ -107,6 +111,26 @@ inline int run_peaks(const peaks_args& a) {
     throw fusor::io_error("peaks: rotations.tsv holds " + std::to_string(rotations.size()) +
                           " rotations, metadata.json says " + std::to_string(recorded));
 
+  // where peaks may be: inside the tomogram mask, and where the top-hat passes its cut-off (the
+  // noise fit of its own histogram, for --false-positives or 1): elsewhere no voxel is a peak
+  const float none = -std::numeric_limits<float>::infinity();
+  if (!a.tomogram_mask.empty()) {
+    const auto mask = match::read_mrc(a.tomogram_mask).data;
+    if (mask.shape() != r.best_score.shape())
+      throw fusor::shape_error("peaks: the tomogram mask " + a.tomogram_mask + " " + fusor::to_string(mask.shape()) +
+                               " is not the score map's shape " + fusor::to_string(r.best_score.shape()));
+    for (index_t q = 0; q < mask.size(); ++q)
+      if (!(mask.data()[q] > 0)) r.best_score.data()[q] = none;
+  }
+  std::optional<double> tophat_cutoff;
+  if (a.tophat) {
+    const auto top = match::white_tophat(r.best_score, a.tophat_connectivity);
+    fusor::array<float> peaked(top.shape());  // the voxels whose top-hat is above 0 (most are exactly 0)
+    for (index_t q = 0; q < top.size(); ++q) peaked.data()[q] = top.data()[q] > 0 ? 1.0f : 0.0f;
+    tophat_cutoff = match::noise_cutoff(match::fit_noise(match::score_histogram(top, 200, &peaked)), a.false_positives.value_or(1.0));
+    for (index_t q = 0; q < top.size(); ++q)
+      if (!(top.data()[q] > *tophat_cutoff)) r.best_score.data()[q] = none;
+  }
   match::peak_options o;
   o.max_peaks = index_t(a.count);
   const auto m = metadata_field<std::array<index_t, 3>>(meta, {"template_shape"}, meta_file);
@@ -174,6 +198,7 @@ inline int run_peaks(const peaks_args& a) {
     if (a.false_positives)
       std::printf(" above %.4f (%g false positive(s) expected from noise)",
                   match::false_positive_threshold(r.statistics, *a.false_positives), *a.false_positives);
+    if (tophat_cutoff) std::printf(", where the white top-hat passes %.4g", *tophat_cutoff);
     std::printf(" -> %s.tsv, %s.star\n", base.string().c_str(), base.string().c_str());
     for (const match::peak& p : peaks) {
       const auto e = relion_angles(p.orientation);

@@ -5,7 +5,8 @@
                         voxel with its rotation, nothing else passes the one-false-positive
                         threshold; the output folder holds the maps, the rotation table and the
                         metadata; the STAR file's loop has one row per peak with RELION 5's
-                        columns; the preview PNG decodes to the layout's size with the peaks in red
+                        columns; the preview PNG decodes to the layout's size with the peaks in red;
+                        stats' noise fit, SVG (parsed) and table, and the top-hat filter's peaks
   errors BIN WORK       every error path gives its message and a non-zero exit before any work,
                         leaving no output files
   starfile BIN WORK     the STAR file read back by the starfile package (RELION users' reader):
@@ -119,6 +120,38 @@ def end_to_end(bin_, work):
     for r in rows:
         e = [float(v) for v in r[names.index("rlnAngleRot"):names.index("rlnAnglePsi") + 1]]
         assert max(abs(a - b) for a, b in zip(e, angles[(int(r[1]), int(r[2]), int(r[3]))])) < 1e-3, (e, r)
+    # stats: the noise fit of the score histogram, its SVG picture parsed as XML, the table; the
+    # top-hat filter keeps every planted copy at one false positive
+    run(bin_, "stats", "-i", out, "--bins", 150, "-q")
+    st = json.load(open(os.path.join(out, "stats.json")))
+    # (the map holds each voxel's best score over the rotations: its bell is nearly every voxel)
+    assert abs(st["noise"]["samples"] / (48 * 44 * 40) - 1) < 0.2 and st["noise"]["sigma"] > 0, st["noise"]
+    svg = __import__("xml.etree.ElementTree", fromlist=["x"]).parse(os.path.join(out, "stats.svg")).getroot()
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    bars = svg.findall(".//s:g[@id='bars']/s:rect", ns)
+    table = [l.split("\t") for l in open(os.path.join(out, "stats.tsv")).read().splitlines()[1:]]
+    assert len(table) == 150 and 0 < len(bars) <= 150, (len(table), len(bars))
+    assert sum(float(b.attrib["data-count"]) for b in bars) == float(table[0][2]) == 48 * 44 * 40, table[0]
+    assert abs(float(svg.find(".//s:line[@id='cutoff']", ns).attrib["data-score"]) / st["cutoff"] - 1) < 1e-5
+    assert svg.find(".//s:polyline[@id='fit']", ns) is not None and svg.find(".//s:rect[@id='fit-region']", ns) is not None
+    expected = [float(r[1]) for r in table]
+    assert all(a >= b for a, b in zip(expected, expected[1:])), "expected false positives rise with the threshold"
+    best = min(float(p[3]) for p in found)  # the planted copies' lowest score passes the cut-off
+    assert best > st["cutoff"], (best, st["cutoff"])
+    run(bin_, "peaks", "-i", out, "--tophat", "--false-positives", 1, "-o", os.path.join(out, "tophat"), "-q")
+    tfound = [l.split("\t") for l in open(os.path.join(out, "tophat.tsv")).read().splitlines()[1:]]
+    assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in tfound) == want, tfound
+    # a tomogram mask that is 0 about the first planted copy: the other remains
+    import numpy as np
+    tdata = open(f"{sim}/target.mrc", "rb").read()
+    mask = np.ones((40, 44, 48), "<f4")  # (z, y, x), as the file stores it
+    x0, y0, z0 = want[0][:3]
+    mask[max(0, z0 - 8):z0 + 9, max(0, y0 - 8):y0 + 9, max(0, x0 - 8):x0 + 9] = 0  # a template's reach about it
+    open(os.path.join(work, "tomo_mask.mrc"), "wb").write(tdata[:1024] + mask.tobytes())
+    run(bin_, "peaks", "-i", out, "--false-positives", 1, "--tomogram-mask", os.path.join(work, "tomo_mask.mrc"),
+        "-o", os.path.join(out, "masked"), "-q")
+    mfound = [l.split("\t") for l in open(os.path.join(out, "masked.tsv")).read().splitlines()[1:]]
+    assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in mfound) == want[1:], mfound
     # the preview: a PNG of the size the layout gives, decoded here (unfiltered RGB rows)
     png = os.path.join(out, "preview.png")
     run(bin_, "preview", "-i", out, "--width", 600)
@@ -722,6 +755,9 @@ def errors(bin_, work):
         ("tight mask without template", ["mask", "--shape", "tight", "--box", "8", "-o", tpl], "--shape tight needs --template", ""),
         ("sphere without radius", ["mask", "--box", "8", "-o", tpl], "--shape sphere needs --radius", ""),
         ("mask box", ["mask", "--box", "8", "--template", m, "--radius", "3", "-o", tpl], "is not the template's shape", ""),
+        ("stats of nothing", ["stats", "-i", f"{work}/none"], "metadata.json", "missing"),
+        ("stats bins", ["stats", "-i", sim, "--bins", "3"], "--bins", "from 10 to 100000"),
+        ("tophat connectivity", ["peaks", "-i", sim, "--tophat", "--tophat-connectivity", "4"], "--tophat-connectivity", ""),
         ("empty tight mask", ["mask", "--template", m, "--shape", "tight", "--threshold", "1e9", "-o", tpl],
          "no voxel of the template is above the threshold", "its values run from"),
     ]

@@ -7,8 +7,8 @@
 // The fit: a search's scores are nearly all noise, a Gaussian whose log is a parabola; the true
 // copies make a tail on the right. A least-squares parabola through the log counts, each bin
 // weighted by its count (the variance of log n is about 1/n), over the bins from the first with 5
-// counts or more to the last before the right tail, where the log's second difference (over three
-// bins each side) stops being negative, or counts fall under 5. The fitted Gaussian's area is the
+// counts or more to the last before the right tail, where the log's second difference (over a
+// twentieth of the bins each side) stops being negative, or counts fall under 5. The fitted Gaussian's area is the
 // number of noise samples; a threshold t is passed by samples erfc((t - mean) / (sigma sqrt 2)) / 2
 // of them.
 #include <algorithm>
@@ -81,12 +81,14 @@ inline noise_fit fit_noise(const histogram& h) {
   std::vector<double> lg(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) lg[i] = h.count[i] > 0 ? std::log(h.count[i]) : 0.0;
   // the right end: past the mode, the last bin before counts fall under 5 or the log's second
-  // difference over +-3 bins turns non-negative (the tail of the true copies)
+  // difference over +-w bins (w: a twentieth of the bins, 3 at least, so that counting noise
+  // does not end it early) turns non-negative (the tail of the true copies)
+  const std::size_t w = std::max<std::size_t>(3, n / 20);
   std::size_t last = mode;
   while (last + 1 < n && enough(last + 1)) {
     const std::size_t i = last + 1;
-    if (i >= mode + 3 && i + 3 < n && enough(i + 3)) {
-      const double second = lg[i + 3] - 2 * lg[i] + lg[i - 3];
+    if (i >= mode + w && i + w < n && enough(i + w)) {
+      const double second = lg[i + w] - 2 * lg[i] + lg[i - w];
       if (second >= 0) break;
     }
     ++last;
