@@ -1084,6 +1084,8 @@ using fusor::match::fit_noise;
 using fusor::match::histogram;
 using fusor::match::noise_cutoff;
 using fusor::match::noise_fit;
+using fusor::match::phase_randomized;
+using fusor::match::subtract_noise_scores;
 using fusor::match::score_histogram;
 using fusor::match::white_tophat;
 using fusor::match::center_of_mass;

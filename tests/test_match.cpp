@@ -701,6 +701,53 @@ TEST_CASE("match white top-hat: against erosion and dilation written out, every 
   CHECK_THROWS_WITH_AS(match::white_tophat(s, 4), doctest::Contains("connectivity of 1, 2 or 3"), fusor::value_error);
 }
 
+
+TEST_CASE("match phase randomisation: the template's amplitudes, other phases, by seed; noise subtraction") {
+  const extents n{21, 20, 19};
+  match::mask_options soft;
+  soft.edge = match::mask_edge::gaussian(1.0);
+  const fusor::array<float> templ = match::ellipsoid_mask<fusor::cpu>(n, {6, 4, 3}, soft);
+  const auto amplitudes = [&](const fusor::array<float>& v) {
+    const auto f = fusor::fft::rfftn(v);
+    std::vector<double> a(std::size_t(f.size()));
+    for (index_t q = 0; q < f.size(); ++q) a[std::size_t(q)] = std::abs(f.data()[q]);
+    return a;
+  };
+  const auto want = amplitudes(templ);
+  const double top = *std::max_element(want.begin(), want.end());
+  const auto correlation = [](const std::vector<double>& a, const std::vector<double>& b) {
+    double ma = 0, mb = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) ma += a[i], mb += b[i];
+    ma /= double(a.size()), mb /= double(b.size());
+    double ab = 0, aa = 0, bb = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) ab += (a[i] - ma) * (b[i] - mb), aa += (a[i] - ma) * (a[i] - ma), bb += (b[i] - mb) * (b[i] - mb);
+    return ab / std::sqrt(aa * bb);
+  };
+  const auto a = match::phase_randomized(templ, 321);
+  const auto b = match::phase_randomized(templ, 321);
+  const auto c = match::phase_randomized(templ, 322);
+  for (const fusor::array<float>* v : {&a, &c}) {
+    const auto got = amplitudes(*v);
+    double err = 0;
+    for (std::size_t q = 0; q < got.size(); ++q) err = std::max(err, std::abs(got[q] - want[q]));
+    CHECK(err <= 1e-4 * top);
+    CHECK(std::abs(correlation(host(*v), host(templ))) < 0.35);  // few low frequencies carry an ellipsoid
+  }
+  CHECK(host(a) == host(b));
+  CHECK(host(a) != host(c));
+  // the correction: scores - noise + mean(noise), NaN kept
+  fusor::array<float> s(extents{1, 1, 3}), e(extents{1, 1, 3});
+  s.data()[0] = 0.5f, s.data()[1] = 0.2f, s.data()[2] = std::nanf("");
+  e.data()[0] = 0.3f, e.data()[1] = 0.1f, e.data()[2] = 0.2f;
+  const auto corrected = host(match::subtract_noise_scores(s, e));
+  CHECK(corrected[0] == doctest::Approx(0.5 - 0.3 + 0.2));
+  CHECK(corrected[1] == doctest::Approx(0.2 - 0.1 + 0.2));
+  CHECK(std::isnan(corrected[2]));
+  CHECK_THROWS_WITH_AS(match::subtract_noise_scores(s, templ), doctest::Contains("is not the scores'"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(match::phase_randomized(fusor::array<float>(extents{0, 2, 2}), 1), doctest::Contains("non-empty template"),
+                       fusor::shape_error);
+}
+
 // The backend-generic bodies (interpolation, rigid transforms, masks) on the cpu backend.
 #define TEST_BACKEND fusor::cpu
 #include "generic/match_body.hpp"

@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   sim->add_option("--contrast", sa.contrast, "With --tilt-series: image contrast per unit of projected density")
       ->check(finite_number(0, 1e6, true))->capture_default_str();
   sim->add_flag("--phase-flip", sa.phase_flip, "With --tilt-series: the reconstruction flips each image's phases");
+  sim->add_option("--template", sa.template_file, "With --tilt-series: the template (MRC at --voxel-size, e.g. from `template --model`) "
+                  "instead of the synthetic one");
+  sim->add_option("--other", sa.others, "With --template: another particle (MRC, the template's box) planted beside its copies; repeatable");
+  sim->add_option("--other-copies", sa.other_copies, "Copies of each --other, one count per --other")->check(whole_number(0, 100000));
 
   match_args ma;
   auto* mat = app.add_subcommand("match", "Score every rotation of a template against a target");
@@ -133,6 +137,10 @@ int main(int argc, char** argv) {
   mat->add_option("--amplitude-contrast", ma.amplitude_contrast, "CTF amplitude contrast")->check(finite_number(0.0, 0.999))->capture_default_str();
   mat->add_flag("--phase-flip", ma.phase_flip, "Use |CTF| (phase-flipped data; --ctf-model phase-flip with a tilt series)");
   mat->add_flag("--whiten", ma.whiten, "Whiten target and template by the target's radial power spectrum");
+  mat->add_flag("--noise-correction", ma.noise_correction,
+                "Scan a phase-randomised copy of the template (its amplitudes, random phases) with the same rotations and "
+                "subtract its per-voxel best score, adding its mean back (STOPGAP's and pytom's random-phase correction; twice the work)");
+  mat->add_option("--noise-seed", ma.noise_seed, "The phase-randomised template's seed")->capture_default_str();
   mat->add_option("--memory", ma.memory, "Memory budget, e.g. 800M or 16G (default: what is available); tiles the target when needed");
   mat->add_option("-j,--threads", ma.threads, "Threads (0: all of this machine's)")->check(whole_number(0, max_threads()))->capture_default_str();
   mat->add_option("--edges", ma.edges,

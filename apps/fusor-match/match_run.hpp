@@ -39,6 +39,8 @@ struct match_args {
   std::string target, templ, mask, target_mask, rotations, output;
   double angular_step = 30.0;
   double particle_diameter = 0, resolution = 0;  // --particle-diameter: the step by the Crowther criterion
+  bool noise_correction = false;                  // --noise-correction: a phase-randomised template's scores subtracted
+  unsigned long long noise_seed = 321;
   std::string symmetry = "C1";
   std::string score = "FLCSphericalMask";
   double lowpass = 0, highpass = 0;
@@ -389,9 +391,12 @@ match_inputs<B> read_inputs(const match_args& a, match_job& job) {
 /// The scan of this process's share, announced on the root and drawn on `line` as it runs;
 /// Ctrl-C (`interrupted`) stops it between batches.
 template <class B>
-match::scan_result<B> run_scan(const match_args& a, match_job& job, const match_inputs<B>& in, progress_line& line) {
+match::scan_result<B> run_scan(const match_args& a, match_job& job, const match_inputs<B>& in, const fusor::array<float, B>& templ,
+                               progress_line& line, bool noise) {
   const match::scan_memory_estimate& est = job.estimate;
-  if (job.talk) {
+  if (job.talk && noise) {
+    std::printf("match: the same rotations of the phase-randomised template (noise correction, seed %llu)\n", a.noise_seed);
+  } else if (job.talk) {
     std::printf("match: %zu rotations of a %s template over a %s target (%s, FFT grid %s, %lld tile(s)), budget %s",
                 job.rotations.size(), fusor::to_string(job.m).c_str(), fusor::to_string(job.n).c_str(),
                 match::to_string(job.kind).c_str(), fusor::to_string(est.grid).c_str(), (long long)est.tiles.numel(),
@@ -409,8 +414,8 @@ match::scan_result<B> run_scan(const match_args& a, match_job& job, const match_
     line.update(done, total);
     return interrupted == 0;
   };
-  return a.target_mask.empty() ? match::scan(in.target, in.templ, in.mask, job.share, job.kind, job.options)
-                               : match::scan(in.target, in.templ, in.mask, job.share, job.kind, job.options, in.target_mask);
+  return a.target_mask.empty() ? match::scan(in.target, templ, in.mask, job.share, job.kind, job.options)
+                               : match::scan(in.target, templ, in.mask, job.share, job.kind, job.options, in.target_mask);
 }
 
 /// The maps and statistics of the whole job, on the host.
@@ -456,7 +461,7 @@ match_maps merge_ranks(const match_job& job, const match::scan_result<B>& r, con
 /// parameter, the grid, the tiles, the statistics and the timings.
 template <class B>
 void write_outputs(const match_args& a, const match_job& job, const match_maps& maps, const match::scan_result<B>& r,
-                   double seconds, result_staging& out) {
+                   double seconds, result_staging& out, std::optional<double> noise_mean) {
   const fusor::extents &n = job.n, &m = job.m;
   const auto vt = job.target_file->header().voxel_size();
   const match::scan_memory_estimate& est = job.estimate;
@@ -506,6 +511,9 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
                      {"phase_shift", a.tilt.phase_shift},
                      {"whiten", a.whiten}};
   meta["tilt_series"] = tilt_series_json(a.tilt, job.tilts);
+  meta["noise_correction"] = noise_mean ? json{{"seed", a.noise_seed}, {"noise_mean", *noise_mean},
+                                               {"formula", "scores - noise_scores + mean(noise_scores)"}}
+                                        : json(nullptr);
   meta["memory_budget"] = est.budget;
   meta["memory_estimate"] = est.bytes;
   meta["threads"] = a.threads;
@@ -538,10 +546,24 @@ int run_match(const match_args& a, const world& w) {
   std::optional<result_staging> out;
   if (job.root) out.emplace(a.output);
   progress_line line(job.talk);
-  const match::scan_result<B> r = run_scan(a, job, in, line);
-  const match_maps maps = merge_ranks(job, r, w);
+  const match::scan_result<B> r = run_scan(a, job, in, in.templ, line, false);
+  match_maps maps = merge_ranks(job, r, w);
+  std::optional<double> noise_mean;
+  if (a.noise_correction) {
+    // the phase-randomised template through the same scan; its per-voxel best subtracted, its mean
+    // added back (phase_randomize.hpp); the statistics stay the template's own scan's
+    const auto noise = run_scan(a, job, in, match::phase_randomized(in.templ, a.noise_seed), line, true);
+    const match_maps noise_maps = merge_ranks(job, noise, w);
+    if (job.root) {
+      maps.best_score = match::subtract_noise_scores(maps.best_score, noise_maps.best_score);
+      double sum = 0, count = 0;
+      for (fusor::index_t q = 0; q < noise_maps.best_score.size(); ++q)
+        if (std::isfinite(noise_maps.best_score.data()[q])) sum += noise_maps.best_score.data()[q], count += 1;
+      noise_mean = count > 0 ? sum / count : 0.0;
+    }
+  }
   if (!job.root) return 0;
-  write_outputs(a, job, maps, r, line.elapsed(), *out);
+  write_outputs(a, job, maps, r, line.elapsed(), *out, noise_mean);
   return 0;
 }
 

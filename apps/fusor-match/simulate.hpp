@@ -3,6 +3,7 @@
 // so that every rotation looks different), copies of it turned by rotations of the set a search
 // with the same angular step uses, added at well-separated random places to Gaussian noise. It
 // writes target.mrc, template.mrc, mask.mrc (a soft sphere) and truth.tsv.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -33,6 +34,11 @@ struct simulate_args {
   std::string tilt_angles = "-60,60:3";
   double dose_per_tilt = 3, defocus = 35000, defocus_spread = 15000, astigmatism = 400, contrast = 0.02;
   bool phase_flip = false;
+  // --template, --other, --other-copies (with --tilt-series): the template from a file, and other
+  // particles planted beside its copies
+  std::string template_file;
+  std::vector<std::string> others;
+  std::vector<int> other_copies;
 };
 
 /// The template of a simulated problem: m³ voxels, an ellipsoid with a sphere beside it.
@@ -56,7 +62,30 @@ inline int run_simulate_tilt_series(const simulate_args& a, const fusor::extents
   soft.edge = match::mask_edge::gaussian(1.0);
   match::mask_options other = soft;
   other.center = match::vec3{c + 3 * r, c - 2 * r, c - 3 * r};
-  const auto templ = fusor::array<float>(simulated_template(m) + 0.8f * match::sphere_mask<fusor::cpu>(ms, 1.2 * r, other));
+  fusor::array<float> templ;
+  std::vector<fusor::array<float>> others;
+  if (a.template_file.empty()) {
+    templ = fusor::array<float>(simulated_template(m) + 0.8f * match::sphere_mask<fusor::cpu>(ms, 1.2 * r, other));
+  } else {
+    // a template from a file (fusor-match template), and the other particles: the voxel size and the box of the simulation
+    const auto read = [&](const std::string& path, const char* what) {
+      require_file(path, what);
+      auto v = match::read_mrc(path);
+      for (int k = 0; k < 3; ++k)
+        if (std::abs(v.voxel_size[std::size_t(k)] - a.voxel_size) > 1e-3 * a.voxel_size)
+          throw fusor::value_error("simulate: the " + std::string(what) + " " + path + " has voxels of " +
+                                   std::to_string(v.voxel_size[std::size_t(k)]) + " Å along " + "xyz"[k] + "; --voxel-size is " +
+                                   std::to_string(a.voxel_size) + " Å");
+      return std::move(v.data);
+    };
+    templ = read(a.template_file, "template");
+    for (const std::string& o : a.others) {
+      others.push_back(read(o, "other template"));
+      if (others.back().shape() != templ.shape())
+        throw fusor::shape_error("simulate: the other template " + o + " is " + fusor::to_string(others.back().shape()) +
+                                 "; expected the template's box " + fusor::to_string(templ.shape()));
+    }
+  }
   match::tilt_simulation s;
   s.shape = n;
   s.voxel_size = a.voxel_size;
@@ -69,26 +98,30 @@ inline int run_simulate_tilt_series(const simulate_args& a, const fusor::extents
   s.contrast = a.contrast;
   s.phase_flip = a.phase_flip;
   s.seed = a.seed;
-  const auto sim = match::simulate_tilt_series(templ, s);
+  const auto sim = match::simulate_tilt_series(templ, s, others, a.other_copies);
+  const fusor::extents mt = templ.shape();
   prepare_folder(a.output);
   const fs::path dir(a.output);
   match::mrc_write_options w;
   w.voxel_size = {a.voxel_size, a.voxel_size, a.voxel_size};
   match::write_mrc(dir / "target.mrc", sim.tomogram, w);
   match::write_mrc(dir / "template.mrc", templ, w);
-  match::write_mrc(dir / "mask.mrc", fusor::array<float>(match::sphere_mask<fusor::cpu>(ms, double(m / 2) - 1.0, soft)), w);
+  match::write_mrc(dir / "mask.mrc",
+                   fusor::array<float>(match::sphere_mask<fusor::cpu>(mt, double(*std::min_element(mt.begin(), mt.end()) / 2) - 1.0, soft)), w);
   write_text(dir / "TS.tlt", imod_tilt_angles(sim.series));
   write_text(dir / "TS.defocus", imod_defocus_file(sim.series));
   write_text(dir / "dose.txt", dose_file(sim.series));
   fs::create_directories(dir / "tilt_series");
   write_text(dir / "tomograms.star", relion5_tomograms_star(sim.series, "TS", n, "tilt_series/TS.star"));
   write_text(dir / "tilt_series" / "TS.star", relion5_tilt_series_star(sim.series, "TS"));
-  std::string t = "x\ty\tz\trotation\trot\ttilt\tpsi\n";
+  // the last column: which template the copy is (0 the template, k the k-th --other)
+  std::string t = "x\ty\tz\trotation\trot\ttilt\tpsi\ttemplate\n";
   char line[256];
   for (std::size_t i = 0; i < sim.positions.size(); ++i) {
     const auto e = relion_angles(sim.rotations[i]);
     const auto& p = sim.positions[i];
-    std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t-1\t%.4f\t%.4f\t%.4f\n", (long long)p[0], (long long)p[1], (long long)p[2], e[0], e[1], e[2]);
+    std::snprintf(line, sizeof line, "%lld\t%lld\t%lld\t-1\t%.4f\t%.4f\t%.4f\t%d\n", (long long)p[0], (long long)p[1], (long long)p[2],
+                  e[0], e[1], e[2], sim.kinds[i]);
     t += line;
   }
   write_text(dir / "truth.tsv", t);
@@ -96,8 +129,10 @@ inline int run_simulate_tilt_series(const simulate_args& a, const fusor::extents
               "%lld x %lld x %lld volume, reconstructed by weighted back-projection -> %s/{target,template,mask}.mrc, truth.tsv, "
               "TS.tlt, TS.defocus, dose.txt, tomograms.star, tilt_series/TS.star\n",
               sim.series.tilts.size(), a.tilt_angles.c_str(), a.dose_per_tilt, a.defocus, a.defocus_spread,
-              a.phase_flip ? ", phase-flipped" : "", sim.positions.size(), (long long)m, (long long)n[0], (long long)n[1], (long long)n[2],
+              a.phase_flip ? ", phase-flipped" : "", std::size_t(s.copies), (long long)mt[0], (long long)n[0], (long long)n[1], (long long)n[2],
               a.output.c_str());
+  if (!others.empty()) std::printf("simulate: and %zu copies of %zu other template(s) (truth.tsv's last column)\n",
+                                   sim.positions.size() - std::size_t(s.copies), others.size());
   return 0;
 }
 
@@ -112,6 +147,12 @@ inline int run_simulate(const simulate_args& a) {
     if (n[k] < m)
       throw fusor::value_error("simulate: --size " + std::to_string(n[k]) +
                                " is smaller than the template (--template-size " + std::to_string(m) + ")");
+  if (!a.tilt_series && (!a.template_file.empty() || !a.others.empty()))
+    throw fusor::value_error("simulate: --template and --other are for --tilt-series");
+  if (a.others.size() != a.other_copies.size())
+    throw fusor::value_error("simulate: give one --other-copies per --other (" + std::to_string(a.others.size()) + " --other, " +
+                             std::to_string(a.other_copies.size()) + " --other-copies)");
+  if (!a.others.empty() && a.template_file.empty()) throw fusor::value_error("simulate: --other needs --template");
   if (a.tilt_series) return run_simulate_tilt_series(a, n, m);
   prepare_folder(a.output);
   const auto templ = simulated_template(m);

@@ -5,7 +5,7 @@
 // a template too), pyTME's scores, Fourier filters and a tilt series' weight with the readers of
 // its metadata files, simulated tilt series, templates from atomic models and from maps (Fourier
 // resampling), the exhaustive scan, peak calling (a top-hat filter, the noise's Gaussian fitted to
-// the score histogram) and MRC files.
+// the score histogram), the random-phase noise correction and MRC files.
 #include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "match/rotations.hpp"
 #include "match/interpolation.hpp"
@@ -27,4 +27,5 @@
 #include "match/peaks.hpp"
 #include "match/score_histogram.hpp"
 #include "match/tophat.hpp"
+#include "match/phase_randomize.hpp"
 #include "match/mrc.hpp"

@@ -612,6 +612,20 @@ def templates(bin_, work):
     assert crowther["count"] == runs["c1"]["count"], (crowther["count"], runs["c1"]["count"])
     # (at so coarse a step the cell holds few directions: 2.5 times 1/60 of the C1 set)
     assert runs["icosahedral"]["symmetry"] == "I" and crowther["count"] <= 60 * runs["icosahedral"]["count"] < 3 * crowther["count"], runs
+    # the random-phase noise correction: recorded, the map changed, the planted copy still the best peak
+    nc = os.path.join(work, "noise_corrected")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", nc, "-a", 45, "--planning", "estimate",
+        "--noise-correction", "-q")
+    plain = os.path.join(work, "plain")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", plain, "-a", 45, "--planning", "estimate", "-q")
+    ncm = json.load(open(os.path.join(nc, "metadata.json")))["noise_correction"]
+    assert ncm["seed"] == 321 and 0 < ncm["noise_mean"] < 1, ncm
+    a, b = read_mrc(os.path.join(nc, "scores.mrc")), read_mrc(os.path.join(plain, "scores.mrc"))
+    assert np.abs(a - b).max() > 1e-3
+    truth = open(os.path.join(sim, "truth.tsv")).read().splitlines()[1].split("\t")
+    run(bin_, "peaks", "-i", nc, "-n", 1, "-q")
+    top = open(os.path.join(nc, "peaks.tsv")).read().splitlines()[1].split("\t")
+    assert top[:3] == truth[:3], (top, truth)
     print(f"fusor-match templates: 1tii.pdb integrates to F(0) = {f0:.1f} Å within 1e-5; mmCIF and gzip give the same "
           f"voxels; resampled to {voxel[0]:.4f} Å it keeps its integral; sphere and tight masks by their definitions")
 

@@ -57,6 +57,8 @@ struct simulated_tilt_series {
   tilt_series series;
   std::vector<std::array<index_t, 3>> positions;
   std::vector<quaternion> rotations;
+  /// Which template each copy is: 0 the template searched for, k > 0 the k-th of the others.
+  std::vector<int> kinds;
 };
 
 namespace detail {
@@ -255,9 +257,12 @@ inline tilt_series simulated_series(const tilt_simulation& s) {
 }
 
 /// The simulation (tilt_simulation says what), with `templ` (a density, a cube no larger than the
-/// volume) planted `copies` times a template apart and half a template inside every face.
+/// volume) planted `copies` times, and each of `others` (densities of the template's shape: other
+/// particles, to tell apart from the template's) `other_copies[k]` times, every copy a template
+/// apart from the rest and half a template inside every face.
 template <class B>
-simulated_tilt_series<B> simulate_tilt_series(const array<float, B>& templ, const tilt_simulation& s) {
+simulated_tilt_series<B> simulate_tilt_series(const array<float, B>& templ, const tilt_simulation& s,
+                                              const std::vector<array<float, B>>& others = {}, const std::vector<int>& other_copies = {}) {
   detail::require_volume(s.shape, "simulate_tilt_series (the volume)");
   detail::require_volume(templ.shape(), "simulate_tilt_series (the template)");
   const extents& n = s.shape;
@@ -266,6 +271,19 @@ simulated_tilt_series<B> simulate_tilt_series(const array<float, B>& templ, cons
   for (int a = 0; a < 3; ++a)
     if (m[a] > n[a])
       throw shape_error("fusor::match::simulate_tilt_series: the template " + to_string(m) + " is larger than the volume " + to_string(n));
+  if (others.size() != other_copies.size())
+    throw value_error("fusor::match::simulate_tilt_series: " + std::to_string(others.size()) + " other templates but " +
+                      std::to_string(other_copies.size()) + " counts of their copies; expected one count each");
+  int total = s.copies;
+  for (std::size_t k = 0; k < others.size(); ++k) {
+    if (others[k].shape() != m)
+      throw shape_error("fusor::match::simulate_tilt_series: other template " + std::to_string(k) + " is " + to_string(others[k].shape()) +
+                        "; expected the template's shape " + to_string(m));
+    if (other_copies[k] < 0)
+      throw value_error("fusor::match::simulate_tilt_series: expected copies >= 0 of other template " + std::to_string(k) + ", got " +
+                        std::to_string(other_copies[k]));
+    total += other_copies[k];
+  }
   detail::check_length(s.voxel_size, "simulate_tilt_series", "voxel size", "(Å)");
   if (!(std::isfinite(s.contrast) && s.contrast > 0))
     throw value_error("fusor::match::simulate_tilt_series: expected a contrast > 0, got " + detail::number_text(s.contrast));
@@ -277,7 +295,7 @@ simulated_tilt_series<B> simulate_tilt_series(const array<float, B>& templ, cons
   // the copies: places a template apart, half a template inside each face, drawn until they fit
   std::mt19937_64 pick(s.seed * 7919 + 17);
   const index_t h0 = m[0] / 2, h1 = m[1] / 2, h2 = m[2] / 2, span = std::max(m[0], std::max(m[1], m[2]));
-  for (int tries = 0; int(out.positions.size()) < s.copies && tries < 100000; ++tries) {
+  for (int tries = 0; int(out.positions.size()) < total && tries < 100000; ++tries) {
     const std::array<index_t, 3> c{h0 + index_t(pick() % std::uint64_t(n[0] - 2 * h0)), h1 + index_t(pick() % std::uint64_t(n[1] - 2 * h1)),
                                    h2 + index_t(pick() % std::uint64_t(n[2] - 2 * h2))};
     bool apart = true;
@@ -287,15 +305,19 @@ simulated_tilt_series<B> simulate_tilt_series(const array<float, B>& templ, cons
     }
     if (apart) out.positions.push_back(c);
   }
-  if (int(out.positions.size()) < s.copies)
-    throw value_error("fusor::match::simulate_tilt_series: " + std::to_string(s.copies) + " copies of a " + to_string(m) +
+  if (int(out.positions.size()) < total)
+    throw value_error("fusor::match::simulate_tilt_series: " + std::to_string(total) + " copies of a " + to_string(m) +
                       " template do not fit a template apart in " + to_string(n) + "; got " + std::to_string(out.positions.size()));
-  out.rotations = random_rotations(std::int64_t(s.copies), s.seed * 31 + 7);
+  // the template's copies first, then each other template's (the first s.copies rotations are
+  // those of a simulation without others)
+  out.rotations = random_rotations(std::int64_t(total), s.seed * 31 + 7);
+  out.kinds.assign(std::size_t(s.copies), 0);
+  for (std::size_t k = 0; k < others.size(); ++k) out.kinds.insert(out.kinds.end(), std::size_t(other_copies[k]), int(k) + 1);
   array<float, B> sample = zeros<float, B>(n);
   for (std::size_t i = 0; i < out.positions.size(); ++i) {
     const auto& c = out.positions[i];
     auto box = sample(range(c[0] - h0, c[0] - h0 + m[0]), range(c[1] - h1, c[1] - h1 + m[1]), range(c[2] - h2, c[2] - h2 + m[2]));
-    box = box + rigid_transform(templ, out.rotations[i]);
+    box = box + rigid_transform(out.kinds[i] == 0 ? templ : others[std::size_t(out.kinds[i] - 1)], out.rotations[i]);
   }
 
   // each tilt's image: the projection, its spectrum times the tilt's CTF and exposure filter, the
