@@ -530,6 +530,7 @@ IT_C_4322_A = {
     "S": (0.2497, 0.5628, 1.3899, 2.1865, 0.7715),
 }
 STRUCTURE = "/usr/share/pymol/data/demo/1tii.pdb"  # heat-labile enterotoxin IIb, from Debian's pymol-data
+TWO_PROTEIN_CONTRAST = 0.05
 
 
 def pdb_forward_scattering(path):
@@ -626,6 +627,28 @@ def templates(bin_, work):
     run(bin_, "peaks", "-i", nc, "-n", 1, "-q")
     top = open(os.path.join(nc, "peaks.tsv")).read().splitlines()[1].split("\t")
     assert top[:3] == truth[:3], (top, truth)
+    # two real proteins in one simulated tilt series, searched for one: 1TII's copies come out on
+    # top, IL2's below them (templates from the models, the series' weighting)
+    t1, t2 = os.path.join(work, "t1tii.mrc"), os.path.join(work, "til2.mrc")
+    run(bin_, "template", "--model", STRUCTURE, "--voxel-size", 6, "--box", 20, "-o", t1, "-q")
+    run(bin_, "template", "--model", os.path.join(os.path.dirname(STRUCTURE), "il2.pdb"), "--voxel-size", 6, "--box", 20, "-o", t2, "-q")
+    two = os.path.join(work, "two")
+    run(bin_, "simulate", "-o", two, "--tilt-series", "--size", 72, 72, 48, "--voxel-size", 6, "--template", t1, "--other", t2,
+        "--other-copies", 2, "--copies", 2, "--contrast", TWO_PROTEIN_CONTRAST, "--seed", 3)
+    rows = [l.split("\t") for l in open(os.path.join(two, "truth.tsv")).read().splitlines()[1:]]
+    assert [r[7] for r in rows] == ["0", "0", "1", "1"], rows
+    found2 = os.path.join(work, "two_result")
+    run(bin_, "match", "-t", f"{two}/target.mrc", "-m", t1, "--mask", f"{two}/mask.mrc", "-o", found2, "-a", 30, "--planning",
+        "estimate", "--tilt-angles", f"{two}/TS.tlt", "--dose", f"{two}/dose.txt", "--defocus", f"{two}/TS.defocus", "-q")
+    sc = read_mrc(os.path.join(found2, "scores.mrc"))
+    best = [float(sc[max(int(r[0]) - 2, 0):int(r[0]) + 3, max(int(r[1]) - 2, 0):int(r[1]) + 3, max(int(r[2]) - 2, 0):int(r[2]) + 3].max())
+            for r in rows]
+    assert min(best[:2]) > max(best[2:]), f"1TII's copies score {best[:2]}, IL2's {best[2:]}"
+    run(bin_, "peaks", "-i", found2, "-n", 2, "--margin", 6, "-q")
+    top2 = [l.split("\t") for l in open(os.path.join(found2, "peaks.tsv")).read().splitlines()[1:]]
+    for p in top2:
+        assert min(sum((int(p[k]) - int(r[k])) ** 2 for k in range(3)) for r in rows[:2]) <= 9, (p, rows)  # z smeared by the wedge
+    print(f"fusor-match templates: two proteins: 1TII's copies score {min(best[:2]):.3f} and up, IL2's {max(best[2:]):.3f} at most")
     print(f"fusor-match templates: 1tii.pdb integrates to F(0) = {f0:.1f} Å within 1e-5; mmCIF and gzip give the same "
           f"voxels; resampled to {voxel[0]:.4f} Å it keeps its integral; sphere and tight masks by their definitions")
 
