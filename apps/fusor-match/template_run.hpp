@@ -80,11 +80,11 @@ inline int run_template(const template_args& a) {
     match::write_mrc(a.output, map, w);
     if (!a.quiet) {
       std::printf("template: %s (%s, %zu atoms of the first of %d model(s)%s), F(0) = %.1f Å, centre of mass (%.2f, %.2f, %.2f) Å "
-                  "-> %s, %lld x %lld x %lld voxels of %g Å\n",
+                  "-> %s, %lld x %lld x %lld voxels of %g Å, values %.4g to %.4g\n",
                   a.model.c_str(), file.format.c_str(), atoms.size(), file.models_in_file,
                   file.waters_removed ? (", " + std::to_string(file.waters_removed) + " water atoms left out").c_str() : "",
                   match::forward_scattering(all), c[0], c[1], c[2], a.output.c_str(), (long long)box[0], (long long)box[1],
-                  (long long)box[2], a.voxel_size);
+                  (long long)box[2], a.voxel_size, double(fusor::min(map)), double(fusor::max(map)));
       if (outside > 0)
         std::printf("template: warning: %.0f atoms lie outside the box (their density wraps to the opposite face); use a larger --box\n",
                     outside);

@@ -176,6 +176,16 @@ int host_threads() {
   return executor<host_backend_t<B>>::threads();
 }
 
+/// The host backend, named through B: host work inside a template over B names its arrays
+/// array<T, host_of_t<B>>, a dependent type, so that a header stays whole on its own (the cpu
+/// backend's memory support is only needed where the template is instantiated).
+template <class B>
+struct host_of {
+  using type = cpu;
+};
+template <class B>
+using host_of_t = typename host_of<B>::type;
+
 inline void require_volume(const extents& s, const char* what) {
   if (s.size() != 3)
     throw shape_error(std::string("fusor::match::") + what + ": expected a 3-d volume, got shape " + to_string(s));

@@ -61,7 +61,8 @@ inline std::array<index_t, 2> resample_lengths(index_t n, double from, double to
 }
 
 /// The centre of mass (voxels) of a volume's positive values; a value_error when it has none.
-inline vec3 positive_center_of_mass(const array<float, cpu>& v) {
+template <class Host>
+vec3 positive_center_of_mass(const Host& v) {
   const extents n = v.shape();
   double w = 0, c[3] = {0, 0, 0};
   for (index_t i = 0; i < n[0]; ++i)
@@ -78,7 +79,8 @@ inline vec3 positive_center_of_mass(const array<float, cpu>& v) {
 }
 
 /// The mean of the voxels on a volume's six faces.
-inline double face_mean(const array<float, cpu>& v) {
+template <class Host>
+double face_mean(const Host& v) {
   const extents n = v.shape();
   double s = 0, count = 0;
   for (index_t i = 0; i < n[0]; ++i)
@@ -112,7 +114,8 @@ sized_volume<B> template_from_map(const array<float, B>& map, const std::array<d
     throw value_error("fusor::match::template_from_map: expected a finite low-pass resolution >= 0 Å, got " +
                       std::to_string(o.lowpass));
 
-  const array<float, cpu> in = to<cpu>(map);
+  using H = detail::host_of_t<B>;
+  const array<float, H> in = to<H>(map);
   const vec3 c = o.center_of_mass ? detail::positive_center_of_mass(in) : volume_center(n);
   extents padded{0, 0, 0}, m{0, 0, 0};
   std::array<double, 3> size{};
@@ -126,7 +129,7 @@ sized_volume<B> template_from_map(const array<float, B>& map, const std::array<d
                         std::to_string(o.voxel_size) + " Å within 0.1% (nearest: " + std::to_string(size[k]) + " Å)");
   }
   // the map padded with its faces' mean, so that no step appears at the new faces
-  array<float, cpu> grown = full<float, cpu>(padded, float(detail::face_mean(in)));
+  array<float, H> grown = full<float, H>(padded, float(detail::face_mean(in)));
   for (index_t i = 0; i < n[0]; ++i)
     for (index_t j = 0; j < n[1]; ++j)
       std::copy_n(in.data() + (i * n[1] + j) * n[2], n[2], grown.data() + (i * padded[1] + j) * padded[2]);
@@ -140,14 +143,14 @@ sized_volume<B> template_from_map(const array<float, B>& map, const std::array<d
                           double(f2) * shift[2] / double(padded[2]));
     return std::complex<double>(std::cos(phase), std::sin(phase));
   };
-  const auto spec = to<cpu>(fft::rfftn(grown));
+  const auto spec = to<H>(fft::rfftn(grown));
   auto window = detail::window_spectrum(spec, padded, m, double(m.numel()) / double(padded.numel()), ramp);
-  const array<float, cpu> resampled = fft::irfftn(std::move(window), m);
+  const array<float, H> resampled = fft::irfftn(std::move(window), m);
 
   // boxed about the centre voxel: out[j] = resampled[j - box // 2 + m // 2], the faces' mean beyond
   const extents box = o.box.empty() ? m : o.box;
   const float outside = float(detail::face_mean(resampled));
-  array<float, cpu> out(box);
+  array<float, H> out(box);
   for (index_t i = 0; i < box[0]; ++i)
     for (index_t j = 0; j < box[1]; ++j)
       for (index_t k = 0; k < box[2]; ++k) {
@@ -158,7 +161,7 @@ sized_volume<B> template_from_map(const array<float, B>& map, const std::array<d
   if (o.lowpass > 0)
     out = apply_filter(out, fourier_filter{(size[0] + size[1] + size[2]) / 3, bandpass{o.lowpass, 0, true}, {}, {}, {}, {}});
   if (o.mirror) out = mirror(out, 2);
-  if (o.invert) out = array<float, cpu>(-out);
+  if (o.invert) out = array<float, H>(-out);
   return {to<B>(out), size};
 }
 

@@ -113,8 +113,8 @@ inline void check_model_options(std::span<const scattering_atom> atoms, const mo
 /// Adds each atom's density, blurred by `spread` (Å^2 more on every Gaussian), to the periodic
 /// grid `fine` of spacing h (Å), the point `origin` (Å) at index 0. Each Gaussian is separable:
 /// three short tables per atom, then one pass over a cube of 5 standard deviations' radius.
-inline void spread_atoms(std::span<const scattering_atom> atoms, double extra_b, double spread, const vec3& origin, double h,
-                         array<float, cpu>& fine) {
+template <class Host>
+void spread_atoms(std::span<const scattering_atom> atoms, double extra_b, double spread, const vec3& origin, double h, Host& fine) {
   constexpr double pi = 3.14159265358979323846;
   const extents n = fine.shape();
   float* g = fine.data();
@@ -177,7 +177,8 @@ array<float, B> density_from_model(std::span<const scattering_atom> atoms, const
   const double spread = 8 * pi * pi * h * h;
   vec3 origin;  // the position (Å) of fine index 0: the box's centre voxel sits on c
   for (int k = 0; k < 3; ++k) origin[k] = c[k] - double(n[k] / 2) * o.voxel_size;
-  array<float, cpu> fine = zeros<float, cpu>(fine_shape);
+  using H = detail::host_of_t<B>;
+  array<float, H> fine = zeros<float, H>(fine_shape);
   detail::spread_atoms(atoms, o.blur, spread, origin, h, fine);
   const auto spec = to<cpu>(fft::rfftn(fine));
   const double box[3] = {double(n[0]) * o.voxel_size, double(n[1]) * o.voxel_size, double(n[2]) * o.voxel_size};
@@ -187,9 +188,9 @@ array<float, B> density_from_model(std::span<const scattering_atom> atoms, const
     return std::exp(spread * (k0 * k0 + k1 * k1 + k2 * k2) / 4);
   };
   auto coarse = detail::window_spectrum(spec, fine_shape, n, double(n.numel()) / double(fine_shape.numel()), unblur);
-  array<float, cpu> map = fft::irfftn(std::move(coarse), n);
+  array<float, H> map = fft::irfftn(std::move(coarse), n);
   if (o.lowpass > 0) map = apply_filter(map, fourier_filter{o.voxel_size, bandpass{o.lowpass, 0, true}, {}, {}, {}, {}});
-  if (o.invert) map = array<float, cpu>(-map);
+  if (o.invert) map = array<float, H>(-map);
   return to<B>(map);
 }
 

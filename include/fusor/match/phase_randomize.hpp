@@ -29,10 +29,11 @@ array<float, B> phase_randomized(const array<float, B>& templ, std::uint64_t see
   detail::require_volume(templ.shape(), "phase_randomized");
   const extents n = templ.shape();
   if (templ.size() == 0) throw shape_error("fusor::match::phase_randomized: expected a non-empty template, got shape " + to_string(n));
-  const auto spec = to<cpu>(fft::rfftn(to<cpu>(templ)));
+  using H = detail::host_of_t<B>;
+  const auto spec = to<H>(fft::rfftn(to<H>(templ)));
   random::generator g(seed);
-  const auto phases = to<cpu>(fft::rfftn(random::normal<float, cpu>(g, n)));
-  array<std::complex<float>, cpu> out(spec.shape());
+  const auto phases = to<H>(fft::rfftn(random::normal<float, H>(g, n)));
+  array<std::complex<float>, H> out(spec.shape());
   for (index_t q = 0; q < spec.size(); ++q) {
     const std::complex<float> p = phases.data()[q];
     const float r = std::abs(p), a = std::abs(spec.data()[q]);
@@ -48,12 +49,13 @@ array<float, B> subtract_noise_scores(const array<float, B>& scores, const array
   if (scores.shape() != noise_scores.shape())
     throw shape_error("fusor::match::subtract_noise_scores: the noise scores' shape " + to_string(noise_scores.shape()) +
                       " is not the scores' " + to_string(scores.shape()));
-  const array<float, cpu> s = to<cpu>(scores), e = to<cpu>(noise_scores);
+  using H = detail::host_of_t<B>;
+  const array<float, H> s = to<H>(scores), e = to<H>(noise_scores);
   double sum = 0, count = 0;
   for (index_t q = 0; q < e.size(); ++q)
     if (std::isfinite(e.data()[q])) sum += e.data()[q], count += 1;
   const float mean = count > 0 ? float(sum / count) : 0.0f;
-  array<float, cpu> out(s.shape());
+  array<float, H> out(s.shape());
   for (index_t q = 0; q < s.size(); ++q) out.data()[q] = s.data()[q] - e.data()[q] + mean;
   return to<B>(out);
 }

@@ -57,11 +57,10 @@ inline std::complex<double> series_coefficient(const std::complex<float>* spec, 
 /// The half spectrum of shape m (rfft layout) whose grid samples the series of `spec` (shape n),
 /// each coefficient times factor(f0, f1, f2) (signed frequencies of the old grid's box: a phase
 /// ramp, a filter) and `scale`. factor must be Hermitian: factor(-f) = conj(factor(f)).
-template <class Factor>
-array<std::complex<float>, cpu> window_spectrum(const array<std::complex<float>, cpu>& spec, const extents& n, const extents& m,
-                                                double scale, const Factor& factor) {
+template <class Spectrum, class Factor>
+Spectrum window_spectrum(const Spectrum& spec, const extents& n, const extents& m, double scale, const Factor& factor) {
   const index_t h = m[2] / 2 + 1;
-  array<std::complex<float>, cpu> out(extents{m[0], m[1], h});
+  Spectrum out(extents{m[0], m[1], h});
   std::complex<float>* o = out.data();
   const std::complex<float>* s = spec.data();
   for (index_t j0 = 0; j0 < m[0]; ++j0) {
@@ -119,7 +118,7 @@ array<float, B> mirror(const array<float, B>& volume, int axis) {
   if (axis < 0 || axis > 2) throw value_error("fusor::match::mirror: expected an axis 0, 1 or 2, got " + std::to_string(axis));
   const extents n = volume.shape();
   const auto in = to<cpu>(volume);
-  array<float, cpu> out(n);
+  array<float, detail::host_of_t<B>> out(n);
   const index_t c2 = 2 * (n[axis] / 2);
   const index_t stride = axis == 0 ? n[1] * n[2] : axis == 1 ? n[2] : 1;
   for (index_t q = 0; q < n.numel(); ++q) {

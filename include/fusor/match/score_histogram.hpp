@@ -44,9 +44,10 @@ histogram score_histogram(const array<float, B>& map, int bins, const array<floa
   if (mask && mask->shape() != map.shape())
     throw shape_error("fusor::match::score_histogram: the mask's shape " + to_string(mask->shape()) + " is not the map's " +
                       to_string(map.shape()));
-  const array<float, cpu> v = to<cpu>(map);
-  std::optional<array<float, cpu>> m;
-  if (mask) m = to<cpu>(*mask);
+  using H = detail::host_of_t<B>;
+  const array<float, H> v = to<H>(map);
+  std::optional<array<float, H>> m;
+  if (mask) m = to<H>(*mask);
   const auto keep = [&](index_t q) { return std::isfinite(v.data()[q]) && (!m || m->data()[q] > 0); };
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (index_t q = 0; q < v.size(); ++q)

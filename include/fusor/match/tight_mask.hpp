@@ -101,7 +101,8 @@ array<float, B> tight_mask(const array<float, B>& templ, const tight_mask_option
   if (!finite_at_least_0(o.soft_edge))
     throw value_error("fusor::match::tight_mask: expected a finite soft edge >= 0 voxels, got " + std::to_string(o.soft_edge));
   const extents n = templ.shape();
-  const array<float, cpu> t = to<cpu>(templ);
+  using H = detail::host_of_t<B>;
+  const array<float, H> t = to<H>(templ);
   const float* v = t.data();
   const auto inside = [&](index_t q) { return o.dark ? double(v[q]) < o.threshold : double(v[q]) > o.threshold; };
   bool any = false;
@@ -115,7 +116,7 @@ array<float, B> tight_mask(const array<float, B>& templ, const tight_mask_option
                       " the threshold " + std::to_string(o.threshold) + " (its values run from " + std::to_string(low) + " to " +
                       std::to_string(high) + ")");
   const std::vector<double> d = distance_transform(n, inside);
-  array<float, cpu> mask(n);
+  array<float, H> mask(n);
   constexpr double pi = 3.14159265358979323846;
   for (index_t q = 0; q < n.numel(); ++q) {
     const double e = d[std::size_t(q)] - o.dilation;

@@ -48,8 +48,9 @@ array<float, B> white_tophat(const array<float, B>& map, int connectivity = 1) {
       for (int c = -1; c <= 1; ++c)
         if (a * a + b * b + c * c <= connectivity) offsets.push_back({a, b, c});
   const extents n = map.shape();
-  const array<float, cpu> v = to<cpu>(map);
-  array<float, cpu> eroded(n), opened(n);
+  using H = detail::host_of_t<B>;
+  const array<float, H> v = to<H>(map);
+  array<float, H> eroded(n), opened(n);
   if (v.size() == 0) return to<B>(v);
   detail::grey_filter(v.data(), eroded.data(), n, offsets, true);
   detail::grey_filter(eroded.data(), opened.data(), n, offsets, false);
