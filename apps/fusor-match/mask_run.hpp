@@ -67,6 +67,7 @@ inline int run_mask(const mask_args& a) {
     throw fusor::value_error("mask: --shape expects sphere, ellipsoid, cylinder or tight, got " + a.shape);
   }
   w.label = "fusor-match mask (" + a.shape + ")";
+  make_output_folder(a.output);
   match::write_mrc(a.output, mask, w);
   if (!a.quiet) {
     double inside = 0;

@@ -430,11 +430,19 @@ def proteins(argv):
     other = np.array([[int(v) for v in r[:3]] for r in rows if r[7] == "1"])
     rot_file = os.path.join(a.work, "rotations.txt")
     count = len(_pytme_rotation_file(a.step, rot_file))
-    # pyTME's own template from the model, on the same grid
+    # pyTME's own template from the model: its scattering-factor density at 1.5 Å (its placement
+    # fails at coarser sampling, where an atom's radius is under a voxel), resampled to the
+    # voxel size by its spline resampling, padded to the box about its centre of mass
     ptpl = os.path.join(a.work, "1tii_pytme.mrc")
-    d = Density.from_structure(f"{demo}/1tii.pdb", shape=(a.box,) * 3, sampling_rate=a.voxel, weight_type="scattering_factors")
-    d.data = np.asarray(d.data, np.float32)
-    d.to_file(ptpl)
+    d = Density.from_structure(f"{demo}/1tii.pdb", sampling_rate=1.5, weight_type="scattering_factors")
+    d = d.resample(new_sampling_rate=a.voxel, method="spline", order=3)
+    com = np.round(d.center_of_mass(d.data)).astype(int)
+    box = np.zeros((a.box,) * 3, np.float32)
+    for src in np.ndindex(d.data.shape):
+        dst = np.array(src) - com + a.box // 2
+        if np.all(dst >= 0) and np.all(dst < a.box):
+            box[tuple(dst)] = d.data[src]
+    Density(box, sampling_rate=np.array([a.voxel] * 3), origin=np.zeros(3)).to_file(ptpl)
     ts = starfile.read(os.path.join(sim, "tilt_series", "TS.star"))
     tilts = os.path.join(sim, "tilts.tsv")
     with open(tilts, "w") as f:
