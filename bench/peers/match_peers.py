@@ -287,6 +287,29 @@ def _separation(scores, truth, r, tolerance):
     return np.mean(z), np.min(z), (scores[tuple(false[0])] - med) / sd
 
 
+def _pytme_series_files(sim, voxel):
+    """The simulated series for pyTME, from the tilt-series STAR the simulation wrote: the angles
+    with the dose accumulated before each tilt as the weights column (tilts.tsv), and the per-tilt
+    CTF as CTFFIND4 writes it (ctffind.txt, which fusor-match reads as well). Their paths."""
+    import starfile
+    ts = starfile.read(os.path.join(sim, "tilt_series", "TS.star"))
+    tilts = os.path.join(sim, "tilts.tsv")
+    with open(tilts, "w") as f:
+        f.write("angles\tweights\n")
+        for ang, dose in zip(ts["rlnTomoNominalStageTiltAngle"], ts["rlnMicrographPreExposure"]):
+            f.write(f"{ang:.4f}\t{dose:.4f}\n")
+    ctffind = os.path.join(sim, "ctffind.txt")
+    with open(ctffind, "w") as f:
+        f.write("# Output from CTFFind version 4.1.14 (written by match_peers.py from the simulation's STAR)\n"
+                f"# Pixel size: {voxel:.3f} Angstroms ; acceleration voltage: 300.0 keV ; spherical aberration: 2.70 mm ; "
+                "amplitude contrast: 0.07\n# Columns: #1 - micrograph number; #2 - defocus 1 [Angstroms]; #3 - defocus 2; "
+                "#4 - azimuth of astigmatism; #5 - additional phase shift [radians]; #6 - cross correlation; #7 - spacing (in "
+                "Angstroms) up to which CTF rings were fit successfully\n")
+        for i, (u, v, ang) in enumerate(zip(ts["rlnDefocusU"], ts["rlnDefocusV"], ts["rlnDefocusAngle"])):
+            f.write(f"{i + 1:.6f} {u:.2f} {v:.2f} {ang:.2f} 0.000000 0.100000 20.000000\n")
+    return tilts, ctffind
+
+
 def tilted(argv):
     """A simulated tilt series' tomogram searched three ways, each end to end with its own
     program: (a) fusor-match with a missing wedge only, (b) fusor-match weighted by the tilt series
@@ -302,7 +325,6 @@ def tilted(argv):
     import importlib.metadata
     import subprocess
     import mrcfile
-    import starfile
     from tme.matching_utils import load_pickle
 
     ap = argparse.ArgumentParser(prog="match_peers.py tilted")
@@ -336,25 +358,7 @@ def tilted(argv):
                         str(a.template), "--copies", str(a.copies), "--contrast", str(contrast), "--seed", "7"],
                        check=True, capture_output=True)
         truth = np.array([[int(v) for v in l.split("\t")[:3]] for l in open(os.path.join(sim, "truth.tsv")).read().splitlines()[1:]])
-        # the series for pyTME, from the tilt-series STAR the simulation wrote: the angles with the
-        # dose accumulated before each tilt as the weights column, and the per-tilt CTF as CTFFIND4
-        # writes it (which fusor-match reads as well)
-        ts = starfile.read(os.path.join(sim, "tilt_series", "TS.star"))
-        tilts = os.path.join(sim, "tilts.tsv")
-        with open(tilts, "w") as f:
-            f.write("angles\tweights\n")
-            for ang, dose in zip(ts["rlnTomoNominalStageTiltAngle"], ts["rlnMicrographPreExposure"]):
-                f.write(f"{ang:.4f}\t{dose:.4f}\n")
-        ctffind = os.path.join(sim, "ctffind.txt")
-        with open(ctffind, "w") as f:
-            f.write("# Output from CTFFind version 4.1.14 (written by match_peers.py from the simulation's STAR)\n"
-                    "# Pixel size: 10.000 Angstroms ; acceleration voltage: 300.0 keV ; spherical aberration: 2.70 mm ; "
-                    "amplitude contrast: 0.07\n"
-                    "# Columns: #1 - micrograph number; #2 - defocus 1 [Angstroms]; #3 - defocus 2; #4 - azimuth of astigmatism; "
-                    "#5 - additional phase shift [radians]; #6 - cross correlation; #7 - spacing (in Angstroms) up to which CTF rings "
-                    "were fit successfully\n")
-            for i, (u, v, ang) in enumerate(zip(ts["rlnDefocusU"], ts["rlnDefocusV"], ts["rlnDefocusAngle"])):
-                f.write(f"{i + 1:.6f} {u:.2f} {v:.2f} {ang:.2f} 0.000000 0.100000 20.000000\n")
+        tilts, ctffind = _pytme_series_files(sim, 10.0)
         tgt, tpl, msk = (os.path.join(sim, f) for f in ("target.mrc", "template.mrc", "mask.mrc"))
         base = [a.fusor_match, "match", "-t", tgt, "-m", tpl, "--mask", msk, "--rotations", rot_file, "-s", "FLCSphericalMask",
                 "--edges", "wrap", "-q"]
@@ -397,7 +401,6 @@ def proteins(argv):
     import argparse
     import subprocess
     import mrcfile
-    import starfile
     from tme import Density
     from tme.matching_utils import load_pickle
 
@@ -443,21 +446,7 @@ def proteins(argv):
         if np.all(dst >= 0) and np.all(dst < a.box):
             box[tuple(dst)] = d.data[src]
     Density(box, sampling_rate=np.array([a.voxel] * 3), origin=np.zeros(3)).to_file(ptpl)
-    ts = starfile.read(os.path.join(sim, "tilt_series", "TS.star"))
-    tilts = os.path.join(sim, "tilts.tsv")
-    with open(tilts, "w") as f:
-        f.write("angles\tweights\n")
-        for ang, dose in zip(ts["rlnTomoNominalStageTiltAngle"], ts["rlnMicrographPreExposure"]):
-            f.write(f"{ang:.4f}\t{dose:.4f}\n")
-    ctffind = os.path.join(sim, "ctffind.txt")
-    with open(ctffind, "w") as f:
-        f.write("# Output from CTFFind version 4.1.14 (written by match_peers.py from the simulation's STAR)\n"
-                f"# Pixel size: {a.voxel:.3f} Angstroms ; acceleration voltage: 300.0 keV ; spherical aberration: 2.70 mm ; "
-                "amplitude contrast: 0.07\n# Columns: #1 - micrograph number; #2 - defocus 1 [Angstroms]; #3 - defocus 2; "
-                "#4 - azimuth of astigmatism; #5 - additional phase shift [radians]; #6 - cross correlation; #7 - spacing (in "
-                "Angstroms) up to which CTF rings were fit successfully\n")
-        for i, (u, v, ang) in enumerate(zip(ts["rlnDefocusU"], ts["rlnDefocusV"], ts["rlnDefocusAngle"])):
-            f.write(f"{i + 1:.6f} {u:.2f} {v:.2f} {ang:.2f} 0.000000 0.100000 20.000000\n")
+    tilts, ctffind = _pytme_series_files(sim, a.voxel)
     tgt, msk = os.path.join(sim, "target.mrc"), os.path.join(sim, "mask.mrc")
     series = ["--tilt-angles", os.path.join(sim, "TS.tlt"), "--dose", os.path.join(sim, "dose.txt"), "--defocus", ctffind]
     base = [a.fusor_match, "match", "-t", tgt, "-m", tpl["1tii"], "--mask", msk, "--rotations", str(rot_file), "-s", "FLCSphericalMask",
