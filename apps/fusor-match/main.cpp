@@ -4,6 +4,7 @@
 //   peaks     call peaks on a match output and write TSV and RELION 5 STAR
 //   preview   draw slices of the target and the score map, with the peaks marked (PNG)
 //   stats     the score histogram's noise fit: false positives per threshold, the cut-off, an SVG
+//   merge-stars  several tomograms' peaks.star as one particle table
 //   template  a template MRC from an atomic model (PDB, mmCIF) or a map, at the tomogram's voxel size
 //   mask      a mask MRC: sphere, ellipsoid, cylinder, or tight around a template
 // Every subcommand has --help. Errors name the bad option or file and what was expected; they
@@ -19,6 +20,7 @@
 
 #include "mask_run.hpp"
 #include "match_run.hpp"
+#include "merge_stars_run.hpp"
 #include "numbers.hpp"
 #include "peaks_run.hpp"
 #include "preview.hpp"
@@ -174,6 +176,12 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({1, 2, 3}))->capture_default_str();
   pk->add_flag("-q,--quiet", pa.quiet, "No listing of the peaks");
 
+  merge_stars_args ga;
+  auto* mg = app.add_subcommand("merge-stars", "Merge the particle tables (peaks.star) of several tomograms into one RELION 5 STAR file");
+  mg->add_option("inputs", ga.inputs, "The STAR files, two or more (the same columns)")->required();
+  mg->add_option("-o,--output", ga.output, "The merged STAR file")->required();
+  mg->add_flag("-q,--quiet", ga.quiet, "No summary line");
+
   stats_args ta2;
   auto* st = app.add_subcommand("stats", "Fit the noise's Gaussian to a match output's score histogram: the false positives expected "
                                 "above each threshold, the cut-off, and an SVG picture");
@@ -267,6 +275,7 @@ int main(int argc, char** argv) {
     if (*pk) return run_peaks(pa);
     if (*pv) return run_preview(va);
     if (*st) return run_stats(ta2);
+    if (*mg) return run_merge_stars(ga);
   } catch (const fusor::match::scan_stopped&) {
     w.abort("\n" + who + ": interrupted; no output was written", 130);
   } catch (const std::exception& e) {

@@ -152,6 +152,14 @@ def end_to_end(bin_, work):
         "-o", os.path.join(out, "masked"), "-q")
     mfound = [l.split("\t") for l in open(os.path.join(out, "masked.tsv")).read().splitlines()[1:]]
     assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in mfound) == want[1:], mfound
+    # two tomograms' particle tables as one (their rows in order, the columns once)
+    merged = os.path.join(work, "merged.star")
+    run(bin_, "peaks", "-i", wrap, "-q", "--tomo-name", "other")
+    p = run(bin_, "merge-stars", os.path.join(out, "peaks.star"), os.path.join(wrap, "peaks.star"), "-o", merged)
+    mnames, mrows = read_star_loop(merged)
+    _, wrows = read_star_loop(os.path.join(wrap, "peaks.star"))
+    assert mnames == names and mrows == rows + wrows, (mnames, len(mrows))
+    assert "2 tomograms" in p.stdout, p.stdout
     # the preview: a PNG of the size the layout gives, decoded here (unfiltered RGB rows)
     png = os.path.join(out, "preview.png")
     run(bin_, "preview", "-i", out, "--width", 600)
@@ -771,6 +779,11 @@ def errors(bin_, work):
     no_atoms = os.path.join(work, "no_atoms.pdb")
     open(no_atoms, "w").write("HEADER    NOTHING\nEND\n")
     tpl = os.path.join(work, "tpl.mrc")
+    tomograms_star = os.path.join(work, "tomograms.star")
+    open(tomograms_star, "w").write(RELION_TOMOGRAMS)
+    short_star, long_star = os.path.join(work, "short.star"), os.path.join(work, "long.star")
+    open(short_star, "w").write("data_particles\n\nloop_\n_rlnTomoName #1\n_rlnCoordinateX #2\nTS_01 10\n")
+    open(long_star, "w").write("data_particles\n\nloop_\n_rlnTomoName #1\n_rlnCoordinateX #2\n_rlnCoordinateY #3\nTS_02 10 12\n")
     cases += [
         ("resolution alone", ["match", "-t", t, "-m", m, "-o", out, "--resolution", "20"], "--resolution sets the step",
          "--particle-diameter"),
@@ -794,6 +807,9 @@ def errors(bin_, work):
         ("sphere without radius", ["mask", "--box", "8", "-o", tpl], "--shape sphere needs --radius", ""),
         ("mask box", ["mask", "--box", "8", "--template", m, "--radius", "3", "-o", tpl], "is not the template's shape", ""),
         ("stats of nothing", ["stats", "-i", f"{work}/none"], "metadata.json", "missing"),
+        ("merge one STAR", ["merge-stars", tomograms_star, "-o", tpl], "two or more STAR files", ""),
+        ("merge no particles", ["merge-stars", tomograms_star, tomograms_star, "-o", tpl], "holds no data_particles loop", ""),
+        ("merge other columns", ["merge-stars", short_star, long_star, "-o", tpl], "has the columns", "the same columns"),
         ("stats bins", ["stats", "-i", sim, "--bins", "3"], "--bins", "from 10 to 100000"),
         ("tophat connectivity", ["peaks", "-i", sim, "--tophat", "--tophat-connectivity", "4"], "--tophat-connectivity", ""),
         ("empty tight mask", ["mask", "--template", m, "--shape", "tight", "--threshold", "1e9", "-o", tpl],
