@@ -151,7 +151,7 @@ inline int run_peaks(const peaks_args& a) {
       "# RELION 5 particles from fusor-match " + metadata_field<std::string>(meta, {"fusor_version"}, meta_file) +
       "\n\ndata_particles\n\nloop_\n_rlnTomoName #1\n_rlnCoordinateX #2\n_rlnCoordinateY #3\n_rlnCoordinateZ #4\n"
       "_rlnCenteredCoordinateXAngst #5\n_rlnCenteredCoordinateYAngst #6\n_rlnCenteredCoordinateZAngst #7\n"
-      "_rlnAngleRot #8\n_rlnAngleTilt #9\n_rlnAnglePsi #10\n_rlnLCCmax #11\n";
+      "_rlnAngleRot #8\n_rlnAngleTilt #9\n_rlnAnglePsi #10\n_rlnLCCmax #11\n_rlnTomoTiltSeriesPixelSize #12\n";
   // Where a peak is: a score at voxel x put the template's voxel m // 2 on x, so its rotation
   // centre c on x + (c - m // 2): the TSV's x, y, z (the score's voxel itself when c is m // 2,
   // half a voxel lower on an even axis with pyTME's centre). RELION turns its reference about
@@ -185,9 +185,9 @@ inline int run_peaks(const peaks_args& a) {
                   coordinate(at[1]).c_str(), coordinate(at[2]).c_str(), double(p.score), p.rotation, p.euler[0], p.euler[1],
                   p.euler[2], c[0], c[1], c[2]);
     tsv += line;
-    std::snprintf(line, sizeof line, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\t%.6g\n", tomo.c_str(),
+    std::snprintf(line, sizeof line, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.4f\t%.4f\t%.4f\t%.6g\t%.6g\n", tomo.c_str(),
                   coordinate(particle[0]).c_str(), coordinate(particle[1]).c_str(), coordinate(particle[2]).c_str(), cs[0], cs[1],
-                  cs[2], p.euler[0], p.euler[1], p.euler[2], double(p.score));
+                  cs[2], p.euler[0], p.euler[1], p.euler[2], double(p.score), v[0]);
     star += line;
   }
   if (base.has_parent_path()) prepare_folder(base.parent_path());

@@ -110,8 +110,9 @@ def end_to_end(bin_, work):
     assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in wfound) == want, wfound
     names, rows = read_star_loop(os.path.join(out, "peaks.star"))
     for col in ("rlnTomoName", "rlnCoordinateX", "rlnCoordinateY", "rlnCoordinateZ", "rlnCenteredCoordinateXAngst",
-                "rlnAngleRot", "rlnAngleTilt", "rlnAnglePsi"):
+                "rlnAngleRot", "rlnAngleTilt", "rlnAnglePsi", "rlnTomoTiltSeriesPixelSize"):
         assert col in names, f"{col} missing from the STAR loop {names}"
+    assert all(float(r[names.index("rlnTomoTiltSeriesPixelSize")]) == meta["voxel_size"][0] for r in rows), rows
     assert len(rows) == len(want) and all(len(r) == len(names) for r in rows), rows
     star = sorted((int(r[1]), int(r[2]), int(r[3])) for r in rows)
     assert star == sorted(w[:3] for w in want), star
