@@ -102,6 +102,11 @@ int main(int argc, char** argv) {
                   "The template's point the rotations turn about: relion (voxel m // 2, RELION's box centre) or "
                   "pytme ((m - 1) / 2, half a voxel lower on an even axis); the peaks name where it lands")
       ->check(CLI::IsMember({"relion", "pytme"}))->capture_default_str();
+  mat->add_option("--cone-angle", ma.cone_angle, "Only rotations that turn the template's z axis within this many degrees of "
+                  "--cone-axis (pyTME's cone: filaments, membrane proteins), spaced by the angular step")
+      ->check(finite_number(0, 180));
+  mat->add_option("--cone-axis", ma.cone_axis, "The cone's axis, x y z in the target's frame")->expected(3)
+      ->check(finite_number(-1e6, 1e6))->capture_default_str();
   mat->add_option("--symmetry", ma.symmetry, "Template symmetry: Cn, Dn, T, O or I (RELION's orientations; I is I2)")->capture_default_str();
   mat->add_option("-s,--score", ma.score, "Score: CC, LCC, CORR, CAM, FLCSphericalMask, FLC or MCC")->capture_default_str();
   mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));

@@ -39,6 +39,8 @@ struct match_args {
   std::string target, templ, mask, target_mask, rotations, output;
   double angular_step = 30.0;
   double particle_diameter = 0, resolution = 0;  // --particle-diameter: the step by the Crowther criterion
+  double cone_angle = -1;                         // --cone-angle: only rotations turning z within it of --cone-axis
+  std::vector<double> cone_axis{0, 0, 1};
   bool noise_correction = false;                  // --noise-correction: a phase-randomised template's scores subtracted
   unsigned long long noise_seed = 321;
   std::string symmetry = "C1";
@@ -302,8 +304,19 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
   } else if (a.resolution > 0) {
     throw fusor::value_error("match: --resolution sets the step with --particle-diameter; give that too");
   }
-  job.rotations = a.rotations.empty() ? match::uniform_rotations(job.angular_step, sym)
-                                      : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
+  if (a.cone_angle >= 0) {
+    // a cone about an axis (pyTME's --cone-angle): the template's z axis within the cone, spaced as
+    // uniform_rotations spaces the whole sphere (1.1 step), in-plane turns over 360 / n for Cn
+    if (!a.rotations.empty()) throw fusor::value_error("match: --cone-angle builds its own rotations; it excludes --rotations");
+    if (sym.kind != 'C')
+      throw fusor::value_error("match: --cone-angle takes a Cn symmetry (in-plane turns about the template's z), got " + sym.name());
+    if (a.cone_axis.size() != 3) throw fusor::value_error("match: --cone-axis expects three numbers (x y z)");
+    job.rotations = match::cone_rotations({a.cone_axis[0], a.cone_axis[1], a.cone_axis[2]}, a.cone_angle, 1.1 * job.angular_step,
+                                          1.1 * job.angular_step, {0, 0, 1}, sym.n);
+  } else {
+    job.rotations = a.rotations.empty() ? match::uniform_rotations(job.angular_step, sym)
+                                        : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
+  }
   const std::vector<match::quaternion>& rotations = job.rotations;
   job.ranks = std::size_t(w.size());
   job.rank = std::size_t(w.rank());
@@ -499,7 +512,8 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
                                                             : json(nullptr)},
                        {"file_convention", a.rotations.empty() ? json(nullptr) : json(a.rotations_convention)},
                        {"euler_convention", "RELION (rlnAngleRot/Tilt/Psi) in rotations.tsv and the peaks"},
-                       {"symmetry", a.symmetry}};
+                       {"symmetry", a.symmetry},
+                       {"cone", a.cone_angle >= 0 ? json{{"angle", a.cone_angle}, {"axis", a.cone_axis}} : json(nullptr)}};
   meta["filters"] = {{"lowpass", a.lowpass},
                      {"highpass", a.highpass},
                      {"wedge", a.wedge},

@@ -622,6 +622,17 @@ def templates(bin_, work):
     assert crowther["count"] == runs["c1"]["count"], (crowther["count"], runs["c1"]["count"])
     # (at so coarse a step the cell holds few directions: 2.5 times 1/60 of the C1 set)
     assert runs["icosahedral"]["symmetry"] == "I" and crowther["count"] <= 60 * runs["icosahedral"]["count"] < 3 * crowther["count"], runs
+    # a cone: every rotation turns the template's z within 30 degrees of the axis, fewer rotations
+    cone = os.path.join(work, "cone")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", cone, "-a", 15, "--planning", "estimate",
+        "--cone-angle", 30, "--cone-axis", 1, 0, 1, "-q")
+    cm = json.load(open(os.path.join(cone, "metadata.json")))["rotations"]
+    assert cm["cone"] == {"angle": 30.0, "axis": [1.0, 0.0, 1.0]} and 0 < cm["count"] < 3850 / 8, cm
+    axis = np.array([1.0, 0.0, 1.0]) / np.sqrt(2)
+    for line in open(os.path.join(cone, "rotations.tsv")).read().splitlines()[1:]:
+        w, x, y, z = (float(v) for v in line.split("\t")[4:8])
+        zt = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])  # the rotation's image of z
+        assert np.degrees(np.arccos(min(1.0, float(zt @ axis)))) <= 30 + 1e-6, (line, zt)
     # the random-phase noise correction: recorded, the map changed, the planted copy still the best peak
     nc = os.path.join(work, "noise_corrected")
     run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", nc, "-a", 45, "--planning", "estimate",
@@ -786,6 +797,9 @@ def errors(bin_, work):
     open(short_star, "w").write("data_particles\n\nloop_\n_rlnTomoName #1\n_rlnCoordinateX #2\nTS_01 10\n")
     open(long_star, "w").write("data_particles\n\nloop_\n_rlnTomoName #1\n_rlnCoordinateX #2\n_rlnCoordinateY #3\nTS_02 10 12\n")
     cases += [
+        ("cone and rotation file", ["match", "-t", t, "-m", m, "-o", out, "--cone-angle", "30", "--rotations", bad_rot],
+         "--cone-angle builds its own rotations", ""),
+        ("cone and D2", ["match", "-t", t, "-m", m, "-o", out, "--cone-angle", "30", "--symmetry", "D2"], "takes a Cn symmetry", ""),
         ("resolution alone", ["match", "-t", t, "-m", m, "-o", out, "--resolution", "20"], "--resolution sets the step",
          "--particle-diameter"),
         ("diameter and step", ["match", "-t", t, "-m", m, "-o", out, "--particle-diameter", "100", "-a", "10"], "excludes", ""),
