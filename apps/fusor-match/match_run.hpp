@@ -569,11 +569,9 @@ int run_match(const match_args& a, const world& w) {
     const auto noise = run_scan(a, job, in, match::phase_randomized(in.templ, a.noise_seed), line, true);
     const match_maps noise_maps = merge_ranks(job, noise, w);
     if (job.root) {
-      maps.best_score = match::subtract_noise_scores(maps.best_score, noise_maps.best_score);
-      double sum = 0, count = 0;
-      for (fusor::index_t q = 0; q < noise_maps.best_score.size(); ++q)
-        if (std::isfinite(noise_maps.best_score.data()[q])) sum += noise_maps.best_score.data()[q], count += 1;
-      noise_mean = count > 0 ? sum / count : 0.0;
+      double mean = 0;
+      maps.best_score = match::subtract_noise_scores(maps.best_score, noise_maps.best_score, &mean);
+      noise_mean = mean;
     }
   }
   if (!job.root) return 0;

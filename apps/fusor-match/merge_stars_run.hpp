@@ -13,7 +13,6 @@
 
 #include "output.hpp"
 #include "star_tables.hpp"
-#include "template_run.hpp"
 
 namespace fusor_match {
 

@@ -19,6 +19,7 @@
 
 #include "output.hpp"
 #include "result_folder.hpp"
+#include "stats_run.hpp"
 
 namespace fusor_match {
 
@@ -111,9 +112,18 @@ inline int run_peaks(const peaks_args& a) {
     throw fusor::io_error("peaks: rotations.tsv holds " + std::to_string(rotations.size()) +
                           " rotations, metadata.json says " + std::to_string(recorded));
 
-  // where peaks may be: inside the tomogram mask, and where the top-hat passes its cut-off (the
-  // noise fit of its own histogram, for --false-positives or 1): elsewhere no voxel is a peak
+  // where peaks may be: where the top-hat of the scores passes its cut-off (the noise fit of its
+  // own histogram, for --false-positives or 1), and inside the tomogram mask; elsewhere no voxel is
+  // a peak. The top-hat is taken first, of the scores as they are (a masked voxel's -inf would
+  // make its neighbours' top-hat infinite)
   const float none = -std::numeric_limits<float>::infinity();
+  std::optional<double> tophat_cutoff;
+  if (a.tophat) {
+    const tophat_fit t = fit_tophat(r.best_score, a.tophat_connectivity, 200, nullptr);
+    tophat_cutoff = match::noise_cutoff(t.noise, a.false_positives.value_or(1.0));
+    for (index_t q = 0; q < t.top.size(); ++q)
+      if (!(t.top.data()[q] > *tophat_cutoff)) r.best_score.data()[q] = none;
+  }
   if (!a.tomogram_mask.empty()) {
     const auto mask = match::read_mrc(a.tomogram_mask).data;
     if (mask.shape() != r.best_score.shape())
@@ -121,15 +131,6 @@ inline int run_peaks(const peaks_args& a) {
                                " is not the score map's shape " + fusor::to_string(r.best_score.shape()));
     for (index_t q = 0; q < mask.size(); ++q)
       if (!(mask.data()[q] > 0)) r.best_score.data()[q] = none;
-  }
-  std::optional<double> tophat_cutoff;
-  if (a.tophat) {
-    const auto top = match::white_tophat(r.best_score, a.tophat_connectivity);
-    fusor::array<float> peaked(top.shape());  // the voxels whose top-hat is above 0 (most are exactly 0)
-    for (index_t q = 0; q < top.size(); ++q) peaked.data()[q] = top.data()[q] > 0 ? 1.0f : 0.0f;
-    tophat_cutoff = match::noise_cutoff(match::fit_noise(match::score_histogram(top, 200, &peaked)), a.false_positives.value_or(1.0));
-    for (index_t q = 0; q < top.size(); ++q)
-      if (!(top.data()[q] > *tophat_cutoff)) r.best_score.data()[q] = none;
   }
   match::peak_options o;
   o.max_peaks = index_t(a.count);

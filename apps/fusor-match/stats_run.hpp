@@ -104,6 +104,26 @@ inline std::string histogram_svg(const match::histogram& h, const match::noise_f
   return s;
 }
 
+/// The white top-hat of a score map and the noise fitted to its histogram over the voxels where it
+/// is above 0 and `mask` (when given) is above 0: most voxels are no local peak, and their top-hat
+/// is exactly 0 (pytom-match-pick drops its first bins for the same reason).
+struct tophat_fit {
+  fusor::array<float> top;
+  match::histogram histogram;
+  match::noise_fit noise;
+};
+
+inline tophat_fit fit_tophat(const fusor::array<float>& scores, int connectivity, int bins, const fusor::array<float>* mask) {
+  tophat_fit t;
+  t.top = match::white_tophat(scores, connectivity);
+  fusor::array<float> peaked(t.top.shape());
+  for (fusor::index_t q = 0; q < t.top.size(); ++q)
+    peaked.data()[q] = t.top.data()[q] > 0 && (!mask || mask->data()[q] > 0) ? 1.0f : 0.0f;
+  t.histogram = match::score_histogram(t.top, bins, &peaked);
+  t.noise = match::fit_noise(t.histogram);
+  return t;
+}
+
 inline int run_stats(const stats_args& a) {
   const fs::path dir(a.input);
   for (const char* f : {"metadata.json", "scores.mrc"}) require_file(dir / f, "match output");
@@ -123,16 +143,10 @@ inline int run_stats(const stats_args& a) {
       throw fusor::shape_error("stats: the target mask " + a.target_mask + " " + fusor::to_string(mask->shape()) +
                                " is not the score map's shape " + fusor::to_string(map.shape()));
   }
-  if (a.tophat) {
-    // most voxels are no local peak and their top-hat is exactly 0: the fit takes the rest (as
-    // pytom-match-pick drops its first bins)
-    map = match::white_tophat(map, a.connectivity);
-    if (!mask) mask = fusor::ones<float, fusor::cpu>(map.shape());
-    for (fusor::index_t q = 0; q < map.size(); ++q)
-      if (!(map.data()[q] > 0)) mask->data()[q] = 0;
-  }
-  const auto h = match::score_histogram(map, a.bins, mask ? &*mask : nullptr);
-  const auto f = match::fit_noise(h);
+  std::optional<tophat_fit> top;
+  if (a.tophat) top = fit_tophat(map, a.connectivity, a.bins, mask ? &*mask : nullptr);
+  const match::histogram h = top ? top->histogram : match::score_histogram(map, a.bins, mask ? &*mask : nullptr);
+  const match::noise_fit f = top ? top->noise : match::fit_noise(h);
   const double cutoff = match::noise_cutoff(f, a.false_positives);
   // the table: per bin edge, the noise the fit expects above it and the voxels observed above it
   std::string tsv = "threshold\texpected_false_positives\tobserved_above\testimated_true_above\n";

@@ -36,27 +36,6 @@ inline fusor::extents box_shape(const std::vector<long long>& box, const char* w
   return box.size() == 1 ? fusor::extents{box[0], box[0], box[0]} : fusor::extents{box[0], box[1], box[2]};
 }
 
-/// The output file can be written: it is no folder, and its folder exists and is writable or can
-/// be made (the nearest existing folder above it is writable). Checked before any work; nothing
-/// is created until the file is written (make_output_folder).
-inline void require_output_file(const fs::path& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw fusor::io_error("the output " + path.string() + " is a folder; expected an MRC file name");
-  fs::path dir = fs::absolute(path).parent_path();
-  while (!fs::exists(dir, ec) && dir.has_parent_path() && dir != dir.parent_path()) dir = dir.parent_path();
-  if (!fs::is_directory(dir, ec))
-    throw fusor::io_error("the output " + path.string() + " cannot be written: " + dir.string() + " is not a folder");
-  if (::access(dir.c_str(), W_OK) != 0) throw fusor::io_error("the output's folder " + dir.string() + " is not writable");
-}
-
-/// The output file's folder, made when missing (after every check).
-inline void make_output_folder(const fs::path& path) {
-  const fs::path dir = fs::absolute(path).parent_path();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw fusor::io_error("cannot make the output's folder " + dir.string() + ": " + ec.message());
-}
-
 inline int run_template(const template_args& a) {
   if (a.model.empty() == a.map.empty())
     throw fusor::value_error("template: give exactly one of --model (PDB or mmCIF) and --map (MRC)");

@@ -272,17 +272,24 @@ def _found_at(scores, truth, r, fps, tolerance):
     return len(found)
 
 
-def _separation(scores, truth, r, tolerance):
-    """How far the copies stand out of the map's noise, in robust standard deviations of the map
-    (1.4826 median absolute deviations from its median, faces excluded): the mean and the least
-    of the copies' best scores within `tolerance` voxels, and the highest peak that is no copy."""
+def _copy_z(scores, points, r, tolerance):
+    """Each point's best score within `tolerance` voxels, in robust standard deviations of the map
+    (1.4826 median absolute deviations from its median, faces excluded), and the map's (median,
+    spread) they were measured from."""
     inner = scores[r:-r, r:-r, r:-r]
     med = np.median(inner)
     sd = 1.4826 * np.median(np.abs(inner - med))
     z = []
-    for t in truth:
+    for t in points:
         lo = np.maximum(t - tolerance, 0)
         z.append((scores[lo[0]:t[0] + tolerance + 1, lo[1]:t[1] + tolerance + 1, lo[2]:t[2] + tolerance + 1].max() - med) / sd)
+    return np.array(z), med, sd
+
+
+def _separation(scores, truth, r, tolerance):
+    """How far the copies stand out of the map's noise (_copy_z): the mean and the least of the
+    copies' z, and the z of the highest peak that is no copy."""
+    z, med, sd = _copy_z(scores, truth, r, tolerance)
     false = [p for p in _peaks(scores, r) if np.min(np.sum((truth - p) ** 2, axis=1)) > tolerance ** 2]
     return np.mean(z), np.min(z), (scores[tuple(false[0])] - med) / sd
 
@@ -471,12 +478,7 @@ def proteins(argv):
         pytme = name.startswith("(c)")
         seconds = _median_wall(cmd + ["-o", out + ".pickle" if pytme else out], 1, env)
         maps = load_pickle(out + ".pickle")[0] if pytme else np.asarray(mrcfile.read(os.path.join(out, "scores.mrc"))).T
-        zm, _, zf = _separation(maps, np.concatenate([truth, other]), r, tol)
-        inner = maps[r:-r, r:-r, r:-r]
-        med = np.median(inner)
-        sd = 1.4826 * np.median(np.abs(inner - med))
-        zc = lambda pts: np.mean([(maps[max(t[0] - tol, 0):t[0] + tol + 1, max(t[1] - tol, 0):t[1] + tol + 1,
-                                        max(t[2] - tol, 0):t[2] + tol + 1].max() - med) / sd for t in pts])
+        _, _, zf = _separation(maps, np.concatenate([truth, other]), r, tol)
         # the IL2 copies among the peaks down to the first that is neither protein
         above, peaks = 0, _peaks(maps, r)
         for p in peaks:
@@ -487,7 +489,8 @@ def proteins(argv):
                 continue
             break
         print(f"{name:38} {_found_at(maps, truth, r, 0, tol):>4}/{len(truth):<5} {_found_at(maps, truth, r, 1, tol):>4}/{len(truth):<5} "
-              f"{above:>9} {zc(truth):7.2f} {zc(other):7.2f} {zf:7.2f} {seconds / count * 1e3:7.2f} ms")
+              f"{above:>9} {np.mean(_copy_z(maps, truth, r, tol)[0]):7.2f} {np.mean(_copy_z(maps, other, r, tol)[0]):7.2f} "
+              f"{zf:7.2f} {seconds / count * 1e3:7.2f} ms")
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ void spread_atoms(std::span<const scattering_atom> atoms, double extra_b, double
   constexpr double pi = 3.14159265358979323846;
   const extents n = fine.shape();
   float* g = fine.data();
-  std::vector<double> table[3];
+  std::vector<double> line;  // one row of the cube along axis 2
   std::vector<index_t> index[3];
   std::vector<double> part[5][3];
   for (const scattering_atom& t : atoms) {
@@ -143,16 +143,16 @@ void spread_atoms(std::span<const scattering_atom> atoms, double extra_b, double
         for (int i = 0; i < 5; ++i) part[i][k][std::size_t(d)] = std::exp(-4 * pi * pi * x * x / beta[i]);
       }
     }
-    table[2].resize(std::size_t(count[2]));
+    line.resize(std::size_t(count[2]));
     for (index_t d0 = 0; d0 < count[0]; ++d0)
       for (index_t d1 = 0; d1 < count[1]; ++d1) {
-        std::fill(table[2].begin(), table[2].end(), 0.0);
+        std::fill(line.begin(), line.end(), 0.0);
         for (int i = 0; i < 5; ++i) {
           const double w = amp[i] * part[i][0][std::size_t(d0)] * part[i][1][std::size_t(d1)];
-          for (index_t d2 = 0; d2 < count[2]; ++d2) table[2][std::size_t(d2)] += w * part[i][2][std::size_t(d2)];
+          for (index_t d2 = 0; d2 < count[2]; ++d2) line[std::size_t(d2)] += w * part[i][2][std::size_t(d2)];
         }
         float* row = g + (index[0][std::size_t(d0)] * n[1] + index[1][std::size_t(d1)]) * n[2];
-        for (index_t d2 = 0; d2 < count[2]; ++d2) row[index[2][std::size_t(d2)]] += float(table[2][std::size_t(d2)]);
+        for (index_t d2 = 0; d2 < count[2]; ++d2) row[index[2][std::size_t(d2)]] += float(line[std::size_t(d2)]);
       }
   }
 }
@@ -188,8 +188,9 @@ array<float, B> density_from_model(std::span<const scattering_atom> atoms, const
     return std::exp(spread * (k0 * k0 + k1 * k1 + k2 * k2) / 4);
   };
   auto coarse = detail::window_spectrum(spec, fine_shape, n, double(n.numel()) / double(fine_shape.numel()), unblur);
+  // the low-pass on the spectrum already at hand (apply_filter would transform there and back)
+  if (o.lowpass > 0) coarse = coarse * filter_multiplier<H>(fourier_filter{o.voxel_size, bandpass{o.lowpass, 0, true}, {}, {}, {}, {}}, n);
   array<float, H> map = fft::irfftn(std::move(coarse), n);
-  if (o.lowpass > 0) map = apply_filter(map, fourier_filter{o.voxel_size, bandpass{o.lowpass, 0, true}, {}, {}, {}, {}});
   if (o.invert) map = array<float, H>(-map);
   return to<B>(map);
 }

@@ -43,9 +43,9 @@ array<float, B> phase_randomized(const array<float, B>& templ, std::uint64_t see
 }
 
 /// scores - noise_scores + the mean of noise_scores' finite values (see the top of this header);
-/// a voxel either map leaves unscored (NaN) stays NaN.
+/// a voxel either map leaves unscored (NaN) stays NaN. The mean goes to *noise_mean when given.
 template <class B>
-array<float, B> subtract_noise_scores(const array<float, B>& scores, const array<float, B>& noise_scores) {
+array<float, B> subtract_noise_scores(const array<float, B>& scores, const array<float, B>& noise_scores, double* noise_mean = nullptr) {
   if (scores.shape() != noise_scores.shape())
     throw shape_error("fusor::match::subtract_noise_scores: the noise scores' shape " + to_string(noise_scores.shape()) +
                       " is not the scores' " + to_string(scores.shape()));
@@ -55,6 +55,7 @@ array<float, B> subtract_noise_scores(const array<float, B>& scores, const array
   for (index_t q = 0; q < e.size(); ++q)
     if (std::isfinite(e.data()[q])) sum += e.data()[q], count += 1;
   const float mean = count > 0 ? float(sum / count) : 0.0f;
+  if (noise_mean) *noise_mean = count > 0 ? sum / count : 0.0;
   array<float, H> out(s.shape());
   for (index_t q = 0; q < s.size(); ++q) out.data()[q] = s.data()[q] - e.data()[q] + mean;
   return to<B>(out);
