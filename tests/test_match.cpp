@@ -314,6 +314,33 @@ TEST_CASE("match rotation sets: uniform sets cover SO(3) within the step, up to 
   CHECK(fib_radius < 25);  // a uniform set of 1000 covers within about 22.5 degrees
 }
 
+TEST_CASE("match rotations_in_cone: against the angle written out, with and without a symmetry's equivalent axes") {
+  const auto set = match::random_rotations(3000, 5);
+  const match::vec3 axis{0.3, -0.2, 0.9};
+  const double an = std::sqrt(0.09 + 0.04 + 0.81);
+  const auto angle_to = [&](const match::quaternion& q, double sign) {
+    const auto d = match::rotate(q, {0, 0, 1});
+    return std::acos(std::clamp(sign * (d[0] * axis[0] + d[1] * axis[1] + d[2] * axis[2]) / an, -1.0, 1.0)) / deg;
+  };
+  for (const double cone : {0.0, 10.0, 40.0, 120.0, 180.0}) {
+    CAPTURE(cone);
+    std::vector<std::uint32_t> c1, d2;
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      if (angle_to(set[i], 1) <= cone) c1.push_back(std::uint32_t(i));
+      // D2's two-folds turn z to -z: a member pointing z within the cone of -axis counts too
+      if (angle_to(set[i], 1) <= cone || angle_to(set[i], -1) <= cone) d2.push_back(std::uint32_t(i));
+    }
+    CHECK(match::rotations_in_cone(set, axis, cone) == c1);
+    CHECK(match::rotations_in_cone(set, axis, cone, match::symmetry('C', 5)) == c1);  // Cn keeps z
+    CHECK(match::rotations_in_cone(set, axis, cone, match::symmetry('D', 2)) == d2);
+  }
+  CHECK(match::rotations_in_cone(set, axis, 180).size() == set.size());
+  CHECK(match::rotations_in_cone({}, axis, 30).empty());
+  CHECK_THROWS_AS(match::rotations_in_cone(set, axis, -1), fusor::value_error);
+  CHECK_THROWS_AS(match::rotations_in_cone(set, {0, 0, 0}, 30), fusor::value_error);
+  CHECK_THROWS_AS(match::rotations_in_cone(set, axis, std::nan("")), fusor::value_error);
+}
+
 TEST_CASE("match cones: every rotation puts the reference inside the cone; the cone is covered; bad input") {
   const vec3 axis{1, 1, 0}, ref{0, 0, 1};
   const double cone = 30, step = 10;

@@ -107,6 +107,18 @@ int main(int argc, char** argv) {
       ->check(finite_number(0, 180));
   mat->add_option("--cone-axis", ma.cone_axis, "The cone's axis, x y z in the target's frame")->expected(3)
       ->check(finite_number(-1e6, 1e6))->capture_default_str();
+  auto* seeds = mat->add_option("--seeds", ma.seeds,
+                                "A constrained search about known points (pyTME's --orientations): a particle table, RELION 5 STAR "
+                                "(rlnCenteredCoordinate*Angst or rlnCoordinate* in voxels, rlnAngleRot/Tilt/Psi) or the TSV "
+                                "`peaks` writes; each point's ellipsoid (--seed-radius) is scored with the rotations of its cone "
+                                "(--seed-cone)");
+  mat->add_option("--seed-radius", ma.seed_radius, "With --seeds: the voxels searched about each point, one radius or x,y,z "
+                  "(pyTME's --orientations-uncertainty)")
+      ->delimiter(',')->expected(1, 3)->check(finite_number(0, 1e6))->needs(seeds);
+  mat->add_option("--seed-cone", ma.seed_cone, "With --seeds: only rotations turning the template's z axis within this many degrees "
+                  "of the point's own (pyTME's --orientations-cone; default: every rotation)")
+      ->check(finite_number(0, 180))->needs(seeds);
+  mat->add_option("--seeds-tomo", ma.seeds_tomo, "With --seeds: the STAR rows of this rlnTomoName only")->needs(seeds);
   mat->add_option("--symmetry", ma.symmetry, "Template symmetry: Cn, Dn, T, O or I (RELION's orientations; I is I2)")->capture_default_str();
   mat->add_option("-s,--score", ma.score, "Score: CC, LCC, CORR, CAM, FLCSphericalMask, FLC or MCC")->capture_default_str();
   mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));

@@ -24,6 +24,7 @@
 #include "numbers.hpp"
 #include "progress.hpp"
 #include "result_folder.hpp"
+#include "seeds_file.hpp"
 #include "tilt_options.hpp"
 
 #ifndef FUSOR_MATCH_VERSION
@@ -41,6 +42,9 @@ struct match_args {
   double particle_diameter = 0, resolution = 0;  // --particle-diameter: the step by the Crowther criterion
   double cone_angle = -1;                         // --cone-angle: only rotations turning z within it of --cone-axis
   std::vector<double> cone_axis{0, 0, 1};
+  std::string seeds, seeds_tomo;                  // --seeds: a constrained search about a table's points
+  std::vector<double> seed_radius;                // --seed-radius: one radius or x, y, z (voxels)
+  double seed_cone = -1;                          // --seed-cone: degrees about each point's z axis; -1: every rotation
   bool noise_correction = false;                  // --noise-correction: a phase-randomised template's scores subtracted
   unsigned long long noise_seed = 321;
   std::string symmetry = "C1";
@@ -248,7 +252,51 @@ struct match_job {
   std::optional<match::tilt_weighting> tilts;  // the series' weight on the template, when one is given
   double angular_step = 0;                      // --angular-step, or the Crowther criterion's
   double resolution = 0;                        // the resolution that criterion took (Å)
+  std::vector<match::seed> seeds;               // --seeds: the constrained search's points, in the target's voxels
+  std::vector<seed_point> seed_points;          // as read (where each came from)
+  std::vector<match::seed_match> found;         // what each seed found (the template's scan)
+  std::size_t seed_rotations = 0;               // rotations scored, summed over the seeds
 };
+
+/// The seeds of a constrained search (--seeds), read in the target's frame: each point's ellipsoid
+/// (--seed-radius) and the indices of the rotations in its cone (--seed-cone about the point's own
+/// orientation, up to the symmetry), checked before any voxel is read.
+inline void plan_seeds(const match_args& a, const world& w, match_job& job, const match::symmetry& sym) {
+  if (w.size() > 1) throw fusor::value_error("match: --seeds runs in one process; got " + std::to_string(w.size()));
+  if (!a.target_mask.empty()) throw fusor::value_error("match: --seeds picks the voxels to score; it excludes --target-mask");
+  if (a.seed_radius.empty())
+    throw fusor::value_error("match: --seeds needs --seed-radius, the voxels searched about each point (0 for the point alone)");
+  if (a.seed_radius.size() == 2) throw fusor::value_error("match: --seed-radius expects one radius or three (x,y,z), got two");
+  seed_frame f;
+  f.target = job.n;
+  f.voxel_size = job.target_file->header().voxel_size();
+  for (std::size_t k = 0; k < 3; ++k) f.shift[k] = job.centre[k] - double(job.m[int(k)] / 2);
+  f.tomo = a.seeds_tomo;
+  job.seed_points = read_seeds(a.seeds, f);
+  const match::vec3 radius = a.seed_radius.size() == 1 ? match::vec3{a.seed_radius[0], a.seed_radius[0], a.seed_radius[0]}
+                                                       : match::vec3{a.seed_radius[0], a.seed_radius[1], a.seed_radius[2]};
+  for (const seed_point& p : job.seed_points) {
+    for (int k = 0; k < 3; ++k)
+      if (!(p.voxel[std::size_t(k)] > -0.5 && p.voxel[std::size_t(k)] < double(job.n[k]) - 0.5))
+        throw fusor::value_error("match: " + p.where + ": the point's score voxel (" + short_number(p.voxel[0]) + ", " +
+                                 short_number(p.voxel[1]) + ", " + short_number(p.voxel[2]) + ") lies outside the target " +
+                                 fusor::to_string(job.n));
+    match::seed s;
+    s.position = p.voxel;
+    s.radius = radius;
+    if (a.seed_cone >= 0) {
+      if (!p.prior)
+        throw fusor::value_error("match: --seed-cone needs each point's orientation; " + p.where + " has no angles");
+      s.rotations = match::rotations_in_cone(job.rotations, match::rotate(*p.prior, {0, 0, 1}), a.seed_cone, sym);
+      if (s.rotations.empty())
+        throw fusor::value_error("match: " + p.where + ": no rotation of the set (" + std::to_string(job.rotations.size()) +
+                                 ") lies within its " + short_number(a.seed_cone) +
+                                 "-degree cone; widen --seed-cone or take a finer step");
+    }
+    job.seed_rotations += s.rotations.empty() ? job.rotations.size() : s.rotations.size();
+    job.seeds.push_back(std::move(s));
+  }
+}
 
 /// Every check before any work: the files exist, their headers agree (shapes, voxel sizes), the
 /// options parse, the budget holds a tile, and the work is shared between the processes.
@@ -318,6 +366,7 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
                                         : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
   }
   const std::vector<match::quaternion>& rotations = job.rotations;
+  if (!a.seeds.empty()) plan_seeds(a, w, job, sym);
   job.ranks = std::size_t(w.size());
   job.rank = std::size_t(w.rank());
   job.root = job.rank == 0;
@@ -333,7 +382,7 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
   o.edges = job.edges;
   o.grid = job.grid;
   o.rotation_center = job.centre;
-  o.statistics = true;
+  o.statistics = job.seeds.empty();  // a seeded search's scores are no sample of the noise
   if (!a.memory.empty()) o.memory_budget = parse_bytes(a.memory);
   // the budget must hold a tile: estimate_scan_memory says so now, not after the target is read
   const match::scan_memory_estimate whole = match::estimate_scan_memory<B>(n, m, job.kind, o, rotations.size());
@@ -407,7 +456,15 @@ template <class B>
 match::scan_result<B> run_scan(const match_args& a, match_job& job, const match_inputs<B>& in, const fusor::array<float, B>& templ,
                                progress_line& line, bool noise) {
   const match::scan_memory_estimate& est = job.estimate;
-  if (job.talk && noise) {
+  if (job.talk && !noise && !job.seeds.empty()) {
+    std::printf("match: %zu seeds of %s, each an ellipsoid of radius (%g, %g, %g) voxels and %s, %zu rotations of a %s "
+                "template in all (%s; the exhaustive search would score %zu at every voxel of %s)\n",
+                job.seeds.size(), a.seeds.c_str(), job.seeds[0].radius[0], job.seeds[0].radius[1], job.seeds[0].radius[2],
+                a.seed_cone >= 0 ? ("the rotations within " + short_number(a.seed_cone) + " degrees of its orientation").c_str()
+                                 : "every rotation",
+                job.seed_rotations, fusor::to_string(job.m).c_str(), match::to_string(job.kind).c_str(), job.rotations.size(),
+                fusor::to_string(job.n).c_str());
+  } else if (job.talk && noise) {
     std::printf("match: the same rotations of the phase-randomised template (noise correction, seed %llu)\n", a.noise_seed);
   } else if (job.talk) {
     std::printf("match: %zu rotations of a %s template over a %s target (%s, FFT grid %s, %lld tile(s)), budget %s",
@@ -427,6 +484,11 @@ match::scan_result<B> run_scan(const match_args& a, match_job& job, const match_
     line.update(done, total);
     return interrupted == 0;
   };
+  if (!job.seeds.empty()) {
+    auto r = match::seeded_scan(in.target, templ, in.mask, job.share, job.seeds, job.kind, job.options);
+    if (!noise) job.found = std::move(r.seeds);
+    return std::move(r.maps);
+  }
   return a.target_mask.empty() ? match::scan(in.target, templ, in.mask, job.share, job.kind, job.options)
                                : match::scan(in.target, templ, in.mask, job.share, job.kind, job.options, in.target_mask);
 }
@@ -467,6 +529,22 @@ match_maps merge_ranks(const match_job& job, const match::scan_result<B>& r, con
   const double var = moments[0] > 0 ? moments[2] / moments[0] - mean * mean : 0.0;
   maps.statistics = {std::int64_t(moments[0]), mean, var > 0 ? std::sqrt(var) : 0.0};
   return maps;
+}
+
+/// seeds.tsv: per seed where it was read, the voxel it names, and the voxel, score and rotation of
+/// its best, with how many rotations and voxels it scored.
+inline std::string seed_table(const match_job& job) {
+  std::string t = "seed\tx\ty\tz\tbest_x\tbest_y\tbest_z\tscore\trotation\trotations\tvoxels\tfrom\n";
+  char line[512];
+  for (std::size_t i = 0; i < job.seeds.size(); ++i) {
+    const match::seed_match& f = job.found[i];
+    const match::vec3& p = job.seeds[i].position;
+    std::snprintf(line, sizeof line, "%zu\t%.3f\t%.3f\t%.3f\t%lld\t%lld\t%lld\t%.6g\t%d\t%zu\t%lld\t", i, p[0], p[1], p[2],
+                  (long long)f.position[0], (long long)f.position[1], (long long)f.position[2], double(f.score), f.rotation,
+                  f.rotations, (long long)f.voxels);
+    t += line + job.seed_points[i].where + "\n";
+  }
+  return t;
 }
 
 /// The output folder's parts, staged then swapped in whole (result_folder.hpp): the maps as MRC
@@ -514,6 +592,15 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
                        {"euler_convention", "RELION (rlnAngleRot/Tilt/Psi) in rotations.tsv and the peaks"},
                        {"symmetry", a.symmetry},
                        {"cone", a.cone_angle >= 0 ? json{{"angle", a.cone_angle}, {"axis", a.cone_axis}} : json(nullptr)}};
+  meta["seeds"] = job.seeds.empty() ? json(nullptr)
+                                    : json{{"file", fs::absolute(a.seeds).string()},
+                                           {"tomo", a.seeds_tomo.empty() ? json(nullptr) : json(a.seeds_tomo)},
+                                           {"count", job.seeds.size()},
+                                           {"radius", {job.seeds[0].radius[0], job.seeds[0].radius[1], job.seeds[0].radius[2]}},
+                                           {"cone", a.seed_cone >= 0 ? json(a.seed_cone) : json(nullptr)},
+                                           {"rotations_scored", job.seed_rotations},
+                                           {"table", "seeds.tsv"}};
+  if (!job.seeds.empty()) write_text(out.part("seeds.tsv"), seed_table(job));
   meta["filters"] = {{"lowpass", a.lowpass},
                      {"highpass", a.highpass},
                      {"wedge", a.wedge},
@@ -543,7 +630,12 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
   meta["seconds"] = seconds;
   meta["peak_memory_bytes"] = peak_memory_bytes();
   out.commit(meta);
-  if (job.talk)
+  if (job.talk && !job.seeds.empty())
+    std::printf("match: %zu seeds, %zu rotations scored in %s, peak memory %s -> %s/{scores,rotations}.mrc, rotations.tsv, "
+                "seeds.tsv, metadata.json\n",
+                job.seeds.size(), job.seed_rotations, progress_line::duration(seconds).c_str(),
+                format_bytes(double(peak_memory_bytes())).c_str(), a.output.c_str());
+  else if (job.talk)
     std::printf("match: %zu rotations in %s, %.2f ms per rotation, peak memory %s -> %s/{scores,rotations}.mrc, "
                 "rotations.tsv, metadata.json\n",
                 job.rotations.size(), progress_line::duration(seconds).c_str(), 1e3 * seconds / double(job.rotations.size()),

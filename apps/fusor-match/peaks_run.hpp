@@ -107,6 +107,9 @@ inline int run_peaks(const peaks_args& a) {
   r.statistics = {metadata_field<std::int64_t>(meta, {"statistics", "count"}, meta_file),
                   metadata_field<double>(meta, {"statistics", "mean"}, meta_file),
                   metadata_field<double>(meta, {"statistics", "stddev"}, meta_file)};
+  if (a.false_positives && meta.contains("seeds") && !meta["seeds"].is_null())
+    throw fusor::value_error("peaks: " + dir.string() + " is a seeded search (match --seeds), whose scores are no sample of "
+                             "the noise; --false-positives needs an exhaustive search's statistics (use --min-score or --count)");
   const auto recorded = metadata_field<std::size_t>(meta, {"rotations", "count"}, meta_file);
   if (rotations.size() != recorded)
     throw fusor::io_error("peaks: rotations.tsv holds " + std::to_string(rotations.size()) +

@@ -45,9 +45,11 @@ namespace fusor_match {
 
 /// A match result's parts; metadata.json is written last and records the others.
 inline constexpr const char* result_parts[] = {"scores.mrc", "rotations.mrc", "rotations.tsv"};
+/// Parts some results have (a seeded search's table), recorded like the others where written.
+inline constexpr const char* optional_parts[] = {"seeds.tsv"};
 inline constexpr const char* metadata_name = "metadata.json";
-/// What peaks and preview write into a result folder by default: derived from one result.
-inline constexpr const char* derived_files[] = {"peaks.tsv", "peaks.star", "preview.png"};
+/// What peaks, preview and stats write into a result folder by default: derived from one result.
+inline constexpr const char* derived_files[] = {"peaks.tsv", "peaks.star", "preview.png", "stats.svg", "stats.tsv", "stats.json"};
 inline constexpr const char* lock_name = ".fusor-match.lock";
 
 inline std::string host_name() {
@@ -167,6 +169,7 @@ inline std::vector<std::string> foreign_files(const fs::path& dir) {
     const std::string n = e.path().filename().string();
     bool ours = n == metadata_name || n == lock_name || temporary_name(n);
     for (const char* p : result_parts) ours = ours || n == p;
+    for (const char* p : optional_parts) ours = ours || n == p;
     for (const char* p : derived_files) ours = ours || n == p;
     if (!ours) out.push_back(n);
   }
@@ -271,6 +274,13 @@ class result_staging {
       parts[p] = {{"bytes", d.bytes}, {"crc32", hex32(d.crc)}};
       sync_path(part(p), false);
       fault_point(p);
+    }
+    for (const char* p : optional_parts) {
+      std::error_code ec;
+      if (!fs::exists(part(p), ec)) continue;
+      const file_digest d = digest_of(part(p));
+      parts[p] = {{"bytes", d.bytes}, {"crc32", hex32(d.crc)}};
+      sync_path(part(p), false);
     }
     meta["parts"] = parts;
     write_text(part(metadata_name), meta.dump(2) + "\n");

@@ -22,6 +22,7 @@
 #include "match/tight_mask.hpp"
 #include "match/tilt_simulation.hpp"
 #include "match/exhaustive_scan.hpp"
+#include "match/seeded_scan.hpp"
 #include "backend/cpu/scan_strategy.hpp"   // the backends' scan strategies: host-safe, both always
 #include "backend/cuda/scan_strategy.hpp"  // (a cuda scan still needs <fusor/cuda.cuh>)
 #include "match/peaks.hpp"

@@ -161,6 +161,39 @@ def end_to_end(bin_, work):
     _, wrows = read_star_loop(os.path.join(wrap, "peaks.star"))
     assert mnames == names and mrows == rows + wrows, (mnames, len(mrows))
     assert "2 tomograms" in p.stdout, p.stdout
+    # a constrained search about the picks (pyTME's --orientations): each pick's ellipsoid and the
+    # rotations within 30 degrees of its own orientation, read from the merged STAR (one tomogram
+    # of its two) and from the TSV; its scores are the exhaustive search's at the same voxels
+    whole = read_mrc(os.path.join(out, "scores.mrc"))
+    seeded_tables = []
+    for name, seeds in (("seeded_star", ["--seeds", merged, "--seeds-tomo", "target"]),
+                        ("seeded_tsv", ["--seeds", os.path.join(out, "peaks.tsv")])):
+        d = os.path.join(work, name)
+        run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", d,
+            "-a", 45, "--planning", "estimate", *seeds, "--seed-radius", 3, "--seed-cone", 30, "-q")
+        smeta = json.load(open(os.path.join(d, "metadata.json")))
+        table = [l.split("\t") for l in open(os.path.join(d, "seeds.tsv")).read().splitlines()[1:]]
+        assert sorted((int(r[4]), int(r[5]), int(r[6]), int(r[8])) for r in table) == want, table
+        smap = read_mrc(os.path.join(d, "scores.mrc"))
+        for r in table:
+            assert abs(float(r[7]) - whole[int(r[4]), int(r[5]), int(r[6])]) < 1e-5, (r, whole[int(r[4]), int(r[5]), int(r[6])])
+        scored = ~np.isnan(smap)
+        assert scored.sum() == sum(int(r[10]) for r in table) == 2 * 123, scored.sum()  # two balls of radius 3
+        assert (smap[scored] <= whole[scored] + 1e-5).all()
+        sm = smeta["seeds"]
+        assert sm["count"] == 2 and sm["cone"] == 30 and sm["radius"] == [3, 3, 3], sm
+        assert sm["rotations_scored"] == sum(int(r[9]) for r in table) < 2 * smeta["rotations"]["count"] / 4, sm
+        assert smeta["statistics"]["count"] == 0, smeta["statistics"]
+        seeded_tables.append([r[:11] for r in table])
+    assert seeded_tables[0] == seeded_tables[1], seeded_tables
+    run(bin_, "peaks", "-i", os.path.join(work, "seeded_tsv"), "-n", 2, "-q")
+    sfound = [l.split("\t") for l in open(os.path.join(work, "seeded_tsv", "peaks.tsv")).read().splitlines()[1:]]
+    assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in sfound) == want, sfound
+    p = run(bin_, "peaks", "-i", os.path.join(work, "seeded_tsv"), "--false-positives", 1, ok=False)
+    assert p.returncode != 0 and "is a seeded search" in p.stderr, p.stderr
+    p = run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", os.path.join(work, "seeded_two"),
+            "--seeds", merged, "--seed-radius", 3, ok=False)
+    assert p.returncode != 0 and "the particles of 2 tomograms (other, target); say which with --seeds-tomo" in p.stderr, p.stderr
     # the preview: a PNG of the size the layout gives, decoded here (unfiltered RGB rows)
     png = os.path.join(out, "preview.png")
     run(bin_, "preview", "-i", out, "--width", 600)
@@ -502,6 +535,17 @@ def rotation_centres(bin_, work):
         assert worst <= 0.5, f"{centre}: a STAR coordinate lies {worst:.2f} voxels from its planted copy"
         avg = star_average(target, templ, names, rows)
         assert avg >= 0.9, f"{centre}: the STAR rows' sub-volumes average to {avg:.3f} with the template"
+        # the peaks as seeds of radius 0: the STAR's box centres and the TSV's rotation centres both
+        # read back as the voxels that scored them, and score there as the exhaustive scan did
+        for table in ("peaks.star", "peaks.tsv"):
+            d = os.path.join(work, f"centre_{centre}_seeds")
+            run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", d, "-a", 45, "--rotation-centre",
+                centre, "--planning", "estimate", "--seeds", os.path.join(out, table), "--seed-radius", 0, "-q")
+            seeded = [l.split("\t") for l in open(os.path.join(d, "seeds.tsv")).read().splitlines()[1:]]
+            shift = 0.0 if centre == "relion" else -0.5
+            for p, q in zip(peaks, seeded):
+                assert [int(v) for v in q[4:7]] == [round(float(v) - shift) for v in p[:3]] and int(q[10]) == 1, (table, p, q)
+                assert abs(float(q[7]) - float(p[3])) < 1e-5 and q[8] == p[4], (table, p, q)
         result[centre] = (worst, avg)
     return result
 
@@ -680,7 +724,28 @@ def errors(bin_, work):
     run(bin_, "simulate", "-o", small, "--size", 16, 16, 16, "--template-size", 9, "--copies", 1, "--voxel-size", 8)
     t, m = f"{sim}/target.mrc", f"{sim}/template.mrc"
     out = os.path.join(work, "out")
+    seeds_plain, seeds_far, seeds_bad = (os.path.join(work, f) for f in ("plain_seeds.tsv", "far_seeds.tsv", "bad_seeds.tsv"))
+    open(seeds_plain, "w").write("x\ty\tz\n12\t12\t12\n")
+    open(seeds_far, "w").write("x\ty\tz\trot\ttilt\tpsi\n12\t12\t12\t0\t90\t0\n30\t12\t12\t0\t0\t0\n")
+    open(seeds_bad, "w").write("a\tb\tc\n1\t2\t3\n")
+    open(seeds_far.replace("far", "one"), "w").write("x\ty\tz\trot\ttilt\tpsi\n12\t12\t12\t10\t37\t0\n")
     cases = [
+        ("seeds without radius", ["match", "-t", t, "-m", m, "-o", out, "--seeds", seeds_plain], "--seeds needs --seed-radius", ""),
+        ("seed radius of two", ["match", "-t", t, "-m", m, "-o", out, "--seeds", seeds_plain, "--seed-radius", "1,2"],
+         "one radius or three", ""),
+        ("seed radius alone", ["match", "-t", t, "-m", m, "-o", out, "--seed-radius", "2"], "--seed-radius", "--seeds"),
+        ("seed outside", ["match", "-t", t, "-m", m, "-o", out, "--seeds", seeds_far, "--seed-radius", "2"],
+         "far_seeds.tsv line 3", "lies outside the target (24, 24, 24)"),
+        ("seed cone without angles", ["match", "-t", t, "-m", m, "-o", out, "--seeds", seeds_plain, "--seed-radius", "2",
+                                      "--seed-cone", "20"], "--seed-cone needs each point's orientation", "line 2 has no angles"),
+        ("seed cone empty", ["match", "-t", t, "-m", m, "-o", out, "--seeds", seeds_far.replace("far", "one"), "--seed-radius", "2",
+                             "--seed-cone", "0.5", "-a", "90"], "no rotation of the set", "widen --seed-cone"),
+        ("seeds and target mask", ["match", "-t", t, "-m", m, "-o", out, "--seeds", seeds_plain, "--seed-radius", "2",
+                                   "--target-mask", t], "excludes --target-mask", ""),
+        ("seeds without x y z", ["match", "-t", t, "-m", m, "-o", out, "--seeds", seeds_bad, "--seed-radius", "2"],
+         "column names with x, y and z", ""),
+        ("seeds tomo of a TSV", ["match", "-t", t, "-m", m, "-o", out, "--seeds", seeds_plain, "--seed-radius", "2",
+                                 "--seeds-tomo", "a"], "--seeds-tomo selects rows of a STAR file", ""),
         ("missing target", ["match", "-t", f"{work}/none.mrc", "-m", m, "-o", out], "target", "missing or not readable"),
         ("missing option", ["match", "-t", t, "-o", out], "--template", "required"),
         ("bad score", ["match", "-t", t, "-m", m, "-o", out, "-s", "flc"], "FLCSphericalMask", "got \"flc\""),

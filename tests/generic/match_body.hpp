@@ -890,6 +890,153 @@ TEST_CASE("match scan: planted copies are found by every score at their centres 
   }
 }
 
+TEST_CASE("match seeded scan: seeds find the planted copies with the whole scan's scores at a fraction of the rotations") {
+  // three copies planted as in the test above; seeds a few voxels off each, with the planted
+  // rotation's cone as their prior, and one at a corner of the target (its box cut by two faces,
+  // one axis not searched). Every seeded voxel scores as the exhaustive scan does wherever the
+  // exhaustive scan's best rotation is among the seed's; no seeded score beats the exhaustive one
+  const extents n{40, 36, 38}, m{11, 11, 11};
+  const volume g = blob_with_lobe(m, {8, 3, 1.5}, 2.5, -2, 1.5);
+  const auto rots = match::uniform_rotations(30.0);
+  struct copy {
+    std::size_t rotation;
+    index_t c[3];
+  };
+  const copy planted[3] = {{7, {12, 10, 14}}, {rots.size() / 2, {27, 25, 22}}, {rots.size() - 3, {11, 27, 29}}};
+  volume f = random_volume(n, 41);
+  for (double& x : f) x *= 0.05;
+  for (const copy& p : planted) plant(f, n, g, m, rots[p.rotation], p.c);
+  const auto df = device_volume(f, n), dg = device_volume(g, m);
+  const auto mask = match::sphere_mask<B>(m, 5.0);
+  const double cone = 25;
+  std::vector<match::seed> seeds;
+  const index_t off[3][3] = {{1, -1, 2}, {-2, 0, 1}, {0, 2, -1}};
+  for (int i = 0; i < 3; ++i) {
+    const copy& p = planted[i];
+    match::seed s;
+    for (std::size_t a = 0; a < 3; ++a) s.position[a] = double(p.c[a] + off[i][a]) + (a == 0 ? 0.3 : 0.0);  // rounded
+    s.radius = {3, 3, 3};
+    s.rotations = match::rotations_in_cone(rots, match::rotate(rots[p.rotation], {0, 0, 1}), cone);
+    seeds.push_back(s);
+  }
+  seeds.push_back({{1, 34, 0}, {2, 0, 3.5}, {}});  // every rotation; the box cut at x = 0, z = 0 and y = 35
+  using S = match::score;
+  for (const S kind : {S::flc_spherical_mask, S::flc}) {
+    CAPTURE(match::to_string(kind));
+    const auto whole = match::scan(df, dg, mask, rots, kind);
+    const auto wb = host_values(whole.best_score);
+    const auto wr = host_values(whole.best_rotation);
+    match::scan_options o;
+    std::size_t last = 0, told = 0;
+    o.progress = [&](std::size_t done, std::size_t total) {
+      last = done;
+      told = total;
+      return true;
+    };
+    const auto res = match::seeded_scan(df, dg, mask, rots, seeds, kind, o);
+    const auto sb = host_values(res.maps.best_score);
+    const auto sr = host_values(res.maps.best_rotation);
+    REQUIRE(res.seeds.size() == seeds.size());
+    std::size_t expected_total = 0;
+    for (const auto& s : seeds) expected_total += s.rotations.empty() ? rots.size() : s.rotations.size();
+    CHECK(res.rotations_scored == expected_total);
+    CHECK(told == expected_total);
+    CHECK(last == expected_total);
+    float scale = 0.0f;
+    for (float x : wb) scale = std::max(scale, std::abs(x));
+    const float tol = 2e-6f * std::max(1.0f, scale);
+    // which seeds hold each voxel, from the ellipsoid written out
+    std::vector<std::vector<std::size_t>> holders(wb.size());
+    std::vector<index_t> held(seeds.size(), 0);
+    for (std::size_t s = 0; s < seeds.size(); ++s) {
+      const auto& sd = seeds[s];
+      for (index_t i = 0; i < n[0]; ++i)
+        for (index_t j = 0; j < n[1]; ++j)
+          for (index_t l = 0; l < n[2]; ++l) {
+            const double d[3] = {double(i) - std::round(sd.position[0]), double(j) - std::round(sd.position[1]),
+                                 double(l) - std::round(sd.position[2])};
+            double q = 0;
+            bool in = true;
+            for (int a = 0; a < 3; ++a) {
+              if (sd.radius[std::size_t(a)] < 1) in = in && d[a] == 0;
+              else q += d[a] * d[a] / (sd.radius[std::size_t(a)] * sd.radius[std::size_t(a)]);
+            }
+            if (in && q <= 1) {
+              holders[std::size_t(at(n, i, j, l))].push_back(s);
+              ++held[s];
+            }
+          }
+    }
+    int outside_bad = 0, above = 0, unequal = 0, compared = 0;
+    for (std::size_t v = 0; v < wb.size(); ++v) {
+      if (holders[v].empty()) {
+        outside_bad += !(std::isnan(sb[v]) && sr[v] == -1);
+        continue;
+      }
+      above += sb[v] > wb[v] + tol;
+      bool among = false;
+      for (const std::size_t s : holders[v])
+        among = among || seeds[s].rotations.empty() ||
+                std::binary_search(seeds[s].rotations.begin(), seeds[s].rotations.end(), std::uint32_t(wr[v]));
+      if (among) {
+        ++compared;
+        unequal += !(std::abs(sb[v] - wb[v]) <= tol);
+      }
+    }
+    CHECK(outside_bad == 0);
+    CHECK(above == 0);
+    CHECK(unequal == 0);
+    CHECK(compared > 50);
+    for (std::size_t s = 0; s < seeds.size(); ++s) {
+      CAPTURE(s);
+      CHECK(res.seeds[s].voxels == held[s]);
+      CHECK(res.seeds[s].rotations == (seeds[s].rotations.empty() ? rots.size() : seeds[s].rotations.size()));
+    }
+    for (int i = 0; i < 3; ++i) {
+      const copy& p = planted[i];
+      const match::seed_match& found = res.seeds[std::size_t(i)];
+      CAPTURE(i);
+      CHECK(found.position == std::array<index_t, 3>{p.c[0], p.c[1], p.c[2]});
+      CHECK(found.rotation == std::int32_t(p.rotation));
+      CHECK(std::abs(found.score - wb[std::size_t(at(n, p.c[0], p.c[1], p.c[2]))]) <= tol);
+      CHECK(found.score > 0.9f);
+      CHECK(seeds[std::size_t(i)].rotations.size() * 8 < rots.size());  // the cone holds under 1/8 of the rotations
+    }
+    double work = 0;  // rotations x voxels scored
+    for (std::size_t s = 0; s < seeds.size(); ++s) work += double(res.seeds[s].rotations) * double(held[s]);
+    MESSAGE(match::to_string(kind), ": ", rots.size(), " rotations in the set; the seeds' 25-degree cones hold ",
+            seeds[0].rotations.size(), ", ", seeds[1].rotations.size(), " and ", seeds[2].rotations.size(),
+            "; rotations x voxels scored, against the whole scan's: ", work / (double(rots.size()) * double(n.numel())));
+  }
+
+  // no seeds: nothing scored; a seed of radius 0 scores its voxel alone
+  const auto none = match::seeded_scan(df, dg, mask, rots, {}, S::flc_spherical_mask);
+  const auto nb = host_values(none.maps.best_score);
+  CHECK(std::all_of(nb.begin(), nb.end(), [](float x) { return std::isnan(x); }));
+  CHECK(none.rotations_scored == 0);
+  const auto one = match::seeded_scan(df, dg, mask, rots, {{{12, 10, 14}, {}, {}}}, S::flc_spherical_mask);
+  CHECK(one.seeds[0].voxels == 1);
+  CHECK(one.seeds[0].position == std::array<index_t, 3>{12, 10, 14});
+  CHECK(one.seeds[0].rotation == 7);
+
+  // bad seeds and options, before any work
+  const auto bad = [&](const match::seed& s, const char* says) {
+    CHECK_THROWS_WITH_AS(match::seeded_scan(df, dg, mask, rots, {seeds[0], s}, S::flc), doctest::Contains(says), fusor::value_error);
+  };
+  bad({{40, 5, 5}, {}, {}}, "seed 1 lies at 40");
+  bad({{-0.6, 5, 5}, {}, {}}, "outside the target");
+  bad({{std::nan(""), 5, 5}, {}, {}}, "outside the target");
+  bad({{5, 5, 5}, {1, -1, 1}, {}}, "radius of -1");
+  bad({{5, 5, 5}, {1, 1, 1}, {0, std::uint32_t(rots.size())}}, "names rotation");
+  match::scan_options keep;
+  keep.statistics = true;
+  CHECK_THROWS_WITH_AS(match::seeded_scan(df, dg, mask, rots, seeds, S::flc, keep), doctest::Contains("no mean map or statistics"),
+                       fusor::value_error);
+  keep = {};
+  keep.tile = {10, 10, 10};
+  CHECK_THROWS_AS(match::seeded_scan(df, dg, mask, rots, seeds, S::flc, keep), fusor::value_error);
+}
+
 TEST_CASE("match scan tiles: tiled and batched scans equal the whole scan for every score; a target mask skips tiles") {
   const extents n{26, 23, 21}, m{7, 6, 7};
   const volume f = random_volume(n, 61);

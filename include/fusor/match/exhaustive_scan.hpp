@@ -108,15 +108,16 @@ class loop_threads_scope {
 /// Every rotation scored on one plan (a whole target or a tile), in batches of `batch`: the
 /// merged key map of the plan's scored box, its sums for the mean, and the sums for the
 /// statistics. More than one worker: the batches are dealt to the backend's team
-/// (scan_strategy<B>::run_team), batch b to thread b mod team.
+/// (scan_strategy<B>::run_team), batch b to thread b mod team. The keys record rotation i as
+/// index i, or as indices[i] where given (a seed's rotations, seeded_scan.hpp).
 template <class B>
 void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rotations, const scan_options& o, int workers,
                     index_t batch, array<std::uint64_t, B>& keys, array<double, B>& sums, double& score_sum,
-                    double& score_sum2, scan_progress& progress) {
+                    double& score_sum2, scan_progress& progress, const std::uint32_t* indices = nullptr) {
   const std::size_t n = rotations.size(), k = std::size_t(batch), batches = batches_of(n, batch);
   const auto run_batch = [&](scan_worker<B>& w, std::size_t b) {
     const std::size_t first = b * k, count = std::min(k, n - first);
-    w.run(rotations.data() + first, std::uint32_t(first), index_t(count));
+    w.run(rotations.data() + first, std::uint32_t(first), index_t(count), indices ? indices + first : nullptr);
     progress.add(count);
   };
   keys = array<std::uint64_t, B>(extents{0});
@@ -172,22 +173,29 @@ void scan_rotations(const scan_plan<B>& plan, const std::vector<quaternion>& rot
     if (w) merge(*w);
 }
 
+/// The checks every scan makes before any work: shapes, finite volumes, rotations, options.
 template <class B>
-scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
-                          const std::vector<quaternion>& rotations, score kind, const scan_options& o,
-                          const array<float, B>* target_mask) {
+void check_scan_call(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
+                     const std::vector<quaternion>& rotations, const scan_options& o) {
   check_scan_input(target.shape(), templ.shape(), mask.shape(), rotations.size());
-  if (target_mask && target_mask->shape() != target.shape())
-    throw shape_error("fusor::match::scan: expected a target mask of the target's shape " + to_string(target.shape()) +
-                      ", got " + to_string(target_mask->shape()));
   for (const quaternion& q : rotations) to_matrix(q);  // a zero or non-finite quaternion fails before any work
   require_finite(target, "target");
   require_finite(templ, "template");
   require_finite(mask, "mask");
-  if (target_mask) require_finite(*target_mask, "target mask");
   if (!(o.overlap_ratio >= 0.0 && o.overlap_ratio <= 1.0))
     throw value_error("fusor::match::scan: expected an overlap_ratio in [0, 1], got " + std::to_string(o.overlap_ratio));
   check_rotation_center(o.rotation_center, templ.shape());
+}
+
+template <class B>
+scan_result<B> scan_tiles(const array<float, B>& target, const array<float, B>& templ, const array<float, B>& mask,
+                          const std::vector<quaternion>& rotations, score kind, const scan_options& o,
+                          const array<float, B>* target_mask) {
+  check_scan_call(target, templ, mask, rotations, o);
+  if (target_mask && target_mask->shape() != target.shape())
+    throw shape_error("fusor::match::scan: expected a target mask of the target's shape " + to_string(target.shape()) +
+                      ", got " + to_string(target_mask->shape()));
+  if (target_mask) require_finite(*target_mask, "target mask");
   if (o.tile_parts < 1 || o.tile_part < 0 || o.tile_part >= o.tile_parts)
     throw value_error("fusor::match::scan: expected a tile part in [0, tile_parts) and tile_parts >= 1, got part " +
                       std::to_string(o.tile_part) + " of " + std::to_string(o.tile_parts));

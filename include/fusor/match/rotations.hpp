@@ -22,6 +22,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <string_view>
@@ -487,6 +488,45 @@ inline std::vector<quaternion> cone_rotations(const vec3& axis, double cone_angl
     const vec3 d = rotate(z_to_u, local);
     const quaternion to_d = align_vectors(u, d) * to_axis;
     for (std::int64_t k = 0; k < ni; ++k) out.push_back(canonical(axis_angle(d, span * double(k) / double(ni)) * to_d));
+  }
+  return out;
+}
+
+/// The indices of the members of `set` that place `reference` (the template's principal axis)
+/// within `cone_angle` degrees of `axis`, every in-plane turn allowed: pyTME's per-seed cone
+/// (--orientations-cone), whose reference is z. For a template of symmetry s, R places it as
+/// R g does for every g of the group, so a member counts when any of its equivalent placements
+/// R g reference lies in the cone (Dn: a member pointing z at -axis counts). In increasing order;
+/// 180 degrees or more: every member.
+inline std::vector<std::uint32_t> rotations_in_cone(const std::vector<quaternion>& set, const vec3& axis, double cone_angle,
+                                                    const symmetry& s = {}, const vec3& reference = {0, 0, 1}) {
+  detail::check_finite(cone_angle, "the cone angle");
+  if (!(cone_angle >= 0))
+    throw value_error("fusor::match::rotations_in_cone: expected a cone half-angle >= 0 degrees, got " + std::to_string(cone_angle));
+  if (set.size() > std::size_t(std::numeric_limits<std::uint32_t>::max()))
+    throw value_error("fusor::match::rotations_in_cone: expected at most 2^32 - 1 rotations, got " + std::to_string(set.size()));
+  const vec3 u = detail::unit(axis, "rotations_in_cone: the cone axis");
+  const vec3 ref = detail::unit(reference, "rotations_in_cone: the reference");
+  // the distinct directions the group turns the reference to (Cn about z: z alone)
+  std::vector<vec3> refs;
+  for (const quaternion& g : group_elements(s)) {
+    const vec3 d = rotate(g, ref);
+    bool known = false;
+    for (const vec3& e : refs) known = known || d[0] * e[0] + d[1] * e[1] + d[2] * e[2] > 1 - 1e-9;
+    if (!known) refs.push_back(d);
+  }
+  // compared as cosines, with a margin of rounding so that a member on the cone's edge counts
+  const double least = cone_angle >= 180 ? -2.0 : std::cos(cone_angle * detail::deg) - 1e-12;
+  std::vector<std::uint32_t> out;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const quaternion q = normalized(set[i]);
+    for (const vec3& r : refs) {
+      const vec3 d = rotate(q, r);
+      if (d[0] * u[0] + d[1] * u[1] + d[2] * u[2] >= least) {
+        out.push_back(std::uint32_t(i));
+        break;
+      }
+    }
   }
   return out;
 }

@@ -277,9 +277,10 @@ struct scan_worker {
     }
   }
 
-  /// Scores rotations q[0, used) (indices first, first + 1, ...) as one batch.
-  void run(const quaternion* q, std::uint32_t first_index, index_t used) {
-    for (index_t i = 0; i < used; ++i) prepare(i, q[i], first_index + std::uint32_t(i));
+  /// Scores rotations q[0, used) as one batch, recorded in the key map as indices first,
+  /// first + 1, ..., or as indices[0, used) where given (a seed's subset of the list).
+  void run(const quaternion* q, std::uint32_t first_index, index_t used, const std::uint32_t* indices = nullptr) {
+    for (index_t i = 0; i < used; ++i) prepare(i, q[i], indices ? indices[i] : first_index + std::uint32_t(i));
     forward(spec, used, rot, true, false, grid);
     if (p.kind == score::mcc) correlate_lanes(p.ft_tmask, spec, spec_mask, cc_tg, used);  // spec kept for the next
     const bool in_pairs = scores_in_pairs(p.kind, lanes), local_pairs = local_in_pairs(p.kind, lanes);
