@@ -96,8 +96,13 @@ int main(int argc, char** argv) {
       ->excludes(step)->excludes(diameter);
   mat->add_option("--rotations-convention", ma.rotations_convention,
                   "How the rotation file's rows turn the template: active (each row is applied to it), relion (Euler "
-                  "angles as rlnAngleRot/Tilt/Psi), or pytme (pyTME's sets, which pull the template: their inverses)")
-      ->check(CLI::IsMember({"active", "relion", "pytme"}))->capture_default_str();
+                  "angles as rlnAngleRot/Tilt/Psi), pytme (pyTME's sets, which pull the template: their inverses) or "
+                  "pytom (pytom-match-pick's angle lists: ZXZ Euler angles in radians)")
+      ->check(CLI::IsMember({"active", "relion", "pytme", "pytom"}))->capture_default_str();
+  mat->add_option("--angle-set", ma.angle_set,
+                  "The rotations for the step: uniform (fusor's, a covering radius within the step) or healpix "
+                  "(pytom-match-pick's list: HEALPix pixel centres and in-plane turns, the same rotations in the same order)")
+      ->check(CLI::IsMember({"uniform", "healpix"}))->capture_default_str();
   mat->add_option("--rotation-centre", ma.rotation_centre,
                   "The template's point the rotations turn about: relion (voxel m // 2, RELION's box centre) or "
                   "pytme ((m - 1) / 2, half a voxel lower on an even axis); the peaks name where it lands")
@@ -160,6 +165,8 @@ int main(int argc, char** argv) {
                 "Scan a phase-randomised copy of the template (its amplitudes, random phases) with the same rotations and "
                 "subtract its per-voxel best score, adding its mean back (STOPGAP's and pytom's random-phase correction; twice the work)");
   mat->add_option("--noise-seed", ma.noise_seed, "The phase-randomised template's seed")->capture_default_str();
+  mat->add_flag("--hdf5", ma.hdf5, "Also write the score and rotation maps as scores.h5 and rotations.h5, in pyTME's Density "
+                "layout (data indexed [x, y, z], origin, sampling_rate): pyTME's Density.from_file reads them");
   mat->add_option("--memory", ma.memory, "Memory budget, e.g. 800M or 16G (default: what is available); tiles the target when needed");
   mat->add_option("-j,--threads", ma.threads, "Threads (0: all of this machine's)")->check(whole_number(0, max_threads()))->capture_default_str();
   mat->add_option("--edges", ma.edges,
@@ -187,6 +194,9 @@ int main(int argc, char** argv) {
       ->check(finite_number(0, 1e30, true))->excludes(ms);
   pk->add_option("--tomo-name", pa.tomo_name, "rlnTomoName in the STAR file (default: the target's file name)");
   pk->add_option("--tomogram-mask", pa.tomogram_mask, "MRC of the target's shape: peaks only where it is above 0");
+  pk->add_option("--background", pa.backgrounds, "A match output over the same target (e.g. of a `template --scramble-phases` "
+                 "template): the largest of these backgrounds' scores and 0 is subtracted per voxel and its mean added back "
+                 "(pyTME's postprocess --background-file); repeatable");
   pk->add_flag("--tophat", pa.tophat, "Peaks only where the scores' white top-hat passes the cut-off its noise fit gives for "
                "--false-positives (or 1): sharp peaks, not broad ridges (pytom-match-pick's --tophat-filter)");
   pk->add_option("--tophat-connectivity", pa.tophat_connectivity, "The top-hat's element: 1 (6 neighbours), 2 (18) or 3 (26)")
@@ -208,6 +218,8 @@ int main(int argc, char** argv) {
   st->add_option("--false-positives", ta2.false_positives, "The cut-off is where the fit expects this many noise voxels above")
       ->check(finite_number(0, 1e30, true))->capture_default_str();
   st->add_option("--target-mask", ta2.target_mask, "MRC of the target's shape: only voxels where it is above 0");
+  st->add_option("--background", ta2.backgrounds, "A match output over the same target whose scores are subtracted first, "
+                 "as `peaks --background` does; repeatable");
   st->add_flag("--tophat", ta2.tophat, "The white top-hat of the scores instead of the scores");
   st->add_option("--tophat-connectivity", ta2.connectivity, "The top-hat's element: 1, 2 or 3")
       ->check(CLI::IsMember({1, 2, 3}))->capture_default_str();
@@ -245,6 +257,9 @@ int main(int argc, char** argv) {
   tp->add_flag("--invert", ta.invert, "Negate the template (dark protein, as in a tomogram that was not inverted)");
   tp->add_flag("--mirror", ta.mirror, "Mirror along z about the centre voxel (the other handedness)");
   tp->add_flag("--keep-waters", ta.keep_waters, "With --model: keep the waters (left out by default)");
+  tp->add_option("--scramble-phases", ta.scramble_seed, "The template's amplitude spectrum with random phases from this seed: "
+                 "a background template (pyTME's --scramble-phases), matched like the template and given to "
+                 "`peaks --background`");
   tp->add_flag("-q,--quiet", ta.quiet, "No summary line");
 
   mask_args ka;

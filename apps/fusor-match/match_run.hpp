@@ -20,6 +20,8 @@
 #include <fusor/fusor.hpp>
 
 #include "distributed.hpp"
+#include "hdf5_volumes.hpp"
+#include "healpix_angles.hpp"
 #include "output.hpp"
 #include "numbers.hpp"
 #include "progress.hpp"
@@ -45,9 +47,11 @@ struct match_args {
   std::string seeds, seeds_tomo;                  // --seeds: a constrained search about a table's points
   std::vector<double> seed_radius;                // --seed-radius: one radius or x, y, z (voxels)
   double seed_cone = -1;                          // --seed-cone: degrees about each point's z axis; -1: every rotation
+  bool hdf5 = false;                              // --hdf5: the maps also as HDF5 files (pyTME's Density layout)
   bool noise_correction = false;                  // --noise-correction: a phase-randomised template's scores subtracted
   unsigned long long noise_seed = 321;
   std::string symmetry = "C1";
+  std::string angle_set = "uniform";              // --angle-set: fusor's uniform set, or pytom's HEALPix list
   std::string score = "FLCSphericalMask";
   double lowpass = 0, highpass = 0;
   std::vector<double> wedge;  // tilt_min tilt_max (degrees), empty: none
@@ -113,13 +117,32 @@ inline match::vec3 parse_rotation_centre(const std::string& s, const fusor::exte
 enum class rotations_convention {
   active,  ///< each row is the rotation applied to the template (ZYZ intrinsic angles, or w x y z)
   relion,  ///< Euler angles as RELION's rlnAngleRot/Tilt/Psi (a quaternion row as active)
-  pytme    ///< pyTME's rotation sets, which pull the template: each row's inverse turns it
+  pytme,   ///< pyTME's rotation sets, which pull the template: each row's inverse turns it
+  pytom    ///< pytom-match-pick's angle lists: ZXZ Euler angles Z1 X Z2 in radians (from_pytom_angles)
 };
 inline rotations_convention parse_rotations_convention(const std::string& s) {
   if (s == "active") return rotations_convention::active;
   if (s == "relion") return rotations_convention::relion;
   if (s == "pytme") return rotations_convention::pytme;
-  throw fusor::value_error("match: --rotations-convention expects active, relion or pytme, got \"" + s + "\"");
+  if (s == "pytom") return rotations_convention::pytom;
+  throw fusor::value_error("match: --rotations-convention expects active, relion, pytme or pytom, got \"" + s + "\"");
+}
+
+/// pytom's HEALPix angle list for the step (healpix_angles.hpp), as orientations; with a Cn
+/// symmetry only the rows whose turn about the template's own z (Z1) is below 360 / n.
+inline std::vector<match::quaternion> healpix_rotations(double step, const match::symmetry& sym, healpix_angle_list& list) {
+  if (sym.kind != 'C')
+    throw fusor::value_error("match: --angle-set healpix takes a Cn symmetry (pytom's --rotational-symmetry), got " + sym.name());
+  try {
+    list = healpix_angles(step);
+  } catch (const std::invalid_argument& e) {
+    throw fusor::value_error(std::string("match: ") + e.what());
+  }
+  std::vector<match::quaternion> out;
+  const double period = 2 * 3.14159265358979323846 / double(sym.n);
+  for (const auto& zxz : list.zxz)
+    if (zxz[0] < period - 1e-12) out.push_back(from_pytom_angles(zxz));
+  return out;
 }
 
 /// Rotations from a text file: one per line, 3 columns (ZYZ Euler angles rot, tilt, psi in
@@ -156,13 +179,20 @@ inline std::vector<match::quaternion> read_rotations(const fs::path& path,
                                ": expected 3 numbers (ZYZ Euler angles in degrees) or 4 (a quaternion w x y z), got \"" +
                                line + "\"");
     const std::string where = "match: " + path.string() + " line " + std::to_string(number) + ": ";
-    if (v.size() == 3) {
+    if (v.size() == 3 && convention == rotations_convention::pytom) {
+      for (double a : v)
+        if (!(std::abs(a) <= 2 * 3.14159265358979323846 + 1e-9))
+          throw fusor::value_error(where + "expected pytom's ZXZ Euler angles in radians from -2 pi to 2 pi, got " + short_number(a));
+      out.push_back(from_pytom_angles({v[0], v[1], v[2]}));
+    } else if (v.size() == 3) {
       for (double a : v)
         if (!(std::abs(a) <= 360.0))
           throw fusor::value_error(where + "expected Euler angles in degrees from -360 to 360, got " + short_number(a));
       const match::euler_angles e{v[0], v[1], v[2]};
       out.push_back(convention == rotations_convention::active ? match::from_euler(e, match::euler_convention::zyz_intrinsic)
                                                                : from_relion_angles(e));
+    } else if (convention == rotations_convention::pytom) {
+      throw fusor::value_error(where + "expected pytom's three ZXZ Euler angles in radians, got 4 numbers");
     } else {
       const double norm = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3]);
       if (!(norm > 1e-6 && norm < 1e6))  // NaN and inf fail here too
@@ -252,6 +282,7 @@ struct match_job {
   std::optional<match::tilt_weighting> tilts;  // the series' weight on the template, when one is given
   double angular_step = 0;                      // --angular-step, or the Crowther criterion's
   double resolution = 0;                        // the resolution that criterion took (Å)
+  healpix_angle_list healpix;                   // --angle-set healpix: pytom's list (nside, steps)
   std::vector<match::seed> seeds;               // --seeds: the constrained search's points, in the target's voxels
   std::vector<seed_point> seed_points;          // as read (where each came from)
   std::vector<match::seed_match> found;         // what each seed found (the template's scan)
@@ -356,14 +387,20 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
     // a cone about an axis (pyTME's --cone-angle): the template's z axis within the cone, spaced as
     // uniform_rotations spaces the whole sphere (1.1 step), in-plane turns over 360 / n for Cn
     if (!a.rotations.empty()) throw fusor::value_error("match: --cone-angle builds its own rotations; it excludes --rotations");
+    if (a.angle_set != "uniform") throw fusor::value_error("match: --cone-angle builds its own rotations; it excludes --angle-set " + a.angle_set);
     if (sym.kind != 'C')
       throw fusor::value_error("match: --cone-angle takes a Cn symmetry (in-plane turns about the template's z), got " + sym.name());
     if (a.cone_axis.size() != 3) throw fusor::value_error("match: --cone-axis expects three numbers (x y z)");
     job.rotations = match::cone_rotations({a.cone_axis[0], a.cone_axis[1], a.cone_axis[2]}, a.cone_angle, 1.1 * job.angular_step,
                                           1.1 * job.angular_step, {0, 0, 1}, sym.n);
-  } else {
+  } else if (a.angle_set == "healpix") {
+    if (!a.rotations.empty()) throw fusor::value_error("match: --angle-set healpix builds its own rotations; it excludes --rotations");
+    job.rotations = healpix_rotations(job.angular_step, sym, job.healpix);
+  } else if (a.angle_set == "uniform") {
     job.rotations = a.rotations.empty() ? match::uniform_rotations(job.angular_step, sym)
                                         : read_rotations(a.rotations, parse_rotations_convention(a.rotations_convention));
+  } else {
+    throw fusor::value_error("match: --angle-set expects uniform or healpix, got \"" + a.angle_set + "\"");
   }
   const std::vector<match::quaternion>& rotations = job.rotations;
   if (!a.seeds.empty()) plan_seeds(a, w, job, sym);
@@ -562,6 +599,24 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
   match::write_mrc(out.part("scores.mrc"), maps.best_score, mw);
   match::write_mrc(out.part("rotations.mrc"), fusor::array<float>(fusor::cast<float>(maps.best_rotation)), mw);
   write_text(out.part("rotations.tsv"), rotation_table(job.rotations));
+  if (a.hdf5) {
+    // the maps again as HDF5 in pyTME's Density layout: data [x, y, z], origin, sampling_rate
+    hdf5_volume h;
+    h.shape = {n[0], n[1], n[2]};
+    h.origin = mw.origin;
+    h.sampling_rate = vt;
+    h.attributes = {{"program", "fusor-match " FUSOR_MATCH_VERSION}, {"score", match::to_string(job.kind)}};
+    h.values.assign(maps.best_score.data(), maps.best_score.data() + maps.best_score.size());
+    try {
+      write_hdf5_volume(out.part("scores.h5").string(), h);
+      h.values.clear();
+      h.indices.assign(maps.best_rotation.data(), maps.best_rotation.data() + maps.best_rotation.size());
+      h.attributes.push_back({"rotation_table", "rotations.tsv"});
+      write_hdf5_volume(out.part("rotations.h5").string(), h);
+    } catch (const std::runtime_error& e) {
+      throw fusor::io_error(std::string("match: ") + e.what());
+    }
+  }
   json meta;
   meta["program"] = "fusor-match";
   meta["fusor_version"] = FUSOR_MATCH_VERSION;
@@ -591,7 +646,13 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
                        {"file_convention", a.rotations.empty() ? json(nullptr) : json(a.rotations_convention)},
                        {"euler_convention", "RELION (rlnAngleRot/Tilt/Psi) in rotations.tsv and the peaks"},
                        {"symmetry", a.symmetry},
+                       {"angle_set", a.rotations.empty() && a.cone_angle < 0 ? json(a.angle_set) : json(nullptr)},
+                       {"healpix", a.angle_set == "healpix" ? json{{"nside", job.healpix.nside},
+                                                                   {"pixel_step", job.healpix.pixel_step},
+                                                                   {"inplane_step", job.healpix.inplane_step}}
+                                                            : json(nullptr)},
                        {"cone", a.cone_angle >= 0 ? json{{"angle", a.cone_angle}, {"axis", a.cone_axis}} : json(nullptr)}};
+  meta["hdf5"] = a.hdf5 ? json::array({"scores.h5", "rotations.h5"}) : json(nullptr);
   meta["seeds"] = job.seeds.empty() ? json(nullptr)
                                     : json{{"file", fs::absolute(a.seeds).string()},
                                            {"tomo", a.seeds_tomo.empty() ? json(nullptr) : json(a.seeds_tomo)},

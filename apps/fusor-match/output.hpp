@@ -62,6 +62,16 @@ inline fusor::match::quaternion from_relion_angles(const fusor::match::euler_ang
   return fusor::match::inverse(fusor::match::from_euler(e, fusor::match::euler_convention::zyz_intrinsic));
 }
 
+/// The orientation of pytom-match-pick's ZXZ Euler angles (Z1, X, Z2, radians, its angle lists'
+/// rows). pytom writes RELION's angles of a row as the ZYZ angles of Rz(-Z1) Rx(-X) Rz(-Z2)
+/// (pytom_tm/extract.py), which relion_angles says is the orientation's inverse: so the
+/// orientation is Rz(Z2) Rx(X) Rz(Z1), turning the template about its own z by Z1 first.
+inline fusor::match::quaternion from_pytom_angles(const std::array<double, 3>& zxz) {
+  constexpr double degrees = 180.0 / 3.14159265358979323846;
+  return fusor::match::inverse(fusor::match::from_euler({-zxz[0] * degrees, -zxz[1] * degrees, -zxz[2] * degrees},
+                                                        fusor::match::euler_convention::zxz_intrinsic));
+}
+
 /// Reads a whole text file, or an io_error naming it.
 inline std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -32,6 +32,7 @@ struct peaks_args {
   std::vector<long long> margin;
   std::optional<double> min_score, false_positives;
   std::string tomogram_mask;  // peaks only where it is above 0
+  std::vector<std::string> backgrounds;  // --background: match results whose scores are subtracted (pyTME's)
   bool tophat = false;        // peaks only where the scores' white top-hat passes its noise cut-off
   int tophat_connectivity = 1;
   bool quiet = false;
@@ -104,9 +105,15 @@ inline int run_peaks(const peaks_args& a) {
   match::scan_result<fusor::cpu> r;
   r.best_score = std::move(scores.data);
   r.best_rotation = fusor::array<std::int32_t>(fusor::cast<std::int32_t>(rot.data));
+  double background_mean = 0;
+  if (!a.backgrounds.empty()) r.best_score = subtract_backgrounds(r.best_score, a.backgrounds, "peaks", &background_mean);
   r.statistics = {metadata_field<std::int64_t>(meta, {"statistics", "count"}, meta_file),
                   metadata_field<double>(meta, {"statistics", "mean"}, meta_file),
                   metadata_field<double>(meta, {"statistics", "stddev"}, meta_file)};
+  if (a.false_positives && !a.backgrounds.empty())
+    throw fusor::value_error("peaks: --false-positives reads the scan's score statistics, which describe the scores before "
+                             "--background is subtracted; use --min-score (`stats --background` fits the normalised map's "
+                             "noise and gives its cut-off) or --count");
   if (a.false_positives && meta.contains("seeds") && !meta["seeds"].is_null())
     throw fusor::value_error("peaks: " + dir.string() + " is a seeded search (match --seeds), whose scores are no sample of "
                              "the noise; --false-positives needs an exhaustive search's statistics (use --min-score or --count)");
@@ -203,6 +210,8 @@ inline int run_peaks(const peaks_args& a) {
       std::printf(" above %.4f (%g false positive(s) expected from noise)",
                   match::false_positive_threshold(r.statistics, *a.false_positives), *a.false_positives);
     if (tophat_cutoff) std::printf(", where the white top-hat passes %.4g", *tophat_cutoff);
+    if (!a.backgrounds.empty())
+      std::printf(", %zu background(s) subtracted (their mean %.4g added back)", a.backgrounds.size(), background_mean);
     std::printf(" -> %s.tsv, %s.star\n", base.string().c_str(), base.string().c_str());
     for (const match::peak& p : peaks) {
       const auto e = relion_angles(p.orientation);

@@ -45,8 +45,9 @@ namespace fusor_match {
 
 /// A match result's parts; metadata.json is written last and records the others.
 inline constexpr const char* result_parts[] = {"scores.mrc", "rotations.mrc", "rotations.tsv"};
-/// Parts some results have (a seeded search's table), recorded like the others where written.
-inline constexpr const char* optional_parts[] = {"seeds.tsv"};
+/// Parts some results have (a seeded search's table, the maps as HDF5), recorded like the others
+/// where written.
+inline constexpr const char* optional_parts[] = {"seeds.tsv", "scores.h5", "rotations.h5"};
 inline constexpr const char* metadata_name = "metadata.json";
 /// What peaks, preview and stats write into a result folder by default: derived from one result.
 inline constexpr const char* derived_files[] = {"peaks.tsv", "peaks.star", "preview.png", "stats.svg", "stats.tsv", "stats.json"};

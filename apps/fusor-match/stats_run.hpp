@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <fusor/fusor.hpp>
 
+#include "background_scores.hpp"
 #include "numbers.hpp"
 #include "output.hpp"
 #include "result_folder.hpp"
@@ -24,6 +26,7 @@ namespace match = fusor::match;
 
 struct stats_args {
   std::string input, output, target_mask;
+  std::vector<std::string> backgrounds;  // --background: match results whose scores are subtracted (pyTME's)
   int bins = 200;
   double false_positives = 1;
   bool tophat = false;
@@ -136,6 +139,8 @@ inline int run_stats(const stats_args& a) {
   const nlohmann::json meta = read_metadata(dir);
   check_result_parts(dir, meta, {"scores.mrc"});
   fusor::array<float> map = match::read_mrc(dir / "scores.mrc").data;
+  double background_mean = 0;
+  if (!a.backgrounds.empty()) map = subtract_backgrounds(map, a.backgrounds, "stats", &background_mean);
   std::optional<fusor::array<float>> mask;
   if (!a.target_mask.empty()) {
     mask = match::read_mrc(a.target_mask).data;
@@ -159,7 +164,8 @@ inline int run_stats(const stats_args& a) {
     tsv += line;
     above -= h.count[i];
   }
-  const std::string what = a.tophat ? "white top-hat of the scores" : "scores";
+  const std::string what = std::string(a.tophat ? "white top-hat of the scores" : "scores") +
+                           (a.backgrounds.empty() ? "" : " less the background");
   const std::string title = fs::path(metadata_field<std::string>(meta, {"target"}, dir / metadata_name)).filename().string() + ": " +
                             what + ", noise fit and the cut-off for " + short_number(a.false_positives) + " false positive(s)";
   if (base.has_parent_path()) prepare_folder(base.parent_path());
@@ -171,6 +177,8 @@ inline int run_stats(const stats_args& a) {
                       {"noise", {{"mean", f.mean}, {"sigma", f.sigma}, {"samples", f.samples}, {"fit_bins", {f.first, f.last}}}},
                       {"false_positives", a.false_positives},
                       {"cutoff", cutoff},
+                      {"backgrounds", a.backgrounds.empty() ? nlohmann::json(nullptr)
+                                                            : nlohmann::json{{"results", a.backgrounds}, {"mean", background_mean}}},
                       {"search_samples", meta.contains("statistics") ? meta["statistics"]["count"] : nlohmann::json(nullptr)}};
   write_text(base.string() + ".json", j.dump(2) + "\n");
   if (!a.quiet) {

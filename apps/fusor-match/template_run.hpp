@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ struct template_args {
   double blur = 0, lowpass = 0;
   std::string centre = "mass";
   bool invert = false, mirror = false, keep_waters = false, quiet = false;
+  std::optional<unsigned long long> scramble_seed;  // --scramble-phases: the template's amplitudes, seeded random phases
 };
 
 /// A box option (one edge, or x y z) as a shape; empty when not given.
@@ -57,6 +59,7 @@ inline int run_template(const template_args& a) {
     const match::vec3 c = match::center_of_mass(all);
     auto map = match::density_from_model(all, o);
     if (a.mirror) map = match::mirror(map, 2);
+    if (a.scramble_seed) map = match::phase_randomized(map, *a.scramble_seed);
     // how much of the model's scattering the box holds: an atom beyond a face wraps to the other
     double outside = 0;
     for (const auto& t : atoms)
@@ -98,7 +101,8 @@ inline int run_template(const template_args& a) {
   match::map_template_options o;
   o.voxel_size = a.voxel_size, o.box = box, o.center_of_mass = a.centre == "mass", o.lowpass = a.lowpass, o.mirror = a.mirror,
   o.invert = a.invert;
-  const auto t = match::template_from_map(in.data, from, o);
+  auto t = match::template_from_map(in.data, from, o);
+  if (a.scramble_seed) t.volume = match::phase_randomized(t.volume, *a.scramble_seed);
   w.voxel_size = t.voxel_size;
   w.label = "fusor-match template from " + fs::path(a.map).filename().string();
   if (w.label.size() > 80) w.label.resize(80);

@@ -91,6 +91,27 @@ def end_to_end(bin_, work):
     assert ometa["grid"] == "target" and ometa["fft_shape"] == [48, 44, 40], (ometa["grid"], ometa["fft_shape"])
     a_own, a_fast = read_mrc(os.path.join(own, "scores.mrc")), read_mrc(os.path.join(wrap, "scores.mrc"))
     assert abs(a_own - a_fast).max() < 1e-5, float(abs(a_own - a_fast).max())
+    # the maps also as HDF5 in pyTME's Density layout, read back by h5py: the MRC maps' values,
+    # the voxel size and origin, recorded as parts
+    try:
+        import h5py
+    except ImportError:
+        sys.exit("h5py is missing: install Debian's python3-h5py (scripts/deps does)")
+    h5 = os.path.join(work, "hdf5")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", h5,
+        "-a", 45, "--planning", "estimate", "--hdf5", "-q")
+    hmeta = json.load(open(os.path.join(h5, "metadata.json")))
+    assert hmeta["hdf5"] == ["scores.h5", "rotations.h5"] and "scores.h5" in hmeta["parts"] and "rotations.h5" in hmeta["parts"], hmeta
+    for name, dtype in (("scores", "float32"), ("rotations", "int32")):
+        with h5py.File(os.path.join(h5, f"{name}.h5"), "r") as f:
+            data = f["data"][...]
+            assert data.dtype == dtype and data.shape == (48, 44, 40), (name, data.dtype, data.shape)
+            assert (data == read_mrc(os.path.join(h5, f"{name}.mrc")).astype(dtype)).all(), name
+            assert list(f["sampling_rate"][...]) == hmeta["voxel_size"] and list(f["origin"][...]) == [0, 0, 0], name
+            score = f.attrs["score"]
+            assert (score.decode() if isinstance(score, bytes) else str(score)) == "FLCSphericalMask", dict(f.attrs)
+            assert abs(f.attrs["max"] - float(data.max())) < 1e-6 and abs(f.attrs["mean"] - float(data.mean())) < 1e-5, dict(f.attrs)
+    run(bin_, "peaks", "-i", h5, "-n", 2, "-q")  # the folder is a result like any other
     # one thread, two or three: the same maps byte for byte with estimated plans (docs/matching.md)
     for score in ("FLCSphericalMask", "FLC"):
         maps = []
@@ -191,6 +212,31 @@ def end_to_end(bin_, work):
     assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in sfound) == want, sfound
     p = run(bin_, "peaks", "-i", os.path.join(work, "seeded_tsv"), "--false-positives", 1, ok=False)
     assert p.returncode != 0 and "is a seeded search" in p.stderr, p.stderr
+    # pyTME's background normalisation: a phase-scrambled copy of the template (the same
+    # amplitudes) matched the same way; peaks --background subtracts its scores per voxel (0 as a
+    # floor) and adds back their mean; the planted copies stay on top
+    scr = os.path.join(work, "scrambled.mrc")
+    run(bin_, "template", "--map", f"{sim}/template.mrc", "--voxel-size", meta["voxel_size"][0], "--centre", "box",
+        "--scramble-phases", 7, "-o", scr, "-q")
+    t0, t1 = read_mrc(f"{sim}/template.mrc"), read_mrc(scr)
+    a0, a1 = np.abs(np.fft.rfftn(t0)), np.abs(np.fft.rfftn(t1))
+    assert np.abs(a0 - a1).max() < 1e-4 * a0.max() and np.abs(t0 - t1).max() > 0.1 * np.abs(t0).max()
+    bg = os.path.join(work, "background")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", scr, "--mask", f"{sim}/mask.mrc", "-o", bg, "-a", 45, "--planning",
+        "estimate", "-q")
+    p = run(bin_, "peaks", "-i", out, "--background", bg, "-n", 2, "-o", os.path.join(out, "normalised"))
+    assert "1 background(s) subtracted" in p.stdout, p.stdout
+    nfound = [l.split("\t") for l in open(os.path.join(out, "normalised.tsv")).read().splitlines()[1:]]
+    assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in nfound) == want, nfound
+    fg, bgs = read_mrc(os.path.join(out, "scores.mrc")).astype(np.float64), np.maximum(read_mrc(os.path.join(bg, "scores.mrc")), 0)
+    for p in nfound:
+        x, y, z = int(p[0]), int(p[1]), int(p[2])
+        assert abs(float(p[3]) - (fg[x, y, z] - bgs[x, y, z] + bgs.mean())) < 1e-4, (p, fg[x, y, z], bgs[x, y, z])
+    run(bin_, "stats", "-i", out, "--background", bg, "-o", os.path.join(work, "bg_stats"), "-q")
+    bst = json.load(open(os.path.join(work, "bg_stats.json")))
+    assert bst["backgrounds"]["results"] == [bg] and abs(bst["backgrounds"]["mean"] - bgs.mean()) < 1e-5, bst["backgrounds"]
+    p = run(bin_, "peaks", "-i", out, "--background", bg, "--false-positives", 1, ok=False)
+    assert p.returncode != 0 and "before --background is subtracted" in p.stderr, p.stderr
     p = run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", os.path.join(work, "seeded_two"),
             "--seeds", merged, "--seed-radius", 3, ok=False)
     assert p.returncode != 0 and "the particles of 2 tomograms (other, target); say which with --seeds-tomo" in p.stderr, p.stderr
@@ -220,6 +266,8 @@ def end_to_end(bin_, work):
     tilted_truth, tilted_found = tilt_series_run(bin_, work)
     right, wrong = relion_average(bin_, work)
     centres = rotation_centres(bin_, work)
+    p = run(bin_, "peaks", "-i", out, "--background", os.path.join(work, "centre_relion"), "-n", 1, ok=False)
+    assert p.returncode != 0 and "has scores of shape (52, 48, 44); expected the scores' (48, 44, 40)" in p.stderr, p.stderr
     # a rotation file in RELION's angles (rotations.tsv's own columns) or as pyTME's pulling
     # quaternions (the inverses) reads back as the same rotations
     table = [l.split("\t") for l in open(os.path.join(out, "rotations.tsv")).read().splitlines()[1:6]]
@@ -597,6 +645,39 @@ def pdb_forward_scattering(path):
     return total
 
 
+def healpix_ring_centres(nside):
+    """(theta, phi) of every HEALPix pixel centre in ring order, from Górski et al. (2005), eqs. 4-9."""
+    import math
+    out, npix, ncap = [], 12 * nside * nside, 2 * nside * (nside - 1)
+    for p in range(npix):
+        if p < ncap:  # north polar cap
+            i = int((1 + math.sqrt(1 + 2 * p)) / 2)
+            j = p + 1 - 2 * i * (i - 1)
+            z, phi = 1 - i * i / (3 * nside * nside), math.pi / (2 * i) * (j - 0.5)
+        elif p < npix - ncap:  # equatorial belt
+            q = p - ncap
+            i, j = q // (4 * nside) + nside, q % (4 * nside) + 1
+            s = (i - nside + 1) % 2
+            z, phi = 4 / 3 - 2 * i / (3 * nside), math.pi / (2 * nside) * (j - s / 2)
+        else:  # south polar cap
+            q = npix - p
+            i = int((1 + math.sqrt(2 * q - 1)) / 2)
+            j = 4 * i + 1 - (q - 2 * i * (i - 1))
+            z, phi = -1 + i * i / (3 * nside * nside), math.pi / (2 * i) * (j - 0.5)
+        out.append((math.acos(z), phi % (2 * math.pi)))  # the belt's last pixel of a ring sits at 2 pi, that is 0
+    return out
+
+
+def pytom_healpix_list(step):
+    """pytom_tm.angles.angle_to_angle_list(step): (Z1, X, Z2) radians, sorted."""
+    import math
+    npix, nside = 4 * math.pi / math.radians(step) ** 2, 0
+    while 12 * nside * nside < npix:
+        nside += 1
+    turns = math.ceil(360 / step)
+    return sorted((phi, theta, 2 * math.pi * k / turns) for theta, phi in healpix_ring_centres(nside) for k in range(turns))
+
+
 def templates(bin_, work):
     import numpy as np
     if not os.path.isfile(STRUCTURE):
@@ -677,6 +758,45 @@ def templates(bin_, work):
         w, x, y, z = (float(v) for v in line.split("\t")[4:8])
         zt = np.array([2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)])  # the rotation's image of z
         assert np.degrees(np.arccos(min(1.0, float(zt @ axis)))) <= 30 + 1e-6, (line, zt)
+    # pytom-match-pick's HEALPix angle list: the same rotations in the same order as pytom builds
+    # them, the pixel centres here from the HEALPix paper's ring formulas (not chealpix), each row's
+    # orientation Rz(Z2) Rx(X) Rz(Z1) (pytom's RELION export, inverted); its covering radius; and a
+    # few rows as a pytom angle file (radians) read back as the same rotations
+    hp = os.path.join(work, "healpix")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", hp, "-a", 30, "--angle-set", "healpix",
+        "--planning", "estimate", "-q")
+    hmeta = json.load(open(os.path.join(hp, "metadata.json")))["rotations"]
+    want_zxz = pytom_healpix_list(30.0)
+    got_q = [[float(v) for v in l.split("\t")[4:8]] for l in open(os.path.join(hp, "rotations.tsv")).read().splitlines()[1:]]
+    assert hmeta["angle_set"] == "healpix" and hmeta["healpix"]["nside"] == 2 and len(got_q) == len(want_zxz) == 576, hmeta
+    def rz(a):
+        return np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
+    def rx(a):
+        return np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
+    def quat_matrix(q):
+        w, x, y, z = q
+        return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                         [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                         [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    worst = max(np.abs(quat_matrix(q) - rz(c) @ rx(b) @ rz(a)).max() for q, (a, b, c) in zip(got_q, want_zxz))
+    assert worst < 1e-9, worst
+    qs = np.array(got_q)
+    probes = np.random.default_rng(3).normal(size=(4000, 4))
+    probes /= np.linalg.norm(probes, axis=1)[:, None]
+    hp_radius = float(np.degrees(2 * np.arccos(np.clip(np.abs(probes @ qs.T).max(axis=1), 0, 1))).max())
+    assert hp_radius < 30, hp_radius  # pytom's lists stay within their step (a little below fusor's 0.88)
+    # with C3: only the rows whose turn about the template's own z (Z1) is below 120 degrees
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", hp + "3", "-a", 30, "--angle-set", "healpix",
+        "--symmetry", "C3", "--planning", "estimate", "-q")
+    c3 = json.load(open(os.path.join(hp + "3", "metadata.json")))["rotations"]["count"]
+    assert c3 == sum(1 for z in want_zxz if z[0] < 2 * np.pi / 3 - 1e-12), c3
+    rows = os.path.join(work, "pytom_angles.txt")
+    open(rows, "w").write("".join(f"{a!r} {b!r} {c!r}\n" for a, b, c in want_zxz[100:105]))
+    back = os.path.join(work, "pytom_rows")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", back, "--rotations", rows,
+        "--rotations-convention", "pytom", "--planning", "estimate", "-q")
+    bq = [[float(v) for v in l.split("\t")[4:8]] for l in open(os.path.join(back, "rotations.tsv")).read().splitlines()[1:]]
+    assert max(np.abs(quat_matrix(q) - quat_matrix(p)).max() for q, p in zip(bq, got_q[100:105])) < 1e-9
     # the random-phase noise correction: recorded, the map changed, the planted copy still the best peak
     nc = os.path.join(work, "noise_corrected")
     run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "-o", nc, "-a", 45, "--planning", "estimate",
@@ -769,6 +889,8 @@ def errors(bin_, work):
         ("simulate too full", ["simulate", "-o", f"{work}/full", "--size", "20", "20", "20", "--template-size", "9",
                                "--copies", "50"], "do not fit", "fewer --copies"),
     ]
+    pytom_degrees = os.path.join(work, "pytom_degrees.txt")
+    open(pytom_degrees, "w").write("30 60 90\n")
     bad_rot = os.path.join(work, "rot.txt")
     open(bad_rot, "w").write("rot tilt psi\n0 0 0\n10 20\n")
     cases.append(("rotation file", ["match", "-t", t, "-m", m, "-o", out, "--rotations", bad_rot], "line 3",
@@ -865,6 +987,14 @@ def errors(bin_, work):
         ("cone and rotation file", ["match", "-t", t, "-m", m, "-o", out, "--cone-angle", "30", "--rotations", bad_rot],
          "--cone-angle builds its own rotations", ""),
         ("cone and D2", ["match", "-t", t, "-m", m, "-o", out, "--cone-angle", "30", "--symmetry", "D2"], "takes a Cn symmetry", ""),
+        ("healpix and D2", ["match", "-t", t, "-m", m, "-o", out, "--angle-set", "healpix", "--symmetry", "D2"],
+         "--angle-set healpix takes a Cn symmetry", "got D2"),
+        ("healpix and rotation file", ["match", "-t", t, "-m", m, "-o", out, "--angle-set", "healpix", "--rotations", bad_rot],
+         "--angle-set healpix builds its own rotations", ""),
+        ("cone and healpix", ["match", "-t", t, "-m", m, "-o", out, "--angle-set", "healpix", "--cone-angle", "20"],
+         "excludes --angle-set healpix", ""),
+        ("pytom angles in degrees", ["match", "-t", t, "-m", m, "-o", out, "--rotations", pytom_degrees, "--rotations-convention",
+                                     "pytom"], "pytom_degrees.txt line 1", "radians from -2 pi to 2 pi, got 30"),
         ("resolution alone", ["match", "-t", t, "-m", m, "-o", out, "--resolution", "20"], "--resolution sets the step",
          "--particle-diameter"),
         ("diameter and step", ["match", "-t", t, "-m", m, "-o", out, "--particle-diameter", "100", "-a", "10"], "excludes", ""),
