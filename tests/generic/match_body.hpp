@@ -854,21 +854,31 @@ inline void plant(volume& f, const extents& n, const volume& g, const extents& m
         f[std::size_t(at(n, c[0] + i - m[0] / 2, c[1] + j - m[1] / 2, c[2] + l - m[2] / 2))] += gr[std::size_t(at(m, i, j, l))];
 }
 
-TEST_CASE("match scan: planted copies are found by every score at their centres with their rotations") {
-  // an asymmetric template (an ellipsoidal blob and a side lobe) planted three times, rotated by
-  // members of a 60-degree set, in noise: every score puts its maxima on the planted centres with
-  // the planted rotation
-  const extents n{40, 36, 38}, m{11, 11, 11};
-  const volume g = blob_with_lobe(m, {8, 3, 1.5}, 2.5, -2, 1.5);
-  const auto rots = match::uniform_rotations(60.0);
+/// The planted problem of the scan tests: an asymmetric template (an ellipsoidal blob and a side
+/// lobe) planted three times in noise, turned by members of the uniform set of `step` degrees.
+struct planted_problem {
   struct copy {
     std::size_t rotation;
     index_t c[3];
   };
-  const copy planted[3] = {{7, {12, 10, 14}}, {rots.size() / 2, {27, 25, 22}}, {rots.size() - 3, {11, 27, 29}}};
-  volume f = random_volume(n, 41);
-  for (double& x : f) x *= 0.05;
-  for (const copy& p : planted) plant(f, n, g, m, rots[p.rotation], p.c);
+  extents n{40, 36, 38}, m{11, 11, 11};
+  volume g, f;
+  std::vector<match::quaternion> rots;
+  std::array<copy, 3> planted;
+  explicit planted_problem(double step) : g(blob_with_lobe(m, {8, 3, 1.5}, 2.5, -2, 1.5)), f(random_volume(n, 41)),
+                                          rots(match::uniform_rotations(step)) {
+    planted = {copy{7, {12, 10, 14}}, copy{rots.size() / 2, {27, 25, 22}}, copy{rots.size() - 3, {11, 27, 29}}};
+    for (double& x : f) x *= 0.05;
+    for (const copy& p : planted) plant(f, n, g, m, rots[p.rotation], p.c);
+  }
+};
+
+TEST_CASE("match scan: planted copies are found by every score at their centres with their rotations") {
+  // the planted problem with a 60-degree set: every score puts its maxima on the planted centres
+  // with the planted rotation
+  const planted_problem pp(60.0);
+  const auto& [n, m, g, f, rots, planted] = pp;
+  using copy = planted_problem::copy;
   const auto mask = match::sphere_mask<B>(m, 5.0);
   using S = match::score;
   for (const auto kind : {S::cc, S::lcc, S::corr, S::cam, S::flc_spherical_mask, S::flc, S::mcc}) {
@@ -895,17 +905,9 @@ TEST_CASE("match seeded scan: seeds find the planted copies with the whole scan'
   // rotation's cone as their prior, and one at a corner of the target (its box cut by two faces,
   // one axis not searched). Every seeded voxel scores as the exhaustive scan does wherever the
   // exhaustive scan's best rotation is among the seed's; no seeded score beats the exhaustive one
-  const extents n{40, 36, 38}, m{11, 11, 11};
-  const volume g = blob_with_lobe(m, {8, 3, 1.5}, 2.5, -2, 1.5);
-  const auto rots = match::uniform_rotations(30.0);
-  struct copy {
-    std::size_t rotation;
-    index_t c[3];
-  };
-  const copy planted[3] = {{7, {12, 10, 14}}, {rots.size() / 2, {27, 25, 22}}, {rots.size() - 3, {11, 27, 29}}};
-  volume f = random_volume(n, 41);
-  for (double& x : f) x *= 0.05;
-  for (const copy& p : planted) plant(f, n, g, m, rots[p.rotation], p.c);
+  const planted_problem pp(30.0);
+  const auto& [n, m, g, f, rots, planted] = pp;
+  using copy = planted_problem::copy;
   const auto df = device_volume(f, n), dg = device_volume(g, m);
   const auto mask = match::sphere_mask<B>(m, 5.0);
   const double cone = 25;
