@@ -291,9 +291,56 @@ TEST_CASE("match rotation sets: uniform sets cover SO(3) within the step, up to 
   CHECK(!has("I", {1, 0, 0}, 72));
   CHECK(match::symmetry::parse("i2").name() == "I");
   CHECK(match::symmetry::parse("O").order() == 24);
-  for (const char* bad : {"T2", "O1", "I3", "Q"})
-    CHECK_THROWS_WITH_AS(match::symmetry::parse(bad), doctest::Contains("T, O or I"), fusor::value_error);
+  for (const char* bad : {"T2", "O1", "I5", "I0", "I22", "Q"})
+    CHECK_THROWS_WITH_AS(match::symmetry::parse(bad), doctest::Contains("or I (I1 to I4)"), fusor::value_error);
   CHECK_THROWS_AS(match::symmetry('T', 2), fusor::value_error);
+  CHECK_THROWS_AS(match::symmetry('I', 5), fusor::value_error);
+  // RELION's other icosahedral settings: I1 (no-Crowther 222), I3 and I4 (five-fold about z). Their
+  // named axes, and each group as RELION derives it (healpix_sampling.cpp turns I2's asymmetric
+  // unit by its Euler matrix A(0, t, 0), the rotation by -t about y): I1 = A(0, 90, 0) I2 A^-1,
+  // I3 and I4 with t = +-31.7174745559 degrees, which brings one of I2's five-folds onto z
+  CHECK(match::symmetry::parse("I1").name() == "I1");
+  CHECK(match::symmetry::parse("i4").name() == "I4");
+  CHECK(has("I1", {0, 0, 1}, 180));
+  CHECK(has("I1", {1, 0, 0}, 180));
+  CHECK(has("I1", {0, 1, 0}, 180));
+  CHECK(has("I1", {0, 0.525731114, 0.850650807}, 72));
+  CHECK(!has("I1", {0.525731114, 0, 0.850650807}, 72));
+  for (const char* setting : {"I3", "I4"}) {
+    const double side = setting[1] == '3' ? -1 : 1;
+    CAPTURE(setting);
+    CHECK(has(setting, {0, 0, 1}, 72));
+    CHECK(has(setting, {0, 1, 0}, 180));
+    CHECK(has(setting, {side * 0.894427191, 0, 0.447213595}, 72));
+    CHECK(!has(setting, {-side * 0.894427191, 0, 0.447213595}, 72));
+  }
+  const auto i2 = match::group_elements(match::symmetry::parse("I"));
+  for (const auto& [setting, tilt] : {std::pair{"I1", 90.0}, std::pair{"I3", 31.7174745559}, std::pair{"I4", -31.7174745559}}) {
+    CAPTURE(setting);
+    const auto g = match::group_elements(match::symmetry::parse(setting));
+    REQUIRE(g.size() == 60);
+    const quaternion a = match::axis_angle({0, 1, 0}, -tilt);
+    double worst = 0;
+    for (const auto& h : i2) {  // every conjugate A h A^-1 of I2's elements is one of the setting's
+      double nearest = 360;
+      for (const auto& e : g) nearest = std::min(nearest, match::distance(a * h * match::inverse(a), e));
+      worst = std::max(worst, nearest);
+    }
+    CHECK(worst < 1e-6);
+  }
+  {  // a uniform set in I3's asymmetric unit covers within the step, up to the group
+    const auto s = match::symmetry::parse("I3");
+    const auto g = match::group_elements(s);
+    const auto set = match::uniform_rotations(30, s);
+    double radius = 0;
+    for (const auto& r : match::random_rotations(1500, 4)) {
+      double best = 360;
+      for (const auto& h : g) best = std::min(best, match::nearest_distances(set, {r * h})[0]);
+      radius = std::max(radius, best);
+    }
+    CHECK(radius <= 30);
+    CHECK(set.size() * 60 >= match::uniform_rotations(30).size());
+  }
   // the Crowther criterion: resolution / diameter radians
   CHECK(match::crowther_step(200, 20) == doctest::Approx(0.1 / deg));
   CHECK(match::crowther_step(10, 100) == 180);

@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
                   "of the point's own (pyTME's --orientations-cone; default: every rotation)")
       ->check(finite_number(0, 180))->needs(seeds);
   mat->add_option("--seeds-tomo", ma.seeds_tomo, "With --seeds: the STAR rows of this rlnTomoName only")->needs(seeds);
-  mat->add_option("--symmetry", ma.symmetry, "Template symmetry: Cn, Dn, T, O or I (RELION's orientations; I is I2)")->capture_default_str();
+  mat->add_option("--symmetry", ma.symmetry, "Template symmetry: Cn, Dn, T, O or I (RELION's orientations; I is I2; I1, I3, I4 its other settings)")->capture_default_str();
   mat->add_option("-s,--score", ma.score, "Score: CC, LCC, CORR, CAM, FLCSphericalMask, FLC or MCC")->capture_default_str();
   mat->add_option("--lowpass", ma.lowpass, "Low-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));
   mat->add_option("--highpass", ma.highpass, "High-pass cut-off in Å (Gaussian; 0: none)")->check(finite_number(0, 1e6));

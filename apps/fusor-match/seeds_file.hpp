@@ -1,6 +1,6 @@
 #pragma once
 // The seed points of a constrained search (`match --seeds`): a particle table, RELION 5's STAR as
-// `peaks`, pytom-match-pick and pyTME write it, or the TSV `peaks` writes, read as the voxels whose
+// `peaks`, pytom-match-pick and pyTME write it, or the TSV `peaks` or pyTME writes, read as the voxels whose
 // scores would place the template on each particle, with the particle's orientation as the prior
 // of its cone where the table has angles.
 #include <array>
@@ -138,6 +138,10 @@ inline std::vector<seed_point> read_tsv_seeds(const std::string& path, const see
   int number_of_line = 0;
   int col[6] = {-1, -1, -1, -1, -1, -1};  // x y z rot tilt psi
   const char* names[6] = {"x", "y", "z", "rot", "tilt", "psi"};
+  // pyTME's orientation tables (Orientations.to_file) name the angles euler_x, euler_y, euler_z:
+  // the numbers its STAR files hold as rlnAngleRot/Tilt/Psi, at the STAR's point
+  const char* pytme_names[3] = {"euler_x", "euler_y", "euler_z"};
+  bool pytme = false;
   std::vector<seed_point> out;
   while (std::getline(in, line)) {
     ++number_of_line;
@@ -150,14 +154,18 @@ inline std::vector<seed_point> read_tsv_seeds(const std::string& path, const see
       header = v;
       for (int k = 0; k < 6; ++k)
         for (std::size_t c = 0; c < header.size(); ++c)
-          if (header[c] == names[k]) col[k] = int(c);
+          if (header[c] == names[k] || (k >= 3 && header[c] == pytme_names[k - 3])) {
+            col[k] = int(c);
+            pytme = pytme || (k >= 3 && header[c] == pytme_names[k - 3]);
+          }
       if (col[0] < 0 || col[1] < 0 || col[2] < 0)
         throw fusor::value_error("match: --seeds " + path +
                                  ": expected a first line of column names with x, y and z (and rot, tilt, psi for a prior), "
-                                 "as `fusor-match peaks` writes; got \"" + line + "\"");
+                                 "as `fusor-match peaks` writes, or pyTME's x, y, z, euler_x, euler_y, euler_z; got \"" + line + "\"");
       const int angles = (col[3] >= 0) + (col[4] >= 0) + (col[5] >= 0);
       if (angles != 0 && angles != 3)
-        throw fusor::value_error("match: --seeds " + path + " has some of rot, tilt and psi; expected all three or none");
+        throw fusor::value_error("match: --seeds " + path + " has some of rot, tilt and psi (or euler_x, euler_y and euler_z); "
+                                 "expected all three or none");
       continue;
     }
     const std::string where = path + " line " + std::to_string(number_of_line);
@@ -172,7 +180,7 @@ inline std::vector<seed_point> read_tsv_seeds(const std::string& path, const see
       for (std::size_t k = 0; k < 3; ++k) e[k] = number(v[std::size_t(col[3 + k])], where, names[3 + k]);
       s.prior = from_relion_angles(e);
     }
-    s.voxel = score_voxel(p, s.prior, f.shift, false);
+    s.voxel = score_voxel(p, s.prior, f.shift, pytme);
     s.where = where;
     out.push_back(s);
   }

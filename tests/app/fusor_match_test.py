@@ -187,8 +187,15 @@ def end_to_end(bin_, work):
     # of its two) and from the TSV; its scores are the exhaustive search's at the same voxels
     whole = read_mrc(os.path.join(out, "scores.mrc"))
     seeded_tables = []
+    # pyTME's orientation table: x y z euler_x euler_y euler_z score detail, the angles the numbers
+    # of its STAR rows (here the peaks' STAR rows written as pyTME lays them out)
+    pytme_tsv = os.path.join(work, "pytme_orientations.tsv")
+    open(pytme_tsv, "w").write("x\ty\tz\teuler_x\teuler_y\teuler_z\tscore\tdetail\n" + "".join(
+        "\t".join(r[names.index(c)] for c in ("rlnCoordinateX", "rlnCoordinateY", "rlnCoordinateZ", "rlnAngleRot", "rlnAngleTilt",
+                                                "rlnAnglePsi", "rlnLCCmax")) + "\t-1\n" for r in rows))
     for name, seeds in (("seeded_star", ["--seeds", merged, "--seeds-tomo", "target"]),
-                        ("seeded_tsv", ["--seeds", os.path.join(out, "peaks.tsv")])):
+                        ("seeded_tsv", ["--seeds", os.path.join(out, "peaks.tsv")]),
+                        ("seeded_pytme", ["--seeds", pytme_tsv])):
         d = os.path.join(work, name)
         run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", d,
             "-a", 45, "--planning", "estimate", *seeds, "--seed-radius", 3, "--seed-cone", 30, "-q")
@@ -206,7 +213,7 @@ def end_to_end(bin_, work):
         assert sm["rotations_scored"] == sum(int(r[9]) for r in table) < 2 * smeta["rotations"]["count"] / 4, sm
         assert smeta["statistics"]["count"] == 0, smeta["statistics"]
         seeded_tables.append([r[:11] for r in table])
-    assert seeded_tables[0] == seeded_tables[1], seeded_tables
+    assert seeded_tables[0] == seeded_tables[1] == seeded_tables[2], seeded_tables
     run(bin_, "peaks", "-i", os.path.join(work, "seeded_tsv"), "-n", 2, "-q")
     sfound = [l.split("\t") for l in open(os.path.join(work, "seeded_tsv", "peaks.tsv")).read().splitlines()[1:]]
     assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in sfound) == want, sfound

@@ -354,29 +354,36 @@ inline double covering_radius(const std::vector<quaternion>& set, std::int64_t p
 /// A point group of a template, as RELION names and orients them: cyclic Cn (n-fold about z),
 /// dihedral Dn (Cn and n two-fold axes in the xy plane, the first along x), tetrahedral T (a
 /// three-fold about z, a two-fold along (0, 0.816496, 0.577350)), octahedral O (four-fold about z,
-/// three-fold along (1, 1, 1)) and icosahedral I (RELION's I2: two-fold about z, five-fold along
-/// (0.525731, 0, 0.850651), three-fold along (0, 0.356822, 0.934172)). C1 is no symmetry.
+/// three-fold along (1, 1, 1)) and icosahedral I in RELION's four settings (Heymann et al. 2005's
+/// names in brackets): I1 (no-Crowther 222: two-folds along x, y and z, five-fold along
+/// (0, 0.525731, 0.850651)), I2, the default I (Crowther 222: two-folds along x, y and z,
+/// five-fold along (0.525731, 0, 0.850651), three-fold along (0, 0.356822, 0.934172)), I3 (n25:
+/// five-fold about z, two-fold along y, five-fold along (-0.894427, 0, 0.447214)) and I4 (n25r:
+/// the same with the last five-fold along (0.894427, 0, 0.447214)). C1 is no symmetry.
 struct symmetry {
   char kind = 'C';  // 'C', 'D', 'T', 'O' or 'I'
-  int n = 1;        // Cn and Dn's n; 1 for T, O and I
+  int n = 1;        // Cn and Dn's n; 1 for T and O; I's setting, 1 to 4 (2: RELION's default)
 
   symmetry() = default;
   symmetry(char k, int order) : kind(k), n(order) {
-    const bool polyhedral = k == 'T' || k == 'O' || k == 'I';
-    if (polyhedral ? order != 1 : ((k != 'C' && k != 'D') || order < 1 || order > 100000))
-      throw value_error(std::string("fusor::match: a symmetry is Cn or Dn with 1 <= n <= 100000, or T, O or I, got ") + k +
-                        std::to_string(order));
+    const bool valid = k == 'T' || k == 'O' ? order == 1
+                       : k == 'I'           ? order >= 1 && order <= 4
+                                            : (k == 'C' || k == 'D') && order >= 1 && order <= 100000;
+    if (!valid)
+      throw value_error(std::string("fusor::match: a symmetry is Cn or Dn with 1 <= n <= 100000, T, O, or I in setting 1 to 4, "
+                                    "got ") + k + std::to_string(order));
   }
-  /// "C1", "C4", "D7", "T", "O", "I" (case-insensitive; "I2" is I).
+  /// "C1", "C4", "D7", "T", "O", "I" (RELION's I2), "I1" to "I4" (case-insensitive).
   static symmetry parse(std::string_view s) {
     const auto bad = [&] {
-      return value_error("fusor::match: a symmetry is written Cn or Dn with n >= 1 (C1, C4, D2, ...), or T, O or I, got \"" +
+      return value_error("fusor::match: a symmetry is written Cn or Dn with n >= 1 (C1, C4, D2, ...), T, O, or I (I1 to I4), got \"" +
                          std::string(s) + "\"");
     };
     if (s.empty()) throw bad();
     const char k = char(s[0] >= 'a' && s[0] <= 'z' ? s[0] - 'a' + 'A' : s[0]);
     if ((k == 'T' || k == 'O') && s.size() == 1) return symmetry(k, 1);
-    if (k == 'I' && (s.size() == 1 || s.substr(1) == "2")) return symmetry(k, 1);
+    if (k == 'I' && s.size() == 1) return symmetry(k, 2);
+    if (k == 'I' && s.size() == 2 && s[1] >= '1' && s[1] <= '4') return symmetry(k, s[1] - '0');
     if (s.size() < 2) throw bad();
     int n = 0;
     for (std::size_t i = 1; i < s.size(); ++i) {
@@ -388,7 +395,11 @@ struct symmetry {
   }
   int order() const { return kind == 'D' ? 2 * n : kind == 'T' ? 12 : kind == 'O' ? 24 : kind == 'I' ? 60 : n; }
   bool polyhedral() const { return kind == 'T' || kind == 'O' || kind == 'I'; }
-  std::string name() const { return polyhedral() ? std::string(1, kind) : std::string(1, kind) + std::to_string(n); }
+  /// "C4", "D7", "T", "O", "I" (I2), "I1", "I3", "I4".
+  std::string name() const {
+    if (kind == 'T' || kind == 'O' || (kind == 'I' && n == 2)) return std::string(1, kind);
+    return std::string(1, kind) + std::to_string(n);
+  }
 };
 
 /// The group's rotations, the identity first: Cn and Dn written out, T, O and I closed from their
@@ -399,7 +410,12 @@ inline std::vector<quaternion> group_elements(const symmetry& s) {
     std::vector<quaternion> gen;
     if (s.kind == 'T') gen = {axis_angle({0, 0, 1}, 120), axis_angle({0, 0.816496580927726, 0.577350269189626}, 180)};
     if (s.kind == 'O') gen = {axis_angle({0, 0, 1}, 90), axis_angle({1, 1, 1}, 120)};
-    if (s.kind == 'I') gen = {axis_angle({0, 0, 1}, 180), axis_angle({0.525731112119134, 0, 0.850650808352040}, 72)};
+    // I: a two-fold about z and a five-fold (I1, I2), or five-folds about z and beside it (I3, I4)
+    constexpr double a = 0.525731112119134, b = 0.850650808352040, c = 0.894427190999916, d = 0.447213595499958;
+    if (s.kind == 'I' && s.n == 1) gen = {axis_angle({0, 0, 1}, 180), axis_angle({0, a, b}, 72)};
+    if (s.kind == 'I' && s.n == 2) gen = {axis_angle({0, 0, 1}, 180), axis_angle({a, 0, b}, 72)};
+    if (s.kind == 'I' && s.n == 3) gen = {axis_angle({0, 0, 1}, 72), axis_angle({-c, 0, d}, 72)};
+    if (s.kind == 'I' && s.n == 4) gen = {axis_angle({0, 0, 1}, 72), axis_angle({c, 0, d}, 72)};
     g.push_back(quaternion{});
     for (std::size_t i = 0; i < g.size(); ++i)
       for (const quaternion& h : gen) {
