@@ -29,6 +29,12 @@ Usage: match_peers.py proteins FUSOR_MATCH WORK [--size X Y Z] [--voxel A] [--bo
   random-phase noise correction) and by pyTME from its own model-derived template: the 1TII copies
   found, the IL2 copies scoring among them, z of each protein's copies (see proteins()).
 
+Usage: match_peers.py seeded FUSOR_MATCH WORK [--step DEG] [--fine DEG] [--radius R] [--cone DEG]
+
+  The same series, a constrained search about the 20 best peaks of a coarse search: fusor-match
+  --seeds against pyTME's --orientations, the 1TII copies each scores and the wall time (see
+  seeded()).
+
 Usage: match_peers.py program FUSOR_MATCH WORK [--size N] [--template M] [--step DEG] [--reps R]
 
   The whole program against pyTME's own command-line programs: `fusor-match simulate` plants
@@ -394,38 +400,14 @@ def tilted(argv):
                   "".join(f" {s / count * 1e3:11.2f} ms" for s in times))
 
 
-def proteins(argv):
-    """Two real proteins in one simulated tilt series, searched for one of them: PyMOL's copies of
-    PDB entries 1TII (heat-labile enterotoxin IIb, 5469 atoms) and IL2 (interleukin-2, 2084 atoms)
-    from Debian's pymol-data, each made a template by `fusor-match template --model` (electron
-    scattering factors, B-factors), planted ten times each (`simulate --tilt-series --template
-    --other`), and searched with the 1TII template: (b) fusor-match weighted by the tilt series,
-    (b+n) the same with the random-phase noise correction, (c) pyTME 0.3.6 from its own
-    model-derived template (Density.from_structure, the same voxel size and box) with the same
-    weighting. Reported: the 1TII copies found at 0 and 1 false positives (a peak on an IL2 copy
-    counts as false), the IL2 copies among the peaks above the first false one, and how far each
-    protein's copies stand out of the map's noise (z), time per rotation."""
-    import argparse
+def _two_proteins(a):
+    """The two-protein problem of proteins() and seeded(): 1TII and IL2 templates from their models
+    (fusor-match template), the simulated tilt series with both planted, pyTME's own 1TII template,
+    pyTME's rotation set for the step and its tilt-series files."""
     import subprocess
-    import mrcfile
     from tme import Density
-    from tme.matching_utils import load_pickle
-
-    ap = argparse.ArgumentParser(prog="match_peers.py proteins")
-    ap.add_argument("fusor_match")
-    ap.add_argument("work")
-    ap.add_argument("--size", type=int, nargs=3, default=[200, 200, 100])
-    ap.add_argument("--voxel", type=float, default=6.0)
-    ap.add_argument("--box", type=int, default=24)
-    ap.add_argument("--copies", type=int, default=10)
-    ap.add_argument("--step", type=float, default=20.0)
-    ap.add_argument("--contrast", type=float, default=0.02)
-    ap.add_argument("--threads", type=int, default=2)
-    a = ap.parse_args(argv)
     demo = "/usr/share/pymol/data/demo"
-    bindir = os.path.dirname(sys.executable)
     os.makedirs(a.work, exist_ok=True)
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     tpl = {}
     for name in ("1tii", "il2"):
         tpl[name] = os.path.join(a.work, f"{name}.mrc")
@@ -454,6 +436,40 @@ def proteins(argv):
             box[tuple(dst)] = d.data[src]
     Density(box, sampling_rate=np.array([a.voxel] * 3), origin=np.zeros(3)).to_file(ptpl)
     tilts, ctffind = _pytme_series_files(sim, a.voxel)
+    return dict(tpl=tpl, sim=sim, truth=truth, other=other, rot_file=rot_file, count=count, ptpl=ptpl, tilts=tilts,
+                ctffind=ctffind, bindir=os.path.dirname(sys.executable))
+
+
+def proteins(argv):
+    """Two real proteins in one simulated tilt series, searched for one of them: PyMOL's copies of
+    PDB entries 1TII (heat-labile enterotoxin IIb, 5469 atoms) and IL2 (interleukin-2, 2084 atoms)
+    from Debian's pymol-data, each made a template by `fusor-match template --model` (electron
+    scattering factors, B-factors), planted ten times each (`simulate --tilt-series --template
+    --other`), and searched with the 1TII template: (b) fusor-match weighted by the tilt series,
+    (b+n) the same with the random-phase noise correction, (c) pyTME 0.3.6 from its own
+    model-derived template (Density.from_structure, the same voxel size and box) with the same
+    weighting. Reported: the 1TII copies found at 0 and 1 false positives (a peak on an IL2 copy
+    counts as false), the IL2 copies among the peaks above the first false one, and how far each
+    protein's copies stand out of the map's noise (z), time per rotation."""
+    import argparse
+    import mrcfile
+    from tme.matching_utils import load_pickle
+
+    ap = argparse.ArgumentParser(prog="match_peers.py proteins")
+    ap.add_argument("fusor_match")
+    ap.add_argument("work")
+    ap.add_argument("--size", type=int, nargs=3, default=[200, 200, 100])
+    ap.add_argument("--voxel", type=float, default=6.0)
+    ap.add_argument("--box", type=int, default=24)
+    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--step", type=float, default=20.0)
+    ap.add_argument("--contrast", type=float, default=0.02)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args(argv)
+    t = _two_proteins(a)
+    tpl, sim, truth, other, rot_file, count, ptpl, tilts, ctffind, bindir = (t[k] for k in (
+        "tpl", "sim", "truth", "other", "rot_file", "count", "ptpl", "tilts", "ctffind", "bindir"))
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     tgt, msk = os.path.join(sim, "target.mrc"), os.path.join(sim, "mask.mrc")
     series = ["--tilt-angles", os.path.join(sim, "TS.tlt"), "--dose", os.path.join(sim, "dose.txt"), "--defocus", ctffind]
     base = [a.fusor_match, "match", "-t", tgt, "-m", tpl["1tii"], "--mask", msk, "--rotations", str(rot_file), "-s", "FLCSphericalMask",
@@ -493,6 +509,72 @@ def proteins(argv):
               f"{zf:7.2f} {seconds / count * 1e3:7.2f} ms")
 
 
+def seeded(argv):
+    """A constrained search about known points on the two-protein series of proteins(): the 20 best
+    peaks of fusor-match's search over pyTME's coarse set (peaks.star) are the seeds of both
+    programs, each searched within --radius voxels and --cone degrees of its own orientation over
+    pyTME's finer set: (s) fusor-match match --seeds (each seed's box on a grid of its own),
+    (p) pyTME's match_template --orientations --orientations-uncertainty --orientations-cone
+    (its scan over the box that holds every seed, scores outside the seeds' constraints
+    rejected). Reported: the 1TII copies among the seeds' best scores, the best score at each
+    copy, and the wall time of each program (same threads)."""
+    import argparse
+    import mrcfile
+    from tme.matching_utils import load_pickle
+
+    ap = argparse.ArgumentParser(prog="match_peers.py seeded")
+    ap.add_argument("fusor_match")
+    ap.add_argument("work")
+    ap.add_argument("--size", type=int, nargs=3, default=[200, 200, 100])
+    ap.add_argument("--voxel", type=float, default=6.0)
+    ap.add_argument("--box", type=int, default=24)
+    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--step", type=float, default=20.0, help="the coarse search's step")
+    ap.add_argument("--fine", type=float, default=10.0, help="the seeded search's step")
+    ap.add_argument("--radius", type=int, default=3)
+    ap.add_argument("--cone", type=float, default=20.0)
+    ap.add_argument("--contrast", type=float, default=0.06)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args(argv)
+    t = _two_proteins(a)
+    sim, truth, tpl, ctffind, tilts, ptpl = t["sim"], t["truth"], t["tpl"], t["ctffind"], t["tilts"], t["ptpl"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    tgt, msk = os.path.join(sim, "target.mrc"), os.path.join(sim, "mask.mrc")
+    series = ["--tilt-angles", os.path.join(sim, "TS.tlt"), "--dose", os.path.join(sim, "dose.txt"), "--defocus", ctffind]
+    common = ["-s", "FLCSphericalMask", "--edges", "wrap", "-q", "--threads", str(a.threads)] + series
+    coarse = os.path.join(a.work, "coarse")
+    _median_wall([a.fusor_match, "match", "-t", tgt, "-m", tpl["1tii"], "--mask", msk, "--rotations", t["rot_file"], "-o", coarse,
+                  *common], 1, env)
+    _median_wall([a.fusor_match, "peaks", "-i", coarse, "-n", 20, "--margin", a.box // 4, "-q"], 1, env)
+    seeds = os.path.join(coarse, "peaks.star")
+    fine_rot = os.path.join(a.work, "rotations_fine.txt")
+    count = len(_pytme_rotation_file(a.fine, fine_rot))
+    out_f, out_p = os.path.join(a.work, "seeded_fusor"), os.path.join(a.work, "seeded_pytme.pickle")
+    t_f = _median_wall([a.fusor_match, "match", "-t", tgt, "-m", tpl["1tii"], "--mask", msk, "--rotations", fine_rot,
+                        "--rotations-convention", "pytme", "-o", out_f, "--seeds", seeds, "--seed-radius", a.radius, "--seed-cone",
+                        a.cone, *common], 1, env)
+    t_p = _median_wall([os.path.join(t["bindir"], "match_template"), "-m", tgt, "-i", ptpl, "-I", msk, "-a", a.fine, "-s",
+                        "FLCSphericalMask", "--tilt-angles", tilts, "--tilt-weighting", "grigorieff", "--wedge-axes", "2,1",
+                        "--ctf-file", ctffind, "--ctf-correction", "raw", "-n", a.threads, "--orientations", seeds,
+                        "--orientations-uncertainty", a.radius, "--orientations-cone", a.cone, "-o", out_p], 1, env)
+    maps = {"(s) fusor-match --seeds": np.asarray(mrcfile.read(os.path.join(out_f, "scores.mrc"))).T,
+            "(p) pyTME --orientations": np.asarray(load_pickle(out_p)[0])}
+    seconds = {"(s) fusor-match --seeds": t_f, "(p) pyTME --orientations": t_p}
+    table = [l.split("\t") for l in open(os.path.join(out_f, "seeds.tsv")).read().splitlines()[1:]]
+    scored = sum(int(r[9]) for r in table)
+    print(f"a constrained search on the two-protein series ({'x'.join(map(str, a.size))} voxels of {a.voxel:g} Å, contrast "
+          f"{a.contrast:g}, {len(truth)} copies of 1TII and of IL2): the 20 best peaks of a search over pyTME's {a.step:g}° set "
+          f"as seeds, each searched within {a.radius} voxels and {a.cone:g}° over pyTME's {a.fine:g}° set ({count} rotations; "
+          f"fusor-match scored {scored} seed-rotations), {a.threads} thread(s)")
+    print(f"{'search':28} {'1TII copies':>12} {'mean score at copies':>21} {'time':>9}")
+    for name, m in maps.items():
+        m = np.where(np.isfinite(m), m, -np.inf)
+        at = [float(m[max(p[0] - 1, 0):p[0] + 2, max(p[1] - 1, 0):p[1] + 2, max(p[2] - 1, 0):p[2] + 2].max()) for p in truth]
+        found = sum(1 for v in at if v > -np.inf and v > 0)
+        print(f"{name:28} {found:>5}/{len(truth):<6} {np.mean([v for v in at if v > -np.inf] or [0]):21.4f} {seconds[name]:8.1f}s")
+    print(f"pyTME/fusor time: {t_p / t_f:.1f}x")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "program":
         program(sys.argv[2:])
@@ -500,5 +582,7 @@ if __name__ == "__main__":
         tilted(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "proteins":
         proteins(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "seeded":
+        seeded(sys.argv[2:])
     else:
         main()
