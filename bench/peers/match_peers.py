@@ -400,6 +400,22 @@ def tilted(argv):
                   "".join(f" {s / count * 1e3:11.2f} ms" for s in times))
 
 
+def _two_protein_parser(command, contrast):
+    """The options of the two-protein commands (proteins, seeded)."""
+    import argparse
+    ap = argparse.ArgumentParser(prog=f"match_peers.py {command}")
+    ap.add_argument("fusor_match")
+    ap.add_argument("work")
+    ap.add_argument("--size", type=int, nargs=3, default=[200, 200, 100])
+    ap.add_argument("--voxel", type=float, default=6.0)
+    ap.add_argument("--box", type=int, default=24)
+    ap.add_argument("--copies", type=int, default=10)
+    ap.add_argument("--step", type=float, default=20.0)
+    ap.add_argument("--contrast", type=float, default=contrast)
+    ap.add_argument("--threads", type=int, default=2)
+    return ap
+
+
 def _two_proteins(a):
     """The two-protein problem of proteins() and seeded(): 1TII and IL2 templates from their models
     (fusor-match template), the simulated tilt series with both planted, pyTME's own 1TII template,
@@ -451,20 +467,10 @@ def proteins(argv):
     weighting. Reported: the 1TII copies found at 0 and 1 false positives (a peak on an IL2 copy
     counts as false), the IL2 copies among the peaks above the first false one, and how far each
     protein's copies stand out of the map's noise (z), time per rotation."""
-    import argparse
     import mrcfile
     from tme.matching_utils import load_pickle
 
-    ap = argparse.ArgumentParser(prog="match_peers.py proteins")
-    ap.add_argument("fusor_match")
-    ap.add_argument("work")
-    ap.add_argument("--size", type=int, nargs=3, default=[200, 200, 100])
-    ap.add_argument("--voxel", type=float, default=6.0)
-    ap.add_argument("--box", type=int, default=24)
-    ap.add_argument("--copies", type=int, default=10)
-    ap.add_argument("--step", type=float, default=20.0)
-    ap.add_argument("--contrast", type=float, default=0.02)
-    ap.add_argument("--threads", type=int, default=2)
+    ap = _two_protein_parser("proteins", contrast=0.02)
     a = ap.parse_args(argv)
     t = _two_proteins(a)
     tpl, sim, truth, other, rot_file, count, ptpl, tilts, ctffind, bindir = (t[k] for k in (
@@ -518,23 +524,13 @@ def seeded(argv):
     (its scan over the box that holds every seed, scores outside the seeds' constraints
     rejected). Reported: the 1TII copies among the seeds' best scores, the best score at each
     copy, and the wall time of each program (same threads)."""
-    import argparse
     import mrcfile
     from tme.matching_utils import load_pickle
 
-    ap = argparse.ArgumentParser(prog="match_peers.py seeded")
-    ap.add_argument("fusor_match")
-    ap.add_argument("work")
-    ap.add_argument("--size", type=int, nargs=3, default=[200, 200, 100])
-    ap.add_argument("--voxel", type=float, default=6.0)
-    ap.add_argument("--box", type=int, default=24)
-    ap.add_argument("--copies", type=int, default=10)
-    ap.add_argument("--step", type=float, default=20.0, help="the coarse search's step")
-    ap.add_argument("--fine", type=float, default=10.0, help="the seeded search's step")
+    ap = _two_protein_parser("seeded", contrast=0.06)
+    ap.add_argument("--fine", type=float, default=10.0, help="the seeded search's step (--step: the coarse search's)")
     ap.add_argument("--radius", type=int, default=3)
     ap.add_argument("--cone", type=float, default=20.0)
-    ap.add_argument("--contrast", type=float, default=0.06)
-    ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args(argv)
     t = _two_proteins(a)
     sim, truth, tpl, ctffind, tilts, ptpl = t["sim"], t["truth"], t["tpl"], t["ctffind"], t["tilts"], t["ptpl"]
