@@ -921,7 +921,7 @@ TEST_CASE("match seeded scan: seeds find the planted copies with the whole scan'
     s.rotations = match::rotations_in_cone(rots, match::rotate(rots[p.rotation], {0, 0, 1}), cone);
     seeds.push_back(s);
   }
-  seeds.push_back({{1, 34, 0}, {2, 0, 3.5}, {}});  // every rotation; the box cut at x = 0, z = 0 and y = 35
+  seeds.push_back({{1, 34, 0}, {2, 0, 3.5}, {}});  // every rotation; the box cut at x = 0 and z = 0, y not searched
   using S = match::score;
   for (const S kind : {S::flc_spherical_mask, S::flc}) {
     CAPTURE(match::to_string(kind));
