@@ -9,6 +9,7 @@
 #include "core/backend.hpp"
 #include "core/context.hpp"
 #include "core/dtype.hpp"
+#include "core/half.hpp"
 #include "core/extents.hpp"
 #include "core/expr/leaf.hpp"
 #include "core/expr/nodes.hpp"
