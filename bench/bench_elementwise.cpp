@@ -207,6 +207,29 @@ void hand_noise(benchmark::State& st) {
   report(st, 2.0 * n * sizeof(T));
 }
 
+// The fma statement on float16 and bfloat16 arrays (issue 52's first slice: the scalar loop, no
+// SIMD conversions yet), GB/s counting their 2 bytes per element, beside float32's fused_fma and
+// the triad in the same run.
+template <class H>
+struct half_data {
+  array<H> x, z, w, y;
+  half_data()
+      : x(fusor::cast<H>(inputs<float>().x)), z(fusor::cast<H>(inputs<float>().z)), w(fusor::cast<H>(inputs<float>().w)),
+        y(fusor::cast<H>(inputs<float>().y)) {}
+};
+template <class H>
+void fused_fma_half(benchmark::State& st) {
+  static half_data<H> d;
+  fusor::set_num_threads(int(st.range(0)));
+  for (auto _ : st) {
+    d.y = d.x * d.z + d.w;
+    benchmark::ClobberMemory();
+  }
+  report(st, 4.0 * n * sizeof(H));
+}
+BENCHMARK(fused_fma_half<fusor::float16>)->Name("fused_fma/float16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fused_fma_half<fusor::bfloat16>)->Name("fused_fma/bfloat16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 #define FUSOR_BENCH(fn)                                                       \
   BENCHMARK(fn<float>)->Name(#fn "/float")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond); \
   BENCHMARK(fn<double>)->Name(#fn "/double")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
