@@ -21,11 +21,10 @@ healpix_angle_list healpix_angles(double step) {
   const double radians = step * pi / 180;
   const double wanted = 4 * pi / (radians * radians);  // pixels of about step^2 each
   healpix_angle_list out;
-  // the least nside whose 12 nside^2 pixels reach that many; below 1e-3 degrees the list would
-  // not fit a 32-bit rotation index anyway
+  // the least nside whose 12 nside^2 pixels reach that many (pytom's loop); below 1e-3 degrees
+  // the list would not fit a 32-bit rotation index anyway
   if (step < 1e-3) throw std::invalid_argument("a HEALPix angle list needs a step of at least 0.001 degrees");
-  out.nside = std::max(1L, long(std::ceil(std::sqrt(wanted / 12.0))));
-  while (out.nside > 1 && double(nside2npix64(out.nside - 1)) >= wanted) --out.nside;
+  out.nside = 1;
   while (double(nside2npix64(out.nside)) < wanted) ++out.nside;
   const std::int64_t pixels = nside2npix64(out.nside);
   const long turns = long(std::ceil(360.0 / step - 1e-9));

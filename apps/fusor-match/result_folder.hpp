@@ -270,18 +270,18 @@ class result_staging {
   /// flushes everything and swaps the staging folder in; the previous result is then removed.
   void commit(nlohmann::ordered_json& meta) {
     nlohmann::ordered_json parts;
-    for (const char* p : result_parts) {
+    const auto record = [&](const char* p) {
       const file_digest d = digest_of(part(p));
       parts[p] = {{"bytes", d.bytes}, {"crc32", hex32(d.crc)}};
       sync_path(part(p), false);
+    };
+    for (const char* p : result_parts) {
+      record(p);
       fault_point(p);
     }
     for (const char* p : optional_parts) {
       std::error_code ec;
-      if (!fs::exists(part(p), ec)) continue;
-      const file_digest d = digest_of(part(p));
-      parts[p] = {{"bytes", d.bytes}, {"crc32", hex32(d.crc)}};
-      sync_path(part(p), false);
+      if (fs::exists(part(p), ec)) record(p);
     }
     meta["parts"] = parts;
     write_text(part(metadata_name), meta.dump(2) + "\n");

@@ -40,14 +40,8 @@ struct seed_frame {
 namespace detail_seeds {
 
 inline double number(const std::string& text, const std::string& where, const char* what) {
-  std::size_t used = 0;
   double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(v))
+  if (!parse_double(text, v) || !std::isfinite(v))
     throw fusor::value_error("match: " + where + ": expected a finite number for " + what + ", got \"" + text + "\"");
   return v;
 }

@@ -136,7 +136,6 @@ seeded_scan_result<B> seeded_scan(const array<float, B>& target, const array<flo
   res.rotations_scored = total;
   extents first_grid{};
   std::vector<quaternion> own;
-  std::vector<std::uint32_t> all;
   for (std::size_t i = 0; i < seeds.size(); ++i) {
     const seed& s = seeds[i];
     const auto& c = centres[i];
