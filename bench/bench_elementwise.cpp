@@ -207,9 +207,10 @@ void hand_noise(benchmark::State& st) {
   report(st, 2.0 * n * sizeof(T));
 }
 
-// The fma statement on float16 and bfloat16 arrays (issue 52's first slice: the scalar loop, no
-// SIMD conversions yet), GB/s counting their 2 bytes per element, beside float32's fused_fma and
-// the triad in the same run.
+// The fma statement on float16 and bfloat16 arrays (each operation computed in float32 and
+// rounded, loads and stores converted in registers: F16C / AVX-512), GB/s counting their 2 bytes
+// per element, beside float32's fused_fma and the triad in the same run; and the conversion from
+// float32 (astype) and the float32-accumulated sum, against the triad's bytes per second.
 template <class H>
 struct half_data {
   array<H> x, z, w, y;
@@ -227,6 +228,28 @@ void fused_fma_half(benchmark::State& st) {
   }
   report(st, 4.0 * n * sizeof(H));
 }
+template <class H>
+void astype_half(benchmark::State& st) {
+  static half_data<H> d;
+  const array<float>& x = inputs<float>().x;
+  fusor::set_num_threads(int(st.range(0)));
+  for (auto _ : st) {
+    d.y = fusor::cast<H>(x);
+    benchmark::ClobberMemory();
+  }
+  report(st, double(n) * (sizeof(float) + sizeof(H)));
+}
+template <class H>
+void sum_half(benchmark::State& st) {
+  static half_data<H> d;
+  fusor::set_num_threads(int(st.range(0)));
+  for (auto _ : st) benchmark::DoNotOptimize(fusor::sum(d.x));
+  report(st, double(n) * sizeof(H));
+}
+BENCHMARK(astype_half<fusor::float16>)->Name("astype/float32_to_float16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(astype_half<fusor::bfloat16>)->Name("astype/float32_to_bfloat16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(sum_half<fusor::float16>)->Name("sum/float16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(sum_half<fusor::bfloat16>)->Name("sum/bfloat16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(fused_fma_half<fusor::float16>)->Name("fused_fma/float16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(fused_fma_half<fusor::bfloat16>)->Name("fused_fma/bfloat16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 

@@ -186,6 +186,11 @@ TEST_CASE("printing matches NumPy's layout") {
   CHECK(str(array<int>{{{1, 2}}, {{3, 4}}}) == "[[[1 2]]\n\n [[3 4]]]");
   CHECK(str(array<std::complex<double>>{std::complex<double>(1, 2), std::complex<double>(0.5, -1)}) == "[1. +2.j 0.5-1.j]");
   CHECK(str(array<int>{1, 2} * 3) == "[3 6]");  // an expression prints its value
+  // float16 and bfloat16 print their own shortest digits, as NumPy prints float16
+  // (np.array([0.1, 1, -2.5, 0.333], dtype=np.float16): [ 0.1    1.    -2.5    0.333]); ml_dtypes
+  // prints bfloat16(0.1) through float32's %g (0.100098), fusor as the 0.1 it reads back from
+  CHECK(str(array<float>{0.1f, 1, -2.5f, 0.333f}.astype<fusor::float16>()) == "[ 0.1    1.    -2.5    0.333]");
+  CHECK(str(array<float>{0.1f, 3.0f}.astype<fusor::bfloat16>()) == "[0.1 3. ]");
 }
 
 TEST_CASE("host memory: live bytes and peak are counted; freed large blocks are reused up to the limit") {

@@ -380,3 +380,154 @@ TEST_CASE("float to integer conversion saturates and maps NaN to 0 (never undefi
   static_assert(!same_kind_castable_v<std::int32_t, std::uint8_t>);  // signed into unsigned needs a cast
   static_assert(same_kind_castable_v<std::uint8_t, std::int32_t>);
 }
+
+TEST_CASE_TEMPLATE("negation flips the sign of zero on every size (NumPy's negative)", T, float, double) {
+  for (index_t n : test::edge_sizes<T>()) {
+    const array<T> z = zeros<T>({n}), r = -z, back = -r;
+    index_t bad = 0;
+    for (index_t i = 0; i < n; ++i) bad += !std::signbit(r.data()[i]) || std::signbit(back.data()[i]);
+    INFO("n=", n);
+    CHECK(bad == 0);
+  }
+}
+
+// ---- float16 and bfloat16: the SIMD loop (F16C / AVX-512 conversions) and the scalar loop (this
+// file is built for the x86-64 baseline too, where there are no packets of them) compute every
+// function in float32 and round it once, on every size, contiguous and strided ----
+
+namespace {
+
+/// A value of H `units` steps of its last place away from `want` still counts as `want`: the
+/// transcendental functions are xsimd's in the SIMD loop and libm's in the scalar one, and a
+/// float32 result a unit apart can round to neighbouring values of H. xsimd's float exp also
+/// gives 0 where libm gives a float32 subnormal (bfloat16 has float32's range and subnormals)...
+template <class H>
+bool small_close(H got, H want, int units) {
+  if (fusor::isnan(want) || fusor::isnan(got)) return fusor::isnan(want) && fusor::isnan(got);
+  if (got.bits == want.bits) return true;
+  if (units == 0) return false;
+  if (float(got) == 0 && std::abs(float(want)) < std::numeric_limits<float>::min()) return true;
+  // and infinity from 88.38 on, where libm's reaches float32's largest values at 88.72
+  if (fusor::isinf(got) && std::abs(float(want)) > 1e38f) return true;
+  const auto order = [](H h) { return (h.bits & 0x8000u) ? -int(h.bits & 0x7fffu) : int(h.bits); };
+  return std::abs(order(got) - order(want)) <= units;
+}
+
+/// n values of H: every bit pattern for n >= 65536 (a permutation of them, so neighbours differ).
+template <class H>
+std::vector<H> every_pattern(index_t n) {
+  std::vector<H> v(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) v[std::size_t(i)] = H::from_bits(std::uint16_t((i * 40503 + 7) & 0xffff));
+  return v;
+}
+
+template <class H, class F>
+void check_small(const char* name, F f, float (*ref)(float, float), int units) {
+  for (index_t n : {index_t(0), index_t(1), index_t(7), index_t(15), index_t(16), index_t(17), index_t(33),
+                    index_t(65536 + 5)}) {
+    const auto xv = every_pattern<H>(n);
+    std::vector<H> yv(xv.rbegin(), xv.rend());
+    const array<H> x(std::span<const H>(xv), extents{n}), y(std::span<const H>(yv), extents{n});
+    // strided: every other element of buffers twice as long
+    std::vector<H> xw(std::size_t(2 * n)), yw(std::size_t(2 * n));
+    for (index_t i = 0; i < n; ++i) xw[std::size_t(2 * i)] = xv[std::size_t(i)], yw[std::size_t(2 * i)] = yv[std::size_t(i)];
+    const array_view<H> xs(xw.data(), {n}, {2}), ys(yw.data(), {n}, {2});
+    const array<H> r = f(x, y), rs = f(xs, ys);
+    index_t bad = 0, first = -1;
+    for (index_t i = 0; i < n; ++i) {
+      const float a = float(xv[std::size_t(i)]), b = float(yv[std::size_t(i)]);
+      const H want(ref(a, b));
+      const bool ok = small_close(r.data()[i], want, units) && small_close(rs.data()[i], want, units);
+      if (!ok) bad += 1, first = first < 0 ? i : first;
+    }
+    INFO(std::string(name), " (", dtype_name<H>(), ") n=", n, " first mismatch at ", first);
+    CHECK(bad == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("float16 and bfloat16: every function computes in float32 and rounds once, SIMD or not", H,
+                   fusor::float16, fusor::bfloat16) {
+  // (each reference: the float32 operation, rounded by H's constructor)
+  // exact: one float32 operation, rounded once, is the correctly rounded result in H
+  check_small<H>("add", [](const auto& a, const auto& b) { return array<H>(a + b); }, [](float a, float b) { return a + b; }, 0);
+  check_small<H>("subtract", [](const auto& a, const auto& b) { return array<H>(a - b); }, [](float a, float b) { return a - b; }, 0);
+  check_small<H>("multiply", [](const auto& a, const auto& b) { return array<H>(a * b); }, [](float a, float b) { return a * b; }, 0);
+  check_small<H>("divide", [](const auto& a, const auto& b) { return array<H>(a / b); }, [](float a, float b) { return a / b; }, 0);
+  check_small<H>("a * b + a, each rounded", [](const auto& a, const auto& b) { return array<H>(a * b + a); },
+                 [](float a, float b) { return float(H(a * b)) + a; }, 0);
+  check_small<H>("weak scalar", [](const auto& a, const auto&) { return array<H>(a * 2.5 - 1); },
+                 [](float a, float) { return float(H(a * 2.5f)) - 1.0f; }, 0);
+  check_small<H>("sqrt", [](const auto& a, const auto&) { return array<H>(sqrt(a)); }, [](float a, float) { return std::sqrt(a); }, 0);
+  check_small<H>("abs", [](const auto& a, const auto&) { return array<H>(abs(a)); }, [](float a, float) { return std::abs(a); }, 0);
+  check_small<H>("negate", [](const auto& a, const auto&) { return array<H>(-a); }, [](float a, float) { return -a; }, 0);
+  check_small<H>("square", [](const auto& a, const auto&) { return array<H>(square(a)); }, [](float a, float) { return a * a; }, 0);
+  check_small<H>("floor", [](const auto& a, const auto&) { return array<H>(floor(a)); }, [](float a, float) { return std::floor(a); }, 0);
+  check_small<H>("round (half to even)", [](const auto& a, const auto&) { return array<H>(round(a)); },
+                 [](float a, float) { return std::nearbyint(a); }, 0);
+  check_small<H>("maximum (NaN wins)", [](const auto& a, const auto& b) { return array<H>(maximum(a, b)); },
+                 [](float a, float b) { return a != a || b != b ? a + b : std::max(a, b); }, 0);
+  check_small<H>("where(a < b, a, b + 1)", [](const auto& a, const auto& b) { return array<H>(where(a < b, a, b + 1)); },
+                 [](float a, float b) { return a < b ? a : b + 1; }, 0);
+  check_small<H>("fma", [](const auto& a, const auto& b) { return array<H>(fma(a, b, b)); },
+                 [](float a, float b) { return std::fma(a, b, b); }, 0);
+  // xsimd's and libm's float32 functions may differ by a unit: one unit of H
+  check_small<H>("exp", [](const auto& a, const auto&) { return array<H>(exp(a)); }, [](float a, float) { return std::exp(a); }, 1);
+  check_small<H>("log", [](const auto& a, const auto&) { return array<H>(log(a)); }, [](float a, float) { return std::log(a); }, 1);
+  check_small<H>("sin", [](const auto& a, const auto&) { return array<H>(sin(a)); }, [](float a, float) { return std::sin(a); }, 1);
+  check_small<H>("tanh", [](const auto& a, const auto&) { return array<H>(tanh(a)); }, [](float a, float) { return std::tanh(a); }, 1);
+  check_small<H>("sigmoid", [](const auto& a, const auto&) { return array<H>(sigmoid(a)); },
+                 [](float a, float) { return float(1.0 / (1.0 + std::exp(-double(a)))); }, 1);
+
+  // conversions: float32 to H rounds to nearest even, H to float32 is exact, on every size
+  for (index_t n : {index_t(0), index_t(1), index_t(17), index_t(4099)}) {
+    std::vector<float> fv(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) fv[std::size_t(i)] = std::ldexp(float(i) - 2000.5f, int(i % 61) - 30) * 1.0001f;
+    const array<float> f(std::span<const float>(fv), extents{n});
+    const array<H> h = f.template astype<H>();
+    const array<float> back = h.template astype<float>(), sum_back = h + f;  // float16 + float32 is float32
+    index_t bad = 0;
+    for (index_t i = 0; i < n; ++i) {
+      const H want(fv[std::size_t(i)]);
+      bad += h.data()[i].bits != want.bits || back.data()[i] != float(want) || sum_back.data()[i] != float(want) + fv[std::size_t(i)];
+    }
+    INFO("astype n=", n);
+    CHECK(bad == 0);
+  }
+
+  // reductions accumulate in float32 (NumPy's float16 sum): within float32's accumulation error of
+  // the exact sum, then rounded to H; max and min are exact, and a NaN wins
+  for (index_t n : {index_t(1), index_t(17), index_t(1000), index_t(100003)}) {
+    std::vector<H> v(static_cast<std::size_t>(n));
+    double exact = 0, magnitude = 0;
+    for (index_t i = 0; i < n; ++i) {
+      v[std::size_t(i)] = H(std::sin(0.37 * double(i)) * 3.0 + 0.25);
+      exact += double(float(v[std::size_t(i)]));
+      magnitude += std::abs(double(float(v[std::size_t(i)])));
+    }
+    const array<H> a(std::span<const H>(v), extents{n});
+    const H s = sum(a);
+    const double ulp = std::ldexp(1.0, std::ilogb(exact) - std::numeric_limits<H>::digits + 1);
+    INFO("sum n=", n, " got ", float(s), " exact ", exact);
+    CHECK(std::abs(double(float(s)) - exact) <= ulp + double(n) * 1.2e-7 * magnitude);
+    CHECK(float(max(a)) == float(*std::max_element(v.begin(), v.end(), [](H p, H q) { return float(p) < float(q); })));
+    CHECK(float(min(a * 2)) == 2 * float(*std::min_element(v.begin(), v.end(), [](H p, H q) { return float(p) < float(q); })));
+    v[std::size_t(n / 2)] = std::numeric_limits<H>::quiet_NaN();
+    const array<H> with_nan(std::span<const H>(v), extents{n});
+    CHECK(fusor::isnan(H(max(with_nan))));
+  }
+  // along a leading axis (the slab loop): each column accumulates in float32
+  const index_t rows = 301, cols = 37;
+  std::vector<H> m(static_cast<std::size_t>(rows * cols));
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = H(float(i % 97) * 0.125f - 5.0f);
+  const array<H> mat(std::span<const H>(m), extents{rows, cols});
+  const array<H> col = sum(mat, 0);
+  index_t bad = 0;
+  for (index_t j = 0; j < cols; ++j) {
+    float acc = 0;  // the values and every partial sum are exact in float32
+    for (index_t i = 0; i < rows; ++i) acc += float(m[std::size_t(i * cols + j)]);
+    bad += col.data()[j].bits != H(acc).bits;
+  }
+  CHECK(bad == 0);
+}

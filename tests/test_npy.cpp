@@ -295,6 +295,16 @@ TEST_CASE("NumPy fixtures load with the values NumPy wrote") {
     check_elements(load_npy<c128>(fixture("c128.npy")), extents{2, 3},
                    [](const index_t*, index_t i) { return c128(double(i) / 8, -(double(i) + 0.5)); });
   }
+  SUBCASE("float16 (2, 5), big-endian float16 (4,) and ml_dtypes' bfloat16 (3, 4), saved as '<V2'") {
+    check_elements(load_npy<fusor::float16>(fixture("f16.npy")), extents{2, 5},
+                   [](const index_t*, index_t i) { return fusor::float16(double(i) * 0.75 - 3); });
+    check_elements(load_npy<fusor::float16>(fixture("be_f16.npy")), extents{4},
+                   [](const index_t*, index_t i) { return fusor::float16(double(i - 1) * 1024 + std::pow(0.5, double(i))); });
+    const auto bf = load_npy<fusor::bfloat16>(fixture("bf16.npy"));
+    check_elements(bf, extents{3, 4}, [](const index_t*, index_t i) { return fusor::bfloat16((double(i) - 5) * 0.5 - std::ldexp(1.0, -130)); });
+    CHECK(bf.data()[5].bits == 0x8001);  // -2^-130, bfloat16's subnormal, kept
+    CHECK(read_npy_header(fixture("bf16.npy")).dtype == "bfloat16");
+  }
   SUBCASE("Fortran-order float64 (3, 4) is transposed into C order") {
     const npy_header h = read_npy_header(fixture("fortran_2d_f64.npy"));
     CHECK(h.fortran_order);
@@ -360,6 +370,8 @@ TEST_CASE("saving what NumPy saved gives NumPy's bytes exactly") {
   same("bool.npy", load_npy<bool>(fixture("bool.npy")));
   same("c64.npy", load_npy<std::complex<float>>(fixture("c64.npy")));
   same("c128.npy", load_npy<std::complex<double>>(fixture("c128.npy")));
+  same("f16.npy", load_npy<fusor::float16>(fixture("f16.npy")));
+  same("bf16.npy", load_npy<fusor::bfloat16>(fixture("bf16.npy")));
   same("scalar_f64.npy", load_npy<double>(fixture("scalar_f64.npy")));
   same("empty_0x3_f32.npy", load_npy<float>(fixture("empty_0x3_f32.npy")));
   // an n-d header exactly as np.save writes it: magic, version 1.0, the little-endian header
@@ -390,6 +402,11 @@ TEST_CASE("a file of another element type is a dtype_error, not a conversion") {
                        doctest::Contains("the file holds int32 (descr '>i4')"), dtype_error);
   CHECK_THROWS_WITH_AS(load_npy<bool>(fixture("u8.npy")), doctest::Contains("expected bool data"), dtype_error);
   CHECK_THROWS_AS(load_npy<std::complex<float>>(fixture("c128.npy")), dtype_error);
+  // float16 and bfloat16 are two types: neither file loads as the other
+  CHECK_THROWS_WITH_AS(load_npy<fusor::bfloat16>(fixture("f16.npy")),
+                       doctest::Contains("expected bfloat16 data, the file holds float16 (descr '<f2')"), dtype_error);
+  CHECK_THROWS_WITH_AS(load_npy<fusor::float16>(fixture("bf16.npy")),
+                       doctest::Contains("expected float16 data, the file holds bfloat16 (descr '<V2')"), dtype_error);
 }
 
 TEST_CASE("lenient where Python is: key order, quotes, whitespace, commas, 'L' suffixes, no byte order") {
@@ -474,7 +491,8 @@ TEST_CASE("malformed files are io_errors naming the byte, the expectation and th
         "at byte 20: expected a descr of an element type fusor supports");
     bad(with_dict("{'descr': '<U4', 'fortran_order': False, 'shape': (3, 4), }"), "found '<U4'");
     bad(with_dict("{'descr': 'O', 'fortran_order': False, 'shape': (3, 4), }"), "found 'O'");
-    bad(with_dict("{'descr': '<f2', 'fortran_order': False, 'shape': (3, 4), }"), "found '<f2'");
+    bad(with_dict("{'descr': '<f16', 'fortran_order': False, 'shape': (3, 4), }"), "found '<f16'");  // long double
+    bad(with_dict("{'descr': '<V4', 'fortran_order': False, 'shape': (3, 4), }"), "found '<V4'");
     bad(with_dict("{'descr': '<i16', 'fortran_order': False, 'shape': (3, 4), }"), "found '<i16'");
     bad(with_dict("{'descr': '<f4 ', 'fortran_order': False, 'shape': (3, 4), }"), "found '<f4 '");
     bad(with_dict("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3, 4), }"),

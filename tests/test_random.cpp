@@ -61,6 +61,34 @@ TEST_CASE_TEMPLATE("uniform and normal moments match the closed forms", T, float
   CHECK(all(isfinite(odd)));
 }
 
+TEST_CASE_TEMPLATE("float16 and bfloat16 draws are float32's and float64's values rounded, below hi", H, fusor::float16,
+                   fusor::bfloat16) {
+  // the same seed and stream: uniform rounds the float32 draw, normal the float64 one
+  for (index_t n : {index_t(0), index_t(1), index_t(17), index_t(100001)}) {
+    random::generator g(77), g32(77);
+    const array<H> u = random::uniform<H>(g, {n}, H(-2.0f), H(3.0f));
+    const array<float> u32 = random::uniform<float>(g32, {n}, -2.0f, 3.0f);
+    const array<H> z = random::normal<H>(g, {n}, H(1.0f), H(0.5f));
+    const array<double> z64 = random::normal<double>(g32, {n}, 1.0, 0.5);
+    index_t bad = 0;
+    for (index_t i = 0; i < n; ++i) {
+      const H want(u32(i));
+      // a draw that rounds up to hi is the value below it instead
+      const bool same = u(i).bits == want.bits || (float(want) == 3.0f && u(i).bits == H(3.0f).bits - 1);
+      bad += !same || !(float(u(i)) >= -2.0f && float(u(i)) < 3.0f) || z(i).bits != H(z64(i)).bits;
+    }
+    INFO("n=", n);
+    CHECK(bad == 0);
+  }
+  // a range narrower than one step of H: every draw is lo or the value below hi, never hi
+  random::generator g(5);
+  const array<H> narrow = random::uniform<H>(g, {1000}, H(1.0f), H::from_bits(std::uint16_t(H(1.0f).bits + 1)));
+  CHECK(all(narrow == 1.0));
+  CHECK_THROWS_AS(random::uniform<H>(g, {3}, H(2.0f), H(1.0f)), value_error);
+  CHECK_THROWS_AS(random::uniform<H>(g, {3}, H(0.0f), std::numeric_limits<H>::infinity()), value_error);
+  CHECK_THROWS_AS(random::normal<H>(g, {3}, H(0.0f), H(-1.0f)), value_error);
+}
+
 TEST_CASE("integers, bernoulli and permutation") {
   random::generator g(9);
   auto k = random::integers<std::int32_t>(g, {600'000}, 3, 9);

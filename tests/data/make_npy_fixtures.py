@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Writes the tiny .npy fixtures that tests/test_npy.cpp loads.
 
-Usage (from the repository root; needs NumPy, the fixtures are checked in because CI has none):
+Usage (from the repository root; needs NumPy and ml_dtypes, the fixtures are checked in because CI
+has neither):
 
     python3 tests/data/make_npy_fixtures.py [output_dir]   # default: tests/data/npy
 
-The files were made with NumPy 2.4.6 on a little-endian machine. Each array is built from
+The files were made with NumPy 2.4.6 (and ml_dtypes 0.7.0 for bf16.npy) on a little-endian machine. Each array is built from
 np.arange with a closed-form formula; test_npy.cpp recomputes the same values with plain loops
 (the formula of each file is repeated in the comment beside it, with i the C-order flat index of
 np.arange, or (i, j, k) the multi-index):
@@ -27,12 +28,16 @@ np.arange, or (i, j, k) the multi-index):
   empty_0x3_f32.npy float32 (0, 3)
   v2_i64.npy        int64 (3, 4), format version 2.0   i * i - 5
   v3_f32.npy        float32 (5,), format version 3.0   i / 4 + 1
+  f16.npy           float16 (2, 5)      i * 0.75 - 3
+  be_f16.npy        >f2 (4,)            (i - 1) * 1024 + 0.5 ** i
+  bf16.npy          ml_dtypes.bfloat16 (3, 4), saved as '<V2'   (i - 5) * 0.5 - 2 ** -130
 
 All values are exact in their type, so the test compares with ==.
 """
 import os
 import sys
 
+import ml_dtypes
 import numpy as np
 
 
@@ -43,6 +48,9 @@ def main():
     def check(name, a):
         # the file must read back as written: the same values, dtype (byte order included) and order
         back = np.load(os.path.join(out, name), allow_pickle=False)
+        if a.dtype == ml_dtypes.bfloat16:  # NumPy reads ml_dtypes' file back as 2-byte voids
+            assert back.dtype == np.dtype("V2"), (name, back.dtype)
+            back = back.view(ml_dtypes.bfloat16)
         assert back.dtype == a.dtype, (name, back.dtype, a.dtype)
         assert back.shape == a.shape and np.array_equal(back, a), name
         assert np.isfortran(back) == np.isfortran(a), name
@@ -83,6 +91,10 @@ def main():
     save("empty_0x3_f32.npy", np.zeros((0, 3), dtype=np.float32))
     write("v2_i64.npy", (i(12, dtype=np.int64) ** 2 - 5).reshape(3, 4), (2, 0))
     write("v3_f32.npy", (i(5, dtype=np.float32) / np.float32(4) + np.float32(1)), (3, 0))
+    save("f16.npy", (i(10, dtype=np.float16) * np.float16(0.75) - np.float16(3)).reshape(2, 5))
+    save("be_f16.npy", ((i(4) - 1) * 1024.0 + 0.5 ** i(4)).astype(">f2"))
+    # (the last term: bfloat16's subnormal 2^-130, kept exactly; -2 - 2^-130 rounds to -2)
+    save("bf16.npy", ((i(12) - 5) * 0.5 - 2.0**-130).astype(ml_dtypes.bfloat16).reshape(3, 4))
 
     # what the headers say, for comparing with the table above (each file was checked by check())
     for name in sorted(os.listdir(out)):

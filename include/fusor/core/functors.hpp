@@ -52,6 +52,7 @@ template <class T>
 FUSOR_HD constexpr bool is_nan(const T& x) {
   if constexpr (std::is_floating_point_v<T>) return x != x;
   else if constexpr (is_complex_v<T>) return x.real() != x.real() || x.imag() != x.imag();
+  else if constexpr (std::numeric_limits<T>::has_quiet_NaN) return !(x == x);  // float16, bfloat16
   else return false;
 }
 }  // namespace detail

@@ -25,6 +25,13 @@
 #include "config.hpp"
 #include "dtype.hpp"
 
+// F16C's scalar conversions (x86-64-v3 and later), for the host's scalar loops: the same bits as
+// the integer rounding below, in one instruction
+#if defined(__F16C__) && !defined(__CUDA_ARCH__)
+#include <immintrin.h>
+#define FUSOR_HOST_F16C 1
+#endif
+
 namespace fusor {
 
 namespace detail {
@@ -96,7 +103,19 @@ FUSOR_HD inline std::uint16_t round_to_small(bool negative, std::uint32_t expone
 template <int M, int E>
 FUSOR_HD inline std::uint16_t small_from_float(float f) {
   const std::uint32_t u = f32_bits(f);
-  return round_to_small<M, E, 23, 8>(u >> 31, (u >> 23) & 0xff, u & 0x7fffff);
+  if constexpr (E == 8) {
+    // bfloat16 is float's upper half: round the lower 16 bits away in integer arithmetic (a
+    // carry into the exponent rounds up, to infinity past the largest finite value); a NaN keeps
+    // its upper payload, quiet
+    if ((u & 0x7fffffffu) > 0x7f800000u) return std::uint16_t((u >> 16) | 0x40u);
+    return std::uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  } else {
+#if defined(FUSOR_HOST_F16C)
+    return std::uint16_t(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+#else
+    return round_to_small<M, E, 23, 8>(u >> 31, (u >> 23) & 0xff, u & 0x7fffff);
+#endif
+  }
 }
 template <int M, int E>
 FUSOR_HD inline std::uint16_t small_from_double(double d) {
@@ -106,6 +125,9 @@ FUSOR_HD inline std::uint16_t small_from_double(double d) {
 /// The float a 16-bit value is exactly (float has room for every value of both formats).
 template <int M, int E>
 FUSOR_HD inline float small_to_float(std::uint16_t h) {
+#if defined(FUSOR_HOST_F16C)
+  if constexpr (E == 5) return _cvtsh_ss(h);
+#endif
   constexpr int bias = (1 << (E - 1)) - 1;
   const std::uint32_t sign = std::uint32_t(h >> (M + E)) << 31;
   const std::uint32_t e = (h >> M) & ((1u << E) - 1), m = h & ((1u << M) - 1);
@@ -138,7 +160,7 @@ struct small_float {
     requires std::is_arithmetic_v<T>
   FUSOR_HD explicit small_float(T x) : bits(from(x)) {}
   /// The value whose bit pattern is `b`.
-  FUSOR_HD static small_float from_bits(std::uint16_t b) {
+  FUSOR_HD static constexpr small_float from_bits(std::uint16_t b) {
     small_float h;
     h.bits = b;
     return h;
@@ -155,7 +177,7 @@ struct small_float {
     return static_cast<T>(f);
   }
 
-  FUSOR_HD small_float operator-() const { return from_bits(std::uint16_t(bits ^ 0x8000u)); }
+  FUSOR_HD constexpr small_float operator-() const { return from_bits(std::uint16_t(bits ^ 0x8000u)); }
   FUSOR_HD small_float operator+() const { return *this; }
   FUSOR_HD friend small_float operator+(small_float a, small_float b) { return small_float(float(a) + float(b)); }
   FUSOR_HD friend small_float operator-(small_float a, small_float b) { return small_float(float(a) - float(b)); }
@@ -183,6 +205,13 @@ struct small_float {
     else return detail::small_from_double<M, E>(static_cast<double>(x));
   }
 };
+
+namespace detail {
+template <class T>
+inline constexpr bool small_float_v = false;
+template <int M, int E>
+inline constexpr bool small_float_v<small_float<M, E>> = true;
+}  // namespace detail
 
 /// IEEE 754 binary16 (NumPy's float16): 5 exponent and 10 mantissa bits, largest finite 65504,
 /// smallest normal 2^-14, smallest subnormal 2^-24.
@@ -357,12 +386,12 @@ struct numeric_limits<fusor::small_float<M, E>> {
   static constexpr int radix = 2;
   static constexpr int min_exponent = 3 - (1 << (E - 1));
   static constexpr int max_exponent = 1 << (E - 1);
-  static H min() noexcept { return H::from_bits(std::uint16_t(1u << M)); }
-  static H lowest() noexcept { return H::from_bits(std::uint16_t(0x8000u | (exponent_ones - 1))); }
-  static H max() noexcept { return H::from_bits(std::uint16_t(exponent_ones - 1)); }
-  static H epsilon() noexcept { return H::from_bits(std::uint16_t((((1u << (E - 1)) - 1 - M) << M))); }
-  static H infinity() noexcept { return H::from_bits(exponent_ones); }
-  static H quiet_NaN() noexcept { return H::from_bits(std::uint16_t(exponent_ones | (1u << (M - 1)))); }
-  static H denorm_min() noexcept { return H::from_bits(1); }
+  static constexpr H min() noexcept { return H::from_bits(std::uint16_t(1u << M)); }
+  static constexpr H lowest() noexcept { return H::from_bits(std::uint16_t(0x8000u | (exponent_ones - 1))); }
+  static constexpr H max() noexcept { return H::from_bits(std::uint16_t(exponent_ones - 1)); }
+  static constexpr H epsilon() noexcept { return H::from_bits(std::uint16_t((((1u << (E - 1)) - 1 - M) << M))); }
+  static constexpr H infinity() noexcept { return H::from_bits(exponent_ones); }
+  static constexpr H quiet_NaN() noexcept { return H::from_bits(std::uint16_t(exponent_ones | (1u << (M - 1)))); }
+  static constexpr H denorm_min() noexcept { return H::from_bits(1); }
 };
 }  // namespace std

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "create.hpp"
+#include "half.hpp"
 
 namespace fusor::random {
 
@@ -101,18 +102,31 @@ struct philox_draw {
   }
 };
 
+/// The largest value of a 16-bit float below h (h finite).
+template <class H>
+FUSOR_HD H value_below(H h) {
+  if ((h.bits & 0x7fffu) == 0) return H::from_bits(0x8001u);  // below +-0: the negative smallest subnormal
+  return H::from_bits(std::uint16_t((h.bits & 0x8000u) ? h.bits + 1 : h.bits - 1));
+}
+
 template <class T>
 struct uniform_values {  // float: 24 random bits from one word (4 a block); double: 53 bits from two
-  static constexpr index_t per_block = std::is_same_v<T, float> ? 4 : 2;
+  // float16 and bfloat16 draw the float32 value and round it, kept below hi
+  static constexpr index_t per_block = std::is_same_v<T, double> ? 2 : 4;
   T lo, hi;
   template <class J, class N>
   FUSOR_HD void operator()(const philox_words& w, J j, T* out, N count) const {
     for (index_t i = 0; i < count; ++i) {
       const index_t q = j + i;
-      T u;
-      if constexpr (std::is_same_v<T, float>) u = unit_float(w[q]);
-      else u = T(unit_double(w[2 * q], w[2 * q + 1]));
-      out[i] = lo + (hi - lo) * u;
+      if constexpr (std::is_same_v<T, float>) {
+        out[i] = lo + (hi - lo) * unit_float(w[q]);
+      } else if constexpr (std::is_same_v<T, double>) {
+        out[i] = lo + (hi - lo) * unit_double(w[2 * q], w[2 * q + 1]);
+      } else {
+        const float flo = float(lo), fhi = float(hi);
+        const T h(flo + (fhi - flo) * unit_float(w[q]));
+        out[i] = float(h) < fhi || !(flo < fhi) ? h : value_below(hi);
+      }
     }
   }
 };
@@ -164,15 +178,18 @@ auto draw(generator& g, const extents& shape, const Values& values) {
 }
 
 template <class T>
+inline constexpr bool real_floating = std::is_floating_point_v<T> || fusor::detail::small_float_v<T>;
+template <class T>
 void check_uniform(T lo, T hi) {
-  static_assert(std::is_floating_point_v<T>, "fusor: uniform draws float or double; use integers() for integers");
-  if (!(lo <= hi))
-    throw value_error("fusor: uniform needs lo <= hi, got lo = " + std::to_string(lo) + ", hi = " + std::to_string(hi));
+  static_assert(real_floating<T>, "fusor: uniform draws float, double, float16 or bfloat16; use integers() for integers");
+  if (!(double(lo) <= double(hi)) || !(std::isfinite(double(lo)) && std::isfinite(double(hi))))
+    throw value_error("fusor: uniform needs finite lo <= hi, got lo = " + std::to_string(double(lo)) +
+                      ", hi = " + std::to_string(double(hi)));
 }
 template <class T>
 void check_normal(T stddev) {
-  static_assert(std::is_floating_point_v<T>, "fusor: normal draws float or double");
-  if (!(stddev >= T(0))) throw value_error("fusor: normal needs stddev >= 0, got " + std::to_string(stddev));
+  static_assert(real_floating<T>, "fusor: normal draws float, double, float16 or bfloat16");
+  if (!(double(stddev) >= 0)) throw value_error("fusor: normal needs stddev >= 0, got " + std::to_string(double(stddev)));
 }
 template <class T>
 void check_integers(T lo, T hi) {

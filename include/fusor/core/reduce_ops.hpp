@@ -60,7 +60,8 @@ struct max_op {
   using wide = V;
   template <class W>
   FUSOR_HD static constexpr W identity() {
-    if constexpr (std::is_floating_point_v<W>) return -std::numeric_limits<W>::infinity();
+    // (floating types, float16 and bfloat16 included, start from -inf)
+    if constexpr (std::numeric_limits<W>::has_infinity) return -std::numeric_limits<W>::infinity();
     else return std::numeric_limits<W>::lowest();
   }
   template <class W>
@@ -71,7 +72,7 @@ struct min_op {
   using wide = V;
   template <class W>
   FUSOR_HD static constexpr W identity() {
-    if constexpr (std::is_floating_point_v<W>) return std::numeric_limits<W>::infinity();
+    if constexpr (std::numeric_limits<W>::has_infinity) return std::numeric_limits<W>::infinity();
     else return std::numeric_limits<W>::max();
   }
   template <class W>

@@ -14,7 +14,8 @@
 // rest, and every defect is an io_error naming the byte offset, what was expected and what was
 // found: the magic string, the version, the header length against the file size, the dict
 // syntax, the keys (each exactly once, no others), the descr (one of NumPy's thirteen element
-// types; '<U4', 'O', '<f2' and structured dtypes are rejected), the shape (non-negative, at most
+// types, float16 ('<f2'), or a 2-byte void ('<V2', what ml_dtypes' bfloat16 arrays are saved as);
+// '<U4', 'O' and structured dtypes are rejected), the shape (non-negative, at most
 // max_rank dimensions, a byte count that fits in 63 bits), and the data length. The data must
 // end exactly where the file ends: unlike np.load, which ignores anything after the array,
 // trailing bytes are rejected, because fusor reads one array per file and extra bytes mean a
@@ -95,6 +96,10 @@ inline constexpr type_code type_codes[] = {
     {'b', 1, "bool", "bool", 1},
     {'c', 8, "complex64", "std::complex<float>", 4},
     {'c', 16, "complex128", "std::complex<double>", 8},
+    {'f', 2, "float16", "fusor::float16", 2},
+    // NumPy has no bfloat16: ml_dtypes' arrays are saved as 2-byte voids ('<V2'), which is what
+    // fusor writes and reads back as bfloat16 (np.load gives a V2 array: .view(ml_dtypes.bfloat16))
+    {'V', 2, "bfloat16", "fusor::bfloat16", 1},
 };
 
 /// The first of type_codes that pred accepts, or nullptr.
@@ -113,8 +118,8 @@ inline constexpr bool supported_v =
 template <class T>
 constexpr void require_supported() {
   static_assert(supported_v<T>,
-                "fusor: .npy files hold NumPy's element types (bool, int8/16/32/64, uint8/16/32/64, float32/64, "
-                "complex64/128)");
+                "fusor: .npy files hold NumPy's element types (bool, int8/16/32/64, uint8/16/32/64, "
+                "float16/32/64, complex64/128) and ml_dtypes' bfloat16");
 }
 
 template <class T>
@@ -410,7 +415,7 @@ npy_header parse_header(Source& src) {
   if (!code)
     fail(source, descr_at,
          "a descr of an element type fusor supports ('|b1', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', "
-         "'<u8', '<f4', '<f8', '<c8', '<c16', in either byte order)",
+         "'<u8', '<f2', '<f4', '<f8', '<c8', '<c16', in either byte order, or '<V2' for bfloat16)",
          "'" + h.descr + "'");
   h.dtype = std::string(code->name);
   h.itemsize = code->size;

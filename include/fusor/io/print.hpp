@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "../core/assign.hpp"
+#include "../core/half.hpp"
 #include "../core/transfer.hpp"
 
 namespace fusor {
@@ -71,6 +73,23 @@ std::string format_real(T v, const float_style& st) {
   }
   if (st.scientific && s.find('.') == std::string::npos) s.insert(s.find('e'), ".");
   return trim_fraction(s);
+}
+
+// float16 and bfloat16: the fewest significant digits that read back as the same 16-bit value
+// (NumPy prints float16(0.1) as 0.1, not as the float32 0.099975586 it is), written as the double
+// nearest to them.
+template <int M, int E>
+std::string format_real(small_float<M, E> v, const float_style& st) {
+  if (isfinite(v)) {
+    char digits[32];
+    for (int p = 1; p <= 9; ++p) {
+      const auto end = std::to_chars(digits, digits + sizeof digits - 1, float(v), std::chars_format::scientific, p - 1).ptr;
+      *end = '\0';
+      const double shortest = std::strtod(digits, nullptr);
+      if (small_float<M, E>(shortest).bits == v.bits) return format_real(shortest, st);
+    }
+  }
+  return format_real(float(v), st);
 }
 
 template <class T>

@@ -14,6 +14,7 @@
 #include "../../core/expr/bind.hpp"
 #include "packet.hpp"
 #include "planar_packet.hpp"
+#include "small_float_packet.hpp"
 
 
 FUSOR_SIMD_DIAGNOSTICS_BEGIN
@@ -27,6 +28,10 @@ namespace fusor::detail::cpu_eval {
 // either: tests/mixed checks a .cpp still takes the SIMD path). nvcc's device pass never runs
 // these host loops but instantiates the __host__ __device__ functors they call, so there they
 // are scalar and compute complex numbers as cuda::std::complex, which device code can call.
+//
+// The scalar loop computes a functor on float16 and bfloat16 arguments in float32 and rounds the
+// result once, as the SIMD loop does (small_float_packet.hpp): both loops give the same bits for
+// functors whose body is several operations (sigmoid, fma, a NaN-propagating maximum).
 #if defined(__CUDA_ARCH__)
 inline constexpr bool simd_loops = false;
 template <class T>
@@ -34,7 +39,7 @@ using host_compute_t = compute_t<T>;
 #else
 inline constexpr bool simd_loops = true;
 template <class T>
-using host_compute_t = T;
+using host_compute_t = std::conditional_t<simd::small<T>, float, T>;
 #endif
 
 /// What a subtree yields in SIMD mode for lane type L: nothing (scalar loop only), a batch of L
@@ -168,7 +173,7 @@ struct map_ev {
   auto packet(index_t i) const {
     return std::apply(
         [&](const auto&... e) {
-          return simd::packet_impl<F>::apply(f, e.template packet<Contiguous, operand_lane<L>>(i)...);
+          return simd::apply_packet(f, e.template packet<Contiguous, operand_lane<L>>(i)...);
         },
         ch);
   }
@@ -193,15 +198,22 @@ template <class U, class E>
 struct cast_ev {
   using value_type = U;
   static constexpr int leaves = E::leaves;
+  using from = typename E::value_type;
+  // a cast between element types whose packets convert (packet_traits<U>::lift: float32 to and
+  // from float16 or bfloat16) stays on the SIMD loop
   template <class L>
-  static constexpr pk kind =
-      (std::is_same_v<U, L> && std::is_same_v<typename E::value_type, L>) ? E::template kind<L> : pk::none;
+  static constexpr pk kind = !std::is_same_v<U, L>          ? pk::none
+                             : std::is_same_v<from, L>      ? E::template kind<L>
+                             : packet_liftable<L, from> && !planar<U> && E::template kind<from> == pk::value
+                                 ? pk::value
+                                 : pk::none;
   E e;
   void seek(const index_t* idx, int n) { e.seek(idx, n); }
   U scalar(index_t i) const { return convert_element<U>(e.scalar(i)); }
   template <bool Contiguous, class L>
   auto packet(index_t i) const {
-    return e.template packet<Contiguous, L>(i);
+    if constexpr (std::is_same_v<from, L>) return e.template packet<Contiguous, L>(i);
+    else return packet_traits<L>::lift(e.template packet<Contiguous, from>(i));
   }
   template <class V>
   void visit_strides(V&& v) {

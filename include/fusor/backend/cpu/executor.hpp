@@ -27,8 +27,9 @@ void packet_row(T* d, const Ev& ev, index_t b, index_t e) {
   index_t i = b;
   for (; i < e && reinterpret_cast<std::uintptr_t>(d + i) % align != 0; ++i) d[i] = convert_element<T>(ev.scalar(i));
   for (; i + 2 * W <= e; i += 2 * W) {
-    const packet_t<T> p0 = ev.template packet<Contiguous, T>(i);
-    const packet_t<T> p1 = ev.template packet<Contiguous, T>(i + W);
+    // (auto: a packet of float16 may come as a result still to be rounded, which the store rounds)
+    const auto p0 = ev.template packet<Contiguous, T>(i);
+    const auto p1 = ev.template packet<Contiguous, T>(i + W);
     P::store_aligned(d + i, p0);
     P::store_aligned(d + i + W, p1);
   }

@@ -198,6 +198,14 @@ inline constexpr bool simd_reduce_v<detail::max_op, L> = detail::simd::number<L>
 template <class L>
 inline constexpr bool simd_reduce_v<detail::min_op, L> = detail::simd::number<L>;
 
+namespace detail::simd {
+/// A packet of float16 or bfloat16: float32 lanes (small_float_packet.hpp).
+template <class H>
+struct small_packet;
+template <class H>
+struct small_result;
+}  // namespace detail::simd
+
 /// The plain numbers' packets: one xsimd batch.
 template <class T>
   requires detail::simd::number<T>
@@ -211,6 +219,17 @@ struct packet_traits<T> {
   static type load(const T* p) { return type::load_unaligned(p); }
   static type broadcast(const T& v) { return type(v); }
   static void store_aligned(T* p, const type& v) { v.store_aligned(p); }
+  /// A float16 or bfloat16 operand in a float32 statement: its lanes are float32 already.
+  template <class H>
+    requires std::is_same_v<T, float>
+  static type lift(const detail::simd::small_packet<H>& h) {
+    return h.v;
+  }
+  template <class H>
+    requires std::is_same_v<T, float>
+  static type lift(const detail::simd::small_result<H>& r) {
+    return r.rounded();
+  }
 };
 
 namespace detail::simd {
@@ -272,6 +291,16 @@ struct packet_impl<logical_not_fn> {
   template <class A>
   static auto apply(const logical_not_fn&, const A& a) { return ~to_mask(a); }
 };
+// -x flips the sign bit, as NumPy's negative does (-(+0) is -0): xsimd 8.1's avx512 neg is 0 - x,
+// which gives +0
+template <>
+struct packet_impl<negate_fn> {
+  template <class B>
+  static B apply(const negate_fn& f, const B& x) {
+    if constexpr (xsimd::is_batch<B>::value && std::is_floating_point_v<lane_t<B>>) return x ^ B(lane_t<B>(-0.0));
+    else return f(x);
+  }
+};
 template <>
 struct packet_impl<maximum_fn> {
   template <class B>
@@ -332,6 +361,12 @@ struct packet_impl<power_fn> {
     return xsimd::select(y == zero || x == one || (x == -one && xsimd::isinf(y)), one, z);
   }
 };
+/// A functor applied to packets: packet_impl's form (small_float_packet.hpp adds the overload
+/// for float16 and bfloat16 packets, which computes on their float32 lanes).
+template <class F, class... A>
+auto apply_packet(const F& f, const A&... a) {
+  return packet_impl<F>::apply(f, a...);
+}
 template <class F>
 struct packet_impl<scalar_comparison_fn<F>> {
   template <class A, class B>

@@ -41,6 +41,27 @@ W horizontal(const packet_t<L>& x) {
   return r;
 }
 
+// The lane type packets of L accumulate in: L itself, or the wider lanes its packet_traits names
+// (float16 and bfloat16 packets accumulate their float32 lanes, as the scalar loop does).
+template <class L>
+struct accumulation_lane {
+  using type = L;
+};
+template <class L>
+  requires requires { typename packet_traits<L>::wide_lane; }
+struct accumulation_lane<L> {
+  using type = typename packet_traits<L>::wide_lane;
+};
+template <class L>
+using accumulation_lane_t = typename accumulation_lane<L>::type;
+
+/// A packet of L as its accumulation lanes.
+template <class L>
+decltype(auto) accumulation_packet(const packet_t<L>& p) {
+  if constexpr (std::is_same_v<accumulation_lane_t<L>, L>) return p;
+  else return packet_traits<L>::widen(p);
+}
+
 // Whether Op can run on batches of this evaluator's values.
 template <class Op, class Ev>
 inline constexpr bool packet_reducible =
@@ -52,12 +73,14 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
   W total = Op::template identity<W>();
   index_t i = b;
   if constexpr (Simd) {
-    using L = typename Ev::value_type;
+    using V = typename Ev::value_type;
+    using L = accumulation_lane_t<V>;
     using P = packet_traits<L>;
     using batch = packet_t<L>;
     constexpr index_t w = index_t(P::size);
     constexpr index_t block = 1024;  // terms per lane before widening: bounds float rounding growth
     const batch id = P::broadcast(Op::template identity<L>());
+    const auto next = [&ev](index_t k) -> batch { return accumulation_packet<V>(ev.template packet<true, V>(k)); };
     // one horizontal combine per block, and none extra for the whole packets after the last block:
     // a short row (100 floats: 4 + 2 packets) pays one, where each costs a lane-by-lane pass
     // (9 planes of lanes for a dual<float, 8>)
@@ -70,14 +93,14 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
         // a composite packet (a dual<batch, 8> is 9 registers): one accumulator, as four would
         // spill to the stack on every step
         acc = id;
-        for (; i + w <= stop; i += w) acc = packet_combine<Op>(acc, ev.template packet<true, L>(i));
+        for (; i + w <= stop; i += w) acc = packet_combine<Op>(acc, next(i));
       } else {
         batch a0 = id, a1 = id, a2 = id, a3 = id;
         for (; i + 4 * w <= stop; i += 4 * w) {
-          a0 = packet_combine<Op>(a0, ev.template packet<true, L>(i));
-          a1 = packet_combine<Op>(a1, ev.template packet<true, L>(i + w));
-          a2 = packet_combine<Op>(a2, ev.template packet<true, L>(i + 2 * w));
-          a3 = packet_combine<Op>(a3, ev.template packet<true, L>(i + 3 * w));
+          a0 = packet_combine<Op>(a0, next(i));
+          a1 = packet_combine<Op>(a1, next(i + w));
+          a2 = packet_combine<Op>(a2, next(i + 2 * w));
+          a3 = packet_combine<Op>(a3, next(i + 3 * w));
         }
         acc = packet_combine<Op>(packet_combine<Op>(a0, a1), packet_combine<Op>(a2, a3));
       }
@@ -86,7 +109,7 @@ W reduce_row(const Ev& ev, index_t b, index_t e) {
     // whole packets left over (short rows: a row of 100 floats is 6 packets, not 6 scalar
     // quarters); fewer than 4 of them, so they join the last block's packet without widening
     for (; i + w <= e; i += w) {
-      acc = pending ? packet_combine<Op>(acc, ev.template packet<true, L>(i)) : ev.template packet<true, L>(i);
+      acc = pending ? packet_combine<Op>(acc, next(i)) : next(i);
       pending = true;
     }
     if (pending) total = Op::combine(total, horizontal<Op, W, L>(acc));
@@ -265,7 +288,7 @@ void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
       bool done = false;
       if constexpr (packet_reducible<Op, Ev>) {
         if (unit_or_zero) {
-          using L = V;
+          using L = accumulation_lane_t<V>;
           using P = packet_traits<L>;
           constexpr index_t w = index_t(P::size);
           alignas(64) L acc[chunk];
@@ -276,9 +299,9 @@ void reduce_axis(const leaf<T, cpu>& out, const E& e, int axis) {
             index_t j = j0;
             for (; j + w <= j1; j += w) {
               L* a = acc + (j - j0);
-              P::store_aligned(a, packet_combine<Op>(P::load(a), local.template packet<true, L>(j)));
+              P::store_aligned(a, packet_combine<Op>(P::load(a), accumulation_packet<V>(local.template packet<true, V>(j))));
             }
-            for (; j < j1; ++j) acc[j - j0] = Op::combine(acc[j - j0], local.scalar(j));
+            for (; j < j1; ++j) acc[j - j0] = Op::combine(acc[j - j0], convert_element<L>(local.scalar(j)));
           }
           for (index_t j = j0; j < j1; ++j) dst[j * out_j] = convert_element<T>(acc[j - j0]);
           done = true;
