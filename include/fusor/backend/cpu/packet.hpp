@@ -186,17 +186,26 @@ template <class F, class L> inline constexpr bool simd_op_v<scalar_comparison_fn
 // large), shifts (NumPy's out-of-range counts), imag, arg and cis (complex results).
 // clang-format on
 
+namespace detail::simd {
+/// Element types whose packets are reduced in wider lanes (float16 and bfloat16: their float32
+/// lanes; set in small_float_packet.hpp).
+template <class L>
+inline constexpr bool reduces_widened = false;
+}  // namespace detail::simd
+
 // Which reductions accumulate lanes of type L in SIMD registers on the cpu.
 template <class L>
-inline constexpr bool simd_reduce_v<detail::sum_op, L> = detail::one_of<L, float, double, std::int64_t>;
+inline constexpr bool simd_reduce_v<detail::sum_op, L> =
+    detail::one_of<L, float, double, std::int64_t> || detail::simd::reduces_widened<L>;
 template <class L>  // integers are summed in float64 for means: the scalar loop converts
-inline constexpr bool simd_reduce_v<detail::mean_sum_op, L> = detail::simd::floating<L>;
+inline constexpr bool simd_reduce_v<detail::mean_sum_op, L> =
+    detail::simd::floating<L> || detail::simd::reduces_widened<L>;
 template <class L>
 inline constexpr bool simd_reduce_v<detail::prod_op, L> = detail::simd::floating<L>;
 template <class L>
-inline constexpr bool simd_reduce_v<detail::max_op, L> = detail::simd::number<L>;
+inline constexpr bool simd_reduce_v<detail::max_op, L> = detail::simd::number<L> || detail::simd::reduces_widened<L>;
 template <class L>
-inline constexpr bool simd_reduce_v<detail::min_op, L> = detail::simd::number<L>;
+inline constexpr bool simd_reduce_v<detail::min_op, L> = detail::simd::number<L> || detail::simd::reduces_widened<L>;
 
 namespace detail::simd {
 /// A packet of float16 or bfloat16: float32 lanes (small_float_packet.hpp).

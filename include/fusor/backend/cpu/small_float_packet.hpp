@@ -192,20 +192,14 @@ auto apply_packet(const F& f, const A&... a) {
 
 }  // namespace detail::simd
 
-// The reductions that accumulate a 16-bit float's widened lanes in float32 registers (their
+// Sums, means, max and min accumulate a 16-bit float's widened lanes in float32 registers (their
 // accumulator, element_traits::accumulator, is float32).
-template <class L>
-  requires detail::simd::small<L>
-inline constexpr bool simd_reduce_v<detail::sum_op, L> = detail::simd::small_packets_available();
-template <class L>
-  requires detail::simd::small<L>
-inline constexpr bool simd_reduce_v<detail::mean_sum_op, L> = detail::simd::small_packets_available();
-template <class L>
-  requires detail::simd::small<L>
-inline constexpr bool simd_reduce_v<detail::max_op, L> = detail::simd::small_packets_available();
-template <class L>
-  requires detail::simd::small<L>
-inline constexpr bool simd_reduce_v<detail::min_op, L> = detail::simd::small_packets_available();
+namespace detail::simd {
+template <>
+inline constexpr bool reduces_widened<float16> = small_packets_available();
+template <>
+inline constexpr bool reduces_widened<bfloat16> = small_packets_available();
+}  // namespace detail::simd
 
 #if defined(FUSOR_SMALL_PACKET_BITS)
 template <class H>
