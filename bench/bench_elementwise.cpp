@@ -207,30 +207,13 @@ void hand_noise(benchmark::State& st) {
   report(st, 2.0 * n * sizeof(T));
 }
 
-// The fma statement on float16 and bfloat16 arrays (each operation computed in float32 and
-// rounded, loads and stores converted in registers: F16C / AVX-512), GB/s counting their 2 bytes
-// per element, beside float32's fused_fma and the triad in the same run; and the conversion from
-// float32 (astype) and the float32-accumulated sum, against the triad's bytes per second.
-template <class H>
-struct half_data {
-  array<H> x, z, w, y;
-  half_data()
-      : x(fusor::cast<H>(inputs<float>().x)), z(fusor::cast<H>(inputs<float>().z)), w(fusor::cast<H>(inputs<float>().w)),
-        y(fusor::cast<H>(inputs<float>().y)) {}
-};
-template <class H>
-void fused_fma_half(benchmark::State& st) {
-  static half_data<H> d;
-  fusor::set_num_threads(int(st.range(0)));
-  for (auto _ : st) {
-    d.y = d.x * d.z + d.w;
-    benchmark::ClobberMemory();
-  }
-  report(st, 4.0 * n * sizeof(H));
-}
+// float16 and bfloat16 (each operation computed in float32 and rounded, loads and stores
+// converted in registers: F16C / AVX-512), GB/s counting their 2 bytes per element: fused_fma on
+// them beside float32's and the triad in the same run, the conversion from float32 (astype) and
+// the float32-accumulated sum. Their inputs are float32's draws of the same seed, rounded.
 template <class H>
 void astype_half(benchmark::State& st) {
-  static half_data<H> d;
+  auto& d = inputs<H>();
   const array<float>& x = inputs<float>().x;
   fusor::set_num_threads(int(st.range(0)));
   for (auto _ : st) {
@@ -241,7 +224,7 @@ void astype_half(benchmark::State& st) {
 }
 template <class H>
 void sum_half(benchmark::State& st) {
-  static half_data<H> d;
+  auto& d = inputs<H>();
   fusor::set_num_threads(int(st.range(0)));
   for (auto _ : st) benchmark::DoNotOptimize(fusor::sum(d.x));
   report(st, double(n) * sizeof(H));
@@ -250,8 +233,8 @@ BENCHMARK(astype_half<fusor::float16>)->Name("astype/float32_to_float16")->Arg(1
 BENCHMARK(astype_half<fusor::bfloat16>)->Name("astype/float32_to_bfloat16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(sum_half<fusor::float16>)->Name("sum/float16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(sum_half<fusor::bfloat16>)->Name("sum/bfloat16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(fused_fma_half<fusor::float16>)->Name("fused_fma/float16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(fused_fma_half<fusor::bfloat16>)->Name("fused_fma/bfloat16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fused_fma<fusor::float16>)->Name("fused_fma/float16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fused_fma<fusor::bfloat16>)->Name("fused_fma/bfloat16")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 #define FUSOR_BENCH(fn)                                                       \
   BENCHMARK(fn<float>)->Name(#fn "/float")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond); \

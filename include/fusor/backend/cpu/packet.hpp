@@ -7,6 +7,7 @@
 //   simd_reduce_v<Op, L> the same for reduction operators.
 // Plus the few functors whose SIMD form differs from their scalar code (selections,
 // NaN-propagating min/max, single-rounded fma).
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -207,14 +208,6 @@ inline constexpr bool simd_reduce_v<detail::max_op, L> = detail::simd::number<L>
 template <class L>
 inline constexpr bool simd_reduce_v<detail::min_op, L> = detail::simd::number<L> || detail::simd::reduces_widened<L>;
 
-namespace detail::simd {
-/// A packet of float16 or bfloat16: float32 lanes (small_float_packet.hpp).
-template <class H>
-struct small_packet;
-template <class H>
-struct small_result;
-}  // namespace detail::simd
-
 /// The plain numbers' packets: one xsimd batch.
 template <class T>
   requires detail::simd::number<T>
@@ -228,16 +221,14 @@ struct packet_traits<T> {
   static type load(const T* p) { return type::load_unaligned(p); }
   static type broadcast(const T& v) { return type(v); }
   static void store_aligned(T* p, const type& v) { v.store_aligned(p); }
-  /// A float16 or bfloat16 operand in a float32 statement: its lanes are float32 already.
-  template <class H>
-    requires std::is_same_v<T, float>
-  static type lift(const detail::simd::small_packet<H>& h) {
-    return h.v;
-  }
-  template <class H>
-    requires std::is_same_v<T, float>
-  static type lift(const detail::simd::small_result<H>& r) {
-    return r.rounded();
+  /// A float16 or bfloat16 operand in a float32 statement (a packet or a result still to be
+  /// rounded): its float32 lanes.
+  template <class Q>
+    requires std::is_same_v<T, float> && requires(const Q& q) {
+      { q.lanes() } -> std::convertible_to<type>;
+    }
+  static type lift(const Q& q) {
+    return q.lanes();
   }
 };
 

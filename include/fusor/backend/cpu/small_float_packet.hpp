@@ -127,6 +127,8 @@ inline void narrow_store(H* p, const batch<float>& x) {
 template <class H>
 struct small_packet {
   batch<float> v;
+  /// The float32 lanes a functor or a float32 statement reads.
+  const batch<float>& lanes() const { return v; }
 };
 
 /// A functor's float32 result on packets of H, not yet rounded to H: the next functor rounds it
@@ -136,8 +138,8 @@ template <class H>
 struct small_result {
   batch<float> v;
 #if defined(FUSOR_SMALL_PACKET_BITS)
-  batch<float> rounded() const { return round_to<H>(v); }
-  operator small_packet<H>() const { return {rounded()}; }
+  batch<float> lanes() const { return round_to<H>(v); }
+  operator small_packet<H>() const { return {lanes()}; }
 #endif
 };
 
@@ -151,8 +153,7 @@ inline constexpr bool is_small_packet<small_result<H>> = true;
 /// The float32 lanes a functor reads: a packet of H's as they are, a pending result rounded.
 template <class X>
 decltype(auto) unwrap_small(const X& x) {
-  if constexpr (requires { x.rounded(); }) return x.rounded();
-  else if constexpr (is_small_packet<X>) return (x.v);
+  if constexpr (is_small_packet<X>) return x.lanes();
   else return (x);
 }
 
@@ -218,7 +219,7 @@ struct packet_traits<H> {
   static void store_aligned(H* p, const type& v) { detail::simd::narrow_store(p, v.v); }
   static void store_aligned(H* p, const detail::simd::small_result<H>& r) {
     if constexpr (std::is_same_v<H, float16>) detail::simd::narrow_store(p, r.v);  // vcvtps2ph rounds
-    else detail::simd::narrow_store(p, r.rounded());
+    else detail::simd::narrow_store(p, r.lanes());
   }
   /// A float32 operand converted to H (astype<H> of a float array), rounded once.
   static type lift(const wide_batch& x) { return {detail::simd::round_to<H>(x)}; }
