@@ -531,3 +531,35 @@ TEST_CASE_TEMPLATE("float16 and bfloat16: every function computes in float32 and
   }
   CHECK(bad == 0);
 }
+
+TEST_CASE_TEMPLATE("float16 and bfloat16 values are scalar operands, typed as NumPy 2's np.float16 scalars", H,
+                   fusor::float16, fusor::bfloat16) {
+  using Other = std::conditional_t<std::is_same_v<H, fusor::float16>, fusor::bfloat16, fusor::float16>;
+  const array<H> h = array<H>(std::span<const H>(std::vector<H>{H(1.0f), H(2.5f), H(-3.0f)}), extents{3});
+  // not weak like a C++ float (which keeps any float array's type): the scalar promotes as its
+  // array type would
+  static_assert(std::is_same_v<value_t<decltype(h / H(2.0f))>, H>);
+  static_assert(std::is_same_v<value_t<decltype(H(2.0f) - h)>, H>);
+  static_assert(std::is_same_v<value_t<decltype(h * Other(2.0f))>, float>);  // ml_dtypes: float32
+  static_assert(std::is_same_v<value_t<decltype(array<std::int8_t>{1} * H(2.0f))>, H>);
+  static_assert(std::is_same_v<value_t<decltype(array<std::int16_t>{1} * H(2.0f))>, float>);
+  static_assert(std::is_same_v<value_t<decltype(array<std::int32_t>{1} * H(2.0f))>, double>);
+  static_assert(std::is_same_v<value_t<decltype(array<float>{1} * H(2.0f))>, float>);
+  static_assert(std::is_same_v<value_t<decltype(array<double>{1} + H(2.0f))>, double>);
+  static_assert(std::is_same_v<value_t<decltype(array<std::complex<float>>{1} * H(2.0f))>, std::complex<float>>);
+  // values: computed in float32 and rounded once, as with an array operand
+  const array<H> q = h / H(3.0f);
+  for (index_t i = 0; i < 3; ++i) CHECK(q.data()[i].bits == H(float(h.data()[i]) / 3.0f).bits);
+  const array<double> wide = array<std::int32_t>{7} * H(0.1f);
+  CHECK(wide.data()[0] == 7 * double(float(H(0.1f))));
+  const array<H> picked = where(h > H(0.0f), H(0.5f), h), clipped = clip(h, H(-1.0f), H(2.0f));
+  CHECK(float(picked.data()[1]) == 0.5f);
+  CHECK(float(picked.data()[2]) == -3.0f);
+  CHECK(float(clipped.data()[2]) == -1.0f);
+  array<H> acc = h.copy();
+  acc += H(1.0f);
+  CHECK(float(acc.data()[2]) == -2.0f);
+  acc.fill(Other(4.0f));
+  CHECK(float(acc.data()[0]) == 4.0f);
+  CHECK(float(full_like(h, H(7.0f)).data()[1]) == 7.0f);
+}

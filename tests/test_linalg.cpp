@@ -167,6 +167,93 @@ TEST_CASE_TEMPLATE("batched and broadcast matmul, and 1-d operands", T, float, d
   check_matmul<T>(extents{1}, extents{1}, 13);
 }
 
+// ---- float16 and bfloat16: products accumulate in float32 and round once ---------------------
+
+namespace {
+/// |got - want| <= half an ulp of H at want (the one rounding) + float32's accumulation bound
+/// 2^-22 k sum |a||b| (4 units of float32's epsilon per term, for any summation order).
+template <class H>
+void check_half_product(const array_view<H>& got, const std::vector<double>& want, const std::vector<double>& mags,
+                        index_t k) {
+  const double half_ulp = std::is_same_v<H, fusor::float16> ? 0x1p-11 : 0x1p-8;
+  REQUIRE(std::size_t(got.size()) == want.size());
+  const auto g = flat_refs(got);
+  int bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double bound = half_ulp * std::abs(want[i]) + 0x1p-22 * double(k) * mags[i];
+    if (!(std::abs(g[i] - want[i]) <= bound) && ++bad <= 5) CHECK_MESSAGE(false, "element ", i, ": ", g[i], " vs ", want[i]);
+  }
+  CHECK(bad == 0);
+}
+template <class H>
+void check_half_matmul(const extents& sa, const extents& sb, std::uint64_t seed, bool transposed = false) {
+  const auto va = test::values<H>(sa.numel(), -2, 2, seed), vb = test::values<H>(sb.numel(), -2, 2, seed + 7);
+  std::vector<double> ra = refs(va), rb = refs(vb), aa, ab;
+  for (double x : ra) aa.push_back(std::abs(x));
+  for (double x : rb) ab.push_back(std::abs(x));
+  extents out;
+  const auto want = ref_matmul(ra, sa, rb, sb, out), mags = ref_matmul(aa, sa, ab, sb, out);
+  const index_t k = sa[sa.size() - 1];
+  INFO("matmul ", to_string(sa), " @ ", to_string(sb), " dtype ", dtype_name<H>(), transposed ? " (b transposed)" : "");
+  const auto a = make(va, sa);
+  if (!transposed) {
+    const array<H> c = matmul(a, make(vb, sb));
+    CHECK(c.shape() == out);
+    check_half_product<H>(c.view(), want, mags, k);
+  } else {  // b stored as its transpose and read through a transposed view (CblasTrans)
+    const extents st{sb[1], sb[0]};
+    array<H> bt(st);
+    for (index_t p = 0; p < sb[0]; ++p)
+      for (index_t j = 0; j < sb[1]; ++j) bt.data()[j * sb[0] + p] = vb[std::size_t(p * sb[1] + j)];
+    const array<H> c = matmul(a, array_view<H>(bt.data(), sb, extents{index_t(1), sb[0]}));
+    check_half_product<H>(c.view(), want, mags, k);
+  }
+}
+}  // namespace
+
+TEST_CASE_TEMPLATE("float16 and bfloat16 products accumulate in float32 and round once", H, fusor::float16,
+                   fusor::bfloat16) {
+  // sizes at float32's SIMD edges, K across the 512-wide panels the cpu widens (512, 1100)
+  const index_t sizes[] = {0, 1, 15, 17};
+  std::uint64_t seed = 1;
+  for (index_t m : sizes)
+    for (index_t k : sizes) check_half_matmul<H>(extents{m, k}, extents{k, 16}, seed++);
+  check_half_matmul<H>(extents{7, 512}, extents{512, 9}, 50);
+  check_half_matmul<H>(extents{5, 1100}, extents{1100, 3}, 51);
+  check_half_matmul<H>(extents{33, 1100}, extents{1100, 21}, 52, true);
+  check_half_matmul<H>(extents{2, 1, 5, 6}, extents{3, 6, 2}, 53);  // broadcast batches
+  check_half_matmul<H>(extents{6}, extents{6, 4}, 54);              // gemv, both ways
+  check_half_matmul<H>(extents{5, 1100}, extents{1100}, 55);
+  check_half_matmul<H>(extents{1100}, extents{1100}, 56);           // dot through matmul
+
+  // a half accumulator stops growing at 2^11 (float16) or 2^8 (bfloat16): 3000 ones sum to 3000
+  // in float32, rounded once (3008 in bfloat16)
+  const array<H> ones_row = ones<H>(extents{3, 3000}), ones_col = ones<H>(extents{3000, 2});
+  const H want = H(3000.0f);
+  const array<H> c = matmul(ones_row, ones_col);
+  for (index_t i = 0; i < c.size(); ++i) CHECK(float(c.data()[i]) == float(want));
+  const array<H> v = ones<H>(extents{3000}), strided_v = ones<H>(extents{6000});
+  CHECK(float(dot(v, v).item()) == float(want));
+  CHECK(float(vdot(v, v)) == float(want));
+  CHECK(float(inner(v, v).item()) == float(want));
+  CHECK(float(matmul(ones_row, strided_v(range(0, 6000, 2))).data()[1]) == float(want));  // gemv, stride 2
+  CHECK(float(einsum("ij,jk->ik", ones_row, ones_col).data()[0]) == float(want));
+  CHECK(float(tensordot(ones_row, ones_col, 1).data()[5]) == float(want));
+
+  // a product is kept in float32 before the sum: (1 + e)^2 - (1 + 2e) is e^2 (e = H's epsilon),
+  // where products rounded to H would cancel to 0
+  const float e = std::is_same_v<H, fusor::float16> ? 0x1p-10f : 0x1p-7f;
+  const array<H> x = make(std::vector<H>{H(1 + e), H(-(1 + 2 * e))}, extents{2});
+  const array<H> y = make(std::vector<H>{H(1 + e), H(1.0f)}, extents{2});
+  CHECK(float(dot(x, y).item()) == e * e);
+  CHECK(float(vdot(x, y)) == e * e);
+  CHECK(float(matmul(x.reshape(extents{1, 2}), y).data()[0]) == e * e);
+
+  // mixed with float32 the product is float32's
+  static_assert(std::is_same_v<value_t<decltype(matmul(ones_row, ones<float>(extents{3000, 2})))>, float>);
+  CHECK_THROWS_AS(matmul(ones_row, ones<H>(extents{2999, 2})), shape_error);
+}
+
 TEST_CASE("matmul makes one BLAS call per batch matrix, one for a stack times a matrix") {
   const auto va = test::values<float>(4 * 5 * 6, -1, 1, 1), vb = test::values<float>(4 * 6 * 3, -1, 1, 2);
   auto a = make(va, {4, 5, 6});

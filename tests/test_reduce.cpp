@@ -313,6 +313,62 @@ TEST_CASE("var/std ddof, norm of INT_MIN, and means of large int64 follow NumPy"
   CHECK(mean(big, 0)() == doctest::Approx(9.223372036854775807e18));
 }
 
+TEST_CASE_TEMPLATE("float16 and bfloat16 statistics keep the 16-bit type, computed in float32 and rounded once", H,
+                   fusor::float16, fusor::bfloat16) {
+  const index_t rows = 5, cols = 33;
+  std::vector<H> v(std::size_t(rows * cols));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = H(float(std::sin(0.7 * double(i)) * 90 + 300));
+  const array<H> x(std::span<const H>(v), extents{rows, cols});
+  // a plain double loop over the 16-bit values, rounded to H once: within half a unit of H of
+  // fusor's float32 result (float32's own error is far below that)
+  auto within = [](H got, double want) {
+    const double ulp = std::ldexp(1.0, std::ilogb(want) - std::numeric_limits<H>::digits + 1);
+    return std::abs(double(float(got)) - want) <= 0.5 * ulp + 1e-6 * std::abs(want);
+  };
+  auto stats = [&](index_t begin, index_t count, index_t stride, int d) {
+    double m = 0, ss = 0;
+    for (index_t k = 0; k < count; ++k) m += double(float(v[std::size_t(begin + k * stride)]));
+    m /= double(count);
+    for (index_t k = 0; k < count; ++k) ss += std::pow(double(float(v[std::size_t(begin + k * stride)])) - m, 2);
+    return std::pair{m, ss / double(count - d)};
+  };
+  const auto [m_all, v_all] = stats(0, rows * cols, 1, 0);
+  static_assert(std::is_same_v<decltype(mean(x)), H> && std::is_same_v<decltype(var(x)), H>);
+  static_assert(std::is_same_v<decltype(fusor::std(x)), H> && std::is_same_v<value_t<decltype(mean(x, 0))>, H>);
+  CHECK(within(mean(x), m_all));
+  CHECK(within(var(x), v_all));
+  CHECK(within(fusor::std(x), std::sqrt(v_all)));
+  CHECK(within(nanmean(x), m_all));
+  CHECK(within(average(x, ones<H>(extents{rows, cols})), m_all));
+  const array<H> m1 = mean(x, 1), v1 = var(x, 1, ddof(1)), s0 = fusor::std(x, 0), n1 = nanvar(x, 1);
+  const array<H> a1 = average(x, ones<H>(extents{cols}), 1);
+  for (index_t r = 0; r < rows; ++r) {
+    const auto [m, var1] = stats(r * cols, cols, 1, 1);
+    CHECK(within(m1.data()[r], m));
+    CHECK(within(v1.data()[r], var1));
+    CHECK(within(n1.data()[r], var1 * double(cols - 1) / double(cols)));
+    CHECK(within(a1.data()[r], m));
+  }
+  for (index_t c = 0; c < cols; ++c) CHECK(within(s0.data()[c], std::sqrt(stats(c, rows, cols, 0).second)));
+
+  // one deviation of 350 among eight: its square (122500) is past float16's largest value, which
+  // NumPy's float16 var computes in; in float32 the variance 17500 is exact before its rounding
+  const array<H> spike = array<H>(std::span<const H>(std::vector<H>{H(400.0f), H(0.0f), H(0.0f), H(0.0f), H(0.0f),
+                                                                      H(0.0f), H(0.0f), H(0.0f)}),
+                                  extents{8});
+  CHECK(float(var(spike)) == float(H(17500.0f)));
+  CHECK(float(var(spike.reshape(extents{1, 8}), 1).data()[0]) == float(H(17500.0f)));
+  // a mean along an axis divides the float32 sum before rounding: 1027 + 1026 + 1024 is 3077, a
+  // tie that float16 rounds to 3076 (mean 1025.33 -> 1025); unrounded, 1025.67 -> 1026
+  if constexpr (std::is_same_v<H, fusor::float16>) {
+    const array<H> t = array<H>(std::span<const H>(std::vector<H>{H(1027.0f), H(1026.0f), H(1024.0f)}), extents{1, 3});
+    CHECK(float(mean(t, 1).data()[0]) == 1026.0f);
+    CHECK(float(mean(t)) == 1026.0f);
+  }
+  // an empty mean is NaN in the 16-bit type, as NumPy's
+  CHECK(fusor::isnan(mean(array<H>(extents{0}))));
+}
+
 TEST_CASE("NumPy parity: negative vector norm orders, integer true division by any integer, trapezoid's type") {
   // numpy.linalg.norm's values (NumPy 2.4): (sum |x|^p)^(1/p) for p < 0 too; a zero element gives 0
   const array<double> v{3.0, -4.0, 1.0, 0.5};

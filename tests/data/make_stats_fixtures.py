@@ -30,6 +30,14 @@ test runs fusor on exactly NumPy's input:
   ew_<f>.npy               np.<f>(ew_in) for i0, sinc, rint, fix, signbit, reciprocal, deg2rad,
                            nan_to_num; np.<f>(ew_in, ew_in[::-1]) for hypot, copysign, fmod,
                            remainder, heaviside, logaddexp, logaddexp2
+  in_h.npy             float16 (6, 33)  random normal * 60 + 200, seed 24 (NumPy rounds to float16)
+  h_<r>_<a>.npy        float16 results of np.<r>(in_h, axis=a) for sum, mean (all, 0, 1), var
+                       (axis 1, ddof 1), std (axis 0), nanmean of in_h with NaN at every 7th
+                       element (axis 1); NumPy sums contiguous float16 elements with float32
+                       pairwise accumulators, adds row by row in float16 along a leading axis,
+                       computes var's squares in float16 and rounds nanmean's sum before dividing
+  h_ew_<f>.npy         np.<f> of float16 operands (in_h / 50, and its reverse for two operands)
+                       for add, multiply, divide, exp, sin, tanh, sqrt (of |x|), log1p (of |x|)
 """
 import os
 import sys
@@ -89,3 +97,26 @@ with np.errstate(all="ignore"):
     r = ew[::-1]
     for f in ["hypot", "copysign", "fmod", "remainder", "heaviside", "logaddexp", "logaddexp2"]:
         save("ew_" + f, getattr(np, f)(ew, r))
+
+# float16: NumPy 2's arithmetic on its 2-byte float (each ufunc computed in float32 and rounded)
+h = (np.random.default_rng(24).normal(size=(6, 33)) * 60 + 200).astype(np.float16)
+save("in_h", h)
+save("h_sum_all", np.array(h.sum()))
+save("h_sum_0", h.sum(axis=0))
+save("h_mean_all", np.array(h.mean()))
+save("h_mean_0", h.mean(axis=0))
+save("h_mean_1", h.mean(axis=1))
+save("h_var_1", h.var(axis=1, ddof=1))
+save("h_std_0", h.std(axis=0))
+hn = h.copy()
+hn.flat[::7] = np.nan
+save("h_nanmean_1", np.nanmean(hn, axis=1))
+e = (h / np.float16(50)).ravel()
+er = e[::-1]
+save("h_ew_add", e + er)
+save("h_ew_multiply", e * er)
+save("h_ew_divide", e / er)
+for f in ["exp", "sin", "tanh"]:
+    save("h_ew_" + f, getattr(np, f)(e))
+save("h_ew_sqrt", np.sqrt(np.abs(e)))
+save("h_ew_log1p", np.log1p(np.abs(e)))

@@ -95,9 +95,16 @@ inline constexpr bool is_element_v = element_traits<T>::is_element;
 template <class T>
 concept element = is_element_v<T>;
 
-/// A C++ value usable as a scalar operand of an expression.
+namespace detail {
+/// Whether T is one of the 16-bit floats (specialised in half.hpp).
+template <class T>
+inline constexpr bool small_float_v = false;
+}  // namespace detail
+
+/// A C++ value usable as a scalar operand of an expression: a built-in number, a complex, or a
+/// float16/bfloat16 value.
 template <class S>
-concept scalar = std::is_arithmetic_v<S> || is_complex_v<S>;
+concept scalar = std::is_arithmetic_v<S> || is_complex_v<S> || detail::small_float_v<S>;
 
 /// An integer type, bool excluded (NumPy's np.integer): what indices, counts and integer-only
 /// operations take.
@@ -242,10 +249,16 @@ template <class T>
 using to_float_t = typename element_traits<T>::float_type;
 
 /// The type of `array<T> op s` for a C++ scalar s of type S (NumPy's weak scalars): the scalar
-/// adopts the array's type unless its kind is higher (an int array times 2.5 is float64).
+/// adopts the array's type unless its kind is higher (an int array times 2.5 is float64). A
+/// float16 or bfloat16 scalar is not weak: it promotes as its type does.
 template <class T, class S>
 constexpr auto weak_result() {
-  if constexpr (!detail::builtin_element_type<T>) {
+  if constexpr (detail::small_float_v<S> && (detail::builtin_element_type<T> || detail::small_float_v<T>)) {
+    // a float16/bfloat16 value is typed, as NumPy 2's np.float16 scalar is (not a weak Python
+    // float): it promotes as an array of its type would (int8 * float16 is float16, int32 * float16
+    // float64, float32 * float16 float32)
+    return promote_t<T, S>{};
+  } else if constexpr (!detail::builtin_element_type<T>) {
     if constexpr (detail::weak_with_scalar<T, S>)
       return typename element_traits<T>::template weak_with<S>{};
     else return T{};

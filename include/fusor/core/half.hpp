@@ -207,8 +207,6 @@ struct small_float {
 };
 
 namespace detail {
-template <class T>
-inline constexpr bool small_float_v = false;
 template <int M, int E>
 inline constexpr bool small_float_v<small_float<M, E>> = true;
 }  // namespace detail

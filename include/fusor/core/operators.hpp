@@ -37,7 +37,8 @@ auto operand_node(const X& x) {
                           std::string(dtype_name<T>()) +
                           ", the array's type (NumPy 2 raises too); convert the array first, e.g. astype<std::int64_t>()");
     }
-    return scalar_expr<T>{static_cast<T>(x)};
+    if constexpr (small_float_v<X>) return scalar_expr<T>{convert_element<T>(x)};  // (to complex too)
+    else return scalar_expr<T>{static_cast<T>(x)};
   }
 }
 

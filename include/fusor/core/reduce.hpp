@@ -67,9 +67,22 @@ void require_nonempty(const N& node, const char* what) {
 
 // (types outside NumPy's table, such as dual numbers, keep their type: they carry more than a value)
 template <class V>
-using mean_result_t = std::conditional_t<std::is_floating_point_v<V> || is_complex_v<V> ||
+using mean_result_t = std::conditional_t<std::is_floating_point_v<V> || small_float_v<V> || is_complex_v<V> ||
                                              element_traits<V>::kind == element_kind::other,
                                          V, double>;
+
+// float16 and bfloat16 statistics keep the 16-bit type (NumPy's dtype) but are computed in float32
+// on the widened values and rounded once at the end (PyTorch's float32 arithmetic for them): a
+// float16 sum of squares would overflow past deviations of 256, and a rounded mean would bias
+// the deviations. So mean, var, std and their NaN and weighted forms call their float32 selves.
+template <class V>
+inline constexpr bool stats_in_float32 = small_float_v<V>;
+/// The float32 result r (a value or an array) rounded once to the 16-bit type V.
+template <class V, class R>
+auto rounded_stat(const R& r) {
+  if constexpr (is_expression_v<R>) return r.template astype<V>();
+  else return convert_element<V>(r);
+}
 
 template <class V>
 constexpr void require_real() {
@@ -226,12 +239,15 @@ template <expression E>
 auto mean(const E& e, int axis, bool keepdims = false) {
   auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
-  const extents s = expr_shape(node);
-  auto out = detail::reduce_along<detail::mean_sum_op, M>(node, axis, keepdims);
-  const index_t count = s[normalize_axis(axis, s.size())];
-  if constexpr (element_traits<M>::kind == element_kind::other) out /= double(count);
-  else out /= static_cast<real_t<M>>(count);
-  return out;
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(mean(cast<float>(node), axis, keepdims));
+  else {
+    const extents s = expr_shape(node);
+    auto out = detail::reduce_along<detail::mean_sum_op, M>(node, axis, keepdims);
+    const index_t count = s[normalize_axis(axis, s.size())];
+    if constexpr (element_traits<M>::kind == element_kind::other) out /= double(count);
+    else out /= static_cast<real_t<M>>(count);
+    return out;
+  }
 }
 
 namespace detail {
@@ -247,31 +263,37 @@ template <expression E>
 auto var(const E& e, ddof d = ddof(0)) {
   auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
-  using R = real_t<M>;
-  const index_t n = expr_shape(node).numel();
-  const M m = mean(node);
-  const auto dev = cast<M>(node) - scalar_expr<M>{m};  // (a node: a dual mean is no plain scalar)
-  R ss;
-  if constexpr (is_complex_v<M>) ss = sum(square(abs(dev)));
-  else ss = sum(square(dev));
-  return ss / detail::dof<R>(n, d.value);
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(var(cast<float>(node), d));
+  else {
+    using R = real_t<M>;
+    const index_t n = expr_shape(node).numel();
+    const M m = mean(node);
+    const auto dev = cast<M>(node) - scalar_expr<M>{m};  // (a node: a dual mean is no plain scalar)
+    R ss;
+    if constexpr (is_complex_v<M>) ss = sum(square(abs(dev)));
+    else ss = sum(square(dev));
+    return ss / detail::dof<R>(n, d.value);
+  }
 }
 /// Variance along one axis.
 template <expression E>
 auto var(const E& e, int axis, ddof d, bool keepdims = false) {
   auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
-  using R = real_t<M>;
-  const extents s = expr_shape(node);
-  const int ax = normalize_axis(axis, s.size());
-  const auto m = mean(node, ax, true);
-  const auto dev = cast<M>(node) - m;
-  array<R, detail::reduce_backend_t<E>> out;
-  if constexpr (is_complex_v<M>) out = sum(square(abs(dev)), ax, keepdims);
-  else out = sum(square(dev), ax, keepdims);
-  if constexpr (element_traits<R>::kind == element_kind::other) out /= double(std::max<index_t>(s[ax] - d.value, 0));
-  else out /= detail::dof<R>(s[ax], d.value);
-  return out;
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(var(cast<float>(node), axis, d, keepdims));
+  else {
+    using R = real_t<M>;
+    const extents s = expr_shape(node);
+    const int ax = normalize_axis(axis, s.size());
+    const auto m = mean(node, ax, true);
+    const auto dev = cast<M>(node) - m;
+    array<R, detail::reduce_backend_t<E>> out;
+    if constexpr (is_complex_v<M>) out = sum(square(abs(dev)), ax, keepdims);
+    else out = sum(square(dev), ax, keepdims);
+    if constexpr (element_traits<R>::kind == element_kind::other) out /= double(std::max<index_t>(s[ax] - d.value, 0));
+    else out /= detail::dof<R>(s[ax], d.value);
+    return out;
+  }
 }
 template <expression E>
 auto var(const E& e, int axis, bool keepdims = false) {
@@ -280,13 +302,20 @@ auto var(const E& e, int axis, bool keepdims = false) {
 template <expression E>
 auto std(const E& e, ddof d = ddof(0)) {
   using std::sqrt;
-  return sqrt(var(e, d));
+  using V = value_t<node_t<E>>;
+  if constexpr (detail::stats_in_float32<V>) return detail::rounded_stat<V>(std(cast<float>(detail::to_node(e)), d));
+  else return sqrt(var(e, d));
 }
 template <expression E>
 auto std(const E& e, int axis, ddof d, bool keepdims = false) {
-  auto v = var(e, axis, d, keepdims);
-  v = sqrt(v);
-  return v;
+  using V = value_t<node_t<E>>;
+  if constexpr (detail::stats_in_float32<V>) {
+    return detail::rounded_stat<V>(std(cast<float>(detail::to_node(e)), axis, d, keepdims));
+  } else {
+    auto v = var(e, axis, d, keepdims);
+    v = sqrt(v);
+    return v;
+  }
 }
 template <expression E>
 auto std(const E& e, int axis, bool keepdims = false) {

@@ -286,19 +286,25 @@ template <expression E>
 auto nanmean(const E& e) {
   const auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
-  const auto total = convert_element<M>(sum(cast<M>(detail::nan_filled(node, 0))));
-  const index_t count = sum(detail::not_nan_count(node));
-  if (count == 0) return M(std::numeric_limits<real_t<M>>::quiet_NaN());
-  return M(total / static_cast<real_t<M>>(count));
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(nanmean(cast<float>(node)));
+  else {
+    const auto total = convert_element<M>(sum(cast<M>(detail::nan_filled(node, 0))));
+    const index_t count = sum(detail::not_nan_count(node));
+    if (count == 0) return M(std::numeric_limits<real_t<M>>::quiet_NaN());
+    return M(total / static_cast<real_t<M>>(count));
+  }
 }
 template <expression E>
 auto nanmean(const E& e, int axis, bool keepdims = false) {
   const auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
-  auto total = sum(cast<M>(detail::nan_filled(node, 0)), axis, keepdims);
-  const auto count = sum(detail::not_nan_count(node), axis, keepdims);
-  total = total / cast<real_t<M>>(count);
-  return total;
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(nanmean(cast<float>(node), axis, keepdims));
+  else {
+    auto total = sum(cast<M>(detail::nan_filled(node, 0)), axis, keepdims);
+    const auto count = sum(detail::not_nan_count(node), axis, keepdims);
+    total = total / cast<real_t<M>>(count);
+    return total;
+  }
 }
 /// np.nanvar / np.nanstd: two passes over the non-NaN values; ddof as in var, NaN where it leaves
 /// no degrees of freedom (NumPy).
@@ -306,33 +312,39 @@ template <expression E>
 auto nanvar(const E& e, ddof d = ddof(0)) {
   const auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
-  using R = real_t<M>;
-  const M m = nanmean(node);
-  const index_t count = sum(detail::not_nan_count(node));
-  const auto dev = cast<M>(node) - m;
-  R ss;
-  if constexpr (is_complex_v<M>) ss = sum(where(isnan(dev), R(0), square(abs(dev))));
-  else ss = sum(where(isnan(dev), R(0), square(dev)));
-  if (count - d.value <= 0) return std::numeric_limits<R>::quiet_NaN();  // NumPy: NaN, not inf
-  return ss / detail::dof<R>(count, d.value);
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(nanvar(cast<float>(node), d));
+  else {
+    using R = real_t<M>;
+    const M m = nanmean(node);
+    const index_t count = sum(detail::not_nan_count(node));
+    const auto dev = cast<M>(node) - m;
+    R ss;
+    if constexpr (is_complex_v<M>) ss = sum(where(isnan(dev), R(0), square(abs(dev))));
+    else ss = sum(where(isnan(dev), R(0), square(dev)));
+    if (count - d.value <= 0) return std::numeric_limits<R>::quiet_NaN();  // NumPy: NaN, not inf
+    return ss / detail::dof<R>(count, d.value);
+  }
 }
 template <expression E>
 auto nanvar(const E& e, int axis, ddof d, bool keepdims = false) {
   const auto node = detail::to_node(e);
   using M = detail::mean_result_t<value_t<decltype(node)>>;
-  using R = real_t<M>;
-  const extents s = expr_shape(node);
-  if (s.size() == 0) throw index_error("fusor: cannot reduce a 0-dimensional expression along axis " + std::to_string(axis));
-  const int ax = normalize_axis(axis, s.size());
-  const auto m = nanmean(node, ax, true);
-  const auto dev = cast<M>(node) - m;
-  array<R, detail::reduce_backend_t<E>> out;
-  if constexpr (is_complex_v<M>) out = sum(where(isnan(dev), R(0), square(abs(dev))), ax, keepdims);
-  else out = sum(where(isnan(dev), R(0), square(dev)), ax, keepdims);
-  const auto count = sum(detail::not_nan_count(node), ax, keepdims);
-  out = where(count - std::int64_t(d.value) <= std::int64_t(0), std::numeric_limits<R>::quiet_NaN(),
-              out / cast<R>(count - std::int64_t(d.value)));
-  return out;
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(nanvar(cast<float>(node), axis, d, keepdims));
+  else {
+    using R = real_t<M>;
+    const extents s = expr_shape(node);
+    if (s.size() == 0) throw index_error("fusor: cannot reduce a 0-dimensional expression along axis " + std::to_string(axis));
+    const int ax = normalize_axis(axis, s.size());
+    const auto m = nanmean(node, ax, true);
+    const auto dev = cast<M>(node) - m;
+    array<R, detail::reduce_backend_t<E>> out;
+    if constexpr (is_complex_v<M>) out = sum(where(isnan(dev), R(0), square(abs(dev))), ax, keepdims);
+    else out = sum(where(isnan(dev), R(0), square(dev)), ax, keepdims);
+    const auto count = sum(detail::not_nan_count(node), ax, keepdims);
+    out = where(count - std::int64_t(d.value) <= std::int64_t(0), std::numeric_limits<R>::quiet_NaN(),
+                out / cast<R>(count - std::int64_t(d.value)));
+    return out;
+  }
 }
 template <expression E>
 auto nanvar(const E& e, int axis, bool keepdims = false) {
@@ -341,13 +353,20 @@ auto nanvar(const E& e, int axis, bool keepdims = false) {
 template <expression E>
 auto nanstd(const E& e, ddof d = ddof(0)) {
   using std::sqrt;
-  return sqrt(nanvar(e, d));
+  using V = value_t<node_t<E>>;
+  if constexpr (detail::stats_in_float32<V>) return detail::rounded_stat<V>(nanstd(cast<float>(detail::to_node(e)), d));
+  else return sqrt(nanvar(e, d));
 }
 template <expression E>
 auto nanstd(const E& e, int axis, ddof d, bool keepdims = false) {
-  auto v = nanvar(e, axis, d, keepdims);
-  v = sqrt(v);
-  return v;
+  using V = value_t<node_t<E>>;
+  if constexpr (detail::stats_in_float32<V>) {
+    return detail::rounded_stat<V>(nanstd(cast<float>(detail::to_node(e)), axis, d, keepdims));
+  } else {
+    auto v = nanvar(e, axis, d, keepdims);
+    v = sqrt(v);
+    return v;
+  }
 }
 template <expression E>
 auto nanstd(const E& e, int axis, bool keepdims = false) {
@@ -478,12 +497,15 @@ auto average(const E& e, const W& w) {
                       to_string(expr_shape(x)) + ", got " + to_string(expr_shape(wn)) +
                       " (a 1-d weight vector goes with an axis)");
   using M = detail::mean_result_t<promote_t<value_t<decltype(x)>, value_t<decltype(wn)>>>;
-  const M total_w = convert_element<M>(sum(cast<M>(wn)));
-  if (total_w == M(0))
-    throw value_error("fusor: average's weights sum to zero, so they cannot be normalised (NumPy raises "
-                      "ZeroDivisionError)");
-  const M total = convert_element<M>(sum(cast<M>(x) * cast<M>(wn)));
-  return M(total / total_w);
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(average(cast<float>(x), cast<float>(wn)));
+  else {
+    const M total_w = convert_element<M>(sum(cast<M>(wn)));
+    if (total_w == M(0))
+      throw value_error("fusor: average's weights sum to zero, so they cannot be normalised (NumPy raises "
+                        "ZeroDivisionError)");
+    const M total = convert_element<M>(sum(cast<M>(x) * cast<M>(wn)));
+    return M(total / total_w);
+  }
 }
 /// Along an axis: w has x's shape, or is 1-d with the axis's length (NumPy's two forms).
 template <expression E, expression W>
@@ -495,6 +517,7 @@ auto average(const E& e, const W& w, int axis, bool keepdims = false) {
   if (s.size() == 0) throw index_error("fusor: cannot average a 0-dimensional expression along axis " + std::to_string(axis));
   const int ax = normalize_axis(axis, s.size());
   using M = detail::mean_result_t<promote_t<value_t<decltype(x)>, value_t<decltype(wv)>>>;
+  using C = std::conditional_t<detail::stats_in_float32<M>, float, M>;  // what the sums are computed in
   extents ws;
   if (wv.shape() == s) {
     ws = s;
@@ -507,13 +530,14 @@ auto average(const E& e, const W& w, int axis, bool keepdims = false) {
                       to_string(wv.shape()));
   }
   const auto wb = reshape(wv, ws);
-  auto total_w = sum(cast<M>(broadcast_to(wb, s)), ax, keepdims);
-  if (total_w.size() > 0 && any(total_w == M(0)))
+  auto total_w = sum(cast<C>(broadcast_to(wb, s)), ax, keepdims);
+  if (total_w.size() > 0 && any(total_w == C(0)))
     throw value_error("fusor: average's weights sum to zero along axis " + std::to_string(axis) +
                       ", so they cannot be normalised (NumPy raises ZeroDivisionError)");
-  auto total = sum(cast<M>(x) * cast<M>(wb), ax, keepdims);
+  auto total = sum(cast<C>(x) * cast<C>(wb), ax, keepdims);
   total = total / total_w;
-  return total;
+  if constexpr (detail::stats_in_float32<M>) return detail::rounded_stat<M>(total);
+  else return total;
 }
 /// np.average without weights: the mean.
 template <expression E>

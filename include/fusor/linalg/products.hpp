@@ -15,10 +15,17 @@ namespace fusor {
 
 namespace detail::linalg {
 
+// The products a sum of products adds: for 16-bit floats each product is kept in float32, so the
+// sum is rounded once (NumPy's half dot, the half GEMM's float32 accumulation); else x * y.
+template <class R, class X, class Y>
+auto product_terms(const X& x, const Y& y) {
+  if constexpr (small_float_v<R>) return cast<float>(x) * cast<float>(y);
+  else return times(x, y);
+}
 // A 0-d array holding the sum of products of two 1-d expressions (one fused pass, no temporaries).
 template <class R, class B, class NA, class NB>
 array<R, B> vector_dot(const NA& na, const NB& nb) {
-  return full<R, B>(extents{}, convert_element<R>(sum(times(na, nb))));
+  return full<R, B>(extents{}, convert_element<R>(sum(product_terms<R>(na, nb))));
 }
 // An operand as a flat contiguous 1-d view (evaluated or copied once when it is not one).
 template <class T, class N>
@@ -162,7 +169,7 @@ auto vdot(const A& a, const Bx& b) {
                       "; expected equal sizes)");
   auto run = [](const auto& x, const auto& y) {
     if constexpr (is_complex_v<value_t<NA>>) return convert_element<R>(sum(detail::linalg::times(conj(x), y)));
-    else return convert_element<R>(sum(detail::linalg::times(x, y)));
+    else return convert_element<R>(sum(detail::linalg::product_terms<R>(x, y)));
   };
   if (sa == sb) return run(na, nb);  // same layout of elements: one fused pass
   const auto fa = detail::linalg::flat<value_t<NA>>(na);

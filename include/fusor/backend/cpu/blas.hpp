@@ -1,7 +1,9 @@
 #pragma once
 // blas<cpu>: the linear-algebra kernels on host memory. float, double, complex<float> and
 // complex<double> go to CBLAS (OpenBLAS by default; any CBLAS links, chosen with -DBLA_VENDOR);
-// the integer and bool types go through a plain blocked loop (NumPy wraps integers; so do we).
+// float16 and bfloat16 widen panels to float32 for sgemm and round the float32 result once
+// (half_gemm.hpp); the integer and bool types go through a plain blocked loop (NumPy wraps
+// integers; so do we).
 //
 // Only this header names cblas.h: the front end (fusor/linalg) sees blas<B> alone.
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "../../core/config.hpp"
 #include "../../core/error.hpp"
 #include "../../linalg/blas_fwd.hpp"
+#include "half_gemm.hpp"
 #include "memory.hpp"
 #include "parallel.hpp"
 
@@ -44,6 +47,14 @@ inline int to_blas_int(index_t v, const char* what) {
   return int(v);
 }
 inline CBLAS_TRANSPOSE trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+/// C = op(A) op(B) + beta C in float32 through CBLAS: half_gemm's multiplier.
+inline void sgemm_beta(bool ta, bool tb, index_t m, index_t n, index_t k, const float* a, index_t lda, const float* b,
+                       index_t ldb, float beta, float* c, index_t ldc) {
+  cblas_sgemm(CblasRowMajor, trans(ta), trans(tb), to_blas_int(m, "gemm M"), to_blas_int(n, "gemm N"),
+              to_blas_int(k, "gemm K"), 1.0f, a, to_blas_int(lda, "gemm lda"), b, to_blas_int(ldb, "gemm ldb"), beta, c,
+              to_blas_int(ldc, "gemm ldc"));
+}
 
 // The accumulator of the loop kernel: integers wrap in their unsigned type (defined behaviour,
 // and the same bits NumPy gets); narrow ones accumulate in unsigned int and wrap when stored.
@@ -87,6 +98,14 @@ void loop_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, const T* a, in
   });
 }
 
+/// The kernel for a type CBLAS lacks: 16-bit floats through float32 panels, the rest a loop.
+template <class T>
+void gemm_or_loop(bool ta, bool tb, index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b, index_t ldb,
+                  T* c, index_t ldc) {
+  if constexpr (small_float_v<T>) half_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, sgemm_beta);
+  else loop_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
 }  // namespace detail::cpu_blas
 
 template <>
@@ -99,7 +118,7 @@ struct blas<cpu> {
     using namespace detail::cpu_blas;
     FUSOR_COUNT_BLAS_CALL();
     if constexpr (!cblas_type<T>) {
-      loop_gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+      gemm_or_loop(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
     } else {
       const int M = to_blas_int(m, "gemm M"), N = to_blas_int(n, "gemm N"), K = to_blas_int(k, "gemm K");
       const int LA = to_blas_int(lda, "gemm lda"), LB = to_blas_int(ldb, "gemm ldb"), LC = to_blas_int(ldc, "gemm ldc");
@@ -124,8 +143,8 @@ struct blas<cpu> {
     FUSOR_COUNT_BLAS_CALL();
     if constexpr (!cblas_type<T>) {
       // y as a column (or row) of a one-column product
-      if (ta) loop_gemm(true, false, n, index_t(1), m, a, lda, x, incx, y, incy);
-      else loop_gemm(false, false, m, index_t(1), n, a, lda, x, incx, y, incy);
+      if (ta) gemm_or_loop(true, false, n, index_t(1), m, a, lda, x, incx, y, incy);
+      else gemm_or_loop(false, false, m, index_t(1), n, a, lda, x, incx, y, incy);
     } else {
       const int M = to_blas_int(m, "gemv M"), N = to_blas_int(n, "gemv N"), LA = to_blas_int(lda, "gemv lda");
       const int IX = to_blas_int(incx, "gemv incx"), IY = to_blas_int(incy, "gemv incy");
@@ -149,7 +168,7 @@ struct blas<cpu> {
     FUSOR_COUNT_BLAS_CALL();
     if constexpr (!cblas_type<T>) {
       T r{};
-      loop_gemm(true, false, index_t(1), index_t(1), n, x, incx, y, incy, &r, index_t(1));  // x as a 1 x n row of stride incx
+      gemm_or_loop(true, false, index_t(1), index_t(1), n, x, incx, y, incy, &r, index_t(1));  // x as a 1 x n row of stride incx
       return r;
     } else {
       const int N = to_blas_int(n, "dot n"), IX = to_blas_int(incx, "dot incx"), IY = to_blas_int(incy, "dot incy");

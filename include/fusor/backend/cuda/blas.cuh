@@ -113,6 +113,16 @@ struct blas<cuda> {
                           reinterpret_cast<cuDoubleComplex*>(c), LDC),
               "cublasZgemm");
       }
+    } else if constexpr (detail::small_float_v<T>) {
+      // float16 / bfloat16: cuBLAS's mixed-precision GEMM, float32 accumulation (compute type
+      // 32F, tensor cores where the shapes allow), each element rounded once into C
+      const int M = to_int(m, "m"), N = to_int(n, "n"), K = to_int(k, "k");
+      const int LDA = to_int(lda, "lda"), LDB = to_int(ldb, "ldb"), LDC = to_int(ldc, "ldc");
+      constexpr cudaDataType_t type = std::is_same_v<T, float16> ? CUDA_R_16F : CUDA_R_16BF;
+      const float one = 1, zero = 0;
+      check(cublasGemmEx(handle(), op(trans_b), op(trans_a), N, M, K, &one, b, type, LDB, a, type, LDA, &zero, c, type,
+                         LDC, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmEx");
     } else {
       gemm_kernel<<<detail::cuda_exec::grid_for(m * n), detail::cuda_exec::block_threads, 0, current_cuda_stream()>>>(
           trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
@@ -185,9 +195,12 @@ struct blas<cuda> {
       return r;
     } else {  // a fused multiply-sum over the two strided vectors (one kernel)
       const leaf<T, cuda> lx{const_cast<T*>(x), extents{n}, extents{incx}}, ly{const_cast<T*>(y), extents{n}, extents{incy}};
-      if constexpr (std::is_same_v<T, bool>)
+      if constexpr (std::is_same_v<T, bool>) {
         return executor<cuda>::reduce<detail::any_op>(binary_expr<logical_and_fn, leaf<T, cuda>, leaf<T, cuda>>{{}, lx, ly});
-      else
+      } else if constexpr (detail::small_float_v<T>) {  // products kept in float32, the sum rounded once
+        using X = cast_expr<float, leaf<T, cuda>>;
+        return static_cast<T>(executor<cuda>::reduce<detail::sum_op>(binary_expr<multiply_fn, X, X>{{}, X{lx}, X{ly}}));
+      } else
         return static_cast<T>(executor<cuda>::reduce<detail::sum_op>(binary_expr<multiply_fn, leaf<T, cuda>, leaf<T, cuda>>{{}, lx, ly}));
     }
   }
