@@ -1,6 +1,7 @@
 // matmul against a direct CBLAS call on the same buffers, in the same run: what the front end
 // costs over BLAS (shape checks, layout decisions, the result's allocation). Square float
-// matrices at 256 and 1024, double at 256; each reports GFLOP/s as the rate counter "GFLOP"
+// matrices at 256 and 1024, double at 256, float16 and bfloat16 at both (beside float), and a
+// layer-shaped product in all three; each reports GFLOP/s as the rate counter "GFLOP"
 // (2 n^3 per product).
 //   fusor_matmul:      c = matmul(a, b)     (allocates the result, as NumPy's a @ b)
 //   fusor_matmul_out:  matmul(a, b, c)      (writes into c, as np.matmul(a, b, out=c))
@@ -88,6 +89,37 @@ void cblas_gemm(benchmark::State& st) {
 FUSOR_BENCH(float, 256)
 FUSOR_BENCH(float, 1024)
 FUSOR_BENCH(double, 256)
+
+// float16 and bfloat16 products (float32 accumulation: K panels widened for sgemm, the result
+// rounded once), beside cblas_gemm/float above at the same sizes: the ratio is the cost of the
+// conversions. Then a layer's shape (1029 = 3 * 7^3 rows, K = 784, N = 448) in all three types.
+using fusor::bfloat16;
+using fusor::float16;
+#define FUSOR_HALF_BENCH(T, N)                                                                              \
+  BENCHMARK(fusor_matmul<T>)->Name("fusor_matmul/" #T)->Arg(N)->UseRealTime()->Unit(benchmark::kMillisecond); \
+  BENCHMARK(fusor_matmul_out<T>)->Name("fusor_matmul_out/" #T)->Arg(N)->UseRealTime()->Unit(benchmark::kMillisecond);
+FUSOR_HALF_BENCH(float16, 256)
+FUSOR_HALF_BENCH(float16, 1024)
+FUSOR_HALF_BENCH(bfloat16, 256)
+FUSOR_HALF_BENCH(bfloat16, 1024)
+
+template <class T>
+void fusor_matmul_layer(benchmark::State& st) {
+  const index_t m = 1029, k = 784, n = 448;
+  fusor::random::generator g(3);
+  const array<T> x = fusor::random::uniform<T>(g, {m, k}, T(-1), T(1));
+  const array<T> w = fusor::random::uniform<T>(g, {k, n}, T(-1), T(1));
+  array<T> y = fusor::zeros<T>({m, n});
+  for (auto _ : st) {
+    fusor::matmul(x, w, y);
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.counters["GFLOP"] = benchmark::Counter(2.0 * double(m) * double(k) * double(n) * 1e-9,
+                                              benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(fusor_matmul_layer<float>)->Name("fusor_matmul_layer/float")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fusor_matmul_layer<float16>)->Name("fusor_matmul_layer/float16")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fusor_matmul_layer<bfloat16>)->Name("fusor_matmul_layer/bfloat16")->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // The decompositions on a batch of small matrices beside the same LAPACK routines called directly
 // on copies of the same buffers (what fusor must do too: LAPACK factorises in place): solve

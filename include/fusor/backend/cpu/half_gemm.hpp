@@ -47,6 +47,12 @@ inline constexpr index_t half_panel_k = 512;
 template <class H, class Sgemm>
 void half_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, const H* a, index_t lda, const H* b, index_t ldb,
                H* c, index_t ldc, const Sgemm& sgemm) {
+  // The conversions run on this thread alone: a team of fusor's (OpenMP) threads between sgemm
+  // calls would spin against OpenBLAS's own waiting threads, which made a 1024^3 product 2.7x
+  // slower than sgemm on 2 cores; alone they cost a few percent of it (bench_linalg).
+  context<cpu> alone = current_context<cpu>();
+  alone.threads = 1;
+  const context_scope<cpu> scope(alone);
   float_scratch cf(m * n);
   if (k == 0) {
     std::fill(cf.data, cf.data + m * n, 0.0f);
