@@ -454,6 +454,36 @@ TEST_CASE("integer input transforms in double; float stays float") {
   static_assert(std::is_same_v<decltype(fft::irfft(std::declval<array<std::complex<float>>&>())), array<float>>);
 }
 
+TEST_CASE_TEMPLATE("float16 and bfloat16 transform in float32, as NumPy 2 transforms float16", H, fusor::float16,
+                   fusor::bfloat16) {
+  // a 2-d field with a factor-7 axis and an even one: the result is the float32 transform of the
+  // widened values (the same bits: the widening is exact), complex64 as in NumPy
+  const index_t rows = 14, cols = 9;
+  array<H> h(extents{rows, cols});
+  for (index_t i = 0; i < h.size(); ++i) h.data()[i] = H(float(std::sin(0.3 * double(i)) * 4));
+  const array<float> f = h.template astype<float>();
+  static_assert(std::is_same_v<decltype(fft::rfftn(h)), array<std::complex<float>>>);
+  static_assert(std::is_same_v<decltype(fft::fft(h)), array<std::complex<float>>>);
+  auto same = [](const auto& got, const auto& want) {
+    REQUIRE(got.shape() == want.shape());
+    index_t bad = 0;
+    for (index_t i = 0; i < got.size(); ++i) bad += !(got.data()[i] == want.data()[i]);
+    CHECK(bad == 0);
+  };
+  same(fft::rfftn(h), fft::rfftn(f));
+  same(fft::fftn(h, {}, {0}), fft::fftn(f, {}, {0}));
+  same(fft::rfft(h, 16), fft::rfft(f, 16));  // zero-padded
+  same(fft::fftconvolve(h, h), fft::fftconvolve(f, f));
+  // against the naive DFT of the 16-bit values, in double
+  const auto spectrum = fft::fft(h(0, all));
+  for (index_t k = 0; k < cols; ++k) {
+    std::complex<double> want = 0;
+    for (index_t t = 0; t < cols; ++t)
+      want += double(float(h.data()[t])) * std::polar(1.0, -2 * M_PI * double(k * t) / double(cols));
+    CHECK(test::close(std::complex<double>(spectrum.data()[k]), want, 1e-5));
+  }
+}
+
 TEST_CASE("empty batches give empty results; zero points to transform is an error") {
   const array<float> e(extents{0, 8});
   const auto E = fft::rfft(e);

@@ -40,11 +40,13 @@ using fusor::detail::is_array_v;
 using fusor::detail::is_view_v;
 using fusor::detail::slice_leaf;
 
-/// The real type a transform of V-valued data computes in: float for float and complex<float>,
-/// double for everything else (integers and bool too, as in NumPy; unlike to_float_t, which
-/// sends uint8 and bool to float).
+/// The real type a transform of V-valued data computes in: float for float, complex<float>,
+/// float16 and bfloat16 (NumPy 2 transforms float16 in float32 and returns complex64), double
+/// for everything else (integers and bool too, as in NumPy; unlike to_float_t, which sends
+/// uint8 and bool to float).
 template <class V>
-using fft_real_t = real_t<std::conditional_t<is_complex_v<V> || std::is_floating_point_v<V>, V, double>>;
+using fft_real_t = real_t<std::conditional_t<is_complex_v<V> || std::is_floating_point_v<V>, V,
+                                             std::conditional_t<fusor::detail::small_float_v<V>, float, double>>>;
 
 /// The transform axes, in the order given, with their lengths after NumPy's `s` rules.
 struct axes_spec {
