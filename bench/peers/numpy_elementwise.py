@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The statements of bench_elementwise in NumPy, on the same sizes, printing GB/s (same byte
-counts as the C++ benchmarks) so scripts/bench can show fusor's ratio to NumPy.
+counts as the C++ benchmarks) so scripts/bench can show fusor's ratio to NumPy; the half rows in
+float16 and, with ml_dtypes installed, bfloat16.
 NumPy evaluates op by op (a temporary per operation); `out=` variants are its best case."""
 import json
 import sys
@@ -31,5 +32,31 @@ for dtype in ("float", "double"):
 
     for name, fn, nbytes in (("fused_sin", fused_sin, 5), ("fused_fma", fused_fma, 4), ("fused_dot", fused_dot, 2)):
         results[f"{name}/{dtype}"] = nbytes * N * size / median_seconds(fn) / 1e9
+
+# float16 (NumPy's own, every ufunc computed in float32 and rounded) and bfloat16 (ml_dtypes'
+# ufunc loops, when it is installed): the half rows of bench_elementwise, bytes at 2 per element
+x32 = rng.uniform(-1, 1, N).astype(np.float32)
+half_types = {"float16": np.float16}
+try:
+    import ml_dtypes
+
+    half_types["bfloat16"] = ml_dtypes.bfloat16
+except ImportError:
+    pass
+for dtype, t in half_types.items():
+    x, y, z, w = (rng.uniform(-1, 1, N).astype(np.float32).astype(t) for _ in range(4))
+
+    def fused_fma():
+        np.add(x * z, w, out=y)
+
+    def astype():
+        y[...] = x32  # a float32 array converted into the half one
+
+    def total():
+        np.sum(x)
+
+    results[f"fused_fma/{dtype}"] = 4 * N * 2 / median_seconds(fused_fma) / 1e9
+    results[f"astype/float32_to_{dtype}"] = N * 6 / median_seconds(astype) / 1e9
+    results[f"sum/{dtype}"] = N * 2 / median_seconds(total) / 1e9
 
 json.dump(results, sys.stdout)
