@@ -349,6 +349,51 @@ TEST_CASE_TEMPLATE("vsa capacity: 100 bundled items of 1000 are the top 100 at d
   CHECK(bundled_are_top(m, vsa::item_memory<M, B>::random(m, 1000, 2024), 100));
 }
 
+// ---- half precision --------------------------------------------------------------------------------
+
+// MAP-C and HRR over float16 and bfloat16 rows: the rows are the float32 model's rounded, bind is
+// the float32 bind of the widened rows rounded once, similarity is float32's within a unit of the
+// 16-bit type, and 100 bundled items of 1000 are still the top 100 at d = 10 000.
+template <class H, class M16, class M32>
+void check_half_model() {
+  const index_t d = 1001;  // odd: the FFT's and the SIMD loop's tails
+  const M16 m(d);
+  const M32 f(d);
+  const auto a = vsa::random<B>(m, 4, 11), b = vsa::random<B>(m, 4, 12);
+  static_assert(std::is_same_v<fusor::value_t<decltype(a)>, H>);
+  const auto af = vsa::random<B>(f, 4, 11), bf = vsa::random<B>(f, 4, 12);
+  const auto ha = host_values(a), hb = host_values(b), hfa = host_values(af), hfb = host_values(bf);
+  bool rounded = true;
+  for (std::size_t i = 0; i < ha.size(); ++i) rounded = rounded && ha[i].bits == H(hfa[i]).bits && hb[i].bits == H(hfb[i]).bits;
+  CHECK(rounded);
+  // bind: the float32 model's bind of the widened rows, rounded once
+  const fusor::array<float, B> wa = a.template astype<float>(), wb = b.template astype<float>();
+  const auto c = vsa::bind(m, a, b);
+  static_assert(std::is_same_v<fusor::value_t<decltype(c)>, H>);
+  const auto hc = host_values(c), want = host_values(vsa::bind(f, wa, wb));
+  bool bound = true;
+  for (std::size_t i = 0; i < hc.size(); ++i) bound = bound && hc[i].bits == H(want[i]).bits;
+  CHECK(bound);
+  // similarity of every pair (a GEMM) and of one query against a batch (one pass): float32's of the
+  // widened rows within a unit of H (the GEMM rounds the dot products, the quotient rounds again)
+  const double unit = std::is_same_v<H, fusor::float16> ? 0x1p-10 : 0x1p-7;
+  const auto s = host_values(vsa::similarity(m, a, c)), sw = host_values(vsa::similarity(f, wa, c.template astype<float>()));
+  const auto s1 = host_values(vsa::similarity(m, a(0, fusor::all), c));
+  bool close = true;
+  for (std::size_t i = 0; i < s.size(); ++i) close = close && std::abs(double(float(s[i])) - double(sw[i])) <= unit;
+  for (std::size_t i = 0; i < s1.size(); ++i) close = close && std::abs(double(float(s1[i])) - double(sw[i])) <= unit;
+  CHECK(close);
+  // capacity, with the bundle accumulated in float32
+  const M16 big(10'000);
+  CHECK(bundled_are_top(big, vsa::item_memory<M16, B>::random(big, 1000, 2024), 100));
+}
+
+TEST_CASE_TEMPLATE("vsa in float16 and bfloat16: MAP-C and HRR compute in float32 and round once", H, fusor::float16,
+                   fusor::bfloat16) {
+  check_half_model<H, vsa::map_c_of<H>, vsa::map_c>();
+  check_half_model<H, vsa::hrr_of<H>, vsa::hrr>();
+}
+
 // ---- permute -------------------------------------------------------------------------------------
 
 TEST_CASE_TEMPLATE("vsa permute: np.roll of the d dimensions, any shift, undone by unpermute", M, vsa::map_b, vsa::bsc,

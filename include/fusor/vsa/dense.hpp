@@ -80,35 +80,39 @@ auto complex_row_sum(const X& x) {
 /// Cosines of one real row v (w) against every row of x (N, w), reading x once: each row's dot
 /// product with v and its squared norm accumulate together in 64 independent lanes (which the
 /// compiler vectorises without reassociating a sum), then the lanes are added in a fixed order. A
-/// GEMV followed by a pass of row norms would read the batch twice. `vn` is |v|.
+/// GEMV followed by a pass of row norms would read the batch twice. `vn` is |v|. float16 and
+/// bfloat16 rows accumulate in float32 (A) and each cosine is rounded once.
 template <class R>
 struct cosines_against_one {
   using value_type = R;
+  using A = std::conditional_t<fusor::detail::small_float_v<R>, float, R>;
   static constexpr index_t lanes = 64;
   const R *v, *x;
   index_t w;
-  R vn;
+  A vn;
   FUSOR_HD void fill(index_t first, R* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {
       const R* row = x + (first + i) * w;
-      R dp[lanes] = {}, sp[lanes] = {};
+      A dp[lanes] = {}, sp[lanes] = {};
       index_t k = 0;
       for (; k + lanes <= w; k += lanes)
         for (index_t l = 0; l < lanes; ++l) {
-          dp[l] += v[k + l] * row[k + l];
-          sp[l] += row[k + l] * row[k + l];
+          const A r = A(row[k + l]);
+          dp[l] += A(v[k + l]) * r;
+          sp[l] += r * r;
         }
       for (index_t l = 0; k + l < w; ++l) {
-        dp[l] += v[k + l] * row[k + l];
-        sp[l] += row[k + l] * row[k + l];
+        const A r = A(row[k + l]);
+        dp[l] += A(v[k + l]) * r;
+        sp[l] += r * r;
       }
       for (index_t h = lanes / 2; h > 0; h /= 2)  // a fixed tree: the same sums on every call
         for (index_t l = 0; l < h; ++l) {
           dp[l] += dp[l + h];
           sp[l] += sp[l + h];
         }
-      const R den = std::sqrt(sp[0]) * vn;
-      out[i] = dp[0] / (den > R(1e-30) ? den : R(1e-30));
+      const A den = std::sqrt(sp[0]) * vn;
+      out[i] = R(dp[0] / (den > A(1e-30) ? den : A(1e-30)));
     }
   }
 };
@@ -126,15 +130,21 @@ array<R, B> real_similarity(const array_view<R, B>& q, const array_view<R, B>& x
       const array_view<R, B>& batch = one_query ? x : q;
       double n2 = 0;
       for (index_t k = 0; k < w; ++k) n2 += double(one.data()[k]) * double(one.data()[k]);
-      array<R, B> r = generate<B>(cosines_against_one<R>{one.data(), batch.data(), w, R(std::sqrt(n2))},
+      using A = typename cosines_against_one<R>::A;
+      array<R, B> r = generate<B>(cosines_against_one<R>{one.data(), batch.data(), w, A(std::sqrt(n2))},
                                   extents{batch.shape()[0]});
       return std::move(r).reshape(one_query ? extents{1, nx} : extents{nq, 1});
     }
   }
-  array<R, B> out = matmul(q, transpose(x));
+  array<R, B> out = matmul(q, transpose(x));  // (16-bit floats: accumulated in float32)
   if (cosine) {
-    const array<R, B> qn = sqrt(sum(q * q, 1)), xn = sqrt(sum(x * x, 1));
-    out = out / maximum(expand_dims(qn, 1) * xn, R(1e-30));
+    if constexpr (fusor::detail::small_float_v<R>) {  // the norms and the quotient in float32
+      const array<float, B> qn = sqrt(sum(square(cast<float>(q)), 1)), xn = sqrt(sum(square(cast<float>(x)), 1));
+      out = cast<R>(cast<float>(out) / maximum(expand_dims(qn, 1) * xn, 1e-30f));
+    } else {
+      const array<R, B> qn = sqrt(sum(q * q, 1)), xn = sqrt(sum(x * x, 1));
+      out = out / maximum(expand_dims(qn, 1) * xn, R(1e-30));
+    }
   }
   return out;
 }

@@ -132,5 +132,9 @@ using map_b = map_model<float, detail::map_kind::bipolar>;
 using map_i = map_model<std::int32_t, detail::map_kind::integer>;
 /// MAP with real vectors uniform in [-1, 1) (bundle: sum clipped to [-1, 1]).
 using map_c = map_model<float, detail::map_kind::continuous>;
+/// MAP-C over float16 or bfloat16 rows (drawn in float32 and rounded; products and bundles
+/// computed in float32 and rounded once; similarity through the half GEMM).
+template <class T>
+using map_c_of = map_model<T, detail::map_kind::continuous>;
 
 }  // namespace fusor::vsa
