@@ -7,7 +7,7 @@ import json
 import sys
 
 import numpy as np
-from timing import median_seconds
+from timing import half_rows, median_seconds
 
 N = 10_000_000
 
@@ -55,8 +55,6 @@ for dtype, t in half_types.items():
     def total():
         np.sum(x)
 
-    results[f"fused_fma/{dtype}"] = 4 * N * 2 / median_seconds(fused_fma) / 1e9
-    results[f"astype/float32_to_{dtype}"] = N * 6 / median_seconds(astype) / 1e9
-    results[f"sum/{dtype}"] = N * 2 / median_seconds(total) / 1e9
+    results.update(half_rows(N, dtype, fused_fma, astype, total))
 
 json.dump(results, sys.stdout)

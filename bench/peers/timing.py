@@ -25,3 +25,13 @@ def fusor_medians(path):
             med[(head, rest.replace("/real_time", ""))] = b["real_time"] * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}.get(
                 b.get("time_unit", "ns"), 1e-9)
     return med
+
+
+def half_rows(n, dtype, fused_fma, astype, total, suffix=""):
+    """GB/s of bench_elementwise's half rows (2 bytes per half element, 4 of the float32 source):
+    fused_fma (y = x * z + w), astype (float32 into the half type) and sum, keyed as its names."""
+    return {
+        f"fused_fma/{dtype}{suffix}": 4 * n * 2 / median_seconds(fused_fma) / 1e9,
+        f"astype/float32_to_{dtype}{suffix}": n * 6 / median_seconds(astype) / 1e9,
+        f"sum/{dtype}{suffix}": n * 2 / median_seconds(total) / 1e9,
+    }

@@ -9,7 +9,7 @@ import json
 import sys
 
 import torch
-from timing import median_seconds
+from timing import half_rows
 
 N = 10_000_000
 results = {}
@@ -36,7 +36,5 @@ for threads in (1, 2):  # as bench_elementwise's rows: keys end in the thread co
         def total():
             torch.sum(x)
 
-        results[f"fused_fma/{dtype}/{threads}"] = 4 * N * 2 / median_seconds(fused_fma) / 1e9
-        results[f"astype/float32_to_{dtype}/{threads}"] = N * 6 / median_seconds(astype) / 1e9
-        results[f"sum/{dtype}/{threads}"] = N * 2 / median_seconds(total) / 1e9
+        results.update(half_rows(N, dtype, fused_fma, astype, total, f"/{threads}"))
 json.dump(results, sys.stdout)

@@ -362,7 +362,8 @@ void check_half_model() {
   const auto a = vsa::random<B>(m, 4, 11), b = vsa::random<B>(m, 4, 12);
   static_assert(std::is_same_v<fusor::value_t<decltype(a)>, H>);
   const auto af = vsa::random<B>(f, 4, 11), bf = vsa::random<B>(f, 4, 12);
-  const auto ha = host_values(a), hb = host_values(b), hfa = host_values(af), hfb = host_values(bf);
+  const auto ha = host_values(a), hb = host_values(b);
+  const auto hfa = host_values(af), hfb = host_values(bf);
   bool rounded = true;
   for (std::size_t i = 0; i < ha.size(); ++i) rounded = rounded && ha[i].bits == H(hfa[i]).bits && hb[i].bits == H(hfb[i]).bits;
   CHECK(rounded);
@@ -370,14 +371,16 @@ void check_half_model() {
   const fusor::array<float, B> wa = a.template astype<float>(), wb = b.template astype<float>();
   const auto c = vsa::bind(m, a, b);
   static_assert(std::is_same_v<fusor::value_t<decltype(c)>, H>);
-  const auto hc = host_values(c), want = host_values(vsa::bind(f, wa, wb));
+  const auto hc = host_values(c);
+  const auto want = host_values(vsa::bind(f, wa, wb));
   bool bound = true;
   for (std::size_t i = 0; i < hc.size(); ++i) bound = bound && hc[i].bits == H(want[i]).bits;
   CHECK(bound);
   // similarity of every pair (a GEMM) and of one query against a batch (one pass): float32's of the
   // widened rows within a unit of H (the GEMM rounds the dot products, the quotient rounds again)
   const double unit = std::is_same_v<H, fusor::float16> ? 0x1p-10 : 0x1p-7;
-  const auto s = host_values(vsa::similarity(m, a, c)), sw = host_values(vsa::similarity(f, wa, c.template astype<float>()));
+  const auto s = host_values(vsa::similarity(m, a, c));
+  const auto sw = host_values(vsa::similarity(f, wa, c.template astype<float>()));
   const auto s1 = host_values(vsa::similarity(m, a(0, fusor::all), c));
   bool close = true;
   for (std::size_t i = 0; i < s.size(); ++i) close = close && std::abs(double(float(s[i])) - double(sw[i])) <= unit;
