@@ -548,6 +548,7 @@ using fusor::ext::padded_shape;
 using fusor::ext::reshape_strides;
 using fusor::ext::resolve_reshape;
 using fusor::ext::slice_leaf;
+using fusor::ext::small_float_v;
 using fusor::ext::split_around;
 using fusor::ext::split_source;
 using fusor::ext::subscript_window;

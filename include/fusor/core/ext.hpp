@@ -53,6 +53,8 @@ using fusor::detail::is_view_v;
 using fusor::detail::split_source;
 /// L is one of the types T...
 using fusor::detail::one_of;
+/// T is float16 or bfloat16 (core/half.hpp): a layer computes them in float32 and rounds once.
+using fusor::detail::small_float_v;
 /// false, naming template parameters: a static_assert in a discarded branch or a primary template.
 using fusor::detail::dependent_false;
 

@@ -85,7 +85,7 @@ auto complex_row_sum(const X& x) {
 template <class R>
 struct cosines_against_one {
   using value_type = R;
-  using A = std::conditional_t<fusor::detail::small_float_v<R>, float, R>;
+  using A = std::conditional_t<fusor::ext::small_float_v<R>, float, R>;
   static constexpr index_t lanes = 64;
   const R *v, *x;
   index_t w;
@@ -138,7 +138,7 @@ array<R, B> real_similarity(const array_view<R, B>& q, const array_view<R, B>& x
   }
   array<R, B> out = matmul(q, transpose(x));  // (16-bit floats: accumulated in float32)
   if (cosine) {
-    if constexpr (fusor::detail::small_float_v<R>) {  // the norms and the quotient in float32
+    if constexpr (fusor::ext::small_float_v<R>) {  // the norms and the quotient in float32
       const array<float, B> qn = sqrt(sum(square(cast<float>(q)), 1)), xn = sqrt(sum(square(cast<float>(x)), 1));
       out = cast<R>(cast<float>(out) / maximum(expand_dims(qn, 1) * xn, 1e-30f));
     } else {

@@ -20,7 +20,7 @@ namespace fusor::vsa {
 
 template <class T>
 struct hrr_of : detail::unit_rows_model<hrr_of<T>> {
-  static_assert(std::is_same_v<T, float> || fusor::detail::small_float_v<T>,
+  static_assert(std::is_same_v<T, float> || fusor::ext::small_float_v<T>,
                 "fusor: HRR rows are float, float16 or bfloat16");
   using value_type = T;
   static constexpr std::string_view name = "HRR";
