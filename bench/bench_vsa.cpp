@@ -28,6 +28,8 @@
 //                             hand_: a plain loop of key * level row sums and signs
 //   fusor_vsa_digits_train/map: a centroid classifier's one-pass fit and one OnlineHD pass over them
 //   fusor_vsa_digits_predict/map: the class of each; floor_: cblas_sgemm against the centroids and an argmax
+//   fusor_vsa_{bind,bundle100,sim1000,search1000}/{hrr,map_c}_float16: HRR and MAP-C over float16
+//                             rows (vsa::hrr_of, vsa::map_c_of) beside their float32 rows
 //   fusor_vsa_sdm_write/map, fusor_vsa_sdm_read/map: a sparse distributed memory of 20 000 MAP-B
 //                             locations at d = 1000, 1% active: 1000 pairs written, 1000 addresses
 //                             read; floor_vsa_sdm/map: the (1000, 20 000) address similarities alone
@@ -711,6 +713,18 @@ void register_model(const std::string& name) {
   RegisterBenchmark(("floor_vsa_search1000/" + name).c_str(), floor_search1000<M>)->Unit(ms);
 }
 
+/// A model over 16-bit rows beside its float32 self (registered with register_model): the same
+/// operations, half the bytes, each computed in float32 and rounded once.
+template <class M>
+void register_half_model(const std::string& name) {
+  using benchmark::RegisterBenchmark;
+  const auto us = benchmark::kMicrosecond, ms = benchmark::kMillisecond;
+  RegisterBenchmark(("fusor_vsa_bind/" + name).c_str(), fusor_bind<M>)->Unit(us);
+  RegisterBenchmark(("fusor_vsa_bundle100/" + name).c_str(), fusor_bundle100<M>)->Unit(us);
+  RegisterBenchmark(("fusor_vsa_sim1000/" + name).c_str(), fusor_one_vs_1000<M, true>)->Unit(ms);
+  RegisterBenchmark(("fusor_vsa_search1000/" + name).c_str(), fusor_search1000<M>)->Unit(ms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -719,6 +733,9 @@ int main(int argc, char** argv) {
   register_model<vsa::bsc>("bsc");
   register_model<vsa::bsdc>("bsdc");
   register_model<vsa::hrr>("hrr");
+  register_half_model<vsa::hrr_of<fusor::float16>>("hrr_float16");
+  register_model<vsa::map_c>("map_c");
+  register_half_model<vsa::map_c_of<fusor::float16>>("map_c_float16");
   register_model<vsa::vtb>("vtb");
   register_model<vsa::mbat>("mbat");
   register_model<vsa::ghrr>("ghrr");

@@ -80,39 +80,35 @@ auto complex_row_sum(const X& x) {
 /// Cosines of one real row v (w) against every row of x (N, w), reading x once: each row's dot
 /// product with v and its squared norm accumulate together in 64 independent lanes (which the
 /// compiler vectorises without reassociating a sum), then the lanes are added in a fixed order. A
-/// GEMV followed by a pass of row norms would read the batch twice. `vn` is |v|. float16 and
-/// bfloat16 rows accumulate in float32 (A) and each cosine is rounded once.
+/// GEMV followed by a pass of row norms would read the batch twice. `vn` is |v|.
 template <class R>
 struct cosines_against_one {
   using value_type = R;
-  using A = std::conditional_t<fusor::ext::small_float_v<R>, float, R>;
   static constexpr index_t lanes = 64;
   const R *v, *x;
   index_t w;
-  A vn;
+  R vn;
   FUSOR_HD void fill(index_t first, R* out, index_t count) const {
     for (index_t i = 0; i < count; ++i) {
       const R* row = x + (first + i) * w;
-      A dp[lanes] = {}, sp[lanes] = {};
+      R dp[lanes] = {}, sp[lanes] = {};
       index_t k = 0;
       for (; k + lanes <= w; k += lanes)
         for (index_t l = 0; l < lanes; ++l) {
-          const A r = A(row[k + l]);
-          dp[l] += A(v[k + l]) * r;
-          sp[l] += r * r;
+          dp[l] += v[k + l] * row[k + l];
+          sp[l] += row[k + l] * row[k + l];
         }
       for (index_t l = 0; k + l < w; ++l) {
-        const A r = A(row[k + l]);
-        dp[l] += A(v[k + l]) * r;
-        sp[l] += r * r;
+        dp[l] += v[k + l] * row[k + l];
+        sp[l] += row[k + l] * row[k + l];
       }
       for (index_t h = lanes / 2; h > 0; h /= 2)  // a fixed tree: the same sums on every call
         for (index_t l = 0; l < h; ++l) {
           dp[l] += dp[l + h];
           sp[l] += sp[l + h];
         }
-      const A den = std::sqrt(sp[0]) * vn;
-      out[i] = R(dp[0] / (den > A(1e-30) ? den : A(1e-30)));
+      const R den = std::sqrt(sp[0]) * vn;
+      out[i] = dp[0] / (den > R(1e-30) ? den : R(1e-30));
     }
   }
 };
@@ -122,7 +118,9 @@ struct cosines_against_one {
 /// cosines of one row against a batch (a GEMV's shape) are one pass over the batch instead.
 template <class R, class B>
 array<R, B> real_similarity(const array_view<R, B>& q, const array_view<R, B>& x, bool cosine) {
-  if constexpr (backend_traits<B>::host_accessible) {
+  // (16-bit rows take the GEMM below: this pass would convert them one element at a time, 3.7x
+  // slower than float32's; the half GEMM widens them in registers)
+  if constexpr (backend_traits<B>::host_accessible && !fusor::ext::small_float_v<R>) {
     const index_t nq = q.shape()[0], nx = x.shape()[0], w = q.shape()[1];
     if (cosine && (nq == 1 || nx == 1) && w > 0) {
       const bool one_query = nq == 1;
@@ -130,8 +128,7 @@ array<R, B> real_similarity(const array_view<R, B>& q, const array_view<R, B>& x
       const array_view<R, B>& batch = one_query ? x : q;
       double n2 = 0;
       for (index_t k = 0; k < w; ++k) n2 += double(one.data()[k]) * double(one.data()[k]);
-      using A = typename cosines_against_one<R>::A;
-      array<R, B> r = generate<B>(cosines_against_one<R>{one.data(), batch.data(), w, A(std::sqrt(n2))},
+      array<R, B> r = generate<B>(cosines_against_one<R>{one.data(), batch.data(), w, R(std::sqrt(n2))},
                                   extents{batch.shape()[0]});
       return std::move(r).reshape(one_query ? extents{1, nx} : extents{nq, 1});
     }
