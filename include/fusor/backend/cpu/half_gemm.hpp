@@ -9,23 +9,13 @@
 // cblas.h but is built without BUILD_BFLOAT16, so the library does not export it; and it has no
 // float16 product at all. One path serves both types and any CBLAS.
 #include <algorithm>
-#include <memory>
 
+#include "../../core/array.hpp"
 #include "../../core/half.hpp"
 #include "executor.hpp"
 #include "memory.hpp"
 
 namespace fusor::detail::cpu_blas {
-
-/// float32 scratch from the cpu's memory pool (counted by cpu_memory_stats, bound by its limit).
-struct float_scratch {
-  explicit float_scratch(index_t n) : size(std::max<index_t>(n, 1)), data(backend_memory<cpu>::allocate<float>(size)) {}
-  float_scratch(const float_scratch&) = delete;
-  float_scratch& operator=(const float_scratch&) = delete;
-  ~float_scratch() { backend_memory<cpu>::deallocate(data, size); }
-  index_t size;
-  float* data;
-};
 
 /// dst (rows x cols, contiguous) = src (rows x cols with row stride ld), widened to float32.
 template <class H>
@@ -53,24 +43,25 @@ void half_gemm(bool ta, bool tb, index_t m, index_t n, index_t k, const H* a, in
   context<cpu> alone = current_context<cpu>();
   alone.threads = 1;
   const context_scope<cpu> scope(alone);
-  float_scratch cf(m * n);
+  // float32 scratch from the cpu's memory pool (counted by cpu_memory_stats, bound by its limit)
+  array<float, cpu> cf(extents{m * n});
   if (k == 0) {
-    std::fill(cf.data, cf.data + m * n, 0.0f);
+    std::fill(cf.data(), cf.data() + m * n, 0.0f);
   } else {
     const index_t kp = std::min(k, half_panel_k);
-    float_scratch af(m * kp), bf(kp * n);
+    array<float, cpu> af(extents{m * kp}), bf(extents{kp * n});
     for (index_t p0 = 0; p0 < k; p0 += kp) {
       const index_t kb = std::min(kp, k - p0);
       // op(A)'s columns p0 .. p0 + kb: stored A's columns (m x k) or rows (k x m, transposed)
-      if (ta) widen_block(a + p0 * lda, lda, kb, m, af.data);
-      else widen_block(a + p0, lda, m, kb, af.data);
+      if (ta) widen_block(a + p0 * lda, lda, kb, m, af.data());
+      else widen_block(a + p0, lda, m, kb, af.data());
       // op(B)'s rows p0 .. p0 + kb: stored B's rows (k x n) or columns (n x k, transposed)
-      if (tb) widen_block(b + p0, ldb, n, kb, bf.data);
-      else widen_block(b + p0 * ldb, ldb, kb, n, bf.data);
-      sgemm(ta, tb, m, n, kb, af.data, ta ? m : kb, bf.data, tb ? kb : n, p0 == 0 ? 0.0f : 1.0f, cf.data, n);
+      if (tb) widen_block(b + p0, ldb, n, kb, bf.data());
+      else widen_block(b + p0 * ldb, ldb, kb, n, bf.data());
+      sgemm(ta, tb, m, n, kb, af.data(), ta ? m : kb, bf.data(), tb ? kb : n, p0 == 0 ? 0.0f : 1.0f, cf.data(), n);
     }
   }
-  const leaf<float, cpu> from{cf.data, extents{m, n}, extents{n, index_t(1)}};
+  const leaf<float, cpu> from{cf.data(), extents{m, n}, extents{n, index_t(1)}};
   executor<cpu>::assign(leaf<H, cpu>{c, extents{m, n}, extents{ldc, index_t(1)}}, cast_expr<H, leaf<float, cpu>>{from});
 }
 
