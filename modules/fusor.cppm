@@ -678,6 +678,9 @@ using fusor::lazy::random::uniform;
 export namespace fusor::ad {
 using fusor::ad::abs;
 using fusor::ad::acos;
+using fusor::ad::autocast;
+using fusor::ad::autocast_t;
+using fusor::ad::is_autocast_v;
 using fusor::ad::active_tape;
 using fusor::ad::argnums;
 using fusor::ad::argnums_t;
@@ -824,6 +827,8 @@ using fusor::ad::optim::clip_grad_norm;
 using fusor::ad::optim::constant_lr;
 using fusor::ad::optim::cosine_lr;
 using fusor::ad::optim::exponential_lr;
+using fusor::ad::optim::grad_scaler;
+using fusor::ad::optim::grad_scaler_options;
 using fusor::ad::optim::optimizer_state;
 using fusor::ad::optim::rmsprop;
 using fusor::ad::optim::rmsprop_options;

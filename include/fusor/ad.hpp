@@ -3,7 +3,7 @@
 // transforms (jvp, derivative, jacfwd), central differences and gradcheck; reverse mode (tape,
 // variables, grad, value_and_grad, vjp, jacrev, hessian, hvp; reductions, softmax, views, matmul,
 // joins, gathers, custom_vjp); optimizers over parameter trees, learning-rate schedules and
-// gradient clipping (ad/optim); layers, losses, initialisers and sequential models (ad/nn).
+// gradient clipping and loss scaling (ad/optim); mixed precision (ad/autocast.hpp); layers, losses, initialisers and sequential models (ad/nn).
 // Included by fusor.hpp.
 #include "base.hpp"  // the engine and the cpu backend: this header alone is a whole include
 #include "ad/dual.hpp"
@@ -28,6 +28,8 @@
 #include "ad/params.hpp"
 #include "ad/transforms.hpp"
 #include "ad/compile.hpp"
+#include "ad/autocast.hpp"
 #include "ad/optim/optimizers.hpp"
 #include "ad/optim/clip.hpp"
+#include "ad/optim/grad_scaler.hpp"
 #include "ad/nn.hpp"

@@ -123,8 +123,9 @@ class compiled {
 
   /// (loss, gradients with respect to params): a replay when params and args are the arrays (and
   /// scalars) of the last recording, else a new recording. The gradients are this object's arrays,
-  /// in params' structure, valid and unchanged until the next call.
-  std::pair<value_type, const grads_t&> operator()(const P& params, const A&... args) {
+  /// in params' structure, valid until the next call, which writes them again; they may be changed
+  /// in place meanwhile (clip_grad_norm, a grad_scaler's unscale).
+  std::pair<value_type, grads_t&> operator()(const P& params, const A&... args) {
     if (ready_ && same(params, args...)) replay();
     else record(params, args...);
     return {value_, *grads_};
@@ -132,7 +133,7 @@ class compiled {
   /// The same on an explicit context (a context<B>, or on(stream) on cuda): the replay (or
   /// recording) runs as if it were the thread's current context.
   template <execution_context E>
-  std::pair<value_type, const grads_t&> operator()(const E& exec, const P& params, const A&... args) {
+  std::pair<value_type, grads_t&> operator()(const E& exec, const P& params, const A&... args) {
     return with_context<backend_type>(exec, [&] { return (*this)(params, args...); });
   }
 

@@ -360,7 +360,7 @@ auto materialise(const N& node) {
   using T = value_t<N>;
   using B = backend_of_t<N>;
   static_assert(differentiable_v<T>,
-                "fusor: a variable holds float or double; this expression's type is not (cast it first)");
+                "fusor: a variable holds a floating type (float, double, float16, bfloat16, complex or dual); this expression's type is not (cast it first)");
   tape& t = tape_of(node, "evaluating an expression");
   const bool grad = recording() && any_requires_grad(t, node);
   const extents shape = expr_shape(node);
@@ -390,7 +390,7 @@ void reduce_forward(tape& t, const void* p) {
   using B = backend_of_t<E>;
   const auto plain = strip(n.tree);
   if (n.axis == whole) {
-    if constexpr (std::is_floating_point_v<V>) {
+    if constexpr (std::is_floating_point_v<V> || fusor::ext::small_float_v<V>) {
       // fusor::sum's (or mean's) value, computed and kept on the device: a replay reads nothing
       // back (a CUDA graph cannot)
       // (a mean of nothing: 0/0, NaN, as fusor::mean gives)
@@ -418,7 +418,7 @@ auto reduce(const N& node, int axis, bool keepdims) {
   using V = value_t<N>;
   using B = backend_of_t<N>;
   static_assert(differentiable_v<V>,
-                "fusor: reductions of variables need float or double values (cast the expression first)");
+                "fusor: reductions of variables need floating values (float, double, float16, bfloat16; cast the expression first)");
   tape& t = tape_of(node, "reducing an expression");
   const bool grad = recording() && any_requires_grad(t, node);
   const extents shape = expr_shape(node);

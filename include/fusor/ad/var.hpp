@@ -23,14 +23,16 @@
 
 namespace fusor::ad {
 
-/// The element types reverse mode differentiates: float and double, complex numbers of them, and
-/// dual numbers of float and double (a tape of duals is forward over reverse: hessian and hvp).
+/// The element types reverse mode differentiates: float and double, float16 and bfloat16 (computed
+/// in float32 and rounded on store, as the engine does; mixed precision: ad::autocast), complex
+/// numbers of float and double, and dual numbers of float and double (a tape of duals is forward
+/// over reverse: hessian and hvp).
 ///
 /// A complex variable's adjoint is dL/d(Re z) + i dL/d(Im z) for the real loss L (PyTorch's
 /// convention): the direction of steepest ascent, so z -= lr * grad descends as for reals. Through
 /// a holomorphic step w = f(z) it is g_w times the conjugate of f'(z).
 template <class T>
-inline constexpr bool differentiable_v = std::is_floating_point_v<T>;
+inline constexpr bool differentiable_v = std::is_floating_point_v<T> || fusor::ext::small_float_v<T>;
 template <class T, int N>
 inline constexpr bool differentiable_v<dual<T, N>> = std::is_floating_point_v<T>;
 template <class T>
@@ -57,7 +59,7 @@ using lane_t = typename lane_of<R>::type;
 /// x as a constant of element type V (a dual's value, with zero tangents).
 template <class V>
 constexpr V real_constant(double x) {
-  if constexpr (std::is_floating_point_v<V> || is_complex_v<V>) {
+  if constexpr (std::is_floating_point_v<V> || is_complex_v<V> || fusor::ext::small_float_v<V>) {
     return V(x);
   } else {
     V v{};
@@ -104,7 +106,7 @@ inline void check_recording(const tape_identity* identity, std::uint64_t generat
 template <class T, class B = default_backend>
 class var {
   static_assert(differentiable_v<T>,
-                "fusor: reverse-mode variables hold float or double (convert with astype<double>())");
+                "fusor: reverse-mode variables hold float, double, float16 or bfloat16, complex or dual numbers of float or double (convert with astype<double>())");
 
  public:
   using value_type = T;

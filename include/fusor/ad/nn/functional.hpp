@@ -14,6 +14,7 @@
 #include "../../core/array.hpp"
 #include "../../core/random.hpp"
 #include "../ops.hpp"
+#include "../autocast.hpp"
 #include "../products.hpp"
 #include "../reductions.hpp"
 #include "activations.hpp"
@@ -58,6 +59,18 @@ auto linear(const X& x, const W& weight, const Bi& bias) {
   }
 }
 
+/// linear under a mixed-precision policy (ad::autocast<H>): x, weight and bias cast to H (float32
+/// parameters stay the masters: their gradients come back through the casts), the product in H
+/// with float32 accumulation. The result has element type H.
+template <expression X, expression W, class H>
+auto linear(const X& x, const W& weight, autocast_t<H>) {
+  return linear(ad::detail::in_type<H>(x), ad::detail::in_type<H>(weight));
+}
+template <expression X, expression W, expression Bi, class H>
+auto linear(const X& x, const W& weight, const Bi& bias, autocast_t<H>) {
+  return linear(ad::detail::in_type<H>(x), ad::detail::in_type<H>(weight), ad::detail::in_type<H>(bias));
+}
+
 /// Inverted dropout: each element is zeroed with probability p and the others scaled by 1/(1 − p),
 /// so the expectation is x's. The mask is a Philox draw from rng (its next stream): the same for
 /// a seed on every backend and thread count, and drawn again identically by the backward pass
@@ -67,7 +80,8 @@ template <expression X>
 auto dropout(const X& x, double p, fusor::random::generator& rng, bool training = true) {
   using T = value_t<node_t<X>>;
   using B = backend_of_t<node_t<X>>;
-  static_assert(std::is_floating_point_v<T>, "fusor: dropout takes float or double values");
+  static_assert(std::is_floating_point_v<T> || fusor::ext::small_float_v<T>,
+                "fusor: dropout takes float, double, float16 or bfloat16 values");
   if (!(p >= 0.0 && p <= 1.0)) throw value_error("fusor: dropout needs 0 <= p <= 1, got p = " + std::to_string(p));
   const extents shape = expr_shape(fusor::ext::to_node(x));
   const bool active = training && p > 0.0;

@@ -10,6 +10,8 @@
 //                                                when not known); a shape_error when `in` is wrong
 //   auto operator()(const X& x, const Get& get)  the output; get(k) is parameter k (array or variable)
 //   void train(bool) (optional)                  training or evaluation mode
+//   auto operator()(x, get, autocast_t<H>)       (optional) the output under a mixed-precision
+//                                                policy; a layer without it runs in float32
 // Anything else callable with one argument (nn::relu, a lambda) is a layer without parameters
 // that keeps the feature count.
 #include <cstdint>
@@ -91,6 +93,12 @@ struct linear {
   auto operator()(const X& x, const Get& get) const {
     if constexpr (Bias) return functional::linear(x, get(0), get(1));
     else return functional::linear(x, get(0));
+  }
+  /// Under ad::autocast<H>: the product in H (the result is H).
+  template <class X, class Get, class H>
+  auto operator()(const X& x, const Get& get, autocast_t<H> policy) const {
+    if constexpr (Bias) return functional::linear(x, get(0), get(1), policy);
+    else return functional::linear(x, get(0), policy);
   }
 
  private:
@@ -178,6 +186,11 @@ struct dropout {
   template <class X, class Get>
   auto operator()(const X& x, const Get&) {
     return functional::dropout(x, p, rng, training);
+  }
+  /// Under ad::autocast: in the element type it is given (a mask costs no precision).
+  template <class X, class Get, class H>
+  auto operator()(const X& x, const Get& get, autocast_t<H>) {
+    return (*this)(x, get);
   }
 };
 

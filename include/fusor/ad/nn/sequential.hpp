@@ -17,6 +17,7 @@
 
 #include "../../core/array.hpp"
 #include "../../core/random.hpp"
+#include "../autocast.hpp"
 #include "../params.hpp"
 #include "../record.hpp"
 #include "layers.hpp"
@@ -89,11 +90,17 @@ class sequential_model {
   /// convenience, like a PyTorch module's forward).
   template <class P, expression X>
   auto operator()(const P& params, const X& x) const {
-    const extents shape = expr_shape(fusor::ext::to_node(x));
-    if (in_features_ != any_features && (shape.size() == 0 || shape[shape.size() - 1] != in_features_))
-      throw shape_error("fusor: the model expects inputs with " + std::to_string(in_features_) +
-                        " features (the last axis), got shape " + to_string(shape));
-    return apply_from<0>(params, x);
+    check_input(x);
+    return apply_from<0>(params, x, no_policy{});
+  }
+  /// The model under a mixed-precision policy (ad::autocast<float16> or <bfloat16>, torch.autocast):
+  /// linear layers compute in the 16-bit type and pass it on through the activations; layers
+  /// without a policy form (layer_norm, embedding) and the output are float32 (T). The parameters
+  /// stay T: their gradients come back in T.
+  template <class P, expression X, class H>
+  auto operator()(const P& params, const X& x, autocast_t<H> policy) const {
+    check_input(x);
+    return apply_from<0>(params, x, policy);
   }
 
   /// Mithril's evaluate(params, inputs): the outputs, computed on arrays (no recording).
@@ -164,22 +171,48 @@ class sequential_model {
     if constexpr (detail::trainable<Li>) layer.train(on);
   }
 
+  template <class X>
+  void check_input(const X& x) const {
+    const extents shape = expr_shape(fusor::ext::to_node(x));
+    if (in_features_ != any_features && (shape.size() == 0 || shape[shape.size() - 1] != in_features_))
+      throw shape_error("fusor: the model expects inputs with " + std::to_string(in_features_) +
+                        " features (the last axis), got shape " + to_string(shape));
+  }
+
+  struct no_policy {};
+  /// x in T when it is 16-bit (a lazy cast), else x: what a layer without a policy form is given
+  /// under autocast (integer indices stay integers).
+  template <class X>
+  static decltype(auto) in_master_type(X&& x) {
+    if constexpr (fusor::ext::small_float_v<value_t<node_t<std::remove_cvref_t<X>>>>) return fusor::cast<T>(x);
+    else return std::forward<X>(x);
+  }
+
   // Each layer's output lives in this frame while the rest of the model runs on it, so lazy
   // expressions of it (an activation) are safe until the result is settled.
-  template <std::size_t I, class P, class X>
-  auto apply_from(const P& params, X&& x) const {
+  template <std::size_t I, class P, class X, class Policy>
+  auto apply_from(const P& params, X&& x, Policy policy) const {
     if constexpr (I == sizeof...(L)) {
-      return settle(std::forward<X>(x));
+      if constexpr (std::is_same_v<Policy, no_policy>) return settle(std::forward<X>(x));
+      else return settle(in_master_type(std::forward<X>(x)));
     } else {
       auto& layer = std::get<I>(layers_);
       using Li = std::remove_cvref_t<decltype(layer)>;
       if constexpr (detail::parametrised<Li>) {
         auto get = [&](std::size_t k) -> const auto& { return lookup(params, I, k); };
-        auto y = layer(x, get);
-        return apply_from<I + 1>(params, std::move(y));
+        if constexpr (std::is_same_v<Policy, no_policy>) {
+          auto y = layer(x, get);
+          return apply_from<I + 1>(params, std::move(y), policy);
+        } else if constexpr (requires { layer(x, get, policy); }) {
+          auto y = layer(x, get, policy);
+          return apply_from<I + 1>(params, std::move(y), policy);
+        } else {
+          auto y = layer(in_master_type(x), get);
+          return apply_from<I + 1>(params, std::move(y), policy);
+        }
       } else {
         auto y = layer(x);
-        return apply_from<I + 1>(params, std::move(y));
+        return apply_from<I + 1>(params, std::move(y), policy);
       }
     }
   }
