@@ -730,6 +730,7 @@ void register_half_model(const std::string& name) {
 int main(int argc, char** argv) {
   register_model<vsa::fhrr>("fhrr");
   register_model<vsa::map_b>("map");
+  register_half_model<vsa::map_b_of<fusor::float16>>("map_float16");
   register_model<vsa::bsc>("bsc");
   register_model<vsa::bsdc>("bsdc");
   register_model<vsa::hrr>("hrr");

@@ -944,6 +944,7 @@ using fusor::vsa::kernel_value;
 using fusor::vsa::level;
 using fusor::vsa::map_b;
 using fusor::vsa::map_c;
+using fusor::vsa::map_b_of;
 using fusor::vsa::map_c_of;
 using fusor::vsa::map_i;
 using fusor::vsa::map_model;

@@ -132,6 +132,11 @@ using map_b = map_model<float, detail::map_kind::bipolar>;
 using map_i = map_model<std::int32_t, detail::map_kind::integer>;
 /// MAP with real vectors uniform in [-1, 1) (bundle: sum clipped to [-1, 1]).
 using map_c = map_model<float, detail::map_kind::continuous>;
+/// MAP-B over float16 or bfloat16 rows: ±1 is exact in both, so rows, binds and projected bundles
+/// are float32's bit for bit; the sums of bundle_counts are rounded to the type (exact up to 2048
+/// in float16, 256 in bfloat16; their signs always are).
+template <class T>
+using map_b_of = map_model<T, detail::map_kind::bipolar>;
 /// MAP-C over float16 or bfloat16 rows (drawn in float32 and rounded; products and bundles
 /// computed in float32 and rounded once; similarity through the half GEMM).
 template <class T>
