@@ -1106,6 +1106,53 @@ TEST_CASE("autocast linear: operands rounded to float16/bfloat16, float32 accumu
   for (std::size_t i = 0; i < gs.size(); ++i) CHECK(double(gs[i]) == rounded<fusor::float16>(cs[i]));
 }
 
+/// The value and gradient of f at x in H (x rounded to H) against f at the same values in float32:
+/// within `tol` of the largest float32 gradient (the operation computed in float32 and rounded to
+/// H, its adjoint the same way).
+template <class H, class Fn>
+void check_half_reverse(const char* what, Fn f, const F32& x, double tol) {
+  const fusor::array<H, B> xh = fusor::cast<H>(x);
+  const F32 xr = fusor::cast<float>(xh);
+  auto [v32, g32] = ad::value_and_grad([&](const auto& v) { return f(v); })(xr);
+  auto [vh, gh] = ad::value_and_grad([&](const auto& v) { return f(v); })(xh);
+  const auto a = fv(g32);
+  const auto b = fv(F32(fusor::cast<float>(gh)));
+  double gmax = 0, diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    gmax = std::max(gmax, std::abs(double(a[i])));
+    diff = std::max(diff, std::abs(double(b[i]) - double(a[i])));
+  }
+  INFO(what, ": value ", double(vh), " against ", double(v32), "; gradients differ by ", diff, " of ", gmax);
+  CHECK(std::abs(double(vh) - double(v32)) <= tol * std::max(1.0, std::abs(double(v32))));
+  CHECK(diff <= tol * gmax);
+  CHECK(gmax > 0);
+}
+
+TEST_CASE_TEMPLATE("reverse mode through float16 and bfloat16 variables: each operation family within rounding of float32",
+                   H, fusor::float16, fusor::bfloat16) {
+  const double tol = std::is_same_v<H, fusor::float16> ? 3e-3 : 2e-2;
+  const F32 x = fvals(6 * 9, -2, 2, 52, extents{6, 9});
+  const fusor::array<H, B> c = fusor::cast<H>(fvals(6 * 9, -1, 1, 53, extents{6, 9}));
+  const I64 labels = test::on<B>(std::vector<std::int64_t>{0, 8, 1, 7, 2, 6});
+  check_half_reverse<H>("elementwise", [&](const auto& v) { return sum(sin(v) * exp(v * H(0.5f)) + v * v); }, x, tol);
+  check_half_reverse<H>("mean along an axis", [&](const auto& v) { return sum(mean(v * v, 0)); }, x, tol);
+  check_half_reverse<H>("max along an axis", [&](const auto& v) { return sum(max(v, 1)); }, x, tol);
+  check_half_reverse<H>("logsumexp", [&](const auto& v) { return sum(logsumexp(v, 1)); }, x, tol);
+  check_half_reverse<H>("var", [&](const auto& v) { return var(v); }, x, tol);
+  check_half_reverse<H>("softmax", [&](const auto& v) { return sum(ad::softmax(v, 1) * c); }, x, tol);
+  check_half_reverse<H>("log_softmax", [&](const auto& v) { return sum(ad::log_softmax(v, 1) * c); }, x, tol);
+  check_half_reverse<H>("matmul", [&](const auto& v) { return sum(ad::matmul(v, ad::transpose(v)) * H(0.25f)); }, x, tol);
+  check_half_reverse<H>("einsum", [&](const auto& v) { return sum(ad::einsum("ij,kj->ik", v, v)); }, x, tol);
+  check_half_reverse<H>("a slice", [&](const auto& v) { return sum(v(fusor::range(1, 4), fusor::all) * c(fusor::range(1, 4), fusor::all)); }, x, tol);
+  check_half_reverse<H>("concatenate", [&](const auto& v) { return sum(square(ad::concatenate({v, v}, 0))); }, x, tol);
+  check_half_reverse<H>("cross_entropy", [&](const auto& v) { return nn::cross_entropy(v, labels); }, x, tol);
+  check_half_reverse<H>("mse_loss", [&](const auto& v) { return nn::mse_loss(v, c); }, x, tol);
+  check_half_reverse<H>("gelu", [&](const auto& v) { return sum(nn::gelu(v) * c); }, x, tol);
+  check_half_reverse<H>("layer_norm", [&](const auto& v) { return sum(F::layer_norm(v) * c); }, x, tol);
+  // 16-bit logits give float32 losses (PyTorch's autocast runs losses in float32)
+  static_assert(std::is_same_v<decltype(nn::cross_entropy(std::declval<const ad::var<H, B>&>(), labels)), ad::var<float, B>>);
+}
+
 TEST_CASE("a model under autocast: 16-bit between its linear layers, float32 in layer_norm and out; float32 gradients") {
   using H = fusor::float16;
   const auto model = nn::sequential<float, B>(nn::linear(6, 8), nn::relu, nn::layer_norm(8), nn::linear(8, 4), nn::tanh);

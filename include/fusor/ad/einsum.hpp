@@ -106,7 +106,7 @@ template <expression A>
   requires detail::holds_vars_v<A>
 auto einsum(std::string_view pattern, const A& a) {
   using T = value_t<node_t<A>>;
-  static_assert(std::is_floating_point_v<T>, "fusor: einsum of variables needs float or double values (forward over reverse, i.e. hessian or hvp, does not go through einsum yet: write the product with ad::matmul or ad::tensordot, which it does)");
+  static_assert(std::is_floating_point_v<T> || fusor::ext::small_float_v<T>, "fusor: einsum of variables needs float, double, float16 or bfloat16 values (forward over reverse, i.e. hessian or hvp, does not go through einsum yet: write the product with ad::matmul or ad::tensordot, which it does)");
   tape& t = *detail::common_tape("einsum", a);
   const detail::operand<T, backend_of_t<node_t<A>>> x[1] = {detail::make_operand<T>(t, a)};
   return detail::einsum_op<1>(t, pattern, x);
@@ -118,7 +118,7 @@ template <expression A, expression Bx>
   requires(detail::holds_vars_v<A> || detail::holds_vars_v<Bx>)
 auto einsum(std::string_view pattern, const A& a, const Bx& b) {
   using T = detail::product_value_t<A, Bx>;
-  static_assert(std::is_floating_point_v<T>, "fusor: einsum of variables needs float or double values (forward over reverse, i.e. hessian or hvp, does not go through einsum yet: write the product with ad::matmul or ad::tensordot, which it does)");
+  static_assert(std::is_floating_point_v<T> || fusor::ext::small_float_v<T>, "fusor: einsum of variables needs float, double, float16 or bfloat16 values (forward over reverse, i.e. hessian or hvp, does not go through einsum yet: write the product with ad::matmul or ad::tensordot, which it does)");
   tape& t = *detail::common_tape("einsum", a, b);
   using Bk = backend_of_t<node_t<std::conditional_t<detail::holds_vars_v<A>, A, Bx>>>;
   const detail::operand<T, Bk> x[2] = {detail::make_operand<T>(t, a), detail::make_operand<T>(t, b)};

@@ -334,7 +334,7 @@ void reduce_backward(tape& t, const void* p) {
   using B = backend_of_t<E>;
   const extents shape = expr_shape(n.tree);
   if (n.axis < 0) {
-    if constexpr (std::is_floating_point_v<R>) {
+    if constexpr (std::is_floating_point_v<R> || fusor::ext::small_float_v<R>) {
       // the adjoint where it lies, seen at every element: nothing read back to the host
       const leaf<R, B> g = spread_scalar<R, B>(static_cast<R*>(s.adjoint), shape);
       if (n.scale == R{1}) propagate(t, n.tree, g, shape);

@@ -100,10 +100,11 @@ auto dropout(const X& x, double p, fusor::random::generator& rng, bool training 
 
 /// Layer normalisation over the last axis: (x − mean) / sqrt(var + eps), the biased variance
 /// (PyTorch's), then · weight + bias when given (each of shape (features,)).
+namespace detail {
+/// layer_norm of float or double values (the public one widens 16-bit values to float32 first).
 template <expression X>
-auto layer_norm(const X& x, double eps = 1e-5) {
+auto layer_norm_of(const X& x, double eps) {
   using T = value_t<node_t<X>>;
-  static_assert(std::is_floating_point_v<T>, "fusor: layer_norm takes float or double values");
   const extents shape = expr_shape(fusor::ext::to_node(x));
   if (shape.size() == 0) throw shape_error("fusor: layer_norm needs an input of rank >= 1, got a 0-dimensional one");
   if (!(eps > 0.0)) throw value_error("fusor: layer_norm needs eps > 0, got " + std::to_string(eps));
@@ -116,6 +117,21 @@ auto layer_norm(const X& x, double eps = 1e-5) {
   } else {
     centred *= inv;
     return centred;
+  }
+}
+}  // namespace detail
+
+template <expression X>
+auto layer_norm(const X& x, double eps = 1e-5) {
+  using T = value_t<node_t<X>>;
+  static_assert(std::is_floating_point_v<T> || fusor::ext::small_float_v<T>,
+                "fusor: layer_norm takes float, double, float16 or bfloat16 values");
+  if constexpr (fusor::ext::small_float_v<T>) {
+    // in float32, rounded once (PyTorch's half layer_norm): a 16-bit variance loses the small rows
+    if constexpr (detail::has_vars<X>()) return fusor::cast<T>(layer_norm(fusor::cast<float>(x), eps));
+    else return array<T, backend_of_t<node_t<X>>>(fusor::cast<T>(layer_norm(fusor::cast<float>(x), eps)));
+  } else {
+    return detail::layer_norm_of(x, eps);
   }
 }
 template <expression X, expression W, expression Bi>

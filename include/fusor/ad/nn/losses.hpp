@@ -15,6 +15,7 @@
 
 #include "../../core/array.hpp"
 #include "../../core/create.hpp"
+#include "../autocast.hpp"
 #include "../ops.hpp"
 #include "../reductions.hpp"
 #include "activations.hpp"
@@ -253,6 +254,11 @@ void bce_logits_forward(tape& t, const void* p) {
       fusor::ext::finish_as<T>{.factor = n.factor});
 }
 
+/// Whether either operand of a loss holds float16 or bfloat16 (then it is computed in float32).
+template <class X, class Y>
+inline constexpr bool any_small_float =
+    fusor::ext::small_float_v<value_t<node_t<X>>> || fusor::ext::small_float_v<value_t<node_t<Y>>>;
+
 template <class T>
 T scale_of(reduction r, index_t count) {
   return r == reduction::sum ? T(1) : T(1) / T(count);  // a mean of nothing is 0/0: NaN, as in NumPy
@@ -260,20 +266,28 @@ T scale_of(reduction r, index_t count) {
 
 }  // namespace detail
 
-/// Mean (or sum) of (input − target)²; input and target of one shape.
+/// Mean (or sum) of (input − target)²; input and target of one shape. 16-bit operands are
+/// computed in float32 (a difference past 256 would overflow float16 when squared), and the loss
+/// is float32, as PyTorch's autocast runs its losses.
 template <expression X, expression Y>
 auto mse_loss(const X& input, const Y& target, reduction r = reduction::mean) {
   detail::check_same_shape("mse_loss", expr_shape(fusor::ext::to_node(input)),
                            expr_shape(fusor::ext::to_node(target)));
-  return detail::reduce_loss(square(input - target), r);
+  if constexpr (detail::any_small_float<X, Y>)
+    return detail::reduce_loss(square(ad::detail::in_type<float>(input) - ad::detail::in_type<float>(target)), r);
+  else
+    return detail::reduce_loss(square(input - target), r);
 }
 
-/// Mean (or sum) of |input − target|; the gradient at a tie is 0.
+/// Mean (or sum) of |input − target|; the gradient at a tie is 0. 16-bit operands as mse_loss.
 template <expression X, expression Y>
 auto l1_loss(const X& input, const Y& target, reduction r = reduction::mean) {
   detail::check_same_shape("l1_loss", expr_shape(fusor::ext::to_node(input)),
                            expr_shape(fusor::ext::to_node(target)));
-  return detail::reduce_loss(abs(input - target), r);
+  if constexpr (detail::any_small_float<X, Y>)
+    return detail::reduce_loss(abs(ad::detail::in_type<float>(input) - ad::detail::in_type<float>(target)), r);
+  else
+    return detail::reduce_loss(abs(input - target), r);
 }
 
 /// −(y log p + (1 − y) log(1 − p)), each log clamped at −100 (PyTorch's), for probabilities p in
@@ -305,6 +319,14 @@ auto binary_cross_entropy(const X& p, const Y& y, reduction r = reduction::mean)
   else return loss_of(p);
 }
 
+/// binary_cross_entropy_with_logits of 16-bit logits or targets: computed in float32 (a float32
+/// loss, as under PyTorch's autocast).
+template <expression X, expression Y>
+  requires detail::any_small_float<X, Y>
+auto binary_cross_entropy_with_logits(const X& z, const Y& y, reduction r = reduction::mean) {
+  return binary_cross_entropy_with_logits(ad::detail::in_type<float>(z), ad::detail::in_type<float>(y), r);
+}
+
 /// Binary cross-entropy of logits z against targets y: mean (or sum) of
 /// max(z, 0) − z·y + log(1 + e^−|z|), exact for any z. Adjoints: (sigmoid(z) − y) and −z.
 template <expression X, expression Y>
@@ -333,6 +355,15 @@ auto binary_cross_entropy_with_logits(const X& z, const Y& y, reduction r = redu
     if (grad) ad::detail::record_op<T, B>(t, out.id(), detail::bce_logits_back<T, B>{zo, yo, scale});
     return out;
   }
+}
+
+/// cross_entropy of 16-bit logits: computed in float32 (a float32 loss, as under PyTorch's
+/// autocast); probabilities as targets are widened with them.
+template <expression X, expression L>
+  requires fusor::ext::small_float_v<value_t<node_t<X>>>
+auto cross_entropy(const X& logits, const L& target, reduction r = reduction::mean) {
+  if constexpr (std::is_integral_v<value_t<node_t<L>>>) return cross_entropy(fusor::cast<float>(logits), target, r);
+  else return cross_entropy(fusor::cast<float>(logits), ad::detail::in_type<float>(target), r);
 }
 
 /// Categorical cross-entropy of logits (classes along the last axis) with the softmax fused in:
