@@ -5,6 +5,10 @@
 //   fusor_replay: the same step through ad::compile: recorded once, then replayed (forward steps,
 //                 backward nodes, gradients written into the compiled object's arrays; no tape
 //                 built, nothing allocated), then optim::sgd's step
+//   fusor_step_amp, fusor_replay_amp: the float32 step under ad::autocast<float16 | bfloat16>
+//                 (products in 16 bits with float32 accumulation, float32 master parameters) with
+//                 a grad_scaler: what mixed precision costs on the cpu, which has no 16-bit
+//                 arithmetic (learn_peers.py sets it beside PyTorch's CPU autocast in bfloat16)
 //   fusor_infer:  the model's forward pass on arrays (inference)
 //   hand_step:    the same step by hand: four GEMMs and two more for the backward pass (direct
 //                 cblas calls on preallocated buffers), the bias, ReLU, softmax–cross-entropy and
@@ -13,7 +17,6 @@
 // Args: {batch, threads}. bench/pairs.py prints fusor/hand; bench/peers/learn_peers.py runs the
 // same step in PyTorch and JAX.
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +24,8 @@
 #include <vector>
 
 #include <fusor/fusor.hpp>
+
+#include <cblas.h>  // after fusor, which reads it without OpenBLAS's global `bfloat16` typedef
 
 namespace {
 
@@ -87,6 +92,54 @@ void fusor_replay(benchmark::State& st) {
     loss = value;
   }
   benchmark::DoNotOptimize(loss);
+  if (step.recordings() != 1) st.SkipWithError("the step was recorded again: it should only replay");
+  st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+using fusor::bfloat16;
+using fusor::float16;
+
+template <class H>
+void fusor_step_amp(benchmark::State& st) {
+  use_threads(st);
+  const index_t batch = st.range(0);
+  const data<float> d(batch);
+  const auto model = mlp<float>();
+  nn::parameters<float> params = model.init(0);
+  optim::sgd<float, fusor::cpu> opt({.lr = 1e-3});
+  optim::grad_scaler<float, fusor::cpu> scaler;
+  auto step = fusor::ad::value_and_grad([&](const auto& p) {
+    return scaler.scale(nn::cross_entropy(model(p, d.x, fusor::ad::autocast<H>), d.y));
+  });
+  int skipped = 0;
+  for (auto _ : st) {
+    auto [value, grads] = step(params);
+    skipped += !scaler.step(opt, params, grads);
+  }
+  if (skipped) st.SkipWithError("the scaler skipped steps: the timing would not be of whole steps");
+  st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <class H>
+void fusor_replay_amp(benchmark::State& st) {
+  use_threads(st);
+  const index_t batch = st.range(0);
+  const data<float> d(batch);
+  const auto model = mlp<float>();
+  nn::parameters<float> params = model.init(0);
+  optim::sgd<float, fusor::cpu> opt({.lr = 1e-3});
+  optim::grad_scaler<float, fusor::cpu> scaler;
+  auto step = fusor::ad::compile(
+      [&](const auto& p, const auto& x, const auto& y) {
+        return scaler.scale(nn::cross_entropy(model(p, x, fusor::ad::autocast<H>), y));
+      },
+      params, d.x, d.y);
+  int skipped = 0;
+  for (auto _ : st) {
+    auto [value, grads] = step(params, d.x, d.y);
+    skipped += !scaler.step(opt, params, grads);
+  }
+  if (skipped) st.SkipWithError("the scaler skipped steps: the timing would not be of whole steps");
   if (step.recordings() != 1) st.SkipWithError("the step was recorded again: it should only replay");
   st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -196,6 +249,10 @@ BENCHMARK(fusor_step<float>)->Apply(sizes);
 BENCHMARK(fusor_step<double>)->Apply(sizes);
 BENCHMARK(fusor_replay<float>)->Apply(sizes);
 BENCHMARK(fusor_replay<double>)->Apply(sizes);
+BENCHMARK(fusor_step_amp<float16>)->Apply(sizes);
+BENCHMARK(fusor_step_amp<bfloat16>)->Apply(sizes);
+BENCHMARK(fusor_replay_amp<float16>)->Apply(sizes);
+BENCHMARK(fusor_replay_amp<bfloat16>)->Apply(sizes);
 BENCHMARK(hand_step<float>)->Apply(sizes);
 BENCHMARK(hand_step<double>)->Apply(sizes);
 BENCHMARK(gemm_floor<float>)->Apply(sizes);

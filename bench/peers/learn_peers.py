@@ -7,7 +7,8 @@ Usage: learn_peers.py BENCH_LEARN_JSON [threads] [jax|torch]   (default: every p
 The step (float32 and float64, batch 64): a 784-128-10 MLP, ReLU, softmax cross-entropy against
 integer labels, the gradient of the mean loss by reverse mode, and a plain SGD update (lr 1e-3) of
 the four parameters; inputs U(0, 1), labels uniform in 0..9, as bench_learn draws them (other
-numbers, the same shapes)."""
+numbers, the same shapes). PyTorch also runs the float32 step under CPU autocast in bfloat16,
+beside fusor's under ad::autocast<bfloat16>."""
 import os
 import sys
 
@@ -90,6 +91,13 @@ def torch_peer():
             return step
 
         out[("eager", dtype)] = median_seconds(make_step(loss_of))
+        if dtype == "float":
+            # mixed precision: float32 parameters, the products in bfloat16 (CPU autocast's type),
+            # beside fusor's step under ad::autocast<bfloat16>
+            def loss_amp(x, y, w1, b1, w2, b2):
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    return torch.nn.functional.cross_entropy(torch.relu(x @ w1 + b1) @ w2 + b2, y).float()
+            out[("autocast", "bfloat16")] = median_seconds(make_step(loss_amp))
         if hasattr(torch, "compile"):
             try:
                 out[("compile", dtype)] = median_seconds(make_step(torch.compile(loss_of)))
@@ -119,8 +127,9 @@ def main():
     print(f"{'peer':22} {'dtype':7} {'peer':>10} {'step':>10} {'step/peer':>10} {'replay':>10} {'replay/peer':>12}")
     for (label, dtype), tp in sorted(peers.items()):
         cols = []
+        amp = "_amp" if dtype in ("float16", "bfloat16") else ""  # fusor under ad::autocast<dtype>
         for name, width in (("fusor_step", 10), ("fusor_replay", 12)):
-            tf = fusor.get((f"{name}<{dtype}>", f"{BATCH}/{THREADS}"))
+            tf = fusor.get((f"{name}{amp}<{dtype}>", f"{BATCH}/{THREADS}"))
             cols.append(f"{tf * 1e3:8.3f}ms {tf / tp:{width}.3f}" if tf else f"{'-':>10} {'-':>{width}}")
         print(f"{label:22} {dtype:7} {tp * 1e3:8.3f}ms {cols[0]} {cols[1]}")
 

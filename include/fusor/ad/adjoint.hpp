@@ -363,11 +363,36 @@ auto adjoint_sum(const E& e, const S& seed, std::integer_sequence<int, P...>) {
   no_contribution none;
   return fold_plus(none, adjoint_at<P>(e, seed)...);
 }
-/// The sum of the adjoints at the positions `on` selects (several variables in one tree).
-template <class E, class S, int... P>
+/// The element type of the variable at position P (in tree order) of tree E.
+template <class E, int P>
+auto var_value_at_impl() {
+  using N = std::remove_cvref_t<E>;
+  if constexpr (is_var_leaf_v<N>) {
+    return std::type_identity<value_t<N>>{};
+  } else {
+    constexpr std::size_t I = operand_holding<is_var_leaf, N, P>();
+    return var_value_at_impl<child_t<I, N>, P - terminals_before<is_var_leaf, N, I>()>();
+  }
+}
+template <class E, int P>
+using var_value_at = typename decltype(var_value_at_impl<E, P>())::type;
+
+/// Position P's gated term of a sum accumulated into a variable of element type V. A variable of
+/// another type is never that variable, so its term is left out at compile time: computed and
+/// gated off, it would only mix a second type into the pass (in a mixed-precision tree, a float32
+/// parameter under a cast beside 16-bit activations) and keep the pass off the SIMD loop.
+template <class V, int P, class E, class S>
+auto gated_term(const E& e, const S& seed, bool on) {
+  if constexpr (!std::is_same_v<var_value_at<E, P>, V>) return no_contribution{};
+  else return gated(adjoint_at<P>(e, seed), on);
+}
+
+/// The sum of the adjoints at the positions `on` selects (several variables in one tree), for a
+/// variable of element type V.
+template <class V, class E, class S, int... P>
 auto adjoint_gated_sum(const E& e, const S& seed, const bool* on, std::integer_sequence<int, P...>) {
   no_contribution none;
-  return fold_plus(none, gated(adjoint_at<P>(e, seed), on[P])...);
+  return fold_plus(none, gated_term<V, P>(e, seed, on[P])...);
 }
 
 }  // namespace detail

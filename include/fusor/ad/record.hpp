@@ -285,7 +285,7 @@ void propagate(tape& t, const E& e, const S& seed, const extents& out) {
       } else {
         std::array<bool, n> on{};
         for (int q = 0; q < n; ++q) on[q] = live[q] && group[q] == p;
-        auto total = adjoint_gated_sum(e, seed, on.data(), positions{});
+        auto total = adjoint_gated_sum<value_t<std::remove_cvref_t<decltype(v)>>>(e, seed, on.data(), positions{});
         if constexpr (!is_none_v<decltype(total)>) accumulate(t, v, total, out);
       }
     });

@@ -125,6 +125,9 @@ FUSOR_HD inline std::uint16_t small_from_double(double d) {
 /// The float a 16-bit value is exactly (float has room for every value of both formats).
 template <int M, int E>
 FUSOR_HD inline float small_to_float(std::uint16_t h) {
+  // bfloat16 is float32's upper half (the same exponent field): every value, NaN and subnormal
+  // included, widens by a shift
+  if constexpr (E == 8 && M == 7) return f32_from_bits(std::uint32_t(h) << 16);
 #if defined(FUSOR_HOST_F16C)
   if constexpr (E == 5) return _cvtsh_ss(h);
 #endif

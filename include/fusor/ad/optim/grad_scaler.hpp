@@ -68,8 +68,11 @@ class grad_scaler {
     if (!o_.enabled) return true;
     std::vector<detail::leaf_pair<T, B>> leaves;  // the tree paired with itself: its arrays, in order
     detail::leaf_pairs<T, B>(grads, grads, leaves);
+    // g * 0 is 0 for a finite g and NaN for an inf or a NaN, so the sum is NaN exactly when a
+    // gradient is not finite: one SIMD reduction per array (all(isfinite(g)) ran a scalar loop,
+    // a tenth of a small model's step)
     for (const auto& l : leaves)
-      if (!fusor::all(isfinite(*l.grad))) {
+      if (!std::isfinite(double(fusor::sum(*l.grad * T(0))))) {
         found_inf_ = true;
         return false;  // the step is skipped: its gradients need no unscaling
       }

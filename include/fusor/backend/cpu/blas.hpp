@@ -12,7 +12,12 @@
 #include <string>
 #include <type_traits>
 
+// OpenBLAS's cblas.h declares a global `typedef uint16_t bfloat16` (openblas_config.h), which
+// made `bfloat16` ambiguous in every program saying `using namespace fusor;`. The name is changed
+// while the header is read: the functions it types are extern "C", so no symbol changes.
+#define bfloat16 fusor_openblas_bfloat16
 #include <cblas.h>
+#undef bfloat16
 
 #include "../../core/config.hpp"
 #include "../../core/error.hpp"
