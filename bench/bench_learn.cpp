@@ -5,10 +5,11 @@
 //   fusor_replay: the same step through ad::compile: recorded once, then replayed (forward steps,
 //                 backward nodes, gradients written into the compiled object's arrays; no tape
 //                 built, nothing allocated), then optim::sgd's step
-//   fusor_step_amp, fusor_replay_amp: the float32 step under ad::autocast<float16 | bfloat16>
-//                 (products in 16 bits with float32 accumulation, float32 master parameters) with
-//                 a grad_scaler: what mixed precision costs on the cpu, which has no 16-bit
-//                 arithmetic (learn_peers.py sets it beside PyTorch's CPU autocast in bfloat16)
+//   fusor_step<float16 | bfloat16>, fusor_replay<...>: the float32 step under
+//                 ad::autocast<float16 | bfloat16> (products in 16 bits with float32 accumulation,
+//                 float32 master parameters) with a grad_scaler: what mixed precision costs on the
+//                 cpu, which has no 16-bit arithmetic (learn_peers.py sets it beside PyTorch's CPU
+//                 autocast in bfloat16)
 //   fusor_infer:  the model's forward pass on arrays (inference)
 //   hand_step:    the same step by hand: four GEMMs and two more for the backward pass (direct
 //                 cblas calls on preallocated buffers), the bias, ReLU, softmax–cross-entropy and
@@ -56,93 +57,77 @@ auto mlp() {
   return nn::sequential<T>(nn::linear(in_f, hid), nn::relu, nn::linear(hid, out_f));
 }
 
+/// What a step computes in: T throughout, or for float16 and bfloat16 float32 parameters under
+/// ad::autocast<T> with a grad_scaler (mixed precision).
+template <class T>
+struct precision {
+  static constexpr bool amp = fusor::ext::small_float_v<T>;
+  using param = std::conditional_t<amp, float, T>;
+  optim::grad_scaler<param, fusor::cpu> scaler{{.enabled = amp}};
+  int skipped = 0;
+
+  template <class M, class P, class X, class Y>
+  auto loss(const M& model, const P& p, const X& x, const Y& y) const {
+    if constexpr (amp) return scaler.scale(nn::cross_entropy(model(p, x, fusor::ad::autocast<T>), y));
+    else return nn::cross_entropy(model(p, x), y);
+  }
+  template <class P, class G>
+  void update(optim::sgd<param, fusor::cpu>& opt, P& params, G& grads) {
+    if constexpr (amp) skipped += !scaler.step(opt, params, grads);
+    else opt.step(params, grads);
+  }
+  void report(benchmark::State& st, index_t batch) const {
+    if (skipped) st.SkipWithError("the scaler skipped steps: the timing would not be of whole steps");
+    st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+  }
+};
+
 template <class T>
 void fusor_step(benchmark::State& st) {
   use_threads(st);
+  using R = typename precision<T>::param;
   const index_t batch = st.range(0);
-  const data<T> d(batch);
-  const auto model = mlp<T>();
-  nn::parameters<T> params = model.init(0);
-  optim::sgd<T, fusor::cpu> opt({.lr = 1e-3});
-  auto step = fusor::ad::value_and_grad([&](const auto& p) { return nn::cross_entropy(model(p, d.x), d.y); });
-  T loss{};
+  const data<R> d(batch);
+  const auto model = mlp<R>();
+  nn::parameters<R> params = model.init(0);
+  optim::sgd<R, fusor::cpu> opt({.lr = 1e-3});
+  precision<T> mode;
+  auto step = fusor::ad::value_and_grad([&](const auto& p) { return mode.loss(model, p, d.x, d.y); });
+  R loss{};
   for (auto _ : st) {
     auto [value, grads] = step(params);
-    opt.step(params, grads);
+    mode.update(opt, params, grads);
     loss = value;
   }
   benchmark::DoNotOptimize(loss);
-  st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+  mode.report(st, batch);
 }
 
 template <class T>
 void fusor_replay(benchmark::State& st) {
   use_threads(st);
+  using R = typename precision<T>::param;
   const index_t batch = st.range(0);
-  const data<T> d(batch);
-  const auto model = mlp<T>();
-  nn::parameters<T> params = model.init(0);
-  optim::sgd<T, fusor::cpu> opt({.lr = 1e-3});
-  auto step = fusor::ad::compile(
-      [&](const auto& p, const auto& x, const auto& y) { return nn::cross_entropy(model(p, x), y); }, params, d.x, d.y);
-  T loss{};
+  const data<R> d(batch);
+  const auto model = mlp<R>();
+  nn::parameters<R> params = model.init(0);
+  optim::sgd<R, fusor::cpu> opt({.lr = 1e-3});
+  precision<T> mode;
+  auto step = fusor::ad::compile([&](const auto& p, const auto& x, const auto& y) { return mode.loss(model, p, x, y); },
+                                 params, d.x, d.y);
+  R loss{};
   for (auto _ : st) {
     auto [value, grads] = step(params, d.x, d.y);
-    opt.step(params, grads);
+    mode.update(opt, params, grads);
     loss = value;
   }
   benchmark::DoNotOptimize(loss);
   if (step.recordings() != 1) st.SkipWithError("the step was recorded again: it should only replay");
-  st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+  mode.report(st, batch);
 }
 
 using fusor::bfloat16;
 using fusor::float16;
-
-template <class H>
-void fusor_step_amp(benchmark::State& st) {
-  use_threads(st);
-  const index_t batch = st.range(0);
-  const data<float> d(batch);
-  const auto model = mlp<float>();
-  nn::parameters<float> params = model.init(0);
-  optim::sgd<float, fusor::cpu> opt({.lr = 1e-3});
-  optim::grad_scaler<float, fusor::cpu> scaler;
-  auto step = fusor::ad::value_and_grad([&](const auto& p) {
-    return scaler.scale(nn::cross_entropy(model(p, d.x, fusor::ad::autocast<H>), d.y));
-  });
-  int skipped = 0;
-  for (auto _ : st) {
-    auto [value, grads] = step(params);
-    skipped += !scaler.step(opt, params, grads);
-  }
-  if (skipped) st.SkipWithError("the scaler skipped steps: the timing would not be of whole steps");
-  st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
-}
-
-template <class H>
-void fusor_replay_amp(benchmark::State& st) {
-  use_threads(st);
-  const index_t batch = st.range(0);
-  const data<float> d(batch);
-  const auto model = mlp<float>();
-  nn::parameters<float> params = model.init(0);
-  optim::sgd<float, fusor::cpu> opt({.lr = 1e-3});
-  optim::grad_scaler<float, fusor::cpu> scaler;
-  auto step = fusor::ad::compile(
-      [&](const auto& p, const auto& x, const auto& y) {
-        return scaler.scale(nn::cross_entropy(model(p, x, fusor::ad::autocast<H>), y));
-      },
-      params, d.x, d.y);
-  int skipped = 0;
-  for (auto _ : st) {
-    auto [value, grads] = step(params, d.x, d.y);
-    skipped += !scaler.step(opt, params, grads);
-  }
-  if (skipped) st.SkipWithError("the scaler skipped steps: the timing would not be of whole steps");
-  if (step.recordings() != 1) st.SkipWithError("the step was recorded again: it should only replay");
-  st.counters["samples/s"] = benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
-}
 
 template <class T>
 void fusor_infer(benchmark::State& st) {
@@ -249,10 +234,10 @@ BENCHMARK(fusor_step<float>)->Apply(sizes);
 BENCHMARK(fusor_step<double>)->Apply(sizes);
 BENCHMARK(fusor_replay<float>)->Apply(sizes);
 BENCHMARK(fusor_replay<double>)->Apply(sizes);
-BENCHMARK(fusor_step_amp<float16>)->Apply(sizes);
-BENCHMARK(fusor_step_amp<bfloat16>)->Apply(sizes);
-BENCHMARK(fusor_replay_amp<float16>)->Apply(sizes);
-BENCHMARK(fusor_replay_amp<bfloat16>)->Apply(sizes);
+BENCHMARK(fusor_step<float16>)->Apply(sizes);
+BENCHMARK(fusor_step<bfloat16>)->Apply(sizes);
+BENCHMARK(fusor_replay<float16>)->Apply(sizes);
+BENCHMARK(fusor_replay<bfloat16>)->Apply(sizes);
 BENCHMARK(hand_step<float>)->Apply(sizes);
 BENCHMARK(hand_step<double>)->Apply(sizes);
 BENCHMARK(gemm_floor<float>)->Apply(sizes);

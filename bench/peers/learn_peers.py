@@ -127,9 +127,8 @@ def main():
     print(f"{'peer':22} {'dtype':7} {'peer':>10} {'step':>10} {'step/peer':>10} {'replay':>10} {'replay/peer':>12}")
     for (label, dtype), tp in sorted(peers.items()):
         cols = []
-        amp = "_amp" if dtype in ("float16", "bfloat16") else ""  # fusor under ad::autocast<dtype>
-        for name, width in (("fusor_step", 10), ("fusor_replay", 12)):
-            tf = fusor.get((f"{name}{amp}<{dtype}>", f"{BATCH}/{THREADS}"))
+        for name, width in (("fusor_step", 10), ("fusor_replay", 12)):  # <bfloat16>: under ad::autocast
+            tf = fusor.get((f"{name}<{dtype}>", f"{BATCH}/{THREADS}"))
             cols.append(f"{tf * 1e3:8.3f}ms {tf / tp:{width}.3f}" if tf else f"{'-':>10} {'-':>{width}}")
         print(f"{label:22} {dtype:7} {tp * 1e3:8.3f}ms {cols[0]} {cols[1]}")
 
