@@ -680,7 +680,6 @@ using fusor::ad::abs;
 using fusor::ad::acos;
 using fusor::ad::autocast;
 using fusor::ad::autocast_t;
-using fusor::ad::is_autocast_v;
 using fusor::ad::active_tape;
 using fusor::ad::argnums;
 using fusor::ad::argnums_t;

@@ -30,11 +30,6 @@ struct autocast_t {
 template <class H>
 inline constexpr autocast_t<H> autocast{};
 
-template <class P>
-inline constexpr bool is_autocast_v = false;
-template <class H>
-inline constexpr bool is_autocast_v<autocast_t<H>> = true;
-
 namespace detail {
 /// x with element type U: x itself when it has it, else a lazy cast. A cast of variables is an
 /// expression whose adjoint goes back through the cast into x's type; a cast of an array is a

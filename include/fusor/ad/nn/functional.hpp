@@ -128,8 +128,7 @@ auto layer_norm(const X& x, double eps = 1e-5) {
                 "fusor: layer_norm takes float, double, float16 or bfloat16 values");
   if constexpr (fusor::ext::small_float_v<T>) {
     // in float32, rounded once (PyTorch's half layer_norm): a 16-bit variance loses the small rows
-    if constexpr (detail::has_vars<X>()) return fusor::cast<T>(layer_norm(fusor::cast<float>(x), eps));
-    else return array<T, backend_of_t<node_t<X>>>(fusor::cast<T>(layer_norm(fusor::cast<float>(x), eps)));
+    return detail::settle(fusor::cast<T>(layer_norm(fusor::cast<float>(x), eps)));
   } else {
     return detail::layer_norm_of(x, eps);
   }

@@ -274,7 +274,7 @@ auto mse_loss(const X& input, const Y& target, reduction r = reduction::mean) {
   detail::check_same_shape("mse_loss", expr_shape(fusor::ext::to_node(input)),
                            expr_shape(fusor::ext::to_node(target)));
   if constexpr (detail::any_small_float<X, Y>)
-    return detail::reduce_loss(square(ad::detail::in_type<float>(input) - ad::detail::in_type<float>(target)), r);
+    return mse_loss(ad::detail::in_type<float>(input), ad::detail::in_type<float>(target), r);
   else
     return detail::reduce_loss(square(input - target), r);
 }
@@ -285,7 +285,7 @@ auto l1_loss(const X& input, const Y& target, reduction r = reduction::mean) {
   detail::check_same_shape("l1_loss", expr_shape(fusor::ext::to_node(input)),
                            expr_shape(fusor::ext::to_node(target)));
   if constexpr (detail::any_small_float<X, Y>)
-    return detail::reduce_loss(abs(ad::detail::in_type<float>(input) - ad::detail::in_type<float>(target)), r);
+    return l1_loss(ad::detail::in_type<float>(input), ad::detail::in_type<float>(target), r);
   else
     return detail::reduce_loss(abs(input - target), r);
 }

@@ -200,16 +200,12 @@ class sequential_model {
       using Li = std::remove_cvref_t<decltype(layer)>;
       if constexpr (detail::parametrised<Li>) {
         auto get = [&](std::size_t k) -> const auto& { return lookup(params, I, k); };
-        if constexpr (std::is_same_v<Policy, no_policy>) {
-          auto y = layer(x, get);
-          return apply_from<I + 1>(params, std::move(y), policy);
-        } else if constexpr (requires { layer(x, get, policy); }) {
-          auto y = layer(x, get, policy);
-          return apply_from<I + 1>(params, std::move(y), policy);
-        } else {
-          auto y = layer(in_master_type(x), get);
-          return apply_from<I + 1>(params, std::move(y), policy);
-        }
+        auto y = [&] {
+          if constexpr (std::is_same_v<Policy, no_policy>) return layer(x, get);
+          else if constexpr (requires { layer(x, get, policy); }) return layer(x, get, policy);
+          else return layer(in_master_type(x), get);  // a layer without a policy form: float32
+        }();
+        return apply_from<I + 1>(params, std::move(y), policy);
       } else {
         auto y = layer(x);
         return apply_from<I + 1>(params, std::move(y), policy);
