@@ -739,6 +739,7 @@ int main(int argc, char** argv) {
   register_half_model<vsa::map_c_of<fusor::float16>>("map_c_float16");
   register_model<vsa::vtb>("vtb");
   register_model<vsa::mbat>("mbat");
+  register_half_model<vsa::mbat_of<fusor::float16>>("mbat_float16");
   register_model<vsa::ghrr>("ghrr");
   register_model<vsa::mcr>("mcr");
   register_model<vsa::cgr>("cgr");

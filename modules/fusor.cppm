@@ -948,6 +948,7 @@ using fusor::vsa::map_c_of;
 using fusor::vsa::map_i;
 using fusor::vsa::map_model;
 using fusor::vsa::mbat;
+using fusor::vsa::mbat_of;
 using fusor::vsa::mcr;
 using fusor::vsa::metric;
 using fusor::vsa::model;

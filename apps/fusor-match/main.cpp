@@ -167,6 +167,10 @@ int main(int argc, char** argv) {
   mat->add_option("--noise-seed", ma.noise_seed, "The phase-randomised template's seed")->capture_default_str();
   mat->add_flag("--hdf5", ma.hdf5, "Also write the score and rotation maps as scores.h5 and rotations.h5, in pyTME's Density "
                 "layout (data indexed [x, y, z], origin, sampling_rate): pyTME's Density.from_file reads them");
+  mat->add_flag("--half-precision", ma.half_precision,
+                "Write scores.mrc as float16 (MRC mode 12: half the file, each score rounded once, as pytom-match-pick's "
+                "--half-precision) and rotations.mrc as int16 (mode 1, exact) when there are at most 32767 rotations; the scan "
+                "computes in float32 and the HDF5 maps stay float32. Needs a normalised score (not CC or LCC)");
   mat->add_option("--memory", ma.memory, "Memory budget, e.g. 800M or 16G (default: what is available); tiles the target when needed");
   mat->add_option("-j,--threads", ma.threads, "Threads (0: all of this machine's)")->check(whole_number(0, max_threads()))->capture_default_str();
   mat->add_option("--edges", ma.edges,

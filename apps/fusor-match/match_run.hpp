@@ -48,6 +48,7 @@ struct match_args {
   std::vector<double> seed_radius;                // --seed-radius: one radius or x, y, z (voxels)
   double seed_cone = -1;                          // --seed-cone: degrees about each point's z axis; -1: every rotation
   bool hdf5 = false;                              // --hdf5: the maps also as HDF5 files (pyTME's Density layout)
+  bool half_precision = false;                    // --half-precision: scores.mrc in float16, rotations.mrc in int16
   bool noise_correction = false;                  // --noise-correction: a phase-randomised template's scores subtracted
   unsigned long long noise_seed = 321;
   std::string symmetry = "C1";
@@ -340,6 +341,10 @@ void plan_match(const match_args& a, const world& w, match_job& job) {
   if (!a.target_mask.empty()) require_file(a.target_mask, "target mask");
   if (!a.rotations.empty()) require_file(a.rotations, "rotation file");
   job.kind = match::parse_score(a.score);
+  if (a.half_precision && (job.kind == match::score::cc || job.kind == match::score::lcc))
+    throw fusor::value_error("match: --half-precision writes the scores as float16, which holds at most 65504; " + a.score +
+                             " is an unnormalised correlation that can exceed it: use a normalised score (CORR, CAM, "
+                             "FLCSphericalMask, FLC or MCC) or leave the scores in float32");
   const auto sym = match::symmetry::parse(a.symmetry);
   const auto planning = parse_planning(a.planning);
   job.edges = parse_edges(a.edges);
@@ -584,6 +589,12 @@ inline std::string seed_table(const match_job& job) {
   return t;
 }
 
+/// The MRC mode of rotations.mrc: float32 (every index up to 2^24 exact), or with --half-precision
+/// int16 where every index and the -1 of an unscored voxel fit.
+inline match::mrc_mode rotation_map_mode(const match_args& a, std::size_t rotations) {
+  return a.half_precision && rotations <= 32767 ? match::mrc_mode::int16 : match::mrc_mode::float32;
+}
+
 /// The output folder's parts, staged then swapped in whole (result_folder.hpp): the maps as MRC
 /// files on the target's voxel size and origin, the rotation table, and metadata.json with every
 /// parameter, the grid, the tiles, the statistics and the timings.
@@ -596,8 +607,15 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
   match::mrc_write_options mw;
   mw.voxel_size = vt;
   mw.origin = job.target_file->header().origin_angstrom();
+  // --half-precision (pytom-match-pick's): the scores rounded once to float16 (MRC mode 12), half
+  // the file; the rotation indices exactly, as int16 (mode 1) where every index fits, else float32
+  const match::mrc_mode score_mode = a.half_precision ? match::mrc_mode::float16 : match::mrc_mode::float32;
+  const match::mrc_mode rotation_mode = rotation_map_mode(a, job.rotations.size());
+  mw.mode = score_mode;
   match::write_mrc(out.part("scores.mrc"), maps.best_score, mw);
+  mw.mode = rotation_mode;
   match::write_mrc(out.part("rotations.mrc"), fusor::array<float>(fusor::cast<float>(maps.best_rotation)), mw);
+  mw.mode = match::mrc_mode::float32;
   write_text(out.part("rotations.tsv"), rotation_table(job.rotations));
   if (a.hdf5) {
     // the maps again as HDF5 in pyTME's Density layout: data [x, y, z], origin, sampling_rate
@@ -633,6 +651,8 @@ void write_outputs(const match_args& a, const match_job& job, const match_maps& 
   meta["template_shape"] = {m[0], m[1], m[2]};
   meta["voxel_size"] = {vt[0], vt[1], vt[2]};
   meta["score"] = match::to_string(job.kind);
+  meta["precision"] = {{"scores", a.half_precision ? "float16" : "float32"},
+                       {"rotations", rotation_map_mode(a, job.rotations.size()) == match::mrc_mode::int16 ? "int16" : "float32"}};
   // the template's point the rotations turn about, in its voxels: a score at voxel x puts it on
   // x + (voxel - template_shape // 2) (peaks_run.hpp reports that point)
   const match::vec3& centre = job.centre;

@@ -112,6 +112,21 @@ def end_to_end(bin_, work):
             assert (score.decode() if isinstance(score, bytes) else str(score)) == "FLCSphericalMask", dict(f.attrs)
             assert abs(f.attrs["max"] - float(data.max())) < 1e-6 and abs(f.attrs["mean"] - float(data.mean())) < 1e-5, dict(f.attrs)
     run(bin_, "peaks", "-i", h5, "-n", 2, "-q")  # the folder is a result like any other
+    # --half-precision (pytom's): scores.mrc is the float32 scan's scores rounded once to float16 (mode 12), bit
+    # for bit, rotations.mrc the same indices as int16 (mode 1); half the bytes, and the same peaks
+    import numpy as np
+    half = os.path.join(work, "half")
+    run(bin_, "match", "-t", f"{sim}/target.mrc", "-m", f"{sim}/template.mrc", "--mask", f"{sim}/mask.mrc", "-o", half,
+        "-a", 45, "--planning", "estimate", "--half-precision", "-q")
+    assert json.load(open(os.path.join(half, "metadata.json")))["precision"] == {"scores": "float16", "rotations": "int16"}
+    assert meta["precision"] == {"scores": "float32", "rotations": "float32"}, meta["precision"]
+    s16, s32 = read_mrc(os.path.join(half, "scores.mrc"), 12), read_mrc(os.path.join(out, "scores.mrc"))
+    assert (s16.view("<u2") == s32.astype("<f2").view("<u2")).all(), "float16 scores are not the float32 scores rounded"
+    r16, r32 = read_mrc(os.path.join(half, "rotations.mrc"), 1), read_mrc(os.path.join(out, "rotations.mrc"))
+    assert (r16.astype(np.float32) == r32).all(), "int16 rotations differ"
+    for f in ("scores.mrc", "rotations.mrc"):
+        assert os.path.getsize(os.path.join(half, f)) - 1024 == (os.path.getsize(os.path.join(out, f)) - 1024) // 2, f
+    run(bin_, "peaks", "-i", half, "--false-positives", 1, "-q")
     # one thread, two or three: the same maps byte for byte with estimated plans (docs/matching.md)
     for score in ("FLCSphericalMask", "FLC"):
         maps = []
@@ -127,6 +142,8 @@ def end_to_end(bin_, work):
     found = [l.split("\t") for l in open(os.path.join(out, "peaks.tsv")).read().splitlines()[1:]]
     got = sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in found)
     assert got == want, f"peaks {got}, planted {want}"
+    hfound = [l.split("\t") for l in open(os.path.join(half, "peaks.tsv")).read().splitlines()[1:]]
+    assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in hfound) == want, f"half-precision peaks {hfound}"
     wfound = [l.split("\t") for l in open(os.path.join(wrap, "peaks.tsv")).read().splitlines()[1:]]
     assert sorted((int(p[0]), int(p[1]), int(p[2]), int(p[4])) for p in wfound) == want, wfound
     names, rows = read_star_loop(os.path.join(out, "peaks.star"))
@@ -481,14 +498,17 @@ def tilt_series_run(bin_, work):
     return len(truth), len(found)
 
 
-def read_mrc(path):
-    """An MRC file's float32 volume indexed [x, y, z] (its column, row, section), as fusor reads it."""
+def read_mrc(path, mode=2):
+    """An MRC file's volume indexed [x, y, z] (its column, row, section), as fusor reads it, after
+    checking that the file's mode is `mode` (2 float32, 1 int16, 12 float16)."""
     import numpy as np
     data = open(path, "rb").read()
-    nx, ny, nz, mode = struct.unpack("<4i", data[:16])
-    assert mode == 2, f"{path}: mode {mode}, expected float32"
+    nx, ny, nz, got = struct.unpack("<4i", data[:16])
+    assert got == mode, f"{path}: mode {got}, expected {mode}"
+    dtype = {2: "<f4", 1: "<i2", 12: "<f2"}[mode]
     start = 1024 + struct.unpack("<i", data[92:96])[0]
-    return np.frombuffer(data[start:start + 4 * nx * ny * nz], "<f4").reshape(nz, ny, nx).transpose(2, 1, 0)
+    assert len(data) == start + np.dtype(dtype).itemsize * nx * ny * nz, f"{path}: {len(data)} bytes"
+    return np.frombuffer(data[start:], dtype).reshape(nz, ny, nx).transpose(2, 1, 0)
 
 
 def relion_matrix(rot, tilt, psi):
@@ -876,6 +896,8 @@ def errors(bin_, work):
         ("missing target", ["match", "-t", f"{work}/none.mrc", "-m", m, "-o", out], "target", "missing or not readable"),
         ("missing option", ["match", "-t", t, "-o", out], "--template", "required"),
         ("bad score", ["match", "-t", t, "-m", m, "-o", out, "-s", "flc"], "FLCSphericalMask", "got \"flc\""),
+        ("half precision of CC", ["match", "-t", t, "-m", m, "-o", out, "-s", "CC", "--half-precision"],
+         "--half-precision", "CC is an unnormalised correlation"),
         ("bad planning", ["match", "-t", t, "-m", m, "-o", out, "--planning", "fast"], "--planning", "estimate"),
         ("bad edges", ["match", "-t", t, "-m", m, "-o", out, "--edges", "mirror"], "--edges", "wrap"),
         ("bad grid", ["match", "-t", t, "-m", m, "-o", out, "--grid", "small"], "--grid", "target"),

@@ -351,7 +351,7 @@ TEST_CASE_TEMPLATE("vsa capacity: 100 bundled items of 1000 are the top 100 at d
 
 // ---- half precision --------------------------------------------------------------------------------
 
-// MAP-C, MAP-B and HRR over float16 and bfloat16 rows: the rows are the float32 model's rounded, bind is
+// MAP-C, MAP-B, HRR and MBAT over float16 and bfloat16 rows: the rows are the float32 model's rounded, bind is
 // the float32 bind of the widened rows rounded once, similarity is float32's within a unit of the
 // 16-bit type, and 100 bundled items of 1000 are still the top 100 at d = 10 000.
 template <class H, class M16, class M32>
@@ -391,11 +391,21 @@ void check_half_model() {
   CHECK(bundled_are_top(big, vsa::item_memory<M16, B>::random(big, 1000, 2024), 100));
 }
 
-TEST_CASE_TEMPLATE("vsa in float16 and bfloat16: MAP-C, MAP-B and HRR compute in float32 and round once", H, fusor::float16,
-                   fusor::bfloat16) {
+TEST_CASE_TEMPLATE("vsa in float16 and bfloat16: MAP-C, MAP-B, HRR and MBAT compute in float32 and round once", H,
+                   fusor::float16, fusor::bfloat16) {
   check_half_model<H, vsa::map_c_of<H>, vsa::map_c>();
   check_half_model<H, vsa::map_b_of<H>, vsa::map_b>();
   check_half_model<H, vsa::hrr_of<H>, vsa::hrr>();
+  check_half_model<H, vsa::mbat_of<H>, vsa::mbat>();
+  // MBAT's left unbind of 16-bit rows: float32's of the widened rows, rounded once
+  const vsa::mbat_of<H> m(1001);
+  const auto a = vsa::random<B>(m, 3, 21), b = vsa::random<B>(m, 3, 22);
+  const auto c = vsa::bind(m, a, b), u = vsa::unbind_left(m, c, a);
+  const auto want = host_values(vsa::unbind_left(vsa::mbat(1001), c.template astype<float>(), a.template astype<float>()));
+  const auto hu = host_values(u);
+  bool same = true;
+  for (std::size_t i = 0; i < hu.size(); ++i) same = same && hu[i].bits == H(want[i]).bits;
+  CHECK(same);
 }
 
 // ---- permute -------------------------------------------------------------------------------------

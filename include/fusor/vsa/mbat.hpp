@@ -19,6 +19,9 @@
 // block) from (code_seed, k): the projections have the same N(0, 1/d) law, so the weights do too.
 // A batch bound with one key (or one key with a batch) computes the K projections as one GEMM and
 // mixes in one pass that reads each shifted row in place.
+// mbat holds float32 rows; mbat_of<float16> and mbat_of<bfloat16> hold 16-bit rows (float32's
+// rounded), bound by float32's projections and mix of the widened operands and rounded once,
+// bundled with float32 accumulation, compared through the half GEMM.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -124,8 +127,10 @@ struct shift_mix {
 
 }  // namespace detail
 
-struct mbat : detail::unit_rows_model<mbat> {
-  using value_type = float;
+template <class T>
+struct mbat_of : detail::unit_rows_model<mbat_of<T>> {
+  static_assert(std::is_same_v<T, float> || fusor::ext::small_float_v<T>, "fusor: MBAT rows are float, float16 or bfloat16");
+  using value_type = T;
   static constexpr std::string_view name = "MBAT";
   static constexpr bool self_inverse = false;
   static constexpr bool commutative = false;
@@ -133,10 +138,11 @@ struct mbat : detail::unit_rows_model<mbat> {
   static constexpr metric default_metric = metric::cosine;
   static constexpr double similarity_lo = -1.0, similarity_hi = 1.0;
   static constexpr int max_bases = detail::mbat_max_bases;
+  using detail::unit_rows_model<mbat_of<T>>::d;
 
   /// K bases at HoloVec's shifts (k + 1) * floor(d / (K + 1)), k = 0 .. K-1 (needs d > K).
-  explicit mbat(index_t dim, int bases = 4, double temperature = 100.0, std::uint64_t code_seed = 0)
-      : unit_rows_model(dim), k_(checked_bases(bases)), temperature_(checked_temperature(temperature)),
+  explicit mbat_of(index_t dim, int bases = 4, double temperature = 100.0, std::uint64_t code_seed = 0)
+      : detail::unit_rows_model<mbat_of<T>>(dim), k_(checked_bases(bases)), temperature_(checked_temperature(temperature)),
         code_seed_(code_seed) {
     if (d <= k_)
       throw value_error("fusor::vsa: an MBAT model with K = " + std::to_string(k_) +
@@ -146,13 +152,13 @@ struct mbat : detail::unit_rows_model<mbat> {
     for (int k = 0; k < k_; ++k) shifts_[std::size_t(k)] = (k + 1) * step;
   }
   /// Bases at the given shifts (any integers, taken modulo d; HoloVec's `shifts`).
-  mbat(index_t dim, std::span<const index_t> shifts, double temperature = 100.0, std::uint64_t code_seed = 0)
-      : unit_rows_model(dim), k_(checked_bases(index_t(shifts.size()))),
+  mbat_of(index_t dim, std::span<const index_t> shifts, double temperature = 100.0, std::uint64_t code_seed = 0)
+      : detail::unit_rows_model<mbat_of<T>>(dim), k_(checked_bases(index_t(shifts.size()))),
         temperature_(checked_temperature(temperature)), code_seed_(code_seed) {
     for (int k = 0; k < k_; ++k) shifts_[std::size_t(k)] = ((shifts[std::size_t(k)] % d) + d) % d;
   }
-  mbat(index_t dim, std::initializer_list<index_t> shifts, double temperature = 100.0, std::uint64_t code_seed = 0)
-      : mbat(dim, std::span<const index_t>(shifts.begin(), shifts.size()), temperature, code_seed) {}
+  mbat_of(index_t dim, std::initializer_list<index_t> shifts, double temperature = 100.0, std::uint64_t code_seed = 0)
+      : mbat_of(dim, std::span<const index_t>(shifts.begin(), shifts.size()), temperature, code_seed) {}
 
   int bases() const { return k_; }
   /// The shifts s_k, in [0, d).
@@ -176,10 +182,12 @@ struct mbat : detail::unit_rows_model<mbat> {
     return weights_of(ac.view());
   }
 
-  /// HRR's N(0, 1/d) rows, scaled to unit norm (HoloVec's real space).
+  /// HRR's N(0, 1/d) rows, scaled to unit norm (HoloVec's real space); 16-bit rows are those
+  /// rounded once.
   template <class B>
-  array<float, B> draw(index_t n, std::uint64_t seed, index_t first) const {
-    return detail::unit_normal_rows<B>(d, n, seed, first);
+  array<T, B> draw(index_t n, std::uint64_t seed, index_t first) const {
+    if constexpr (std::is_same_v<T, float>) return detail::unit_normal_rows<B>(d, n, seed, first);
+    else return array<T, B>(cast<T>(detail::unit_normal_rows<B>(d, n, seed, first)));
   }
   /// normalize(sum_k w_k(a) roll(b, s_k)), broadcast over the leading axes.
   template <class X, class Y>
@@ -218,8 +226,8 @@ struct mbat : detail::unit_rows_model<mbat> {
   }
   /// The weights of the rows of a contiguous view (..., d): (..., K), the projections <a, U_k> by
   /// one GEMM, then one softmax per row.
-  template <class T, class B>
-  array<float, B> weights_of(const array_view<T, B>& a) const {
+  template <class U, class B>
+  array<float, B> weights_of(const array_view<U, B>& a) const {
     const array<float, B> s = scores(a);
     extents out = a.shape();
     out[out.size() - 1] = k_;
@@ -230,10 +238,14 @@ struct mbat : detail::unit_rows_model<mbat> {
   /// to 2^20 floats): drawing them was 3 of the 8.5 us of one bind at d = 10 000 and K = 4. Device
   /// memory is not kept in a thread_local (it could outlive the device context at thread exit), so
   /// elsewhere they are drawn for each call.
-  template <class T, class B>
-  array<float, B> scores(const array_view<T, B>& a) const {
+  template <class U, class B>
+  array<float, B> scores(const array_view<U, B>& a) const {
     const index_t rows = a.size() / d;
-    const array_view<T, B> am(a.data(), extents{rows, d}, extents{d, 1});
+    const array_view<U, B> am(a.data(), extents{rows, d}, extents{d, 1});
+    if constexpr (!std::is_same_v<U, float>) {  // 16-bit rows: the projections of the widened rows, in float32
+      const array<float, B> wide(cast<float>(am));
+      return scores(wide.view());
+    }
     if constexpr (backend_traits<B>::host_accessible) {
       if (index_t(k_) * d <= (index_t(1) << 20)) {
         struct kept {
@@ -260,6 +272,19 @@ struct mbat : detail::unit_rows_model<mbat> {
   /// other broadcast is materialised first.
   template <class X, class Y>
   auto mix(const X& a, const Y& x, bool transposed) const {
+    if constexpr (!std::is_same_v<T, float>) {
+      // 16-bit rows: float32's mix of the widened operands, rounded once
+      using B = backend_of_t<X>;
+      const array<float, B> af(cast<float>(a));
+      const array<float, B> xf(cast<float>(x));
+      return array<T, B>(cast<T>(mix_rows(af, xf, transposed)));
+    } else {
+      return mix_rows(a, x, transposed);
+    }
+  }
+  /// mix of float32 rows.
+  template <class X, class Y>
+  auto mix_rows(const X& a, const Y& x, bool transposed) const {
     const auto ac = fusor::ext::contiguous_of(a);
     const auto xc = fusor::ext::contiguous_of(x);
     using B = backend_of_t<decltype(ac.view())>;
@@ -282,5 +307,8 @@ struct mbat : detail::unit_rows_model<mbat> {
         detail::shift_mix{w.data(), xp, s, k_, d, in_place && na <= 1 ? 1 : n, in_place && nx <= 1 ? 1 : n}, out));
   }
 };
+
+/// MBAT over float32 rows.
+using mbat = mbat_of<float>;
 
 }  // namespace fusor::vsa
