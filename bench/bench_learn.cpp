@@ -17,6 +17,14 @@
 //   gemm_floor:   the step's six GEMMs alone
 // Args: {batch, threads}. bench/pairs.py prints fusor/hand; bench/peers/learn_peers.py runs the
 // same step in PyTorch and JAX.
+//
+// A convolution (issue 53's shape: batch 32, 32 -> 64 channels, 32 x 32, 3 x 3, padding 1), float32:
+//   fusor_conv2d_forward: nn::functional::conv2d on arrays (im2col, one GEMM, the copy to NCHW)
+//   fusor_conv2d_step:    the forward pass and both adjoints (input and weight) of
+//                         sum(conv2d(x, w) * r), recorded once and replayed (ad::compile)
+//   conv2d_gemm_floor:    the three GEMMs of that step alone (the forward product, dW = G colsᵀ,
+//                         dcols = Wᵀ G), direct cblas calls on preallocated buffers
+// Args: {threads}. learn_peers.py runs PyTorch's conv2d forward and backward on the same shapes.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -222,6 +230,67 @@ void gemm_floor(benchmark::State& st) {
   hand_mlp<T> m(st.range(0));
   for (auto _ : st) benchmark::DoNotOptimize(m.step(d.x.data(), d.y.data(), T(1e-3), true));
 }
+
+namespace conv {
+constexpr index_t batch = 32, cin = 32, cout = 64, side = 32, k = 3, taps = k * k, rows = cin * taps,
+                  points = batch * side * side;
+const nn::conv_options options{.padding = {1}};
+struct problem {
+  fusor::array<float> x, w, r;
+  problem() {
+    fusor::random::generator rng(2);
+    x = fusor::random::normal<float>(rng, {batch, cin, side, side});
+    w = fusor::random::normal<float>(rng, {cout, cin, k, k}, 0.0f, 0.05f);
+    r = fusor::random::normal<float>(rng, {batch, cout, side, side});
+  }
+};
+}  // namespace conv
+
+void fusor_conv2d_forward(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(0)));
+  fusor::set_blas_num_threads(int(st.range(0)));
+  const conv::problem p;
+  for (auto _ : st) {
+    fusor::array<float> y = nn::functional::conv2d(p.x, p.w, conv::options);
+    benchmark::DoNotOptimize(y.data());
+  }
+}
+
+void fusor_conv2d_step(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(0)));
+  fusor::set_blas_num_threads(int(st.range(0)));
+  const conv::problem p;
+  nn::parameters<float> params;
+  params.emplace("x", p.x.copy());
+  params.emplace("w", p.w.copy());
+  auto step = fusor::ad::compile(
+      [&](const auto& q) { return sum(nn::functional::conv2d(q.at("x"), q.at("w"), conv::options) * p.r); }, params);
+  for (auto _ : st) {
+    auto [value, grads] = step(params);
+    benchmark::DoNotOptimize(grads.at("w").data());
+  }
+}
+
+void conv2d_gemm_floor(benchmark::State& st) {
+  fusor::set_blas_num_threads(int(st.range(0)));
+  using namespace conv;
+  std::vector<float> w(cout * rows, 0.01f), cols(rows * points, 0.5f), y(cout * points), g(cout * points, 0.1f),
+      dw(cout * rows), dcols(rows * points);
+  for (auto _ : st) {
+    gemm<float>(CblasNoTrans, CblasNoTrans, cout, points, rows, w.data(), rows, cols.data(), points, y.data(), points);
+    gemm<float>(CblasNoTrans, CblasTrans, cout, rows, points, g.data(), points, cols.data(), points, dw.data(), rows);
+    gemm<float>(CblasTrans, CblasNoTrans, rows, points, cout, w.data(), rows, g.data(), points, dcols.data(), points);
+    benchmark::DoNotOptimize(dcols.data());
+  }
+}
+
+void conv_threads(benchmark::internal::Benchmark* b) {
+  for (int t : {1, 2}) b->Args({t});
+  b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+BENCHMARK(fusor_conv2d_forward)->Apply(conv_threads);
+BENCHMARK(fusor_conv2d_step)->Apply(conv_threads);
+BENCHMARK(conv2d_gemm_floor)->Apply(conv_threads);
 
 void sizes(benchmark::internal::Benchmark* b) {
   for (int t : {1, 2}) b->Args({64, t});

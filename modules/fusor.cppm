@@ -842,10 +842,17 @@ using fusor::ad::nn::accuracy;
 using fusor::ad::nn::any_features;
 using fusor::ad::nn::binary_cross_entropy;
 using fusor::ad::nn::binary_cross_entropy_with_logits;
+using fusor::ad::nn::conv1d;
+using fusor::ad::nn::conv2d;
+using fusor::ad::nn::conv3d;
+using fusor::ad::nn::conv_layer;
+using fusor::ad::nn::conv_options;
 using fusor::ad::nn::cross_entropy;
 using fusor::ad::nn::dropout;
 using fusor::ad::nn::early_stopping;
 using fusor::ad::nn::embedding;
+using fusor::ad::nn::flatten;
+using fusor::ad::nn::flatten_fn;
 using fusor::ad::nn::gelu;
 using fusor::ad::nn::gelu_fn;
 using fusor::ad::nn::gelu_tanh;
@@ -898,6 +905,10 @@ using fusor::ad::nn::init::xavier_uniform;
 using fusor::ad::nn::init::zeros;
 }  // namespace fusor::ad::nn::init
 export namespace fusor::ad::nn::functional {
+using fusor::ad::nn::functional::conv;
+using fusor::ad::nn::functional::conv1d;
+using fusor::ad::nn::functional::conv2d;
+using fusor::ad::nn::functional::conv3d;
 using fusor::ad::nn::functional::dropout;
 using fusor::ad::nn::functional::layer_norm;
 using fusor::ad::nn::functional::linear;

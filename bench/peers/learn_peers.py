@@ -8,7 +8,11 @@ The step (float32 and float64, batch 64): a 784-128-10 MLP, ReLU, softmax cross-
 integer labels, the gradient of the mean loss by reverse mode, and a plain SGD update (lr 1e-3) of
 the four parameters; inputs U(0, 1), labels uniform in 0..9, as bench_learn draws them (other
 numbers, the same shapes). PyTorch also runs the float32 step under CPU autocast in bfloat16,
-beside fusor's under ad::autocast<bfloat16>."""
+beside fusor's under ad::autocast<bfloat16>.
+
+And a convolution (torch only): conv2d of (32, 32, 32, 32) by (64, 32, 3, 3), padding 1, float32,
+forward alone and forward with both gradients (input and weight) of sum(conv2d(x, w) * r), beside
+bench_learn's fusor_conv2d_forward and fusor_conv2d_step."""
 import os
 import sys
 
@@ -108,6 +112,24 @@ def torch_peer():
     return out
 
 
+def torch_conv_peer():
+    import torch
+    torch.set_num_threads(THREADS)
+    rng = np.random.default_rng(2)
+    x = torch.from_numpy(rng.normal(size=(32, 32, 32, 32)).astype(np.float32)).requires_grad_(True)
+    w = torch.from_numpy((0.05 * rng.normal(size=(64, 32, 3, 3))).astype(np.float32)).requires_grad_(True)
+    r = torch.from_numpy(rng.normal(size=(32, 64, 32, 32)).astype(np.float32))
+
+    def forward():
+        with torch.no_grad():
+            return torch.nn.functional.conv2d(x, w, padding=1)
+
+    def step():
+        return torch.autograd.grad((torch.nn.functional.conv2d(x, w, padding=1) * r).sum(), [x, w])
+
+    return {"forward": timed(forward, reps=15, warmup=2), "step": timed(step, reps=15, warmup=2)}
+
+
 def main():
     fusor = fusor_times(sys.argv[1])
     only = sys.argv[3] if len(sys.argv) > 3 else None
@@ -131,6 +153,17 @@ def main():
             tf = fusor.get((f"{name}<{dtype}>", f"{BATCH}/{THREADS}"))
             cols.append(f"{tf * 1e3:8.3f}ms {tf / tp:{width}.3f}" if tf else f"{'-':>10} {'-':>{width}}")
         print(f"{label:22} {dtype:7} {tp * 1e3:8.3f}ms {cols[0]} {cols[1]}")
+    if only in (None, "torch"):
+        try:
+            conv = torch_conv_peer()
+        except ImportError:
+            return
+        print(f"conv2d (32, 32, 32, 32) * (64, 32, 3, 3), padding 1, float32, {THREADS} thread(s)")
+        for mode, name in (("forward", "fusor_conv2d_forward"), ("step", "fusor_conv2d_step")):
+            tf = fusor.get((name, str(THREADS)))
+            tp = conv[mode]
+            ratio = f"{tf / tp:.3f}" if tf else "-"
+            print(f"  {mode:8} PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
 
 
 if __name__ == "__main__":

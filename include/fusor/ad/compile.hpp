@@ -24,10 +24,11 @@
 //
 // What can be replayed: elementwise expressions of variables (eval, assignments), sum and mean
 // (whole or along an axis), softmax and log_softmax, take with an index array (and embedding),
-// matmul (and the linear layers), cross_entropy (class labels or probabilities),
-// binary_cross_entropy_with_logits, and ad::param; a model made of embeddings, linear layers,
-// layer_norm, activations and these losses (mse_loss and l1_loss are sums and means). Anything
-// else (the other reductions, mask_select, joins, FFTs, convolutions, custom_vjp, dropout in
+// matmul (and the linear layers), nn's convolutions (conv1d/2d/3d), cross_entropy (class labels
+// or probabilities), binary_cross_entropy_with_logits, and ad::param; a model made of embeddings,
+// linear and convolution layers, layer_norm, activations and these losses (mse_loss and l1_loss
+// are sums and means). Anything
+// else (the other reductions, mask_select, joins, FFTs, FFT convolutions, custom_vjp, dropout in
 // training mode) registers no forward step, and compiling a function that uses it is a
 // tape_error naming it: call value_and_grad instead.
 //

@@ -1,12 +1,14 @@
 #pragma once
 // Neural-network building blocks on top of reverse mode (namespace fusor::ad::nn): activation
 // function objects, losses (with the fused softmax cross-entropy), the functional forms of linear,
-// dropout and layer_norm, initialisers, layers, a sequential model with named parameters, and
+// dropout, layer_norm and the convolutions, initialisers, layers, a sequential model with named parameters, and
 // training-loop helpers (shuffled mini-batches, accuracy, progress lines, early stopping), and
 // checkpoints (parameters and optimizer state in an .npz archive).
 // Included by ad.hpp.
 #include "nn/activations.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/conv.hpp"
+#include "nn/flatten.hpp"
 #include "nn/functional.hpp"
 #include "nn/init.hpp"
 #include "nn/layers.hpp"

@@ -22,6 +22,7 @@
 #include "../../core/random.hpp"
 #include "../gather.hpp"
 #include "activations.hpp"
+#include "conv.hpp"
 #include "functional.hpp"
 #include "init.hpp"
 
@@ -193,5 +194,104 @@ struct dropout {
     return (*this)(x, get);
   }
 };
+
+/// A convolution layer with D spatial axes (PyTorch's nn.Conv1d, Conv2d, Conv3d): weight
+/// (out_channels, in_channels / groups, *kernel) and bias (out_channels,), both drawn as PyTorch
+/// draws them, U(±1/sqrt(fan_in)) with fan_in = in_channels / groups times the kernel's size.
+/// Its input is (N, C, *spatial) or unbatched (C, *spatial); in a sequential model it keeps no
+/// feature count (its last axis is spatial), so the layer after it checks nothing against it.
+template <int D, bool Bias>
+struct conv_layer {
+  static_assert(D >= 1 && D <= detail::max_conv_dims, "fusor: convolution layers have 1 to 3 spatial axes");
+  index_t in_channels, out_channels;
+  extents kernel;  // one extent per spatial axis
+  conv_options options;
+  initializer weight_init = init::torch_linear();
+  initializer bias_init = init::torch_linear();
+
+  conv_layer(index_t in, index_t out, const extents& kernel_size, conv_options o = {})
+    requires Bias
+      : in_channels(in), out_channels(out), kernel(expand(kernel_size)), options(o) {
+    check();
+  }
+  conv_layer(index_t in, index_t out, const extents& kernel_size, no_bias_t, conv_options o = {})
+    requires(!Bias)
+      : in_channels(in), out_channels(out), kernel(expand(kernel_size)), options(o) {
+    check();
+  }
+  std::vector<param_spec> parameters() const {
+    extents shape{out_channels, in_channels / options.groups};
+    index_t taps = 1;
+    for (index_t k : kernel) {
+      shape.push_back(k);
+      taps *= k;
+    }
+    const index_t fan_in = in_channels / options.groups * taps, fan_out = out_channels / options.groups * taps;
+    std::vector<param_spec> p{{"weight", shape, weight_init, fan_in, fan_out}};
+    if constexpr (Bias) p.push_back({"bias", extents{out_channels}, bias_init, fan_in, fan_out});
+    return p;
+  }
+  index_t output_features(index_t) const { return any_features; }
+  template <class X, class Get>
+  auto operator()(const X& x, const Get& get) const {
+    if constexpr (Bias) return detail::conv_bias_of(name(), D, x, get(0), get(1), options);
+    else return detail::conv_of(name(), D, x, get(0), options);
+  }
+  /// Under ad::autocast<H>: input, weight and bias cast to H, the products accumulated in float32.
+  template <class X, class Get, class H>
+  auto operator()(const X& x, const Get& get, autocast_t<H>) const {
+    if constexpr (Bias)
+      return detail::conv_bias_of(name(), D, ad::detail::in_type<H>(x), ad::detail::in_type<H>(get(0)),
+                                  ad::detail::in_type<H>(get(1)), options);
+    else return detail::conv_of(name(), D, ad::detail::in_type<H>(x), ad::detail::in_type<H>(get(0)), options);
+  }
+  static constexpr const char* name() { return D == 1 ? "conv1d" : D == 2 ? "conv2d" : "conv3d"; }
+
+ private:
+  static extents expand(const extents& k) {
+    if (k.size() == 1) return D == 1 ? k : D == 2 ? extents{k[0], k[0]} : extents{k[0], k[0], k[0]};
+    return k;
+  }
+  void check() const {
+    detail::check_positive(name(), "in_channels", in_channels);
+    detail::check_positive(name(), "out_channels", out_channels);
+    detail::check_positive(name(), "groups", options.groups);
+    if (kernel.size() != D)
+      throw value_error(std::string("fusor: ") + name() + " expects a kernel size of one value or " + std::to_string(D) +
+                        ", got " + to_string(kernel));
+    for (index_t k : kernel) detail::check_positive(name(), "a kernel size", k);
+    if (in_channels % options.groups != 0 || out_channels % options.groups != 0)
+      throw value_error(std::string("fusor: ") + name() + " needs in_channels and out_channels divisible by groups, got " +
+                        std::to_string(in_channels) + ", " + std::to_string(out_channels) + " and " +
+                        std::to_string(options.groups) + " groups");
+  }
+};
+
+/// nn.Conv1d, nn.Conv2d and nn.Conv3d: nn::conv2d(in, out, {3, 3}) has a bias,
+/// nn::conv2d(in, out, {3}, nn::no_bias) has not.
+template <bool Bias = true>
+struct conv1d : conv_layer<1, Bias> {
+  using conv_layer<1, Bias>::conv_layer;
+};
+template <bool Bias = true>
+struct conv2d : conv_layer<2, Bias> {
+  using conv_layer<2, Bias>::conv_layer;
+};
+template <bool Bias = true>
+struct conv3d : conv_layer<3, Bias> {
+  using conv_layer<3, Bias>::conv_layer;
+};
+conv1d(index_t, index_t, const extents&) -> conv1d<true>;
+conv1d(index_t, index_t, const extents&, conv_options) -> conv1d<true>;
+conv1d(index_t, index_t, const extents&, no_bias_t) -> conv1d<false>;
+conv1d(index_t, index_t, const extents&, no_bias_t, conv_options) -> conv1d<false>;
+conv2d(index_t, index_t, const extents&) -> conv2d<true>;
+conv2d(index_t, index_t, const extents&, conv_options) -> conv2d<true>;
+conv2d(index_t, index_t, const extents&, no_bias_t) -> conv2d<false>;
+conv2d(index_t, index_t, const extents&, no_bias_t, conv_options) -> conv2d<false>;
+conv3d(index_t, index_t, const extents&) -> conv3d<true>;
+conv3d(index_t, index_t, const extents&, conv_options) -> conv3d<true>;
+conv3d(index_t, index_t, const extents&, no_bias_t) -> conv3d<false>;
+conv3d(index_t, index_t, const extents&, no_bias_t, conv_options) -> conv3d<false>;
 
 }  // namespace fusor::ad::nn

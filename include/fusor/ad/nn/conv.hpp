@@ -1,0 +1,198 @@
+#pragma once
+// Convolutions, PyTorch's torch.nn.functional.conv1d/conv2d/conv3d (cross-correlations, NCHW
+// layout, weight (out_channels, in_channels / groups, *kernel)), for arrays and for variables, on
+// any backend: im2col and GEMMs (conv_gemm.hpp), the engine's BLAS or cuBLAS.
+//
+// On variables a convolution is one node, replayed by ad::compile, whose adjoints are the GEMMs of
+// the same matrices (conv_gemm.hpp); its columns are kept for the backward pass (taps times the
+// input's size: 9 times it for a 3 x 3 kernel). A bias is added as with linear: lazily on
+// variables (it fuses with the activation after it), in place on arrays.
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "../../core/array.hpp"
+#include "../ops.hpp"
+#include "../views.hpp"
+#include "activations.hpp"
+#include "conv_gemm.hpp"
+#include "conv_geometry.hpp"
+#include "../../core/ext.hpp"
+
+namespace fusor::ad::nn {
+
+namespace detail {
+
+/// The tape scratch buffers a convolution's forward step and backward pass use (0 to 2 belong
+/// to reduce_to and matmul's adjoint; a conv's buffers are free again when its call returns).
+inline constexpr std::size_t conv_scratch_out = 3, conv_scratch_grad = 4, conv_scratch_weight = 5,
+                             conv_scratch_columns = 6, conv_scratch_input = 7;
+
+template <class T, class B>
+T* conv_buffer(ad::tape& t, std::size_t k, index_t elements) {
+  return static_cast<T*>(t.scratch<B>(k, std::size_t(elements) * sizeof(T)));
+}
+
+/// out = conv(x, w) (a capture's forward step, and the first computation): the columns into the
+/// tape's kept buffer, the products through a scratch buffer into the output slot.
+template <class T, class B>
+struct conv_step {
+  ad::detail::operand<T, B> x, w;  // w contiguous
+  conv_geometry geometry;
+  T* columns;
+  std::uint32_t out;
+};
+template <class T, class B>
+void conv_forward(ad::tape& t, const void* p) {
+  const auto& n = *static_cast<const conv_step<T, B>*>(p);
+  const conv_geometry& g = n.geometry;
+  const leaf<T, B> o = ad::detail::value_leaf<T, B>(t, n.out);
+  if (o.shape.numel() == 0) return;
+  im2col(g, n.x.view(), n.columns);
+  T* y = conv_buffer<T, B>(t, conv_scratch_out, o.shape.numel());
+  columns_product<T, B>(g, n.w.value.data, n.columns, y);
+  channels_first(g, y, o);
+}
+
+template <class T, class B>
+struct conv_back {
+  ad::detail::operand<T, B> x, w;
+  conv_geometry geometry;
+  const T* columns;
+
+  void operator()(ad::tape& t, const leaf<T, B>& grad) const {
+    const conv_geometry& g = geometry;
+    T* gp = conv_buffer<T, B>(t, conv_scratch_grad, grad.shape.numel());
+    batch_inside(g, grad, gp);
+    if (w.grad) {
+      T* dw = conv_buffer<T, B>(t, conv_scratch_weight, w.shape().numel());
+      weight_product<T, B>(g, gp, columns, dw);
+      ad::detail::accumulate_into(t, w, leaf<T, B>{dw, w.shape(), contiguous_strides(w.shape())}, w.shape());
+    }
+    if (x.grad) {
+      const index_t cols = g.columns_shape().numel();
+      T* dcols = conv_buffer<T, B>(t, conv_scratch_columns, cols);
+      columns_adjoint<T, B>(g, w.value.data, gp, dcols);
+      T* dx = conv_buffer<T, B>(t, conv_scratch_input, x.shape().numel());
+      const leaf<T, B> dxl{dx, x.shape(), contiguous_strides(x.shape())};
+      fusor::ext::assign_expr(dxl, scalar_expr<T>{T{}}, false);
+      col2im_add<T, B>(g, dcols, dx, x.shape());
+      ad::detail::accumulate_into(t, x, dxl, x.shape());
+    }
+  }
+};
+
+template <class T>
+constexpr void require_conv_type() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || fusor::ext::small_float_v<T>,
+                "fusor: convolutions take float, double, float16 or bfloat16 values (cast first)");
+}
+
+/// fn(x, weight) with `dims` spatial axes (0: the weight's), no bias.
+template <class X, class W>
+auto conv_of(const char* fn, int dims, const X& x, const W& weight, const conv_options& o) {
+  using T = value_of_t<X>;
+  using B = backend_of_t<node_t<X>>;
+  require_conv_type<T>();
+  static_assert(std::is_same_v<T, value_of_t<W>>, "fusor: a convolution's input and weight must have one element type (cast first)");
+  static_assert(std::is_same_v<B, backend_of_t<node_t<W>>>, "fusor: a convolution's input and weight must be on one backend");
+  const conv_geometry g = plan_conv(fn, expr_shape(fusor::ext::to_node(x)), expr_shape(fusor::ext::to_node(weight)), o, dims);
+  if constexpr (has_vars<X>() || has_vars<W>()) {
+    ad::tape& t = *ad::detail::common_tape(fn, x, weight);
+    const auto ox = ad::detail::make_operand<T>(t, x);
+    const auto w0 = ad::detail::make_operand<T>(t, weight);
+    // the GEMMs read the weight as contiguous matrices: a strided one is copied first (one node)
+    const auto ow = [&] {
+      if (w0.value.strides == contiguous_strides(w0.shape())) return w0;
+      if constexpr (has_vars<W>()) {
+        return ad::detail::make_operand<T>(t, ad::detail::materialise(w0.as_var(t)));
+      } else {
+        t.not_replayable("a convolution with a strided constant weight (its copy is taken once: pass a contiguous array)");
+        return ad::detail::make_operand<T>(t, *t.keep(array<T, B>(w0.view().copy())));
+      }
+    }();
+    T* columns = t.keep(array<T, B>(g.columns_shape()))->data();
+    auto [out, grad] = ad::detail::new_output<T, B>(t, g.output_shape(), ox.grad || ow.grad);
+    const conv_step<T, B> step{ox, ow, g, columns, out.id()};
+    conv_forward<T, B>(t, &step);
+    t.record_forward(&conv_forward<T, B>, step, out.id());
+    if (grad) ad::detail::record_op<T, B>(t, out.id(), conv_back<T, B>{ox, ow, g, columns});
+    return out;
+  } else {
+    const auto xc = fusor::ext::contiguous_of(x);
+    const auto wc = fusor::ext::contiguous_of(weight);
+    return convolve_arrays<T, B>(g, xc.view(), wc.view());
+  }
+}
+
+/// fn(x, weight) + bias, the bias (out_channels,) broadcast over the batch and spatial axes.
+template <class X, class W, class Bi>
+auto conv_bias_of(const char* fn, int dims, const X& x, const W& weight, const Bi& bias, const conv_options& o) {
+  const extents bs = expr_shape(fusor::ext::to_node(bias)), ws = expr_shape(fusor::ext::to_node(weight));
+  if (bs.size() != 1 || ws.size() < 1 || bs[0] != ws[0])
+    throw shape_error(std::string("fusor: ") + fn + ": expected a bias of shape (out_channels,) = (" +
+                      (ws.size() ? std::to_string(ws[0]) : std::string("?")) + ",) for the weight " + to_string(ws) +
+                      ", got shape " + to_string(bs));
+  auto y = conv_of(fn, dims, x, weight, o);
+  extents per_channel{bs[0]};  // (O, 1, ..., 1): the output's channel axis and its spatial axes
+  for (int i = 0; i < ws.size() - 2; ++i) per_channel.push_back(1);
+  if constexpr (has_vars<Bi>()) {
+    const auto b = ad::reshape(bias, per_channel);
+    if constexpr (has_vars<X>() || has_vars<W>()) return y + b;  // leaves: the output's and the bias's tape buffers
+    else return ad::eval(y + b);
+  } else if constexpr (has_vars<X>() || has_vars<W>()) {
+    const auto bc = fusor::ext::contiguous_of(bias);
+    return ad::eval(y + fusor::reshape(bc.view(), per_channel));  // the constant bias is read now
+  } else {
+    const auto bc = fusor::ext::contiguous_of(bias);
+    y += fusor::reshape(bc.view(), per_channel);
+    return y;
+  }
+}
+
+}  // namespace detail
+
+namespace functional {
+
+/// PyTorch's convolution with 1 to 3 spatial axes (as many as the weight has): x (N, C, *in) or
+/// unbatched (C, *in), weight (O, C / groups, *kernel), optional bias (O,). Errors name the
+/// shapes and options before any work (nn::conv_options).
+template <expression X, expression W>
+auto conv(const X& x, const W& weight, const conv_options& o = {}) {
+  return nn::detail::conv_of("conv", 0, x, weight, o);
+}
+template <expression X, expression W, expression Bi>
+auto conv(const X& x, const W& weight, const Bi& bias, const conv_options& o = {}) {
+  return nn::detail::conv_bias_of("conv", 0, x, weight, bias, o);
+}
+
+/// torch.nn.functional.conv1d: x (N, C, L), weight (O, C / groups, k).
+template <expression X, expression W>
+auto conv1d(const X& x, const W& weight, const conv_options& o = {}) {
+  return nn::detail::conv_of("conv1d", 1, x, weight, o);
+}
+template <expression X, expression W, expression Bi>
+auto conv1d(const X& x, const W& weight, const Bi& bias, const conv_options& o = {}) {
+  return nn::detail::conv_bias_of("conv1d", 1, x, weight, bias, o);
+}
+/// torch.nn.functional.conv2d: x (N, C, H, W), weight (O, C / groups, kh, kw).
+template <expression X, expression W>
+auto conv2d(const X& x, const W& weight, const conv_options& o = {}) {
+  return nn::detail::conv_of("conv2d", 2, x, weight, o);
+}
+template <expression X, expression W, expression Bi>
+auto conv2d(const X& x, const W& weight, const Bi& bias, const conv_options& o = {}) {
+  return nn::detail::conv_bias_of("conv2d", 2, x, weight, bias, o);
+}
+/// torch.nn.functional.conv3d: x (N, C, D, H, W), weight (O, C / groups, kd, kh, kw).
+template <expression X, expression W>
+auto conv3d(const X& x, const W& weight, const conv_options& o = {}) {
+  return nn::detail::conv_of("conv3d", 3, x, weight, o);
+}
+template <expression X, expression W, expression Bi>
+auto conv3d(const X& x, const W& weight, const Bi& bias, const conv_options& o = {}) {
+  return nn::detail::conv_bias_of("conv3d", 3, x, weight, bias, o);
+}
+
+}  // namespace functional
+}  // namespace fusor::ad::nn

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Writes the .npy fixtures that tests/generic/conv_body.hpp compares fusor's convolutions with:
+PyTorch's torch.nn.functional.conv1d/2d/3d on small float64 inputs written beside them, with the
+gradients of sum(out * r) for a random cotangent r.
+
+Usage (from the repository root; needs PyTorch, the fixtures are checked in because CI has none):
+
+    build/peers-torch-venv/bin/python tests/data/make_conv_fixtures.py [output_dir]   # default: tests/data/conv
+
+The files were made with Debian's PyTorch 1.13 (python3-torch). For each case NAME:
+NAME_x, NAME_w, NAME_b (input, weight, bias; random normal, seed 53), NAME_r (the cotangent),
+NAME_y (the output), NAME_dx, NAME_dw, NAME_db (the gradients). The cases:
+
+  c1   conv1d (2, 3, 11) * (4, 3, 3), stride 2, padding 1
+  c2   conv2d (2, 4, 7, 6) * (6, 2, 3, 3), stride (2, 1), padding (1, 2), dilation (1, 2), groups 2
+  c2s  conv2d (1, 3, 8, 9) * (5, 3, 4, 2), padding 'same', dilation (1, 3): an even kernel
+  c2d  conv2d (3, 4, 5, 5) * (4, 1, 3, 3), padding 1, groups 4 (depthwise), unbatched input
+       taken as (4, 5, 5) from batch item 1 (NAME_x1, NAME_y1)
+  c3   conv3d (1, 2, 5, 6, 4) * (3, 2, 2, 3, 2), stride (1, 2, 1), padding (0, 1, 1)
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "conv")
+os.makedirs(out, exist_ok=True)
+g = np.random.default_rng(53)
+
+
+def save(name, a):
+    np.save(os.path.join(out, name + ".npy"), np.ascontiguousarray(a.detach().numpy() if torch.is_tensor(a) else a))
+
+
+def case(name, conv, xs, ws, **kw):
+    x = torch.tensor(g.normal(size=xs), requires_grad=True)
+    w = torch.tensor(g.normal(size=ws), requires_grad=True)
+    b = torch.tensor(g.normal(size=ws[0]), requires_grad=True)
+    y = conv(x, w, b, **kw)
+    r = torch.tensor(g.normal(size=tuple(y.shape)))
+    (y * r).sum().backward()
+    for k, v in [("x", x), ("w", w), ("b", b), ("r", r), ("y", y), ("dx", x.grad), ("dw", w.grad), ("db", b.grad)]:
+        save(f"{name}_{k}", v)
+    return x, w, b
+
+
+case("c1", F.conv1d, (2, 3, 11), (4, 3, 3), stride=2, padding=1)
+case("c2", F.conv2d, (2, 4, 7, 6), (6, 2, 3, 3), stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2)
+case("c2s", F.conv2d, (1, 3, 8, 9), (5, 3, 4, 2), padding="same", dilation=(1, 3))
+x, w, b = case("c2d", F.conv2d, (3, 4, 5, 5), (4, 1, 3, 3), padding=1, groups=4)
+x1 = x.detach()[1]
+save("c2d_x1", x1)
+save("c2d_y1", F.conv2d(x1, w.detach(), b.detach(), padding=1, groups=4))
+case("c3", F.conv3d, (1, 2, 5, 6, 4), (3, 2, 2, 3, 2), stride=(1, 2, 1), padding=(0, 1, 1))

@@ -1,0 +1,370 @@
+// Convolution bodies (nn::functional::conv1d/2d/3d, the nn::conv layers) written once and
+// instantiated per backend: tests/test_nn_conv.cpp runs them on cpu, tests/test_nn_conv_cuda.cu
+// on cuda. References: direct loops in double over the definition, central differences
+// (gradcheck), and PyTorch's own outputs and gradients (tests/data/conv, make_conv_fixtures.py).
+//
+// The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
+#include "../common.hpp"
+#include "../data_dir.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace convbody {
+
+using fusor::extents;
+using fusor::index_t;
+using B = TEST_BACKEND;
+namespace ad = fusor::ad;
+namespace nn = fusor::ad::nn;
+namespace F = fusor::ad::nn::functional;
+using D = fusor::array<double, B>;
+using params_t = nn::parameters<double, B>;
+
+inline D dvals(index_t n, double lo, double hi, std::uint64_t seed, extents shape) {
+  return test::on<B>(test::values<double>(n, lo, hi, seed), shape);
+}
+inline std::vector<double> hv(const D& a) { return test::host_values(a); }
+inline double max_rel(const std::vector<double>& got, const std::vector<double>& want) {
+  double top = 0, err = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    top = std::max(top, std::abs(want[i]));
+    err = std::max(err, std::abs(got[i] - want[i]));
+  }
+  return got.size() == want.size() ? err / std::max(top, 1e-300) : 1e300;
+}
+
+/// The definition, in double: out[n, o, p] = bias[o] + sum over the group's channels c and the
+/// kernel positions k of w[o, c, k] x[n, g C/G + c, p stride + k dilation - before] (zero outside).
+/// Shapes are batched, (N, C, *in) and (O, C / G, *kernel); `before` the zeros before each axis.
+struct conv_case {
+  extents x, w;
+  extents stride, dilation, before, out;  // per spatial axis
+  index_t groups = 1;
+};
+inline std::vector<double> direct_conv(const conv_case& c, const std::vector<double>& x, const std::vector<double>& w,
+                                       const std::vector<double>* bias) {
+  const int d = c.x.size() - 2;
+  const index_t N = c.x[0], C = c.x[1], O = c.w[0], Cg = c.w[1], Og = O / c.groups;
+  index_t in[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, out[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, bf[3] = {0, 0, 0};
+  for (int i = 0; i < d; ++i) {
+    in[i] = c.x[2 + i];
+    ks[i] = c.w[2 + i];
+    out[i] = c.out[i];
+    st[i] = c.stride[i];
+    dl[i] = c.dilation[i];
+    bf[i] = c.before[i];
+  }
+  std::vector<double> y(std::size_t(N * O * out[0] * out[1] * out[2]));
+  for (index_t n = 0; n < N; ++n)
+    for (index_t o = 0; o < O; ++o)
+      for (index_t p0 = 0; p0 < out[0]; ++p0)
+        for (index_t p1 = 0; p1 < out[1]; ++p1)
+          for (index_t p2 = 0; p2 < out[2]; ++p2) {
+            double acc = bias ? (*bias)[std::size_t(o)] : 0.0;
+            for (index_t c2 = 0; c2 < Cg; ++c2) {
+              const index_t ch = (o / Og) * Cg + c2;
+              for (index_t k0 = 0; k0 < ks[0]; ++k0)
+                for (index_t k1 = 0; k1 < ks[1]; ++k1)
+                  for (index_t k2 = 0; k2 < ks[2]; ++k2) {
+                    const index_t i0 = p0 * st[0] + k0 * dl[0] - bf[0], i1 = p1 * st[1] + k1 * dl[1] - bf[1],
+                                  i2 = p2 * st[2] + k2 * dl[2] - bf[2];
+                    if (i0 < 0 || i1 < 0 || i2 < 0 || i0 >= in[0] || i1 >= in[1] || i2 >= in[2]) continue;
+                    acc += w[std::size_t((((o * Cg + c2) * ks[0] + k0) * ks[1] + k1) * ks[2] + k2)] *
+                           x[std::size_t((((n * C + ch) * in[0] + i0) * in[1] + i1) * in[2] + i2)];
+                  }
+            }
+            y[std::size_t((((n * O + o) * out[0] + p0) * out[1] + p1) * out[2] + p2)] = acc;
+          }
+  return y;
+}
+
+/// The same call through the rank's own function (conv1d, conv2d, conv3d) and the generic one.
+template <class... A>
+auto conv_by_rank(int dims, const A&... a) {
+  D r1 = F::conv(a...);
+  D r2 = dims == 1 ? D(F::conv1d(a...)) : dims == 2 ? D(F::conv2d(a...)) : D(F::conv3d(a...));
+  CHECK(hv(r1) == hv(r2));
+  return r1;
+}
+
+TEST_CASE("conv1d/2d/3d against the definition in double: strides, padding, dilation, groups, 'same', odd shapes") {
+  struct spec {
+    extents x, w;
+    nn::conv_options o;
+  };
+  const std::vector<spec> specs{
+      {{2, 3, 13}, {4, 3, 3}, {.stride = {2}, .padding = {1}}},
+      {{1, 4, 9}, {6, 2, 4}, {.dilation = {2}, .groups = 2, .same = true}},
+      {{3, 2, 7, 5}, {5, 2, 3, 2}, {.stride = {1, 2}, .padding = {2, 0}, .dilation = {2, 1}}},
+      {{2, 6, 9, 8}, {6, 1, 3, 3}, {.padding = {1}, .groups = 6}},  // depthwise
+      {{1, 3, 17, 9}, {4, 3, 1, 1}, {}},                             // 1 x 1
+      {{2, 2, 5, 4}, {3, 2, 5, 4}, {}},                              // the kernel covers the input: one output
+      {{1, 2, 6, 5, 7}, {4, 2, 2, 3, 3}, {.stride = {2, 1, 3}, .padding = {1, 0, 2}}},
+      {{2, 4, 5, 6, 4}, {2, 2, 3, 2, 2}, {.dilation = {1, 2, 1}, .groups = 2, .same = true}},
+  };
+  std::uint64_t seed = 1;
+  for (const spec& s : specs) {
+    CAPTURE(s.x);
+    CAPTURE(s.w);
+    const int d = s.w.size() - 2;
+    const D x = dvals(s.x.numel(), -1, 1, seed++, s.x), w = dvals(s.w.numel(), -1, 1, seed++, s.w);
+    const D b = dvals(s.w[0], -1, 1, seed++, extents{s.w[0]});
+    conv_case c{s.x, s.w, {}, {}, {}, {}, s.o.groups};
+    for (int i = 0; i < d; ++i) {
+      const auto at = [&](const extents& v) { return v.size() == 1 ? v[0] : v[i]; };
+      const index_t reach = at(s.o.dilation) * (s.w[2 + i] - 1) + 1;
+      c.stride.push_back(s.o.same ? 1 : at(s.o.stride));
+      c.dilation.push_back(at(s.o.dilation));
+      c.before.push_back(s.o.same ? (reach - 1) / 2 : at(s.o.padding));
+      const index_t padded = s.o.same ? s.x[2 + i] + reach - 1 : s.x[2 + i] + 2 * at(s.o.padding);
+      c.out.push_back((padded - reach) / c.stride.back() + 1);
+    }
+    const auto hb = hv(b);
+    const auto want = direct_conv(c, hv(x), hv(w), &hb), want_plain = direct_conv(c, hv(x), hv(w), nullptr);
+    const D y = conv_by_rank(d, x, w, b, s.o);
+    extents shape{s.x[0], s.w[0]};
+    for (index_t e : c.out) shape.push_back(e);
+    CHECK(y.shape() == shape);
+    CHECK(max_rel(hv(y), want) <= 1e-13);
+    CHECK(max_rel(hv(conv_by_rank(d, x, w, s.o)), want_plain) <= 1e-13);
+    // float32: within float's accumulation of the same sums
+    const fusor::array<float, B> yf = F::conv(fusor::cast<float>(x), fusor::cast<float>(w), fusor::cast<float>(b), s.o);
+    std::vector<double> yfd;
+    for (float v : test::host_values(yf)) yfd.push_back(v);
+    CHECK(max_rel(yfd, want) <= 1e-5);
+    // an unbatched input (C, *in) is batch item 0 without its axis; a strided input is read in place
+    extents one = s.x;
+    one[0] = 1;
+    const D x0 = x(fusor::range(0, 1));
+    extents unbatched;
+    for (int k = 1; k < s.x.size(); ++k) unbatched.push_back(s.x[k]);
+    const D yu = F::conv(fusor::reshape(x0, unbatched), w, b, s.o);
+    CHECK(yu.shape() == fusor::ext::drop_axis(shape, 0));
+    CHECK(max_rel(hv(yu), hv(D(y(fusor::range(0, 1))))) <= 1e-14);  // (another GEMM width: BLAS may sum in another order)
+  }
+}
+
+TEST_CASE("conv: a transposed (strided) input and weight read where they lie") {
+  const D xt = dvals(2 * 3 * 6 * 5, -1, 1, 40, extents{2, 3, 5, 6});
+  const D wt = dvals(4 * 3 * 3 * 2, -1, 1, 41, extents{4, 3, 2, 3});
+  const auto x = fusor::swapaxes(xt.view(), 2, 3);  // (2, 3, 6, 5), not contiguous
+  const auto w = fusor::swapaxes(wt.view(), 2, 3);  // (4, 3, 3, 2)
+  const nn::conv_options o{.stride = {2}, .padding = {1}};
+  CHECK(hv(D(F::conv2d(x, w, o))) == hv(D(F::conv2d(D(x), D(w), o))));
+  // and as variables: the gradients land on the transposed layouts
+  auto loss = [&](const auto& p) { return sum(square(F::conv2d(ad::transpose(p.at("x"), {0, 1, 3, 2}), ad::transpose(p.at("w"), {0, 1, 3, 2}), o))); };
+  params_t p;
+  p.emplace("x", xt.copy());
+  p.emplace("w", wt.copy());
+  const auto [value, grads] = ad::value_and_grad(loss)(p);
+  auto flat = [&](const auto& xv, const auto& wv) { return sum(square(F::conv2d(xv, wv, o))); };
+  params_t q;
+  q.emplace("x", D(x));
+  q.emplace("w", D(w));
+  const auto [value2, grads2] = ad::value_and_grad([&](const auto& r) { return flat(r.at("x"), r.at("w")); })(q);
+  CHECK(double(value) == doctest::Approx(double(value2)).epsilon(1e-14));
+  CHECK(hv(grads.at("x")) == hv(D(fusor::swapaxes(grads2.at("x").view(), 2, 3))));
+  CHECK(hv(grads.at("w")) == hv(D(fusor::swapaxes(grads2.at("w").view(), 2, 3))));
+}
+
+TEST_CASE("conv gradients: input, weight and bias by central differences (gradcheck, reverse mode)") {
+  const nn::conv_options o2{.stride = {2, 1}, .padding = {1, 2}, .dilation = {1, 2}, .groups = 2};
+  const D x = dvals(2 * 4 * 7 * 6, -1, 1, 60, extents{2, 4, 7, 6}), w = dvals(6 * 2 * 3 * 3, -1, 1, 61, extents{6, 2, 3, 3});
+  const D b = dvals(6, -1, 1, 62, extents{6}), r = dvals(2 * 6 * 4 * 6, -1, 1, 63, extents{2, 6, 4, 6});
+  const ad::gradcheck_options go{.directions = 6};
+  const auto gx = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& v) { return sum(F::conv2d(v, w, b, o2) * r); }, x, go);
+  const auto gw = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& v) { return sum(F::conv2d(x, v, b, o2) * r); }, w, go);
+  const auto gb = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& v) { return sum(F::conv2d(x, w, v, o2) * r); }, b, go);
+  CHECK_MESSAGE(gx.passed, gx.report());
+  CHECK_MESSAGE(gw.passed, gw.report());
+  CHECK_MESSAGE(gb.passed, gb.report());
+  // 1-d and 3-d, 'same' and a depthwise kernel: a nonlinear loss, every input at once
+  const D x1 = dvals(2 * 3 * 9, -1, 1, 64, extents{2, 3, 9}), w1 = dvals(3 * 1 * 4, -1, 1, 65, extents{3, 1, 4});
+  const auto g1 = ad::gradcheck<ad::gradcheck_mode::reverse>(
+      [&](const auto& v) { return sum(square(F::conv1d(v, w1, {.groups = 3, .same = true}))); }, x1, go);
+  CHECK_MESSAGE(g1.passed, g1.report());
+  const D x3 = dvals(1 * 2 * 4 * 5 * 3, -1, 1, 66, extents{1, 2, 4, 5, 3}), w3 = dvals(2 * 2 * 2 * 2 * 2, -1, 1, 67, extents{2, 2, 2, 2, 2});
+  const auto g3 = ad::gradcheck<ad::gradcheck_mode::reverse>(
+      [&](const auto& v) { return sum(square(F::conv3d(x3, v, {.stride = {2, 1, 1}, .padding = {1}}))); }, w3, go);
+  CHECK_MESSAGE(g3.passed, g3.report());
+}
+
+TEST_CASE("conv against PyTorch's conv1d/2d/3d: outputs and the three gradients (tests/data/conv)") {
+  const std::filesystem::path dir = test::data_dir() / "conv";
+  auto load = [&](const std::string& name) { return fusor::to<B>(fusor::load_npy<double, fusor::cpu>(dir / (name + ".npy"))); };
+  struct fixture {
+    std::string name;
+    nn::conv_options o;
+  };
+  const std::vector<fixture> cases{
+      {"c1", {.stride = {2}, .padding = {1}}},
+      {"c2", {.stride = {2, 1}, .padding = {1, 2}, .dilation = {1, 2}, .groups = 2}},
+      {"c2s", {.dilation = {1, 3}, .same = true}},
+      {"c2d", {.padding = {1}, .groups = 4}},
+      {"c3", {.stride = {1, 2, 1}, .padding = {0, 1, 1}}},
+  };
+  for (const fixture& c : cases) {
+    CAPTURE(c.name);
+    const D x = load(c.name + "_x"), w = load(c.name + "_w"), b = load(c.name + "_b"), r = load(c.name + "_r");
+    CHECK(max_rel(hv(D(F::conv(x, w, b, c.o))), hv(load(c.name + "_y"))) <= 1e-13);
+    params_t p;
+    p.emplace("x", x.copy());
+    p.emplace("w", w.copy());
+    p.emplace("b", b.copy());
+    const auto [value, grads] = ad::value_and_grad([&](const auto& q) { return sum(F::conv(q.at("x"), q.at("w"), q.at("b"), c.o) * r); })(p);
+    CHECK(max_rel(hv(grads.at("x")), hv(load(c.name + "_dx"))) <= 1e-13);
+    CHECK(max_rel(hv(grads.at("w")), hv(load(c.name + "_dw"))) <= 1e-13);
+    CHECK(max_rel(hv(grads.at("b")), hv(load(c.name + "_db"))) <= 1e-13);
+  }
+  // PyTorch's unbatched input
+  const D w = load("c2d_w"), b = load("c2d_b");
+  CHECK(max_rel(hv(D(F::conv2d(load("c2d_x1"), w, b, {.padding = {1}, .groups = 4}))), hv(load("c2d_y1"))) <= 1e-13);
+}
+
+TEST_CASE("conv edge sizes: an empty batch, one channel, SIMD-width rows") {
+  for (index_t n : {index_t(0), index_t(1), index_t(3)})
+    for (index_t len : {test::lanes<double> - 1, test::lanes<double>, test::lanes<double> + 1, index_t(17)}) {
+      CAPTURE(n);
+      CAPTURE(len);
+      const D x = dvals(n * len * 2, -1, 1, 70 + std::uint64_t(len), extents{n, 1, 2, len});
+      const D w = dvals(3 * 1 * 1 * 3, -1, 1, 80, extents{3, 1, 1, 3});
+      const nn::conv_options o{.padding = {0, 1}};
+      const D y = F::conv2d(x, w, o);
+      CHECK(y.shape() == extents{n, 3, 2, len});
+      conv_case c{extents{n, 1, 2, len}, extents{3, 1, 1, 3}, {1, 1}, {1, 1}, {0, 1}, {2, len}, 1};
+      CHECK(max_rel(hv(y), direct_conv(c, hv(x), hv(w), nullptr)) <= 1e-13);
+      params_t p;
+      p.emplace("x", x.copy());
+      p.emplace("w", w.copy());
+      const auto [value, grads] = ad::value_and_grad([&](const auto& q) { return sum(square(F::conv2d(q.at("x"), q.at("w"), o))); })(p);
+      CHECK(grads.at("x").shape() == x.shape());
+      if (n == 0) CHECK(hv(grads.at("w")) == std::vector<double>(9, 0.0));
+    }
+}
+
+TEST_CASE("conv bad input: typed errors naming what was expected and given, before any work") {
+  const D x = dvals(2 * 4 * 6 * 6, -1, 1, 90, extents{2, 4, 6, 6}), w = dvals(6 * 2 * 3 * 3, -1, 1, 91, extents{6, 2, 3, 3});
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w), doctest::Contains("the input has 4 channels (axis 1 of shape (2, 4, 6, 6)), but the weight (6, 2, 3, 3) with 1 group(s) expects"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::conv1d(x, w), doctest::Contains("conv1d: expected a weight of shape (out_channels, in_channels / groups, k), got shape (6, 2, 3, 3)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(dvals(24, 0, 1, 1, extents{4, 6}), w, {.groups = 2}), doctest::Contains("expected an input of shape (batch, channels, 2 spatial axes)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w, {.groups = 4}), doctest::Contains("expected out_channels divisible by groups, got 6 out channels"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w, {.groups = 0}), doctest::Contains("expected groups >= 1, got 0"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w, {.stride = {0}, .groups = 2}), doctest::Contains("expected stride >= 1, got (0,)"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w, {.padding = {1, -1}, .groups = 2}), doctest::Contains("expected padding >= 0, got (1, -1)"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w, {.dilation = {1, 1, 1}, .groups = 2}), doctest::Contains("expected dilation as one value or 2 (one per spatial axis), got (1, 1, 1)"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w, {.stride = {2}, .groups = 2, .same = true}), doctest::Contains("padding 'same' needs stride 1"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w, {.dilation = {3}, .groups = 2}), doctest::Contains("the padded input (6 x 6 on the spatial axes) is smaller than the dilated kernel (7 x 7)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::conv2d(x, w, dvals(5, 0, 1, 1, extents{5}), {.groups = 2}), doctest::Contains("expected a bias of shape (out_channels,) = (6,) for the weight (6, 2, 3, 3), got shape (5,)"), fusor::shape_error);
+  // on variables the checks run before anything is recorded
+  params_t p;
+  p.emplace("x", x.copy());
+  CHECK_THROWS_AS(ad::value_and_grad([&](const auto& q) { return sum(F::conv2d(q.at("x"), w)); })(p), fusor::shape_error);
+  // the layers check their own arguments
+  CHECK_THROWS_WITH_AS(nn::conv2d(4, 6, {3, 3, 3}), doctest::Contains("conv2d expects a kernel size of one value or 2, got (3, 3, 3)"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(nn::conv2d(4, 6, {3}, nn::conv_options{.groups = 4}), doctest::Contains("divisible by groups"), fusor::value_error);
+  CHECK_THROWS_AS(nn::conv1d(0, 6, {3}), fusor::value_error);
+}
+
+TEST_CASE("conv layers in a model: PyTorch's parameter layout and initialisation, training, ad::compile's replay") {
+  const auto model = nn::sequential<double, B>(
+      nn::conv2d(1, 4, {3}, nn::conv_options{.padding = {1}}), nn::relu, nn::conv2d(4, 2, {3, 2}, nn::no_bias, nn::conv_options{.stride = {2}}),
+      nn::flatten, nn::linear(2 * 2 * 3, 3));
+  std::vector<std::string> names;
+  for (const auto& s : model.parameter_specs()) names.push_back(s.name + " " + fusor::to_string(s.shape));
+  CHECK((names == std::vector<std::string>{"0.weight (4, 1, 3, 3)", "0.bias (4,)", "2.weight (2, 4, 3, 2)", "4.weight (12, 3)",
+                                           "4.bias (3,)"}));
+  params_t params = model.init(3);
+  // PyTorch's bound: 1 / sqrt(fan_in), fan_in = in_channels / groups * kernel size
+  for (const auto& [name, bound] : std::vector<std::pair<std::string, double>>{{"0.weight", 1 / 3.0}, {"0.bias", 1 / 3.0}, {"2.weight", 1 / std::sqrt(24.0)}}) {
+    const auto v = hv(params.at(name));
+    CHECK(*std::max_element(v.begin(), v.end()) <= bound);
+    CHECK(*std::min_element(v.begin(), v.end()) >= -bound);
+  }
+  const D x = dvals(5 * 6 * 7, -1, 1, 100, extents{5, 1, 6, 7});
+  const fusor::array<std::int64_t, B> labels = test::on<B>(std::vector<std::int64_t>{0, 2, 1, 1, 0});
+  CHECK(model(params, x).shape() == extents{5, 3});
+  auto loss = [&](const auto& p, const auto& xs, const auto& ys) { return nn::cross_entropy(model(p, xs), ys); };
+  // the gradients against central differences of the loss, every parameter
+  const auto [value, grads] = ad::value_and_grad(loss)(params, x, labels);
+  for (const auto& name : {"0.weight", "2.weight", "0.bias"}) {
+    INFO(name);
+    const auto got = hv(grads.at(name));
+    auto host = hv(params.at(name));
+    const extents shape = params.at(name).shape();
+    for (std::size_t i = 0; i < host.size(); i += 3) {
+      const double keep = host[i];
+      params_t q;
+      for (const auto& [k, v] : params) q.emplace(k, v.copy());
+      host[i] = keep + 1e-6;
+      q.at(name) = test::on<B>(host, shape);
+      const double up = double(loss(q, x, labels));
+      host[i] = keep - 1e-6;
+      q.at(name) = test::on<B>(host, shape);
+      const double down = double(loss(q, x, labels));
+      host[i] = keep;
+      CHECK(got[i] == doctest::Approx((up - down) / 2e-6).epsilon(1e-6).scale(1e-6));
+    }
+  }
+  // record once, replay: the bits of value_and_grad, the convolutions two forward steps of it
+  auto compiled = ad::compile(loss, params, x, labels);
+  for (int k = 0; k < 2; ++k) {
+    auto [v, g] = compiled(params, x, labels);
+    CHECK(v == value);
+    for (const auto& [name, gr] : grads) CHECK(hv(g.at(name)) == hv(gr));
+  }
+  CHECK(compiled.replays() == 2);
+  // a few steps of gradient descent lower the loss
+  double first = value, last = value;
+  for (int step = 0; step < 20; ++step) {
+    auto [v, g] = compiled(params, x, labels);
+    last = double(v);
+    for (auto& [name, a] : params) a -= 0.5 * g.at(name);
+  }
+  CHECK(last < 0.5 * first);
+  // nn::flatten alone: arrays, expressions and variables keep their elements in C order
+  const D z = dvals(2 * 3 * 4, -1, 1, 101, extents{2, 3, 4});
+  CHECK(nn::flatten(z).shape() == extents{2, 12});
+  CHECK(hv(D(nn::flatten(z * 2.0))) == hv(D(fusor::reshape(D(z * 2.0), extents{2, 12}))));
+  CHECK(nn::flatten(D(extents{0, 5})).shape() == extents{0, 5});
+  params_t zp;
+  zp.emplace("z", z.copy());
+  const auto [zv, zg] = ad::value_and_grad([&](const auto& q) { return sum(square(nn::flatten(q.at("z") * 3.0))); })(zp);
+  CHECK(max_rel(hv(zg.at("z")), hv(D(z * 18.0))) <= 1e-15);
+  CHECK_THROWS_WITH_AS(nn::flatten(D(extents{})), doctest::Contains("nn::flatten needs an input with a batch axis"), fusor::shape_error);
+}
+
+TEST_CASE("conv in float16 and bfloat16 (ad::autocast): float32 accumulation, one rounding") {
+  using F32 = fusor::array<float, B>;
+  const F32 x = fusor::cast<float>(dvals(2 * 8 * 9 * 9, -1, 1, 110, extents{2, 8, 9, 9}));
+  const F32 w = fusor::cast<float>(dvals(4 * 8 * 3 * 3, -1, 1, 111, extents{4, 8, 3, 3}));
+  const nn::conv_options o{.padding = {1}};
+  const auto want = test::host_values(F32(F::conv2d(x, w, o)));
+  auto check = [&]<class H>(H, double unit) {
+    const fusor::array<H, B> xh = fusor::cast<H>(x), wh = fusor::cast<H>(w);
+    const auto got = test::host_values(fusor::array<float, B>(fusor::cast<float>(F::conv2d(xh, wh, o))));
+    // the operands' rounding (72 products of |x|, |w| <= 1) and the result's: a few units of H
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(double(got[i]) - double(want[i])));
+    CHECK(worst <= 16 * unit);
+  };
+  check(fusor::float16{}, 0x1p-10);
+  check(fusor::bfloat16{}, 0x1p-7);
+  // a conv layer under autocast: float32 parameters, a 16-bit product, the model's output float32
+  const auto model = nn::sequential<float, B>(nn::conv2d(8, 4, {3}, nn::conv_options{.padding = {1}}));
+  const auto params = model.init(5);
+  const auto y16 = model(params, x, ad::autocast<fusor::float16>);
+  static_assert(std::is_same_v<fusor::value_t<decltype(y16)>, float>);
+  const auto y32 = test::host_values(F32(model(params, x)));
+  const auto yh = test::host_values(y16);
+  double worst = 0;
+  for (std::size_t i = 0; i < yh.size(); ++i) worst = std::max(worst, std::abs(double(yh[i]) - double(y32[i])));
+  CHECK(worst <= 16 * 0x1p-10);
+}
+
+}  // namespace convbody
