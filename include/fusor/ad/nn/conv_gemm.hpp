@@ -19,6 +19,20 @@
 
 namespace fusor::ad::nn::detail {
 
+/// The convolution's copies (im2col, col2im, the layout copies) on the calling thread alone where
+/// the backend's loops have a thread count (the cpu): they sit between BLAS calls, and a team of
+/// fusor's (OpenMP) threads left spinning after a copy competes with OpenBLAS's own (pthreads)
+/// threads for the same cores. Measured on 2 cores (bench_learn, 2 threads): the forward pass
+/// 28.2 ms with the copies threaded, 17.0 ms with them on one thread; the GEMMs alone take 11.
+/// With OpenBLAS's OpenMP build the two share one team and threaded copies are faster (13.0 ms):
+/// see docs/learning.md. Elsewhere the backend's context is left as it is.
+template <class B>
+context<B> copies_context() {
+  context<B> c = current_context<B>();
+  if constexpr (requires { c.threads; }) c.threads = 1;
+  return c;
+}
+
 /// Where tap k reads, per spatial axis: the outputs [lo, hi) whose input position
 /// o stride + k dilation - before lies inside the input, and that position for o = lo.
 struct tap_window {
@@ -84,6 +98,7 @@ tap_views<T, B> views_of(const conv_geometry& g, const tap_window& w, index_t k,
 /// cols (contiguous, columns_shape()) = the columns of x (g's input, any strides).
 template <class T, class B>
 void im2col(const conv_geometry& g, const array_view<T, B>& x, T* cols) {
+  const context_scope<B> alone(copies_context<B>());
   const extents xs = batched_strides(g, x);
   for (index_t k = 0; k < g.taps; ++k) {
     const tap_window w = window_of(g, k);
@@ -96,6 +111,7 @@ void im2col(const conv_geometry& g, const array_view<T, B>& x, T* cols) {
 /// dx (contiguous, x's shape, zeroed by the caller) += the columns' adjoint dcols, tap by tap.
 template <class T, class B>
 void col2im_add(const conv_geometry& g, const T* dcols, T* dx, const extents& x_shape) {
+  const context_scope<B> alone(copies_context<B>());
   const array_view<T, B> xv(dx, x_shape, contiguous_strides(x_shape));
   const extents xs = batched_strides(g, xv);
   for (index_t k = 0; k < g.taps; ++k) {
@@ -121,6 +137,7 @@ void columns_product(const conv_geometry& g, const T* w, const T* cols, T* y) {
 /// out (N, O, *out) = y (O, N, *out); for an unbatched output (O, *out) the two are one layout.
 template <class T, class B>
 void channels_first(const conv_geometry& g, const T* y, const leaf<T, B>& out) {
+  const context_scope<B> alone(copies_context<B>());
   const index_t L = g.out_points();
   const extents shape{g.batch, g.out_channels, L};
   fusor::ext::assign_expr(leaf<T, B>{out.data, shape, contiguous_strides(shape)},
@@ -130,6 +147,7 @@ void channels_first(const conv_geometry& g, const T* y, const leaf<T, B>& out) {
 /// gp (O, N, *out) = the output's adjoint g (N, O, *out), contiguous.
 template <class T, class B>
 void batch_inside(const conv_geometry& g, const leaf<T, B>& grad, T* gp) {
+  const context_scope<B> alone(copies_context<B>());
   const index_t L = g.out_points();
   const extents shape{g.out_channels, g.batch, L};
   fusor::ext::assign_expr(leaf<T, B>{gp, shape, contiguous_strides(shape)},
