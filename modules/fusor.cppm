@@ -866,6 +866,14 @@ using fusor::ad::nn::leaky_relu;
 using fusor::ad::nn::leaky_relu_fn;
 using fusor::ad::nn::linear;
 using fusor::ad::nn::linear_options;
+using fusor::ad::nn::avg_pool1d;
+using fusor::ad::nn::avg_pool2d;
+using fusor::ad::nn::avg_pool3d;
+using fusor::ad::nn::max_pool1d;
+using fusor::ad::nn::max_pool2d;
+using fusor::ad::nn::max_pool3d;
+using fusor::ad::nn::pool_layer;
+using fusor::ad::nn::pool_options;
 using fusor::ad::nn::load_parameters;
 using fusor::ad::nn::log_softmax;
 using fusor::ad::nn::log_softmax_fn;
@@ -909,9 +917,15 @@ using fusor::ad::nn::functional::conv;
 using fusor::ad::nn::functional::conv1d;
 using fusor::ad::nn::functional::conv2d;
 using fusor::ad::nn::functional::conv3d;
+using fusor::ad::nn::functional::avg_pool1d;
+using fusor::ad::nn::functional::avg_pool2d;
+using fusor::ad::nn::functional::avg_pool3d;
 using fusor::ad::nn::functional::dropout;
 using fusor::ad::nn::functional::layer_norm;
 using fusor::ad::nn::functional::linear;
+using fusor::ad::nn::functional::max_pool1d;
+using fusor::ad::nn::functional::max_pool2d;
+using fusor::ad::nn::functional::max_pool3d;
 }  // namespace fusor::ad::nn::functional
 
 // Vector Symbolic Architectures

@@ -17,6 +17,14 @@ NAME_y (the output), NAME_dx, NAME_dw, NAME_db (the gradients). The cases:
   c2d  conv2d (3, 4, 5, 5) * (4, 1, 3, 3), padding 1, groups 4 (depthwise), unbatched input
        taken as (4, 5, 5) from batch item 1 (NAME_x1, NAME_y1)
   c3   conv3d (1, 2, 5, 6, 4) * (3, 2, 2, 3, 2), stride (1, 2, 1), padding (0, 1, 1)
+
+And pooling (seed 54): NAME_x, NAME_r, NAME_y and NAME_dx (the gradient of sum(out * r)):
+
+  p1   max_pool2d (2, 3, 7, 6), kernel (3, 2), stride 2, padding 1
+  p2   max_pool1d (2, 3, 11), kernel 3, stride 2, padding 1, dilation 2
+  p3   max_pool3d (1, 2, 5, 6, 4), kernel 2
+  p4   max_pool2d (2, 2, 6, 6) of small integers (ties: the first maximum takes the gradient), kernel 3, stride 1
+  p5   avg_pool2d (2, 3, 7, 6), kernel (2, 3), stride (1, 2), padding 1 (zeros counted)
 """
 import os
 import sys
@@ -54,3 +62,21 @@ x1 = x.detach()[1]
 save("c2d_x1", x1)
 save("c2d_y1", F.conv2d(x1, w.detach(), b.detach(), padding=1, groups=4))
 case("c3", F.conv3d, (1, 2, 5, 6, 4), (3, 2, 2, 3, 2), stride=(1, 2, 1), padding=(0, 1, 1))
+
+g = np.random.default_rng(54)
+
+
+def pool(name, fn, x, **kw):
+    x = torch.tensor(x, requires_grad=True)
+    y = fn(x, **kw)
+    r = torch.tensor(g.normal(size=tuple(y.shape)))
+    (y * r).sum().backward()
+    for k, v in [("x", x), ("r", r), ("y", y), ("dx", x.grad)]:
+        save(f"{name}_{k}", v)
+
+
+pool("p1", F.max_pool2d, g.normal(size=(2, 3, 7, 6)), kernel_size=(3, 2), stride=2, padding=1)
+pool("p2", F.max_pool1d, g.normal(size=(2, 3, 11)), kernel_size=3, stride=2, padding=1, dilation=2)
+pool("p3", F.max_pool3d, g.normal(size=(1, 2, 5, 6, 4)), kernel_size=2)
+pool("p4", F.max_pool2d, g.integers(0, 3, size=(2, 2, 6, 6)).astype(np.float64), kernel_size=3, stride=1)
+pool("p5", F.avg_pool2d, g.normal(size=(2, 3, 7, 6)), kernel_size=(2, 3), stride=(1, 2), padding=1)

@@ -367,4 +367,162 @@ TEST_CASE("conv in float16 and bfloat16 (ad::autocast): float32 accumulation, on
   CHECK(worst <= 16 * 0x1p-10);
 }
 
+// ---- pooling -----------------------------------------------------------------------------------
+
+/// max (or mean, padding zeros counted) pooling by its definition, in double, on (N, C, *in).
+inline std::vector<double> direct_pool(const extents& xs, const std::vector<double>& x, bool max, const extents& kernel,
+                                       const extents& stride, const extents& padding, const extents& dilation,
+                                       extents& out_shape) {
+  const int d = xs.size() - 2;
+  index_t in[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, out[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1}, bf[3] = {0, 0, 0};
+  out_shape = extents{xs[0], xs[1]};
+  for (int i = 0; i < d; ++i) {
+    in[i] = xs[2 + i];
+    ks[i] = kernel[i];
+    st[i] = stride[i];
+    dl[i] = dilation[i];
+    bf[i] = padding[i];
+    out[i] = (in[i] + 2 * bf[i] - dl[i] * (ks[i] - 1) - 1) / st[i] + 1;
+    out_shape.push_back(out[i]);
+  }
+  std::vector<double> y;
+  for (index_t plane = 0; plane < xs[0] * xs[1]; ++plane)
+    for (index_t p0 = 0; p0 < out[0]; ++p0)
+      for (index_t p1 = 0; p1 < out[1]; ++p1)
+        for (index_t p2 = 0; p2 < out[2]; ++p2) {
+          double acc = max ? -INFINITY : 0.0;
+          for (index_t k0 = 0; k0 < ks[0]; ++k0)
+            for (index_t k1 = 0; k1 < ks[1]; ++k1)
+              for (index_t k2 = 0; k2 < ks[2]; ++k2) {
+                const index_t i0 = p0 * st[0] + k0 * dl[0] - bf[0], i1 = p1 * st[1] + k1 * dl[1] - bf[1],
+                              i2 = p2 * st[2] + k2 * dl[2] - bf[2];
+                if (i0 < 0 || i1 < 0 || i2 < 0 || i0 >= in[0] || i1 >= in[1] || i2 >= in[2]) continue;
+                const double v = x[std::size_t(((plane * in[0] + i0) * in[1] + i1) * in[2] + i2)];
+                acc = max ? std::max(acc, v) : acc + v;
+              }
+          y.push_back(max ? acc : acc / double(ks[0] * ks[1] * ks[2]));
+        }
+  return y;
+}
+
+TEST_CASE("max and average pooling against the definition in double: 1-, 2- and 3-d, strides, padding, dilation") {
+  struct spec {
+    extents x, kernel, stride, padding, dilation;
+  };
+  const std::vector<spec> specs{
+      {{2, 3, 13}, {3}, {2}, {1}, {1}},
+      {{1, 2, 9}, {2}, {2}, {0}, {3}},
+      {{3, 2, 7, 5}, {2, 3}, {2, 1}, {1, 1}, {1, 1}},
+      {{2, 1, test::lanes<double> + 1, test::lanes<double> - 1}, {2, 2}, {2, 2}, {0, 0}, {1, 1}},
+      {{1, 2, 6, 5, 7}, {2, 3, 2}, {1, 2, 2}, {1, 0, 1}, {1, 1, 1}},
+  };
+  std::uint64_t seed = 200;
+  for (const spec& s : specs) {
+    CAPTURE(s.x);
+    const int d = s.x.size() - 2;
+    const D x = dvals(s.x.numel(), -1, 1, seed++, s.x);
+    const nn::pool_options o{.stride = s.stride, .padding = s.padding, .dilation = s.dilation};
+    extents shape;
+    const auto want = direct_pool(s.x, hv(x), true, s.kernel, s.stride, s.padding, s.dilation, shape);
+    const D y = d == 1 ? D(F::max_pool1d(x, s.kernel, o)) : d == 2 ? D(F::max_pool2d(x, s.kernel, o)) : D(F::max_pool3d(x, s.kernel, o));
+    CHECK(y.shape() == shape);
+    CHECK(hv(y) == want);  // a maximum is one of the values: exact
+    const bool dilated = s.dilation[0] != 1 || (d > 1 && s.dilation[1] != 1) || (d > 2 && s.dilation[2] != 1);
+    if (!dilated) {
+      const nn::pool_options oa{.stride = s.stride, .padding = s.padding};
+      const auto want_avg = direct_pool(s.x, hv(x), false, s.kernel, s.stride, s.padding, s.dilation, shape);
+      const D a = d == 1 ? D(F::avg_pool1d(x, s.kernel, oa)) : d == 2 ? D(F::avg_pool2d(x, s.kernel, oa)) : D(F::avg_pool3d(x, s.kernel, oa));
+      CHECK(a.shape() == shape);
+      CHECK(max_rel(hv(a), want_avg) <= 1e-14);
+    }
+  }
+  // a NaN in a window is its maximum (PyTorch's), and an unbatched input is batch item 0
+  std::vector<double> v(2 * 4 * 4, 1.0);
+  v[5] = std::nan("");
+  const D xn = test::on<B>(v, extents{2, 4, 4});
+  const auto yn = hv(D(F::max_pool2d(xn, {2})));
+  CHECK(std::isnan(yn[0]));
+  CHECK(yn[1] == 1.0);
+  CHECK(hv(D(F::max_pool2d(fusor::reshape(xn, extents{1, 2, 4, 4}), {2}))).size() == yn.size());
+}
+
+TEST_CASE("pooling against PyTorch's max_pool1d/2d/3d and avg_pool2d: outputs and gradients (tests/data/conv)") {
+  const std::filesystem::path dir = test::data_dir() / "conv";
+  auto load = [&](const std::string& name) { return fusor::to<B>(fusor::load_npy<double, fusor::cpu>(dir / (name + ".npy"))); };
+  struct fixture {
+    std::string name;
+    int dims;
+    bool max;
+    extents kernel;
+    nn::pool_options o;
+  };
+  const std::vector<fixture> cases{
+      {"p1", 2, true, {3, 2}, {.stride = {2}, .padding = {1}}},
+      {"p2", 1, true, {3}, {.stride = {2}, .padding = {1}, .dilation = {2}}},
+      {"p3", 3, true, {2}, {}},
+      {"p4", 2, true, {3}, {.stride = {1}}},  // integer values: ties, the first maximum takes the gradient
+      {"p5", 2, false, {2, 3}, {.stride = {1, 2}, .padding = {1}}},
+  };
+  for (const fixture& c : cases) {
+    CAPTURE(c.name);
+    const D x = load(c.name + "_x"), r = load(c.name + "_r");
+    const D y = c.max ? (c.dims == 1 ? D(F::max_pool1d(x, c.kernel, c.o)) : c.dims == 2 ? D(F::max_pool2d(x, c.kernel, c.o)) : D(F::max_pool3d(x, c.kernel, c.o)))
+                      : D(F::avg_pool2d(x, c.kernel, c.o));
+    CHECK(max_rel(hv(y), hv(load(c.name + "_y"))) <= 1e-15);
+    params_t p;
+    p.emplace("x", x.copy());
+    const auto [value, grads] = ad::value_and_grad([&](const auto& q) {
+      const auto& v = q.at("x");
+      if (c.max) {
+        if (c.dims == 1) return sum(F::max_pool1d(v, c.kernel, c.o) * r);
+        if (c.dims == 2) return sum(F::max_pool2d(v, c.kernel, c.o) * r);
+        return sum(F::max_pool3d(v, c.kernel, c.o) * r);
+      }
+      return sum(F::avg_pool2d(v, c.kernel, c.o) * r);
+    })(p);
+    CHECK(max_rel(hv(grads.at("x")), hv(load(c.name + "_dx"))) <= 1e-14);
+  }
+}
+
+TEST_CASE("pooling: layers in a model, gradcheck, replay, bad input") {
+  const D x = dvals(2 * 3 * 8 * 7, -1, 1, 300, extents{2, 3, 8, 7});
+  const ad::gradcheck_options go{.directions = 6};
+  const auto gm = ad::gradcheck<ad::gradcheck_mode::reverse>(
+      [&](const auto& v) { return sum(square(F::max_pool2d(v, {3, 2}, {.stride = {2, 1}, .padding = {1}}))); }, x, go);
+  CHECK_MESSAGE(gm.passed, gm.report());
+  const auto ga = ad::gradcheck<ad::gradcheck_mode::reverse>(
+      [&](const auto& v) { return sum(square(F::avg_pool2d(v, {2}, {.stride = {1}}))); }, x, go);
+  CHECK_MESSAGE(ga.passed, ga.report());
+  // a small CNN: conv, relu, max pool, conv, average pool, flatten, linear; replayed bit for bit
+  const auto model = nn::sequential<double, B>(nn::conv2d(3, 4, {3}, nn::conv_options{.padding = {1}}), nn::relu,
+                                               nn::max_pool2d({2}), nn::conv2d(4, 4, {1}), nn::avg_pool2d({2}, {.stride = {1}}),
+                                               nn::flatten, nn::linear(4 * 3 * 2, 3));
+  params_t params = model.init(4);
+  CHECK(model(params, x).shape() == extents{2, 3});
+  const fusor::array<std::int64_t, B> labels = test::on<B>(std::vector<std::int64_t>{2, 0});
+  auto loss = [&](const auto& p, const auto& xs) { return nn::cross_entropy(model(p, xs), labels); };
+  const auto [value, grads] = ad::value_and_grad(loss)(params, x);
+  auto compiled = ad::compile(loss, params, x);
+  for (int k = 0; k < 2; ++k) {
+    auto [v, g] = compiled(params, x);
+    CHECK(v == value);
+    for (const auto& [name, gr] : grads) CHECK(hv(g.at(name)) == hv(gr));
+  }
+  // new input values: a replay's windows are read again (the maxima move)
+  D x2 = dvals(2 * 3 * 8 * 7, -1, 1, 301, extents{2, 3, 8, 7});
+  x.view() = x2;
+  {
+    auto [v, g] = compiled(params, x);
+    const auto [v2, g2] = ad::value_and_grad(loss)(params, x);
+    CHECK(v == v2);
+    for (const auto& [name, gr] : g2) CHECK(hv(g.at(name)) == hv(gr));
+  }
+  CHECK_THROWS_WITH_AS(F::max_pool2d(x, {3}, {.padding = {2}}), doctest::Contains("padding should be at most half the window"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::avg_pool2d(x, {2}, {.dilation = {2}}), doctest::Contains("average pooling takes no dilation"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::max_pool2d(x, {9}), doctest::Contains("is smaller than the window (9)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::max_pool3d(dvals(12, 0, 1, 1, extents{3, 4}), {2}), doctest::Contains("expected an input of shape (batch, channels, 3 spatial axes)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::max_pool2d(x, {0}), doctest::Contains("expected kernel_size >= 1, got (0,)"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(nn::max_pool2d({2, 2, 2}), doctest::Contains("max_pool2d expects a kernel size of one value or 2"), fusor::value_error);
+}
+
 }  // namespace convbody
