@@ -854,6 +854,7 @@ using fusor::ad::nn::embedding;
 using fusor::ad::nn::flatten;
 using fusor::ad::nn::flatten_fn;
 using fusor::ad::nn::gelu;
+using fusor::ad::nn::group_norm;
 using fusor::ad::nn::gelu_fn;
 using fusor::ad::nn::gelu_tanh;
 using fusor::ad::nn::gelu_tanh_fn;
@@ -884,6 +885,7 @@ using fusor::ad::nn::param_spec;
 using fusor::ad::nn::parameters;
 using fusor::ad::nn::progress_line;
 using fusor::ad::nn::reduction;
+using fusor::ad::nn::rms_norm;
 using fusor::ad::nn::relu;
 using fusor::ad::nn::relu_fn;
 using fusor::ad::nn::save_parameters;
@@ -921,11 +923,14 @@ using fusor::ad::nn::functional::avg_pool1d;
 using fusor::ad::nn::functional::avg_pool2d;
 using fusor::ad::nn::functional::avg_pool3d;
 using fusor::ad::nn::functional::dropout;
+using fusor::ad::nn::functional::group_norm;
+using fusor::ad::nn::functional::instance_norm;
 using fusor::ad::nn::functional::layer_norm;
 using fusor::ad::nn::functional::linear;
 using fusor::ad::nn::functional::max_pool1d;
 using fusor::ad::nn::functional::max_pool2d;
 using fusor::ad::nn::functional::max_pool3d;
+using fusor::ad::nn::functional::rms_norm;
 }  // namespace fusor::ad::nn::functional
 
 // Vector Symbolic Architectures

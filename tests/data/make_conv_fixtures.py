@@ -25,6 +25,11 @@ And pooling (seed 54): NAME_x, NAME_r, NAME_y and NAME_dx (the gradient of sum(o
   p3   max_pool3d (1, 2, 5, 6, 4), kernel 2
   p4   max_pool2d (2, 2, 6, 6) of small integers (ties: the first maximum takes the gradient), kernel 3, stride 1
   p5   avg_pool2d (2, 3, 7, 6), kernel (2, 3), stride (1, 2), padding 1 (zeros counted)
+
+And normalisation (seed 55), with NAME_w, NAME_b, NAME_dw, NAME_db as well:
+
+  n1   group_norm (2, 6, 5, 4), 3 groups, a weight and a bias per channel
+  n2   instance_norm (2, 3, 7), a weight and a bias per channel
 """
 import os
 import sys
@@ -80,3 +85,20 @@ pool("p2", F.max_pool1d, g.normal(size=(2, 3, 11)), kernel_size=3, stride=2, pad
 pool("p3", F.max_pool3d, g.normal(size=(1, 2, 5, 6, 4)), kernel_size=2)
 pool("p4", F.max_pool2d, g.integers(0, 3, size=(2, 2, 6, 6)).astype(np.float64), kernel_size=3, stride=1)
 pool("p5", F.avg_pool2d, g.normal(size=(2, 3, 7, 6)), kernel_size=(2, 3), stride=(1, 2), padding=1)
+
+g = np.random.default_rng(55)
+
+
+def norm(name, fn, xs, channels, **kw):
+    x = torch.tensor(g.normal(size=xs), requires_grad=True)
+    w = torch.tensor(g.normal(size=channels), requires_grad=True)
+    b = torch.tensor(g.normal(size=channels), requires_grad=True)
+    y = fn(x, weight=w, bias=b, **kw)
+    r = torch.tensor(g.normal(size=tuple(y.shape)))
+    (y * r).sum().backward()
+    for k, v in [("x", x), ("w", w), ("b", b), ("r", r), ("y", y), ("dx", x.grad), ("dw", w.grad), ("db", b.grad)]:
+        save(f"{name}_{k}", v)
+
+
+norm("n1", lambda x, **kw: F.group_norm(x, 3, **kw), (2, 6, 5, 4), 6)
+norm("n2", F.instance_norm, (2, 3, 7), 3)

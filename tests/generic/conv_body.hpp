@@ -1,5 +1,5 @@
-// Convolution bodies (nn::functional::conv1d/2d/3d, the nn::conv layers) written once and
-// instantiated per backend: tests/test_nn_conv.cpp runs them on cpu, tests/test_nn_conv_cuda.cu
+// The bodies of the convolutional layers (nn::functional::conv1d/2d/3d and the nn::conv layers,
+// pooling, group/instance/RMS normalisation, nn::flatten) written once and instantiated per backend: tests/test_nn_conv.cpp runs them on cpu, tests/test_nn_conv_cuda.cu
 // on cuda. References: direct loops in double over the definition, central differences
 // (gradcheck), and PyTorch's own outputs and gradients (tests/data/conv, make_conv_fixtures.py).
 //
@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -493,8 +494,8 @@ TEST_CASE("pooling: layers in a model, gradcheck, replay, bad input") {
   const auto ga = ad::gradcheck<ad::gradcheck_mode::reverse>(
       [&](const auto& v) { return sum(square(F::avg_pool2d(v, {2}, {.stride = {1}}))); }, x, go);
   CHECK_MESSAGE(ga.passed, ga.report());
-  // a small CNN: conv, relu, max pool, conv, average pool, flatten, linear; replayed bit for bit
-  const auto model = nn::sequential<double, B>(nn::conv2d(3, 4, {3}, nn::conv_options{.padding = {1}}), nn::relu,
+  // a small CNN: conv, group norm, relu, max pool, conv, average pool, flatten, linear; replayed bit for bit
+  const auto model = nn::sequential<double, B>(nn::conv2d(3, 4, {3}, nn::conv_options{.padding = {1}}), nn::group_norm(2, 4), nn::relu,
                                                nn::max_pool2d({2}), nn::conv2d(4, 4, {1}), nn::avg_pool2d({2}, {.stride = {1}}),
                                                nn::flatten, nn::linear(4 * 3 * 2, 3));
   params_t params = model.init(4);
@@ -523,6 +524,85 @@ TEST_CASE("pooling: layers in a model, gradcheck, replay, bad input") {
   CHECK_THROWS_WITH_AS(F::max_pool3d(dvals(12, 0, 1, 1, extents{3, 4}), {2}), doctest::Contains("expected an input of shape (batch, channels, 3 spatial axes)"), fusor::shape_error);
   CHECK_THROWS_WITH_AS(F::max_pool2d(x, {0}), doctest::Contains("expected kernel_size >= 1, got (0,)"), fusor::value_error);
   CHECK_THROWS_WITH_AS(nn::max_pool2d({2, 2, 2}), doctest::Contains("max_pool2d expects a kernel size of one value or 2"), fusor::value_error);
+}
+
+// ---- normalisation without running statistics -----------------------------------------------------
+
+TEST_CASE("group_norm and instance_norm against PyTorch's: outputs and the three gradients (tests/data/conv)") {
+  const std::filesystem::path dir = test::data_dir() / "conv";
+  auto load = [&](const std::string& name) { return fusor::to<B>(fusor::load_npy<double, fusor::cpu>(dir / (name + ".npy"))); };
+  for (const std::string name : {"n1", "n2"}) {
+    CAPTURE(name);
+    const D x = load(name + "_x"), w = load(name + "_w"), b = load(name + "_b"), r = load(name + "_r");
+    auto norm = [&](const auto& v, const auto& wv, const auto& bv) {
+      if (name == "n1") return F::group_norm(v, 3, wv, bv);
+      return F::instance_norm(v, wv, bv);
+    };
+    CHECK(max_rel(hv(D(norm(x, w, b))), hv(load(name + "_y"))) <= 1e-13);
+    params_t p;
+    p.emplace("x", x.copy());
+    p.emplace("w", w.copy());
+    p.emplace("b", b.copy());
+    const auto [value, grads] = ad::value_and_grad([&](const auto& q) { return sum(norm(q.at("x"), q.at("w"), q.at("b")) * r); })(p);
+    CHECK(max_rel(hv(grads.at("x")), hv(load(name + "_dx"))) <= 1e-12);
+    CHECK(max_rel(hv(grads.at("w")), hv(load(name + "_dw"))) <= 1e-13);
+    CHECK(max_rel(hv(grads.at("b")), hv(load(name + "_db"))) <= 1e-13);
+  }
+}
+
+TEST_CASE("group_norm, instance_norm and rms_norm against their definitions in double; 16 bits; bad input") {
+  // group_norm: each (sample, group) standardised with the biased variance; 1 group and C groups
+  const extents s{2, 6, 3, test::lanes<double> + 1};
+  const D x = dvals(s.numel(), -2, 2, 400, s);
+  const auto hx = hv(x);
+  const index_t plane = s[2] * s[3];
+  for (index_t groups : {index_t(1), index_t(3), index_t(6)}) {
+    CAPTURE(groups);
+    const index_t per = s[1] / groups * plane;
+    std::vector<double> want(hx.size());
+    for (index_t k = 0; k < s[0] * groups; ++k) {
+      double m = 0, v = 0;
+      for (index_t i = 0; i < per; ++i) m += hx[std::size_t(k * per + i)];
+      m /= double(per);
+      for (index_t i = 0; i < per; ++i) v += (hx[std::size_t(k * per + i)] - m) * (hx[std::size_t(k * per + i)] - m);
+      v /= double(per);
+      for (index_t i = 0; i < per; ++i) want[std::size_t(k * per + i)] = (hx[std::size_t(k * per + i)] - m) / std::sqrt(v + 1e-5);
+    }
+    CHECK(max_rel(hv(D(F::group_norm(x, groups))), want) <= 1e-13);
+    if (groups == s[1]) CHECK(max_rel(hv(D(F::instance_norm(x))), want) <= 1e-13);
+  }
+  // rms_norm over the last axis, eps the machine epsilon by default, a weight per feature
+  const index_t f = s[3];
+  const D w = dvals(f, -1, 1, 401, extents{f});
+  const auto hw = hv(w);
+  std::vector<double> want(hx.size());
+  for (index_t row = 0; row < index_t(hx.size()) / f; ++row) {
+    double ms = 0;
+    for (index_t j = 0; j < f; ++j) ms += hx[std::size_t(row * f + j)] * hx[std::size_t(row * f + j)];
+    ms = ms / double(f) + std::numeric_limits<double>::epsilon();
+    for (index_t j = 0; j < f; ++j) want[std::size_t(row * f + j)] = hx[std::size_t(row * f + j)] / std::sqrt(ms) * hw[std::size_t(j)];
+  }
+  CHECK(max_rel(hv(D(F::rms_norm(x, w))), want) <= 1e-14);
+  const ad::gradcheck_options go{.directions = 4};
+  const auto gr = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& v) { return sum(square(F::rms_norm(v, w)) * x); }, x, go);
+  CHECK_MESSAGE(gr.passed, gr.report());
+  const auto gg = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& v) { return sum(square(F::group_norm(v, 2)) * x); }, x, go);
+  CHECK_MESSAGE(gg.passed, gg.report());
+  // float16: computed in float32 and rounded once
+  const fusor::array<float, B> xf = fusor::cast<float>(x);
+  const auto g32 = test::host_values(fusor::array<float, B>(F::group_norm(xf, 3)));
+  const auto g16 = test::host_values(fusor::array<float, B>(fusor::cast<float>(F::group_norm(fusor::array<fusor::float16, B>(fusor::cast<fusor::float16>(xf)), 3))));
+  double worst = 0;
+  for (std::size_t i = 0; i < g32.size(); ++i) worst = std::max(worst, std::abs(double(g16[i]) - double(g32[i])));
+  CHECK(worst <= 8 * 0x1p-10);
+  // bad input
+  CHECK_THROWS_WITH_AS(F::group_norm(x, 4), doctest::Contains("group_norm needs groups >= 1 dividing the channels, got 4 groups for 6 channels"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::group_norm(x, 3, w, w), doctest::Contains("group_norm's weight and bias must have shape (channels,) = (6,)"), fusor::shape_error);
+  CHECK_THROWS_AS(F::group_norm(dvals(4, 0, 1, 1, extents{4}), 1), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::instance_norm(dvals(6, 0, 1, 1, extents{2, 3})), doctest::Contains("with a spatial axis"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::rms_norm(x, dvals(3, 0, 1, 1, extents{3})), doctest::Contains("rms_norm's weight must have the shape of the last axis"), fusor::shape_error);
+  CHECK_THROWS_AS(nn::group_norm(4, 6), fusor::value_error);
+  CHECK_THROWS_AS(nn::rms_norm(0), fusor::value_error);
 }
 
 }  // namespace convbody

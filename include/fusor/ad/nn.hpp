@@ -9,6 +9,7 @@
 #include "nn/checkpoint.hpp"
 #include "nn/conv.hpp"
 #include "nn/flatten.hpp"
+#include "nn/normalization.hpp"
 #include "nn/pool.hpp"
 #include "nn/functional.hpp"
 #include "nn/init.hpp"
