@@ -839,6 +839,8 @@ using fusor::ad::optim::warmup;
 }  // namespace fusor::ad::optim
 export namespace fusor::ad::nn {
 using fusor::ad::nn::accuracy;
+using fusor::ad::nn::batch_norm;
+using fusor::ad::nn::batch_norm_options;
 using fusor::ad::nn::any_features;
 using fusor::ad::nn::binary_cross_entropy;
 using fusor::ad::nn::binary_cross_entropy_with_logits;
@@ -922,6 +924,7 @@ using fusor::ad::nn::functional::conv3d;
 using fusor::ad::nn::functional::avg_pool1d;
 using fusor::ad::nn::functional::avg_pool2d;
 using fusor::ad::nn::functional::avg_pool3d;
+using fusor::ad::nn::functional::batch_norm;
 using fusor::ad::nn::functional::dropout;
 using fusor::ad::nn::functional::group_norm;
 using fusor::ad::nn::functional::instance_norm;

@@ -30,6 +30,13 @@ And normalisation (seed 55), with NAME_w, NAME_b, NAME_dw, NAME_db as well:
 
   n1   group_norm (2, 6, 5, 4), 3 groups, a weight and a bias per channel
   n2   instance_norm (2, 3, 7), a weight and a bias per channel
+
+And batch_norm (seed 56): NAME_x, NAME_w, NAME_b, NAME_r, NAME_y, NAME_dx, NAME_dw, NAME_db, and
+NAME_rm0, NAME_rv0 (the running statistics before) and NAME_rm, NAME_rv (after):
+
+  b1   training, (4, 3, 5, 2), momentum 0.1, running statistics zeros and ones, three calls (the
+       outputs and gradients are the third call's)
+  b2   evaluation, (3, 2, 7), running statistics random
 """
 import os
 import sys
@@ -102,3 +109,28 @@ def norm(name, fn, xs, channels, **kw):
 
 norm("n1", lambda x, **kw: F.group_norm(x, 3, **kw), (2, 6, 5, 4), 6)
 norm("n2", F.instance_norm, (2, 3, 7), 3)
+
+g = np.random.default_rng(56)
+
+
+def bn(name, xs, channels, training, calls):
+    x = torch.tensor(g.normal(size=xs), requires_grad=True)
+    w = torch.tensor(g.normal(size=channels), requires_grad=True)
+    b = torch.tensor(g.normal(size=channels), requires_grad=True)
+    if training:
+        rm, rv = torch.zeros(channels, dtype=torch.float64), torch.ones(channels, dtype=torch.float64)
+    else:
+        rm, rv = torch.tensor(g.normal(size=channels)), torch.tensor(g.uniform(0.5, 2, size=channels))
+    save(f"{name}_rm0", rm.clone())
+    save(f"{name}_rv0", rv.clone())
+    for _ in range(calls):
+        y = F.batch_norm(x, rm, rv, w, b, training=training, momentum=0.1, eps=1e-5)
+    r = torch.tensor(g.normal(size=tuple(y.shape)))
+    (y * r).sum().backward()
+    for k, v in [("x", x), ("w", w), ("b", b), ("r", r), ("y", y), ("dx", x.grad), ("dw", w.grad), ("db", b.grad),
+                 ("rm", rm), ("rv", rv)]:
+        save(f"{name}_{k}", v)
+
+
+bn("b1", (4, 3, 5, 2), 3, True, 3)
+bn("b2", (3, 2, 7), 2, False, 1)

@@ -605,4 +605,94 @@ TEST_CASE("group_norm, instance_norm and rms_norm against their definitions in d
   CHECK_THROWS_AS(nn::rms_norm(0), fusor::value_error);
 }
 
+// ---- batch normalisation --------------------------------------------------------------------------
+
+TEST_CASE("batch_norm against PyTorch's: training (outputs, gradients, running statistics after three calls, also replayed) and evaluation") {
+  const std::filesystem::path dir = test::data_dir() / "conv";
+  auto load = [&](const std::string& name) { return fusor::to<B>(fusor::load_npy<double, fusor::cpu>(dir / (name + ".npy"))); };
+  for (const std::string name : {"b1", "b2"}) {
+    CAPTURE(name);
+    const bool training = name == "b1";
+    const int calls = training ? 3 : 1;
+    const nn::batch_norm_options o{.training = training};
+    const D x = load(name + "_x"), w = load(name + "_w"), b = load(name + "_b"), r = load(name + "_r");
+    // arrays
+    D rm = load(name + "_rm0"), rv = load(name + "_rv0");
+    D y;
+    for (int k = 0; k < calls; ++k) y = F::batch_norm(x, rm, rv, w, b, o);
+    CHECK(max_rel(hv(y), hv(load(name + "_y"))) <= 1e-13);
+    CHECK(max_rel(hv(rm), hv(load(name + "_rm"))) <= 1e-14);
+    CHECK(max_rel(hv(rv), hv(load(name + "_rv"))) <= 1e-14);
+    // variables: the gradients of the last call, the running statistics moved by every call
+    D vm = load(name + "_rm0"), vv = load(name + "_rv0");
+    params_t p;
+    p.emplace("x", x.copy());
+    p.emplace("w", w.copy());
+    p.emplace("b", b.copy());
+    auto loss = [&](const auto& q) { return sum(F::batch_norm(q.at("x"), vm, vv, q.at("w"), q.at("b"), o) * r); };
+    for (int k = 0; k < calls; ++k) {
+      const auto [value, grads] = ad::value_and_grad(loss)(p);
+      if (k + 1 < calls) continue;
+      CHECK(max_rel(hv(grads.at("x")), hv(load(name + "_dx"))) <= 1e-12);
+      CHECK(max_rel(hv(grads.at("w")), hv(load(name + "_dw"))) <= 1e-13);
+      CHECK(max_rel(hv(grads.at("b")), hv(load(name + "_db"))) <= 1e-13);
+    }
+    CHECK(max_rel(hv(vm), hv(load(name + "_rm"))) <= 1e-14);
+    CHECK(max_rel(hv(vv), hv(load(name + "_rv"))) <= 1e-14);
+    // recorded once and replayed: the replays move the running statistics too
+    vm = load(name + "_rm0");
+    vv = load(name + "_rv0");
+    auto compiled = ad::compile(loss, p);  // the recording: the first call
+    for (int k = 1; k < calls; ++k) (void)compiled(p);
+    CHECK(compiled.replays() == std::size_t(calls - 1));
+    CHECK(max_rel(hv(vm), hv(load(name + "_rm"))) <= 1e-14);
+    CHECK(max_rel(hv(vv), hv(load(name + "_rv"))) <= 1e-14);
+  }
+}
+
+TEST_CASE("batch_norm layers: running statistics in the layer, eval(), 16 bits, bad input") {
+  const D x = dvals(6 * 3 * 4 * 5, -2, 2, 500, extents{6, 3, 4, 5});
+  const auto model = nn::sequential<double, B>(nn::batch_norm(3), nn::flatten, nn::linear(60, 2));
+  auto params = model.init(2);
+  const auto& bn = model.layer<0>();
+  CHECK_THROWS_AS((bn.running_mean<double, B>()), fusor::value_error);  // nothing seen yet
+  const D y = model(params, x);  // training mode: batch statistics, the running ones moved
+  std::vector<double> means(3, 0.0);
+  const auto hx = hv(x);
+  for (std::size_t i = 0; i < hx.size(); ++i) means[(i / 20) % 3] += hx[i] / 120.0;
+  const auto rm = hv(D(bn.running_mean<double, B>().copy()));
+  for (int c = 0; c < 3; ++c) CHECK(rm[std::size_t(c)] == doctest::Approx(0.1 * means[std::size_t(c)]).epsilon(1e-12));
+  auto m = model;
+  m.eval();  // the copy shares the layer's running statistics, and uses them now
+  const D ye = m(params, x);
+  CHECK(hv(ye) != hv(y));
+  const auto rm_after = hv(D(bn.running_mean<double, B>().copy()));
+  CHECK(rm_after == rm);  // evaluation leaves them
+  // float16 input: float32 running statistics, float32 arithmetic
+  const auto model16 = nn::sequential<float, B>(nn::batch_norm(3));
+  const auto p16 = model16.init(1);
+  const fusor::array<float, B> xf = fusor::cast<float>(x);
+  const auto y32 = test::host_values(fusor::array<float, B>(model16(p16, xf)));
+  const auto y16 = test::host_values(model16(p16, xf, ad::autocast<fusor::float16>));
+  double worst = 0;
+  for (std::size_t i = 0; i < y32.size(); ++i) worst = std::max(worst, std::abs(double(y16[i]) - double(y32[i])));
+  CHECK(worst <= 8 * 0x1p-10);
+  // bad input
+  D rmb = fusor::zeros<double, B>(extents{2}), rvb = fusor::ones<double, B>(extents{3});
+  const D w3 = fusor::ones<double, B>(extents{3}), b3 = fusor::zeros<double, B>(extents{3});
+  CHECK_THROWS_WITH_AS(F::batch_norm(x, rmb, rvb, w3, b3, {.training = true}), doctest::Contains("running statistics must have shape (channels,) = (3,)"), fusor::shape_error);
+  D rm1 = fusor::zeros<double, B>(extents{3}), rv1 = fusor::ones<double, B>(extents{3});
+  CHECK_THROWS_WITH_AS(F::batch_norm(dvals(3, 0, 1, 1, extents{1, 3}), rm1, rv1, w3, b3, {.training = true}), doctest::Contains("more than one value per channel"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::batch_norm(x, rm1, rv1, w3, b3, {.momentum = 2}), doctest::Contains("0 <= momentum <= 1"), fusor::value_error);
+  CHECK(hv(rm1) == std::vector<double>(3, 0.0));  // untouched by the refused calls
+  CHECK_THROWS_AS(nn::batch_norm(0), fusor::value_error);
+  // a layer keeps the running statistics of the first element type it sees
+  nn::batch_norm lone(3);
+  auto get = [&](std::size_t k) -> const D& { return k == 0 ? w3 : b3; };
+  (void)lone(x, get);
+  const fusor::array<float, B> w3f = fusor::ones<float, B>(extents{3}), b3f = fusor::zeros<float, B>(extents{3});
+  auto getf = [&](std::size_t k) -> const fusor::array<float, B>& { return k == 0 ? w3f : b3f; };
+  CHECK_THROWS_WITH_AS(lone(xf, getf), doctest::Contains("of one element type and backend"), fusor::value_error);
+}
+
 }  // namespace convbody

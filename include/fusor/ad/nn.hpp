@@ -6,6 +6,7 @@
 // checkpoints (parameters and optimizer state in an .npz archive).
 // Included by ad.hpp.
 #include "nn/activations.hpp"
+#include "nn/batch_norm.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/conv.hpp"
 #include "nn/flatten.hpp"

@@ -64,6 +64,11 @@ class sequential_model {
   index_t input_features() const { return in_features_; }
   /// The last axis it returns (any_features when no layer fixes it).
   index_t output_features() const { return out_features_; }
+  /// Layer I as the model holds it (a batch_norm's running statistics, a layer's options).
+  template <std::size_t I>
+  const auto& layer() const {
+    return std::get<I>(layers_);
+  }
   static constexpr std::size_t layer_count() { return sizeof...(L); }
 
   /// The parameters, drawn from one Philox generator seeded here: the same numbers for a seed on
