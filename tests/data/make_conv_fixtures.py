@@ -37,6 +37,12 @@ NAME_rm0, NAME_rv0 (the running statistics before) and NAME_rm, NAME_rv (after):
   b1   training, (4, 3, 5, 2), momentum 0.1, running statistics zeros and ones, three calls (the
        outputs and gradients are the third call's)
   b2   evaluation, (3, 2, 7), running statistics random
+
+And transposed convolutions (seed 57), the files of a convolution case:
+
+  t1   conv_transpose1d (2, 4, 6) * (4, 3, 3), stride 2, padding 1, output_padding 1
+  t2   conv_transpose2d (2, 4, 5, 4) * (4, 3, 3, 2), stride (2, 1), padding (1, 0), dilation (1, 2), groups 2 (6 out)
+  t3   conv_transpose3d (1, 2, 3, 4, 2) * (2, 2, 2, 3, 2), stride 2, output_padding (1, 0, 1)
 """
 import os
 import sys
@@ -134,3 +140,21 @@ def bn(name, xs, channels, training, calls):
 
 bn("b1", (4, 3, 5, 2), 3, True, 3)
 bn("b2", (3, 2, 7), 2, False, 1)
+
+g = np.random.default_rng(57)
+
+
+def tcase(name, conv, xs, ws, out_channels, **kw):
+    x = torch.tensor(g.normal(size=xs), requires_grad=True)
+    w = torch.tensor(g.normal(size=ws), requires_grad=True)
+    b = torch.tensor(g.normal(size=out_channels), requires_grad=True)
+    y = conv(x, w, b, **kw)
+    r = torch.tensor(g.normal(size=tuple(y.shape)))
+    (y * r).sum().backward()
+    for k, v in [("x", x), ("w", w), ("b", b), ("r", r), ("y", y), ("dx", x.grad), ("dw", w.grad), ("db", b.grad)]:
+        save(f"{name}_{k}", v)
+
+
+tcase("t1", F.conv_transpose1d, (2, 4, 6), (4, 3, 3), 3, stride=2, padding=1, output_padding=1)
+tcase("t2", F.conv_transpose2d, (2, 4, 5, 4), (4, 3, 3, 2), 6, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+tcase("t3", F.conv_transpose3d, (1, 2, 3, 4, 2), (2, 2, 2, 3, 2), 2, stride=2, output_padding=(1, 0, 1))

@@ -368,6 +368,82 @@ TEST_CASE("conv in float16 and bfloat16 (ad::autocast): float32 accumulation, on
   CHECK(worst <= 16 * 0x1p-10);
 }
 
+// ---- transposed convolutions -----------------------------------------------------------------------
+
+TEST_CASE("conv_transpose1d/2d/3d against PyTorch's (outputs, three gradients) and as the convolution's adjoint") {
+  const std::filesystem::path dir = test::data_dir() / "conv";
+  auto load = [&](const std::string& name) { return fusor::to<B>(fusor::load_npy<double, fusor::cpu>(dir / (name + ".npy"))); };
+  struct fixture {
+    std::string name;
+    int dims;
+    nn::conv_transpose_options o;
+  };
+  const std::vector<fixture> cases{
+      {"t1", 1, {.stride = {2}, .padding = {1}, .output_padding = {1}}},
+      {"t2", 2, {.stride = {2, 1}, .padding = {1, 0}, .dilation = {1, 2}, .groups = 2}},
+      {"t3", 3, {.stride = {2}, .output_padding = {1, 0, 1}}},
+  };
+  for (const fixture& c : cases) {
+    CAPTURE(c.name);
+    const D x = load(c.name + "_x"), w = load(c.name + "_w"), b = load(c.name + "_b"), r = load(c.name + "_r");
+    auto ct = [&](const auto& xv, const auto& wv, const auto& bv) {
+      if (c.dims == 1) return F::conv_transpose1d(xv, wv, bv, c.o);
+      if (c.dims == 2) return F::conv_transpose2d(xv, wv, bv, c.o);
+      return F::conv_transpose3d(xv, wv, bv, c.o);
+    };
+    CHECK(max_rel(hv(D(ct(x, w, b))), hv(load(c.name + "_y"))) <= 1e-13);
+    params_t p;
+    p.emplace("x", x.copy());
+    p.emplace("w", w.copy());
+    p.emplace("b", b.copy());
+    auto loss = [&](const auto& q) { return sum(ct(q.at("x"), q.at("w"), q.at("b")) * r); };
+    const auto [value, grads] = ad::value_and_grad(loss)(p);
+    CHECK(max_rel(hv(grads.at("x")), hv(load(c.name + "_dx"))) <= 1e-13);
+    CHECK(max_rel(hv(grads.at("w")), hv(load(c.name + "_dw"))) <= 1e-13);
+    CHECK(max_rel(hv(grads.at("b")), hv(load(c.name + "_db"))) <= 1e-13);
+    auto compiled = ad::compile(loss, p);  // replayed: the same bits
+    auto [v2, g2] = compiled(p);
+    CHECK(v2 == value);
+    for (const auto& [name, g] : grads) CHECK(hv(g2.at(name)) == hv(g));
+  }
+  // <conv_transpose(x, w), y> = <x, conv(y, w)> for every x and y: the adjoint, with groups and dilation
+  const nn::conv_transpose_options to{.stride = {2, 3}, .padding = {1, 2}, .output_padding = {1, 0}, .dilation = {2, 1}, .groups = 3};
+  const D x = dvals(2 * 6 * 4 * 5, -1, 1, 700, extents{2, 6, 4, 5}), w = dvals(6 * 2 * 3 * 4, -1, 1, 701, extents{6, 2, 3, 4});
+  const D z = F::conv_transpose2d(x, w, to);
+  const D y = dvals(z.size(), -1, 1, 702, z.shape());
+  const D cy = F::conv2d(y, w, {.stride = {2, 3}, .padding = {1, 2}, .dilation = {2, 1}, .groups = 3});
+  CHECK(cy.shape() == x.shape());
+  double lhs = 0, rhs = 0;
+  const auto hz = hv(z), hy = hv(y), hx = hv(x), hc = hv(cy);
+  for (std::size_t i = 0; i < hz.size(); ++i) lhs += hz[i] * hy[i];
+  for (std::size_t i = 0; i < hx.size(); ++i) rhs += hx[i] * hc[i];
+  CHECK(lhs == doctest::Approx(rhs).epsilon(1e-13));
+  const auto gx = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& v) { return sum(square(F::conv_transpose2d(v, w, to))); }, x,
+                                                             {.directions = 4});
+  CHECK_MESSAGE(gx.passed, gx.report());
+  // unbatched: batch item 0 without its axis
+  const D xu = fusor::reshape(D(x(fusor::range(0, 1))), extents{6, 4, 5});
+  CHECK(max_rel(hv(D(F::conv_transpose2d(xu, w, to))), hv(D(z(fusor::range(0, 1))))) <= 1e-14);
+  // bad input
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, {.stride = {2}, .output_padding = {2}, .groups = 3}),
+                       doctest::Contains("output_padding must be smaller than the stride or the dilation"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, dvals(4 * 2 * 3 * 3, 0, 1, 1, extents{4, 2, 3, 3})), doctest::Contains("expects in_channels = 4"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, {.groups = 4}), doctest::Contains("expected in_channels divisible by groups"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(x, w, dvals(5, 0, 1, 1, extents{5}), to), doctest::Contains("expected a bias of shape (out_channels,) = (6,)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::conv_transpose2d(dvals(6 * 1 * 1, 0, 1, 1, extents{1, 6, 1, 1}), w, {.padding = {3}, .groups = 3}),
+                       doctest::Contains("the output would have"), fusor::shape_error);
+  // the layer: PyTorch's weight layout (in, out / groups, *kernel) and fan_in, an upsampling decoder in a model
+  const auto model = nn::sequential<double, B>(nn::conv2d(3, 4, {3}, nn::conv_options{.stride = {2}, .padding = {1}}), nn::relu,
+                                               nn::conv_transpose2d(4, 3, {3}, nn::conv_transpose_options{.stride = {2}, .padding = {1}, .output_padding = {1}}));
+  std::vector<std::string> names;
+  for (const auto& sp : model.parameter_specs()) names.push_back(sp.name + " " + fusor::to_string(sp.shape) + " " + std::to_string(sp.fan_in));
+  CHECK((names == std::vector<std::string>{"0.weight (4, 3, 3, 3) 27", "0.bias (4,) 27", "2.weight (4, 3, 3, 3) 27", "2.bias (3,) 27"}));
+  params_t mp = model.init(3);
+  const D img = dvals(2 * 3 * 8 * 6, -1, 1, 703, extents{2, 3, 8, 6});
+  CHECK(model(mp, img).shape() == img.shape());  // an autoencoder's shapes: down by 2, up by 2
+  CHECK_THROWS_AS(nn::conv_transpose2d(4, 3, {3, 3, 3}), fusor::value_error);
+}
+
 // ---- pooling -----------------------------------------------------------------------------------
 
 /// max (or mean, padding zeros counted) pooling by its definition, in double, on (N, C, *in).

@@ -23,6 +23,7 @@
 #include "../gather.hpp"
 #include "activations.hpp"
 #include "conv.hpp"
+#include "conv_transpose.hpp"
 #include "functional.hpp"
 #include "init.hpp"
 
@@ -293,5 +294,94 @@ conv3d(index_t, index_t, const extents&) -> conv3d<true>;
 conv3d(index_t, index_t, const extents&, conv_options) -> conv3d<true>;
 conv3d(index_t, index_t, const extents&, no_bias_t) -> conv3d<false>;
 conv3d(index_t, index_t, const extents&, no_bias_t, conv_options) -> conv3d<false>;
+
+/// A transposed convolution layer with D spatial axes (PyTorch's nn.ConvTranspose1d/2d/3d):
+/// weight (in_channels, out_channels / groups, *kernel) and bias (out_channels,), both
+/// U(±1/sqrt(fan_in)) with PyTorch's fan_in for that weight: out_channels / groups times the
+/// kernel's size.
+template <int D, bool Bias>
+struct conv_transpose_layer {
+  static_assert(D >= 1 && D <= detail::max_conv_dims, "fusor: convolution layers have 1 to 3 spatial axes");
+  index_t in_channels, out_channels;
+  extents kernel;
+  conv_transpose_options options;
+  initializer weight_init = init::torch_linear();
+  initializer bias_init = init::torch_linear();
+
+  conv_transpose_layer(index_t in, index_t out, const extents& kernel_size, conv_transpose_options o = {})
+    requires Bias
+      : in_channels(in), out_channels(out), kernel(expand(kernel_size)), options(o) {
+    check();
+  }
+  conv_transpose_layer(index_t in, index_t out, const extents& kernel_size, no_bias_t, conv_transpose_options o = {})
+    requires(!Bias)
+      : in_channels(in), out_channels(out), kernel(expand(kernel_size)), options(o) {
+    check();
+  }
+  std::vector<param_spec> parameters() const {
+    extents shape{in_channels, out_channels / options.groups};
+    index_t taps = 1;
+    for (index_t k : kernel) {
+      shape.push_back(k);
+      taps *= k;
+    }
+    const index_t fan_in = out_channels / options.groups * taps, fan_out = in_channels / options.groups * taps;
+    std::vector<param_spec> p{{"weight", shape, weight_init, fan_in, fan_out}};
+    if constexpr (Bias) p.push_back({"bias", extents{out_channels}, bias_init, fan_in, fan_out});
+    return p;
+  }
+  index_t output_features(index_t) const { return any_features; }
+  template <class X, class Get>
+  auto operator()(const X& x, const Get& get) const {
+    if constexpr (Bias) return detail::conv_transpose_bias_of(name(), D, x, get(0), get(1), options);
+    else return detail::conv_transpose_of(name(), D, x, get(0), options);
+  }
+  static constexpr const char* name() { return D == 1 ? "conv_transpose1d" : D == 2 ? "conv_transpose2d" : "conv_transpose3d"; }
+
+ private:
+  static extents expand(const extents& k) {
+    if (k.size() == 1) return D == 1 ? k : D == 2 ? extents{k[0], k[0]} : extents{k[0], k[0], k[0]};
+    return k;
+  }
+  void check() const {
+    detail::check_positive(name(), "in_channels", in_channels);
+    detail::check_positive(name(), "out_channels", out_channels);
+    detail::check_positive(name(), "groups", options.groups);
+    if (kernel.size() != D)
+      throw value_error(std::string("fusor: ") + name() + " expects a kernel size of one value or " + std::to_string(D) +
+                        ", got " + to_string(kernel));
+    for (index_t k : kernel) detail::check_positive(name(), "a kernel size", k);
+    if (in_channels % options.groups != 0 || out_channels % options.groups != 0)
+      throw value_error(std::string("fusor: ") + name() + " needs in_channels and out_channels divisible by groups, got " +
+                        std::to_string(in_channels) + ", " + std::to_string(out_channels) + " and " +
+                        std::to_string(options.groups) + " groups");
+  }
+};
+
+/// nn.ConvTranspose1d/2d/3d: nn::conv_transpose2d(in, out, {3}, options), nn::no_bias after the kernel.
+template <bool Bias = true>
+struct conv_transpose1d : conv_transpose_layer<1, Bias> {
+  using conv_transpose_layer<1, Bias>::conv_transpose_layer;
+};
+template <bool Bias = true>
+struct conv_transpose2d : conv_transpose_layer<2, Bias> {
+  using conv_transpose_layer<2, Bias>::conv_transpose_layer;
+};
+template <bool Bias = true>
+struct conv_transpose3d : conv_transpose_layer<3, Bias> {
+  using conv_transpose_layer<3, Bias>::conv_transpose_layer;
+};
+conv_transpose1d(index_t, index_t, const extents&) -> conv_transpose1d<true>;
+conv_transpose1d(index_t, index_t, const extents&, conv_transpose_options) -> conv_transpose1d<true>;
+conv_transpose1d(index_t, index_t, const extents&, no_bias_t) -> conv_transpose1d<false>;
+conv_transpose1d(index_t, index_t, const extents&, no_bias_t, conv_transpose_options) -> conv_transpose1d<false>;
+conv_transpose2d(index_t, index_t, const extents&) -> conv_transpose2d<true>;
+conv_transpose2d(index_t, index_t, const extents&, conv_transpose_options) -> conv_transpose2d<true>;
+conv_transpose2d(index_t, index_t, const extents&, no_bias_t) -> conv_transpose2d<false>;
+conv_transpose2d(index_t, index_t, const extents&, no_bias_t, conv_transpose_options) -> conv_transpose2d<false>;
+conv_transpose3d(index_t, index_t, const extents&) -> conv_transpose3d<true>;
+conv_transpose3d(index_t, index_t, const extents&, conv_transpose_options) -> conv_transpose3d<true>;
+conv_transpose3d(index_t, index_t, const extents&, no_bias_t) -> conv_transpose3d<false>;
+conv_transpose3d(index_t, index_t, const extents&, no_bias_t, conv_transpose_options) -> conv_transpose3d<false>;
 
 }  // namespace fusor::ad::nn
