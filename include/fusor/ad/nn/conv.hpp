@@ -125,6 +125,28 @@ auto conv_of(const char* fn, int dims, const X& x, const W& weight, const conv_o
   }
 }
 
+/// y (N, C, *spatial) + bias (C,) broadcast over the batch and spatial axes: lazy when both are
+/// variables (it fuses with the activation after it), evaluated when one is a constant (read now),
+/// in place on arrays.
+template <class Y, class Bi>
+auto add_channel_bias(Y&& y, const Bi& bias, index_t channels, int spatial) {
+  extents per_channel{channels};  // (C, 1, ..., 1)
+  for (int i = 0; i < spatial; ++i) per_channel.push_back(1);
+  if constexpr (has_vars<Bi>()) {
+    const auto b = ad::reshape(bias, per_channel);
+    if constexpr (has_vars<Y>()) return std::forward<Y>(y) + b;  // leaves: the output's and the bias's tape buffers
+    else return ad::eval(std::forward<Y>(y) + b);
+  } else if constexpr (has_vars<Y>()) {
+    const auto bc = fusor::ext::contiguous_of(bias);
+    return ad::eval(std::forward<Y>(y) + fusor::reshape(bc.view(), per_channel));
+  } else {
+    const auto bc = fusor::ext::contiguous_of(bias);
+    auto r = std::forward<Y>(y);
+    r += fusor::reshape(bc.view(), per_channel);
+    return r;
+  }
+}
+
 /// fn(x, weight) + bias, the bias (out_channels,) broadcast over the batch and spatial axes.
 template <class X, class W, class Bi>
 auto conv_bias_of(const char* fn, int dims, const X& x, const W& weight, const Bi& bias, const conv_options& o) {
@@ -133,21 +155,7 @@ auto conv_bias_of(const char* fn, int dims, const X& x, const W& weight, const B
     throw shape_error(std::string("fusor: ") + fn + ": expected a bias of shape (out_channels,) = (" +
                       (ws.size() ? std::to_string(ws[0]) : std::string("?")) + ",) for the weight " + to_string(ws) +
                       ", got shape " + to_string(bs));
-  auto y = conv_of(fn, dims, x, weight, o);
-  extents per_channel{bs[0]};  // (O, 1, ..., 1): the output's channel axis and its spatial axes
-  for (int i = 0; i < ws.size() - 2; ++i) per_channel.push_back(1);
-  if constexpr (has_vars<Bi>()) {
-    const auto b = ad::reshape(bias, per_channel);
-    if constexpr (has_vars<X>() || has_vars<W>()) return y + b;  // leaves: the output's and the bias's tape buffers
-    else return ad::eval(y + b);
-  } else if constexpr (has_vars<X>() || has_vars<W>()) {
-    const auto bc = fusor::ext::contiguous_of(bias);
-    return ad::eval(y + fusor::reshape(bc.view(), per_channel));  // the constant bias is read now
-  } else {
-    const auto bc = fusor::ext::contiguous_of(bias);
-    y += fusor::reshape(bc.view(), per_channel);
-    return y;
-  }
+  return add_channel_bias(conv_of(fn, dims, x, weight, o), bias, bs[0], ws.size() - 2);
 }
 
 }  // namespace detail

@@ -202,21 +202,7 @@ auto conv_transpose_bias_of(const char* fn, int dims, const X& x, const W& weigh
     throw shape_error(std::string("fusor: ") + fn + ": expected a bias of shape (out_channels,) = (" + std::to_string(cout) +
                       ",) for the weight " + to_string(ws) + " and " + std::to_string(o.groups) + " group(s), got shape " +
                       to_string(bs));
-  auto y = conv_transpose_of(fn, dims, x, weight, o);
-  extents per_channel{cout};
-  for (int i = 0; i < ws.size() - 2; ++i) per_channel.push_back(1);
-  if constexpr (has_vars<Bi>()) {
-    const auto b = ad::reshape(bias, per_channel);
-    if constexpr (has_vars<X>() || has_vars<W>()) return y + b;
-    else return ad::eval(y + b);
-  } else if constexpr (has_vars<X>() || has_vars<W>()) {
-    const auto bc = fusor::ext::contiguous_of(bias);
-    return ad::eval(y + fusor::reshape(bc.view(), per_channel));
-  } else {
-    const auto bc = fusor::ext::contiguous_of(bias);
-    y += fusor::reshape(bc.view(), per_channel);
-    return y;
-  }
+  return add_channel_bias(conv_transpose_of(fn, dims, x, weight, o), bias, cout, ws.size() - 2);
 }
 
 }  // namespace detail

@@ -196,6 +196,42 @@ struct dropout {
   }
 };
 
+namespace detail {
+/// A convolution layer's kernel size: one value (every axis) or D, each >= 1.
+template <int D>
+extents conv_kernel(const char* layer, const extents& k) {
+  const extents full = k.size() == 1 ? (D == 1 ? k : D == 2 ? extents{k[0], k[0]} : extents{k[0], k[0], k[0]}) : k;
+  if (full.size() != D)
+    throw value_error(std::string("fusor: ") + layer + " expects a kernel size of one value or " + std::to_string(D) + ", got " +
+                      to_string(k));
+  for (index_t e : full) check_positive(layer, "a kernel size", e);
+  return full;
+}
+/// A convolution layer's channels: positive, both divisible by the groups.
+inline void check_conv_channels(const char* layer, index_t in, index_t out, index_t groups) {
+  check_positive(layer, "in_channels", in);
+  check_positive(layer, "out_channels", out);
+  check_positive(layer, "groups", groups);
+  if (in % groups != 0 || out % groups != 0)
+    throw value_error(std::string("fusor: ") + layer + " needs in_channels and out_channels divisible by groups, got " +
+                      std::to_string(in) + ", " + std::to_string(out) + " and " + std::to_string(groups) + " groups");
+}
+/// A convolution weight's parameters: (first, second, *kernel) with its fans, and the bias (bias_len,).
+inline std::vector<param_spec> conv_params(index_t first, index_t second, const extents& kernel, index_t fan_in, index_t fan_out,
+                                           const initializer& w, const initializer& b, index_t bias_len, bool bias) {
+  extents shape{first, second};
+  for (index_t k : kernel) shape.push_back(k);
+  std::vector<param_spec> p{{"weight", shape, w, fan_in, fan_out}};
+  if (bias) p.push_back({"bias", extents{bias_len}, b, fan_in, fan_out});
+  return p;
+}
+inline index_t kernel_size(const extents& kernel) {
+  index_t n = 1;
+  for (index_t k : kernel) n *= k;
+  return n;
+}
+}  // namespace detail
+
 /// A convolution layer with D spatial axes (PyTorch's nn.Conv1d, Conv2d, Conv3d): weight
 /// (out_channels, in_channels / groups, *kernel) and bias (out_channels,), both drawn as PyTorch
 /// draws them, U(±1/sqrt(fan_in)) with fan_in = in_channels / groups times the kernel's size.
@@ -212,25 +248,18 @@ struct conv_layer {
 
   conv_layer(index_t in, index_t out, const extents& kernel_size, conv_options o = {})
     requires Bias
-      : in_channels(in), out_channels(out), kernel(expand(kernel_size)), options(o) {
-    check();
+      : in_channels(in), out_channels(out), kernel(detail::conv_kernel<D>(name(), kernel_size)), options(o) {
+    detail::check_conv_channels(name(), in_channels, out_channels, options.groups);
   }
   conv_layer(index_t in, index_t out, const extents& kernel_size, no_bias_t, conv_options o = {})
     requires(!Bias)
-      : in_channels(in), out_channels(out), kernel(expand(kernel_size)), options(o) {
-    check();
+      : in_channels(in), out_channels(out), kernel(detail::conv_kernel<D>(name(), kernel_size)), options(o) {
+    detail::check_conv_channels(name(), in_channels, out_channels, options.groups);
   }
   std::vector<param_spec> parameters() const {
-    extents shape{out_channels, in_channels / options.groups};
-    index_t taps = 1;
-    for (index_t k : kernel) {
-      shape.push_back(k);
-      taps *= k;
-    }
-    const index_t fan_in = in_channels / options.groups * taps, fan_out = out_channels / options.groups * taps;
-    std::vector<param_spec> p{{"weight", shape, weight_init, fan_in, fan_out}};
-    if constexpr (Bias) p.push_back({"bias", extents{out_channels}, bias_init, fan_in, fan_out});
-    return p;
+    const index_t taps = detail::kernel_size(kernel);
+    return detail::conv_params(out_channels, in_channels / options.groups, kernel, in_channels / options.groups * taps,
+                               out_channels / options.groups * taps, weight_init, bias_init, out_channels, Bias);
   }
   index_t output_features(index_t) const { return any_features; }
   template <class X, class Get>
@@ -247,25 +276,6 @@ struct conv_layer {
     else return detail::conv_of(name(), D, ad::detail::in_type<H>(x), ad::detail::in_type<H>(get(0)), options);
   }
   static constexpr const char* name() { return D == 1 ? "conv1d" : D == 2 ? "conv2d" : "conv3d"; }
-
- private:
-  static extents expand(const extents& k) {
-    if (k.size() == 1) return D == 1 ? k : D == 2 ? extents{k[0], k[0]} : extents{k[0], k[0], k[0]};
-    return k;
-  }
-  void check() const {
-    detail::check_positive(name(), "in_channels", in_channels);
-    detail::check_positive(name(), "out_channels", out_channels);
-    detail::check_positive(name(), "groups", options.groups);
-    if (kernel.size() != D)
-      throw value_error(std::string("fusor: ") + name() + " expects a kernel size of one value or " + std::to_string(D) +
-                        ", got " + to_string(kernel));
-    for (index_t k : kernel) detail::check_positive(name(), "a kernel size", k);
-    if (in_channels % options.groups != 0 || out_channels % options.groups != 0)
-      throw value_error(std::string("fusor: ") + name() + " needs in_channels and out_channels divisible by groups, got " +
-                        std::to_string(in_channels) + ", " + std::to_string(out_channels) + " and " +
-                        std::to_string(options.groups) + " groups");
-  }
 };
 
 /// nn.Conv1d, nn.Conv2d and nn.Conv3d: nn::conv2d(in, out, {3, 3}) has a bias,
@@ -310,25 +320,18 @@ struct conv_transpose_layer {
 
   conv_transpose_layer(index_t in, index_t out, const extents& kernel_size, conv_transpose_options o = {})
     requires Bias
-      : in_channels(in), out_channels(out), kernel(expand(kernel_size)), options(o) {
-    check();
+      : in_channels(in), out_channels(out), kernel(detail::conv_kernel<D>(name(), kernel_size)), options(o) {
+    detail::check_conv_channels(name(), in_channels, out_channels, options.groups);
   }
   conv_transpose_layer(index_t in, index_t out, const extents& kernel_size, no_bias_t, conv_transpose_options o = {})
     requires(!Bias)
-      : in_channels(in), out_channels(out), kernel(expand(kernel_size)), options(o) {
-    check();
+      : in_channels(in), out_channels(out), kernel(detail::conv_kernel<D>(name(), kernel_size)), options(o) {
+    detail::check_conv_channels(name(), in_channels, out_channels, options.groups);
   }
   std::vector<param_spec> parameters() const {
-    extents shape{in_channels, out_channels / options.groups};
-    index_t taps = 1;
-    for (index_t k : kernel) {
-      shape.push_back(k);
-      taps *= k;
-    }
-    const index_t fan_in = out_channels / options.groups * taps, fan_out = in_channels / options.groups * taps;
-    std::vector<param_spec> p{{"weight", shape, weight_init, fan_in, fan_out}};
-    if constexpr (Bias) p.push_back({"bias", extents{out_channels}, bias_init, fan_in, fan_out});
-    return p;
+    const index_t taps = detail::kernel_size(kernel);
+    return detail::conv_params(in_channels, out_channels / options.groups, kernel, out_channels / options.groups * taps,
+                               in_channels / options.groups * taps, weight_init, bias_init, out_channels, Bias);
   }
   index_t output_features(index_t) const { return any_features; }
   template <class X, class Get>
@@ -337,25 +340,6 @@ struct conv_transpose_layer {
     else return detail::conv_transpose_of(name(), D, x, get(0), options);
   }
   static constexpr const char* name() { return D == 1 ? "conv_transpose1d" : D == 2 ? "conv_transpose2d" : "conv_transpose3d"; }
-
- private:
-  static extents expand(const extents& k) {
-    if (k.size() == 1) return D == 1 ? k : D == 2 ? extents{k[0], k[0]} : extents{k[0], k[0], k[0]};
-    return k;
-  }
-  void check() const {
-    detail::check_positive(name(), "in_channels", in_channels);
-    detail::check_positive(name(), "out_channels", out_channels);
-    detail::check_positive(name(), "groups", options.groups);
-    if (kernel.size() != D)
-      throw value_error(std::string("fusor: ") + name() + " expects a kernel size of one value or " + std::to_string(D) +
-                        ", got " + to_string(kernel));
-    for (index_t k : kernel) detail::check_positive(name(), "a kernel size", k);
-    if (in_channels % options.groups != 0 || out_channels % options.groups != 0)
-      throw value_error(std::string("fusor: ") + name() + " needs in_channels and out_channels divisible by groups, got " +
-                        std::to_string(in_channels) + ", " + std::to_string(out_channels) + " and " +
-                        std::to_string(options.groups) + " groups");
-  }
 };
 
 /// nn.ConvTranspose1d/2d/3d: nn::conv_transpose2d(in, out, {3}, options), nn::no_bias after the kernel.
