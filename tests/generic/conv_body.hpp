@@ -597,6 +597,8 @@ TEST_CASE("pooling: layers in a model, gradcheck, replay, bad input") {
   CHECK_THROWS_WITH_AS(F::max_pool2d(x, {3}, {.padding = {2}}), doctest::Contains("padding should be at most half the window"), fusor::value_error);
   CHECK_THROWS_WITH_AS(F::avg_pool2d(x, {2}, {.dilation = {2}}), doctest::Contains("average pooling takes no dilation"), fusor::value_error);
   CHECK_THROWS_WITH_AS(F::max_pool2d(x, {9}), doctest::Contains("is smaller than the window (9)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::max_pool1d(dvals(2, 0, 1, 1, extents{1, 1, 2}), {2}, {.padding = {1}, .dilation = {3}}),
+                       doctest::Contains("window 0 along spatial axis 0 reads only padding"), fusor::value_error);
   CHECK_THROWS_WITH_AS(F::max_pool3d(dvals(12, 0, 1, 1, extents{3, 4}), {2}), doctest::Contains("expected an input of shape (batch, channels, 3 spatial axes)"), fusor::shape_error);
   CHECK_THROWS_WITH_AS(F::max_pool2d(x, {0}), doctest::Contains("expected kernel_size >= 1, got (0,)"), fusor::value_error);
   CHECK_THROWS_WITH_AS(nn::max_pool2d({2, 2, 2}), doctest::Contains("max_pool2d expects a kernel size of one value or 2"), fusor::value_error);

@@ -72,14 +72,26 @@ inline conv_geometry plan_pool(const char* fn, const extents& x, const extents& 
                         std::to_string(i) + " of shape " + to_string(x) + ") is smaller than the window (" +
                         std::to_string(reach) + ")");
     g.out[i] = (padded - reach) / g.stride[i] + 1;
+    // a dilated window can step over a short input: every window must read at least one value
+    for (index_t o = 0; o < g.out[i]; ++o) {
+      bool reads = false;
+      for (index_t k = 0; k < g.kernel[i] && !reads; ++k) {
+        const index_t at = o * g.stride[i] + k * g.dilation[i] - g.before[i];
+        reads = at >= 0 && at < g.in[i];
+      }
+      if (!reads)
+        throw value_error(std::string("fusor: ") + fn + ": window " + std::to_string(o) + " along spatial axis " + std::to_string(i) +
+                          " reads only padding (input length " + std::to_string(g.in[i]) + ", kernel " + std::to_string(g.kernel[i]) +
+                          ", dilation " + std::to_string(g.dilation[i]) + ", padding " + std::to_string(g.before[i]) + ")");
+    }
   }
   return g;
 }
 
 /// For every output element (N, C, *out, in C order): the flat position in the input (contiguous,
 /// (N, C, *in)) of its window's maximum, the first one; a NaN wins over any number, and a later
-/// NaN over an earlier one (PyTorch's loop). A window of padding only cannot occur (the padding is
-/// at most half a window).
+/// NaN over an earlier one (PyTorch's loop). A window of padding only cannot occur (plan_pool
+/// refuses one).
 template <class T>
 struct pool_argmax {
   using value_type = std::int64_t;
