@@ -37,6 +37,18 @@ namespace detail {
 /// running_mean, running_var (C,) moved towards the batch's mean and variance (slots of shape
 /// (1, C, 1)), the variance made unbiased by n / (n - 1): a forward step, so that replays move
 /// them too.
+/// running_mean, running_var (C,) moved towards the batch's mean m and biased variance v (C
+/// contiguous values each): PyTorch's momentum rule, the variance made unbiased by `unbias`.
+template <class T, class B>
+void move_running(T* running_mean, T* running_var, const T* m, const T* v, index_t channels, double momentum, double unbias) {
+  const extents c{channels}, one{1};
+  const leaf<T, B> rm{running_mean, c, one}, rv{running_var, c, one};
+  const leaf<T, B> ml{const_cast<T*>(m), c, one}, vl{const_cast<T*>(v), c, one};
+  const T keep = T(1 - momentum), take = T(momentum), take_var = T(momentum * unbias);
+  fusor::ext::assign_expr(rm, rm * keep + ml * take, false);
+  fusor::ext::assign_expr(rv, rv * keep + vl * take_var, false);
+}
+
 template <class T, class B>
 struct running_update {
   T* running_mean;
@@ -48,12 +60,8 @@ struct running_update {
 template <class T, class B>
 void update_running(ad::tape& t, const void* p) {
   const auto& n = *static_cast<const running_update<T, B>*>(p);
-  const extents c{n.channels}, one{1};
-  const leaf<T, B> rm{n.running_mean, c, one}, rv{n.running_var, c, one};
-  const leaf<T, B> m{ad::detail::value_leaf<T, B>(t, n.mean_id).data, c, one}, v{ad::detail::value_leaf<T, B>(t, n.var_id).data, c, one};
-  const T keep = T(1 - n.momentum), take = T(n.momentum), take_var = T(n.momentum * n.unbias);
-  fusor::ext::assign_expr(rm, rm * keep + m * take, false);
-  fusor::ext::assign_expr(rv, rv * keep + v * take_var, false);
+  move_running<T, B>(n.running_mean, n.running_var, ad::detail::value_leaf<T, B>(t, n.mean_id).data,
+                     ad::detail::value_leaf<T, B>(t, n.var_id).data, n.channels, n.momentum, n.unbias);
 }
 
 template <class X>
@@ -130,9 +138,8 @@ auto batch_norm(const X& x, array<R, B>& running_mean, array<R, B>& running_var,
       const array<T, B> m = fusor::mean(fusor::mean(xr, 2, true), 0, true);
       array<T, B> centred(xr - m);
       const array<T, B> v = fusor::mean(fusor::mean(square(centred), 2, true), 0, true);
-      const T keep = T(1 - o.momentum), take = T(o.momentum), take_var = T(o.momentum * double(count) / double(count - 1));
-      running_mean = running_mean * keep + fusor::reshape(m, c) * take;
-      running_var = running_var * keep + fusor::reshape(v, c) * take_var;
+      nn::detail::move_running<T, B>(running_mean.data(), running_var.data(), m.data(), v.data(), channels, o.momentum,
+                                     double(count) / double(count - 1));
       centred *= T(1) / sqrt(v + T(o.eps));
       return nn::detail::channel_affine(std::move(centred).reshape(s), weight, bias, channels, s.size());
     }

@@ -82,6 +82,20 @@ struct conv_back {
   }
 };
 
+/// Operand v (made from x on tape t) with contiguous elements, as the GEMMs and windows read it:
+/// itself, or for a strided variable a copy (one node); a strided constant is copied once, which a
+/// replay cannot redo (`what` names it in compile's error).
+template <class T, class X, class O>
+O contiguous_operand(ad::tape& t, const X&, const O& v, const char* what) {
+  if (v.value.strides == contiguous_strides(v.shape())) return v;
+  if constexpr (has_vars<X>()) {
+    return ad::detail::make_operand<T>(t, ad::detail::materialise(v.as_var(t)));
+  } else {
+    t.not_replayable(what);
+    return ad::detail::make_operand<T>(t, *t.keep(array<T, backend_of_t<node_t<X>>>(v.view().copy())));
+  }
+}
+
 template <class T>
 constexpr void require_conv_type() {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || fusor::ext::small_float_v<T>,
@@ -100,17 +114,9 @@ auto conv_of(const char* fn, int dims, const X& x, const W& weight, const conv_o
   if constexpr (has_vars<X>() || has_vars<W>()) {
     ad::tape& t = *ad::detail::common_tape(fn, x, weight);
     const auto ox = ad::detail::make_operand<T>(t, x);
-    const auto w0 = ad::detail::make_operand<T>(t, weight);
-    // the GEMMs read the weight as contiguous matrices: a strided one is copied first (one node)
-    const auto ow = [&] {
-      if (w0.value.strides == contiguous_strides(w0.shape())) return w0;
-      if constexpr (has_vars<W>()) {
-        return ad::detail::make_operand<T>(t, ad::detail::materialise(w0.as_var(t)));
-      } else {
-        t.not_replayable("a convolution with a strided constant weight (its copy is taken once: pass a contiguous array)");
-        return ad::detail::make_operand<T>(t, *t.keep(array<T, B>(w0.view().copy())));
-      }
-    }();
+    // the GEMMs read the weight as contiguous matrices (the input is read through its strides)
+    const auto ow = contiguous_operand<T>(t, weight, ad::detail::make_operand<T>(t, weight),
+                                          "a convolution with a strided constant weight (its copy is taken once: pass a contiguous array)");
     T* columns = t.keep(array<T, B>(g.columns_shape()))->data();
     auto [out, grad] = ad::detail::new_output<T, B>(t, g.output_shape(), ox.grad || ow.grad);
     const conv_step<T, B> step{ox, ow, g, columns, out.id()};

@@ -163,19 +163,10 @@ auto conv_transpose_of(const char* fn, int dims, const X& x, const W& weight, co
   const extents out_shape = transposed_shape(g);
   if constexpr (has_vars<X>() || has_vars<W>()) {
     ad::tape& t = *ad::detail::common_tape(fn, x, weight);
-    // both read as contiguous matrices: a strided one is copied first (one node)
-    const auto contiguous = [&](const auto& v, const auto& o0) {
-      using V = std::remove_cvref_t<decltype(v)>;
-      if (o0.value.strides == contiguous_strides(o0.shape())) return o0;
-      if constexpr (has_vars<V>()) {
-        return ad::detail::make_operand<T>(t, ad::detail::materialise(o0.as_var(t)));
-      } else {
-        t.not_replayable("a transposed convolution of a strided constant (its copy is taken once: pass a contiguous array)");
-        return ad::detail::make_operand<T>(t, *t.keep(array<T, B>(o0.view().copy())));
-      }
-    };
-    const auto ox = contiguous(x, ad::detail::make_operand<T>(t, x));
-    const auto ow = contiguous(weight, ad::detail::make_operand<T>(t, weight));
+    // both read as contiguous matrices: a strided one is copied first
+    const char* what = "a transposed convolution of a strided constant (its copy is taken once: pass a contiguous array)";
+    const auto ox = contiguous_operand<T>(t, x, ad::detail::make_operand<T>(t, x), what);
+    const auto ow = contiguous_operand<T>(t, weight, ad::detail::make_operand<T>(t, weight), what);
     auto [out, grad] = ad::detail::new_output<T, B>(t, out_shape, ox.grad || ow.grad);
     const conv_transpose_step<T, B> step{ox, ow, g, out.id()};
     conv_transpose_forward<T, B>(t, &step);

@@ -55,7 +55,9 @@ inline conv_geometry plan_pool(const char* fn, const extents& x, const extents& 
   per_axis(fn, "kernel_size", kernel, dims, 1, g.kernel);
   per_axis(fn, "stride", o.stride.size() ? o.stride : kernel, dims, 1, g.stride);
   per_axis(fn, "dilation", o.dilation, dims, 1, g.dilation);
-  if (!dilation_allowed && (g.dilation[0] != 1 || (dims > 1 && g.dilation[1] != 1) || (dims > 2 && g.dilation[2] != 1)))
+  bool dilated = false;
+  for (int i = 0; i < dims; ++i) dilated = dilated || g.dilation[i] != 1;
+  if (!dilation_allowed && dilated)
     throw value_error(std::string("fusor: ") + fn + ": average pooling takes no dilation (as PyTorch), got " + to_string(o.dilation));
   per_axis(fn, "padding", o.padding, dims, 0, g.before);
   for (int i = 0; i < dims; ++i) {
@@ -141,6 +143,16 @@ struct pool_argmax {
   }
 };
 
+/// out (count values) = the maxima of x's windows, `positions` (count) where each was read.
+template <class T, class B>
+void max_pool_into(const conv_geometry& g, const T* x, index_t x_size, std::int64_t* positions, T* out, index_t count) {
+  if (count == 0) return;
+  const extents flat{count};
+  fusor::ext::assign_expr(leaf<std::int64_t, B>{positions, flat, extents{1}},
+                          generator_expr<pool_argmax<T>, B>{pool_argmax<T>{x, g}, flat, extents{1}}, false);
+  algorithms<B>::gather(x, index_t(1), x_size, index_t(1), positions, count, out);
+}
+
 template <class T, class B>
 struct max_pool_step {
   ad::detail::operand<T, B> x;  // contiguous
@@ -152,12 +164,7 @@ template <class T, class B>
 void max_pool_forward(ad::tape& t, const void* p) {
   const auto& n = *static_cast<const max_pool_step<T, B>*>(p);
   const leaf<T, B> o = ad::detail::value_leaf<T, B>(t, n.out);
-  const index_t count = o.shape.numel();
-  if (count == 0) return;
-  const extents flat{count};
-  fusor::ext::assign_expr(leaf<std::int64_t, B>{n.positions, flat, extents{1}},
-                          generator_expr<pool_argmax<T>, B>{pool_argmax<T>{n.x.value.data, n.geometry}, flat, extents{1}}, false);
-  algorithms<B>::gather(n.x.value.data, index_t(1), n.x.shape().numel(), index_t(1), n.positions, count, o.data);
+  max_pool_into<T, B>(n.geometry, n.x.value.data, n.x.shape().numel(), n.positions, o.data, o.shape.numel());
 }
 template <class T, class B>
 struct max_pool_back {
@@ -178,11 +185,8 @@ auto max_pool_of(const char* fn, int dims, const X& x, const extents& kernel, co
   const conv_geometry g = plan_pool(fn, expr_shape(fusor::ext::to_node(x)), kernel, o, dims, true);
   if constexpr (has_vars<X>()) {
     ad::tape& t = *ad::detail::common_tape(fn, x);
-    const auto o0 = ad::detail::make_operand<T>(t, x);
     // the windows are read from contiguous elements (a strided view is copied: one node)
-    const auto ox = o0.value.strides == contiguous_strides(o0.shape())
-                        ? o0
-                        : ad::detail::make_operand<T>(t, ad::detail::materialise(o0.as_var(t)));
+    const auto ox = contiguous_operand<T>(t, x, ad::detail::make_operand<T>(t, x), "max pooling");
     std::int64_t* positions = t.keep(array<std::int64_t, B>(extents{g.output_shape().numel()}))->data();
     auto [out, grad] = ad::detail::new_output<T, B>(t, g.output_shape(), ox.grad);
     const max_pool_step<T, B> step{ox, g, positions, out.id()};
@@ -192,12 +196,9 @@ auto max_pool_of(const char* fn, int dims, const X& x, const extents& kernel, co
     return out;
   } else {
     const auto xc = fusor::ext::contiguous_of(x);
-    const extents shape = g.output_shape(), flat{shape.numel()};
-    array<T, B> out(shape);
-    if (flat[0] == 0) return out;
-    const T* data = xc.view().data();
-    const array<std::int64_t, B> positions(generator_expr<pool_argmax<T>, B>{pool_argmax<T>{data, g}, flat, extents{1}});
-    algorithms<B>::gather(data, index_t(1), xc.view().size(), index_t(1), positions.data(), flat[0], out.data());
+    array<T, B> out(g.output_shape());
+    array<std::int64_t, B> positions(extents{out.size()});
+    max_pool_into<T, B>(g, xc.view().data(), xc.view().size(), positions.data(), out.data(), out.size());
     return out;
   }
 }
