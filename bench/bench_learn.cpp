@@ -25,6 +25,18 @@
 //   conv2d_gemm_floor:    the three GEMMs of that step alone (the forward product, dW = G colsᵀ,
 //                         dcols = Wᵀ G), direct cblas calls on preallocated buffers
 // Args: {threads}. learn_peers.py runs PyTorch's conv2d forward and backward on the same shapes.
+//
+// A transformer block (issue 53: nn::transformer_encoder_layer(128, 4, 512, causal), pre-norm,
+// GELU, batch 32 x context 64), float32:
+//   fusor_transformer_step:   value_and_grad of sum(block(x) * r) with respect to the block's 12
+//                             parameters and x, the tape recorded every step
+//   fusor_transformer_replay: the same recorded once and replayed (ad::compile)
+//   transformer_gemm_floor:   the step's GEMMs alone (the four projections' forward products and
+//                             their two adjoints each, and the two attention products per (batch,
+//                             head) with theirs: 30 + 6 x 128 calls), direct cblas calls on
+//                             preallocated buffers
+// Args: {threads}. learn_peers.py runs PyTorch's nn.TransformerEncoderLayer (the same options,
+// batch_first, a causal mask) forward and backward on the same shapes.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -291,6 +303,87 @@ void conv_threads(benchmark::internal::Benchmark* b) {
 BENCHMARK(fusor_conv2d_forward)->Apply(conv_threads);
 BENCHMARK(fusor_conv2d_step)->Apply(conv_threads);
 BENCHMARK(conv2d_gemm_floor)->Apply(conv_threads);
+
+namespace block {
+constexpr index_t batch = 32, length = 64, d = 128, heads = 4, ff = 512, head_dim = d / heads, tokens = batch * length;
+struct problem {
+  nn::parameters<float> params;
+  fusor::array<float> r;
+  nn::sequential_model<float, fusor::cpu, nn::transformer_encoder_layer> model{nn::transformer_encoder_layer(d, heads, ff, {.causal = true})};
+  problem() {
+    params = model.init(3);
+    fusor::random::generator rng(4);
+    params.emplace("x", fusor::random::normal<float>(rng, {batch, length, d}));
+    r = fusor::random::normal<float>(rng, {batch, length, d});
+  }
+  auto loss() {
+    return [this](const auto& p) { return sum(model(p, p.at("x")) * r); };
+  }
+};
+}  // namespace block
+
+void fusor_transformer_step(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(0)));
+  fusor::set_blas_num_threads(int(st.range(0)));
+  block::problem p;
+  auto step = fusor::ad::value_and_grad(p.loss());
+  for (auto _ : st) {
+    auto [value, grads] = step(p.params);
+    benchmark::DoNotOptimize(grads.at("x").data());
+  }
+}
+
+void fusor_transformer_replay(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(0)));
+  fusor::set_blas_num_threads(int(st.range(0)));
+  block::problem p;
+  auto step = fusor::ad::compile(p.loss(), p.params);
+  for (auto _ : st) {
+    auto [value, grads] = step(p.params);
+    benchmark::DoNotOptimize(grads.at("x").data());
+  }
+}
+
+void transformer_gemm_floor(benchmark::State& st) {
+  fusor::set_blas_num_threads(int(st.range(0)));
+  using namespace block;
+  // a (tokens, in) x (in, out) product with its two adjoints: dA = G Bᵀ, dB = Aᵀ G
+  struct product {
+    index_t in, out;
+    std::vector<float> a, w, y, da, dw;
+    product(index_t i, index_t o) : in(i), out(o), a(tokens * i, 0.5f), w(i * o, 0.01f), y(tokens * o), da(tokens * i), dw(i * o) {}
+    void run() {
+      gemm<float>(CblasNoTrans, CblasTrans, tokens, out, in, a.data(), in, w.data(), in, y.data(), out);
+      gemm<float>(CblasNoTrans, CblasNoTrans, tokens, in, out, y.data(), out, w.data(), in, da.data(), in);
+      gemm<float>(CblasTrans, CblasNoTrans, out, in, tokens, y.data(), out, a.data(), in, dw.data(), in);
+    }
+  };
+  product qkv(d, 3 * d), out(d, d), up(d, ff), down(ff, d);
+  const index_t pairs = batch * heads;
+  std::vector<float> q(pairs * length * head_dim, 0.1f), k(q), v(q), s(pairs * length * length, 0.01f), o(q), dq(q), dk(q), dv(q),
+      ds(s);
+  for (auto _ : st) {
+    qkv.run();
+    out.run();
+    up.run();
+    down.run();
+    for (index_t h = 0; h < pairs; ++h) {
+      const index_t a = h * length * head_dim, b = h * length * length;
+      const auto L = length, D = head_dim;
+      gemm<float>(CblasNoTrans, CblasTrans, L, L, D, &q[a], D, &k[a], D, &s[b], L);   // S = Q Kᵀ
+      gemm<float>(CblasNoTrans, CblasNoTrans, L, D, L, &s[b], L, &v[a], D, &o[a], D);  // O = P V
+      gemm<float>(CblasNoTrans, CblasTrans, L, L, D, &o[a], D, &v[a], D, &ds[b], L);  // dP = G Vᵀ
+      gemm<float>(CblasTrans, CblasNoTrans, L, D, L, &s[b], L, &o[a], D, &dv[a], D);  // dV = Pᵀ G
+      gemm<float>(CblasNoTrans, CblasNoTrans, L, D, L, &ds[b], L, &k[a], D, &dq[a], D);  // dQ = dS K
+      gemm<float>(CblasTrans, CblasNoTrans, L, D, L, &ds[b], L, &q[a], D, &dk[a], D);   // dK = dSᵀ Q
+    }
+    benchmark::DoNotOptimize(dk.data());
+  }
+}
+
+BENCHMARK(fusor_transformer_step)->Apply(conv_threads);
+BENCHMARK(fusor_transformer_replay)->Apply(conv_threads);
+BENCHMARK(transformer_gemm_floor)->Apply(conv_threads);
 
 void sizes(benchmark::internal::Benchmark* b) {
   for (int t : {1, 2}) b->Args({64, t});

@@ -36,6 +36,8 @@ for h in ("float16", "bfloat16"):  # the float32 step under ad::autocast<h>, bes
     PAIRS += [(f"fusor_step<{h}>", "fusor_step<float>"), (f"fusor_replay<{h}>", "fusor_replay<float>"),
               (f"fusor_step<{h}>", "hand_step<float>")]
 PAIRS += [("fusor_conv2d_step", "conv2d_gemm_floor"), ("fusor_conv2d_forward", "conv2d_gemm_floor")]  # a convolution's step
+PAIRS += [("fusor_transformer_step", "transformer_gemm_floor"), ("fusor_transformer_replay", "transformer_gemm_floor"),
+          ("fusor_transformer_replay", "fusor_transformer_step")]  # a transformer block's step
 PAIRS += [("fusor_scan", "fftw_floor"), ("fusor_scan_box", "fftw_floor_box"), ("fusor_scan_box", "fftw_floor_target"),
           ("fusor_rigid_transform", "copy_floor")]  # template matching (bench_match)
 PAIRS += [("fusor_find_peaks", "hand_local_maxima"), ("fusor_read_mrc", "raw_fread_mrc"), ("fusor_write_mrc", "raw_fwrite_mrc")]

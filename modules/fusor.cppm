@@ -842,6 +842,7 @@ using fusor::ad::nn::accuracy;
 using fusor::ad::nn::batch_norm;
 using fusor::ad::nn::batch_norm_options;
 using fusor::ad::nn::any_features;
+using fusor::ad::nn::attention_options;
 using fusor::ad::nn::binary_cross_entropy;
 using fusor::ad::nn::binary_cross_entropy_with_logits;
 using fusor::ad::nn::conv1d;
@@ -886,9 +887,12 @@ using fusor::ad::nn::load_parameters;
 using fusor::ad::nn::log_softmax;
 using fusor::ad::nn::log_softmax_fn;
 using fusor::ad::nn::mse_loss;
+using fusor::ad::nn::multihead_attention;
+using fusor::ad::nn::multihead_attention_options;
 using fusor::ad::nn::no_bias;
 using fusor::ad::nn::no_bias_t;
 using fusor::ad::nn::param_spec;
+using fusor::ad::nn::positional_embedding;
 using fusor::ad::nn::parameters;
 using fusor::ad::nn::progress_line;
 using fusor::ad::nn::reduction;
@@ -908,6 +912,9 @@ using fusor::ad::nn::softmax_fn;
 using fusor::ad::nn::stopwatch;
 using fusor::ad::nn::tanh;
 using fusor::ad::nn::tanh_fn;
+using fusor::ad::nn::transformer_activation;
+using fusor::ad::nn::transformer_encoder_layer;
+using fusor::ad::nn::transformer_options;
 }  // namespace fusor::ad::nn
 export namespace fusor::ad::nn::init {
 using fusor::ad::nn::init::constant;
@@ -941,7 +948,9 @@ using fusor::ad::nn::functional::linear;
 using fusor::ad::nn::functional::max_pool1d;
 using fusor::ad::nn::functional::max_pool2d;
 using fusor::ad::nn::functional::max_pool3d;
+using fusor::ad::nn::functional::multi_head_attention;
 using fusor::ad::nn::functional::rms_norm;
+using fusor::ad::nn::functional::scaled_dot_product_attention;
 }  // namespace fusor::ad::nn::functional
 
 // Vector Symbolic Architectures

@@ -12,7 +12,9 @@ beside fusor's under ad::autocast<bfloat16>.
 
 And a convolution (torch only): conv2d of (32, 32, 32, 32) by (64, 32, 3, 3), padding 1, float32,
 forward alone and forward with both gradients (input and weight) of sum(conv2d(x, w) * r), beside
-bench_learn's fusor_conv2d_forward and fusor_conv2d_step."""
+bench_learn's fusor_conv2d_forward and fusor_conv2d_step. And a transformer block (torch only):
+nn.TransformerEncoderLayer(128, 4, 512, pre-norm, GELU, causal) on (32, 64, 128), the gradients of
+sum(block(x) * r) for x and every parameter, beside fusor_transformer_step and _replay."""
 import os
 import sys
 
@@ -130,6 +132,23 @@ def torch_conv_peer():
     return {"forward": timed(forward, reps=15, warmup=2), "step": timed(step, reps=15, warmup=2)}
 
 
+def torch_transformer_peer():
+    import torch
+    torch.set_num_threads(THREADS)
+    torch.manual_seed(3)
+    layer = torch.nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0, activation="gelu", batch_first=True, norm_first=True)
+    rng = np.random.default_rng(4)
+    x = torch.from_numpy(rng.normal(size=(32, 64, 128)).astype(np.float32)).requires_grad_(True)
+    r = torch.from_numpy(rng.normal(size=(32, 64, 128)).astype(np.float32))
+    mask = torch.triu(torch.full((64, 64), float("-inf")), diagonal=1)
+    params = [x] + list(layer.parameters())
+
+    def step():
+        return torch.autograd.grad((layer(x, src_mask=mask) * r).sum(), params)
+
+    return timed(step, reps=15, warmup=2)
+
+
 def main():
     fusor = fusor_times(sys.argv[1])
     only = sys.argv[3] if len(sys.argv) > 3 else None
@@ -164,6 +183,13 @@ def main():
             tp = conv[mode]
             ratio = f"{tf / tp:.3f}" if tf else "-"
             print(f"  {mode:8} PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
+        tp = torch_transformer_peer()
+        print(f"transformer block (nn.TransformerEncoderLayer(128, 4, 512), pre-norm, GELU, causal), (32, 64, 128), "
+              f"float32, {THREADS} thread(s), forward and backward")
+        for name in ("fusor_transformer_step", "fusor_transformer_replay"):
+            tf = fusor.get((name, str(THREADS)))
+            ratio = f"{tf / tp:.3f}" if tf else "-"
+            print(f"  {name:26} PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
 
 
 if __name__ == "__main__":

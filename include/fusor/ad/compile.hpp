@@ -24,7 +24,8 @@
 //
 // What can be replayed: elementwise expressions of variables (eval, assignments), sum and mean
 // (whole or along an axis), softmax and log_softmax, take with an index array (and embedding),
-// matmul (and the linear layers), nn's convolutions (conv1d/2d/3d), cross_entropy (class labels
+// matmul (and the linear layers), nn's convolutions (conv1d/2d/3d), attention (its matmuls,
+// views and softmax; not its dropout while training), cross_entropy (class labels
 // or probabilities), binary_cross_entropy_with_logits, and ad::param; a model made of embeddings,
 // linear and convolution layers, layer_norm, activations and these losses (mse_loss and l1_loss
 // are sums and means). Anything

@@ -1,11 +1,12 @@
 #pragma once
 // Neural-network building blocks on top of reverse mode (namespace fusor::ad::nn): activation
 // function objects, losses (with the fused softmax cross-entropy), the functional forms of linear,
-// dropout, layer_norm and the convolutions, initialisers, layers, a sequential model with named parameters, and
+// dropout, layer_norm, the convolutions and attention, initialisers, layers, a sequential model with named parameters, and
 // training-loop helpers (shuffled mini-batches, accuracy, progress lines, early stopping), and
 // checkpoints (parameters and optimizer state in an .npz archive).
 // Included by ad.hpp.
 #include "nn/activations.hpp"
+#include "nn/attention.hpp"
 #include "nn/batch_norm.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/conv.hpp"

@@ -45,6 +45,14 @@ inline void check_positive(const char* layer, const char* what, index_t n) {
   if (n <= 0)
     throw value_error(std::string("fusor: ") + layer + " needs " + what + " >= 1, got " + std::to_string(n));
 }
+/// A layer's generator for its place `index` in a model: (seed, index) mixed by SplitMix64's
+/// finaliser, so that neighbouring seeds and indices give unrelated streams.
+inline fusor::random::generator placed_generator(std::uint64_t seed, std::size_t index) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (std::uint64_t(index) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return fusor::random::generator(z ^ (z >> 31));
+}
 inline index_t expect_features(const char* layer, index_t want, index_t in) {
   if (in != any_features && in != want)
     throw shape_error(std::string("fusor: ") + layer + " expects inputs with " + std::to_string(want) +
@@ -177,14 +185,8 @@ struct dropout {
   std::vector<param_spec> parameters() const { return {}; }
   index_t output_features(index_t f) const { return f; }
   void train(bool on) { training = on; }
-  /// Called by a model with the layer's index: the generator restarts from (seed, index), mixed
-  /// by SplitMix64's finaliser so that neighbouring seeds and indices give unrelated streams.
-  void placed(std::size_t index) {
-    std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (std::uint64_t(index) + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    rng = fusor::random::generator(z ^ (z >> 31));
-  }
+  /// Called by a model with the layer's index: the generator restarts from (seed, index).
+  void placed(std::size_t index) { rng = detail::placed_generator(seed, index); }
   template <class X, class Get>
   auto operator()(const X& x, const Get&) {
     return functional::dropout(x, p, rng, training);

@@ -44,7 +44,7 @@ std::string layer_name(const L&) {
   else if constexpr (std::is_same_v<L, embedding>) return "embedding";
   else if constexpr (std::is_same_v<L, nn::layer_norm>) return "layer_norm";
   else if constexpr (std::is_same_v<L, nn::dropout>) return "dropout";
-  else if constexpr (requires { L::name(); L::kernel; }) return L::name();
+  else if constexpr (requires { L::name(); }) return L::name();
   else return "function";
 }
 }  // namespace detail
