@@ -839,6 +839,10 @@ using fusor::ad::optim::warmup;
 }  // namespace fusor::ad::optim
 export namespace fusor::ad::nn {
 using fusor::ad::nn::accuracy;
+using fusor::ad::nn::adaptive_avg_pool;
+using fusor::ad::nn::adaptive_avg_pool1d;
+using fusor::ad::nn::adaptive_avg_pool2d;
+using fusor::ad::nn::adaptive_avg_pool3d;
 using fusor::ad::nn::batch_norm;
 using fusor::ad::nn::batch_norm_options;
 using fusor::ad::nn::any_features;
@@ -869,6 +873,8 @@ using fusor::ad::nn::gelu_tanh_fn;
 using fusor::ad::nn::init_kind;
 using fusor::ad::nn::initialize;
 using fusor::ad::nn::initializer;
+using fusor::ad::nn::interpolate_options;
+using fusor::ad::nn::interpolation;
 using fusor::ad::nn::l1_loss;
 using fusor::ad::nn::layer_norm;
 using fusor::ad::nn::leaky_relu;
@@ -915,6 +921,7 @@ using fusor::ad::nn::tanh_fn;
 using fusor::ad::nn::transformer_activation;
 using fusor::ad::nn::transformer_encoder_layer;
 using fusor::ad::nn::transformer_options;
+using fusor::ad::nn::upsample;
 }  // namespace fusor::ad::nn
 export namespace fusor::ad::nn::init {
 using fusor::ad::nn::init::constant;
@@ -929,6 +936,9 @@ using fusor::ad::nn::init::xavier_uniform;
 using fusor::ad::nn::init::zeros;
 }  // namespace fusor::ad::nn::init
 export namespace fusor::ad::nn::functional {
+using fusor::ad::nn::functional::adaptive_avg_pool1d;
+using fusor::ad::nn::functional::adaptive_avg_pool2d;
+using fusor::ad::nn::functional::adaptive_avg_pool3d;
 using fusor::ad::nn::functional::conv;
 using fusor::ad::nn::functional::conv1d;
 using fusor::ad::nn::functional::conv2d;
@@ -943,6 +953,7 @@ using fusor::ad::nn::functional::batch_norm;
 using fusor::ad::nn::functional::dropout;
 using fusor::ad::nn::functional::group_norm;
 using fusor::ad::nn::functional::instance_norm;
+using fusor::ad::nn::functional::interpolate;
 using fusor::ad::nn::functional::layer_norm;
 using fusor::ad::nn::functional::linear;
 using fusor::ad::nn::functional::max_pool1d;

@@ -43,6 +43,17 @@ And transposed convolutions (seed 57), the files of a convolution case:
   t1   conv_transpose1d (2, 4, 6) * (4, 3, 3), stride 2, padding 1, output_padding 1
   t2   conv_transpose2d (2, 4, 5, 4) * (4, 3, 3, 2), stride (2, 1), padding (1, 0), dilation (1, 2), groups 2 (6 out)
   t3   conv_transpose3d (1, 2, 3, 4, 2) * (2, 2, 2, 3, 2), stride 2, output_padding (1, 0, 1)
+And resampling (seed 59): NAME_x, NAME_r, NAME_y, NAME_dx:
+
+  r1   adaptive_avg_pool2d (2, 3, 7, 5) to (3, 2) (overlapping windows of 3 and 2 rows)
+  r2   adaptive_avg_pool1d (2, 3, 10) to 4
+  r3   adaptive_avg_pool3d (1, 2, 5, 6, 4) to (2, 3, 1)
+  u1   interpolate nearest (2, 3, 4, 5) to size (7, 10)
+  u2   interpolate bilinear (2, 2, 4, 5), scale_factor 2
+  u3   interpolate bilinear (1, 2, 5, 4) to size (3, 7), align_corners
+  u4   interpolate linear (2, 3, 6), scale_factor 1.5
+  u5   interpolate trilinear (1, 2, 3, 4, 2) to size (5, 3, 4)
+  u6   interpolate nearest (2, 2, 5), scale_factor 2.5
 """
 import os
 import sys
@@ -158,3 +169,25 @@ def tcase(name, conv, xs, ws, out_channels, **kw):
 tcase("t1", F.conv_transpose1d, (2, 4, 6), (4, 3, 3), 3, stride=2, padding=1, output_padding=1)
 tcase("t2", F.conv_transpose2d, (2, 4, 5, 4), (4, 3, 3, 2), 6, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
 tcase("t3", F.conv_transpose3d, (1, 2, 3, 4, 2), (2, 2, 2, 3, 2), 2, stride=2, output_padding=(1, 0, 1))
+
+g = np.random.default_rng(59)
+
+
+def resample(name, fn, xs, **kw):
+    x = torch.tensor(g.normal(size=xs), requires_grad=True)
+    y = fn(x, **kw)
+    r = torch.tensor(g.normal(size=tuple(y.shape)))
+    (y * r).sum().backward()
+    for k, v in [("x", x), ("r", r), ("y", y), ("dx", x.grad)]:
+        save(f"{name}_{k}", v)
+
+
+resample("r1", F.adaptive_avg_pool2d, (2, 3, 7, 5), output_size=(3, 2))
+resample("r2", F.adaptive_avg_pool1d, (2, 3, 10), output_size=4)
+resample("r3", F.adaptive_avg_pool3d, (1, 2, 5, 6, 4), output_size=(2, 3, 1))
+resample("u1", F.interpolate, (2, 3, 4, 5), size=(7, 10), mode="nearest")
+resample("u2", F.interpolate, (2, 2, 4, 5), scale_factor=2, mode="bilinear", align_corners=False)
+resample("u3", F.interpolate, (1, 2, 5, 4), size=(3, 7), mode="bilinear", align_corners=True)
+resample("u4", F.interpolate, (2, 3, 6), scale_factor=1.5, mode="linear")
+resample("u5", F.interpolate, (1, 2, 3, 4, 2), size=(5, 3, 4), mode="trilinear")
+resample("u6", F.interpolate, (2, 2, 5), scale_factor=2.5, mode="nearest")

@@ -1,5 +1,5 @@
 // The bodies of the convolutional layers (nn::functional::conv1d/2d/3d and the nn::conv layers,
-// pooling, group/instance/RMS normalisation, nn::flatten) written once and instantiated per backend: tests/test_nn_conv.cpp runs them on cpu, tests/test_nn_conv_cuda.cu
+// pooling, adaptive pooling and interpolation, group/instance/RMS normalisation, nn::flatten) written once and instantiated per backend: tests/test_nn_conv.cpp runs them on cpu, tests/test_nn_conv_cuda.cu
 // on cuda. References: direct loops in double over the definition, central differences
 // (gradcheck), and PyTorch's own outputs and gradients (tests/data/conv, make_conv_fixtures.py).
 //
@@ -602,6 +602,103 @@ TEST_CASE("pooling: layers in a model, gradcheck, replay, bad input") {
   CHECK_THROWS_WITH_AS(F::max_pool3d(dvals(12, 0, 1, 1, extents{3, 4}), {2}), doctest::Contains("expected an input of shape (batch, channels, 3 spatial axes)"), fusor::shape_error);
   CHECK_THROWS_WITH_AS(F::max_pool2d(x, {0}), doctest::Contains("expected kernel_size >= 1, got (0,)"), fusor::value_error);
   CHECK_THROWS_WITH_AS(nn::max_pool2d({2, 2, 2}), doctest::Contains("max_pool2d expects a kernel size of one value or 2"), fusor::value_error);
+}
+
+// ---- resampling: adaptive average pooling and interpolation -----------------------------------------
+
+TEST_CASE("adaptive average pooling and interpolation against PyTorch's: outputs and gradients (tests/data/conv)") {
+  const std::filesystem::path dir = test::data_dir() / "conv";
+  auto load = [&](const std::string& name) { return fusor::to<B>(fusor::load_npy<double, fusor::cpu>(dir / (name + ".npy"))); };
+  const auto check = [&](const std::string& name, const auto& f) {
+    CAPTURE(name);
+    const D x = load(name + "_x"), r = load(name + "_r");
+    CHECK(max_rel(hv(D(f(x))), hv(load(name + "_y"))) <= 1e-14);
+    params_t p;
+    p.emplace("x", x.copy());
+    const auto [value, grads] = ad::value_and_grad([&](const auto& q) { return sum(f(q.at("x")) * r); })(p);
+    CHECK(max_rel(hv(grads.at("x")), hv(load(name + "_dx"))) <= 1e-14);
+  };
+  check("r1", [](const auto& x) { return F::adaptive_avg_pool2d(x, {3, 2}); });
+  check("r2", [](const auto& x) { return F::adaptive_avg_pool1d(x, {4}); });
+  check("r3", [](const auto& x) { return F::adaptive_avg_pool3d(x, {2, 3, 1}); });
+  using nn::interpolation;
+  check("u1", [](const auto& x) { return F::interpolate(x, {.size = {7, 10}}); });
+  check("u2", [](const auto& x) { return F::interpolate(x, {.scale_factor = {2}, .mode = interpolation::linear}); });
+  check("u3", [](const auto& x) { return F::interpolate(x, {.size = {3, 7}, .mode = interpolation::linear, .align_corners = true}); });
+  check("u4", [](const auto& x) { return F::interpolate(x, {.scale_factor = {1.5}, .mode = interpolation::linear}); });
+  check("u5", [](const auto& x) { return F::interpolate(x, {.size = {5, 3, 4}, .mode = interpolation::linear}); });
+  check("u6", [](const auto& x) { return F::interpolate(x, {.scale_factor = {2.5}}); });
+}
+
+TEST_CASE("resampling: closed forms, edge sizes, gradcheck, layers in a replayed model, bad input") {
+  const D x = dvals(2 * 3 * 5 * 7, -1, 1, 310, extents{2, 3, 5, 7});
+  // global average pooling is the mean over the spatial axes; the input's own size is the identity
+  CHECK(max_rel(hv(D(F::adaptive_avg_pool2d(x, {1}))), hv(D(fusor::mean(fusor::mean(x, 3, true), 2, true)))) <= 1e-15);
+  CHECK(max_rel(hv(D(F::adaptive_avg_pool2d(x, {5, 7}))), hv(x)) == 0.0);
+  // more outputs than inputs: each output averages the one or two inputs its window covers
+  const D x1 = dvals(3, -1, 1, 311, extents{1, 1, 3});
+  const auto v1 = hv(x1), up = hv(D(F::adaptive_avg_pool1d(x1, {5})));
+  CHECK(up == std::vector<double>{v1[0], (v1[0] + v1[1]) / 2, v1[1], (v1[1] + v1[2]) / 2, v1[2]});
+  // unbatched (C, *spatial) input, a strided view as input
+  const D pooled = F::adaptive_avg_pool2d(x, {2, 3});
+  CHECK(max_rel(hv(D(F::adaptive_avg_pool2d(x(0, fusor::ellipsis), {2, 3}))), hv(D(pooled(0, fusor::ellipsis)))) == 0.0);
+  CHECK(max_rel(hv(D(F::adaptive_avg_pool1d(fusor::swapaxes(x(0, fusor::ellipsis), 0, 1), {2}))), hv(D(F::adaptive_avg_pool1d(fusor::swapaxes(x(0, fusor::ellipsis), 0, 1).copy(), {2})))) == 0.0);
+  // nearest upsampling by 2 repeats each element; linear at the input's size is the identity; a 1 x 1 input spreads
+  const auto vx = hv(x), near = hv(D(F::interpolate(x, {.scale_factor = {2}})));
+  bool repeats = true;
+  for (std::size_t i = 0; i < near.size(); ++i) {
+    const std::size_t col = i % 14, row = (i / 14) % 10, plane = i / 140;
+    repeats = repeats && near[i] == vx[plane * 35 + (row / 2) * 7 + col / 2];
+  }
+  CHECK(repeats);
+  CHECK(max_rel(hv(D(F::interpolate(x, {.size = {5, 7}, .mode = nn::interpolation::linear}))), vx) <= 1e-15);
+  const D one = dvals(2, -1, 1, 312, extents{1, 2, 1, 1});
+  const auto spread = hv(D(F::interpolate(one, {.size = {3, 4}, .mode = nn::interpolation::linear, .align_corners = true})));
+  CHECK(spread == std::vector<double>{hv(one)[0], hv(one)[0], hv(one)[0], hv(one)[0], hv(one)[0], hv(one)[0], hv(one)[0], hv(one)[0],
+                                      hv(one)[0], hv(one)[0], hv(one)[0], hv(one)[0], hv(one)[1], hv(one)[1], hv(one)[1], hv(one)[1],
+                                      hv(one)[1], hv(one)[1], hv(one)[1], hv(one)[1], hv(one)[1], hv(one)[1], hv(one)[1], hv(one)[1]});
+  // SIMD-width sides and an empty batch
+  for (index_t side : {test::lanes<double> - 1, test::lanes<double> + 1}) {
+    const D s = dvals(2 * side * 3, -1, 1, 313, extents{1, 2, side, 3});
+    CHECK(F::interpolate(s, {.scale_factor = {2, 1}, .mode = nn::interpolation::linear}).shape() == extents{1, 2, 2 * side, 3});
+  }
+  CHECK(F::adaptive_avg_pool2d(D(extents{0, 3, 4, 4}), {2}).shape() == extents{0, 3, 2, 2});
+  CHECK(F::interpolate(D(extents{0, 3, 4, 4}), {.size = {2}, .mode = nn::interpolation::linear}).shape() == extents{0, 3, 2, 2});
+  const ad::gradcheck_options go{.directions = 6};
+  const auto ga = ad::gradcheck<ad::gradcheck_mode::reverse>([&](const auto& v) { return sum(square(F::adaptive_avg_pool2d(v, {3, 4}))); }, x, go);
+  const auto gi = ad::gradcheck<ad::gradcheck_mode::reverse>(
+      [&](const auto& v) { return sum(square(F::interpolate(v, {.size = {7, 4}, .mode = nn::interpolation::linear}))); }, x, go);
+  CHECK_MESSAGE(ga.passed, ga.report());
+  CHECK_MESSAGE(gi.passed, gi.report());
+  // layers in a model: a conv, upsampling, a conv, global average pooling, linear; replayed bit for bit
+  const auto model = nn::sequential<double, B>(nn::conv2d(3, 4, {3}, nn::conv_options{.padding = {1}}), nn::relu,
+                                               nn::upsample({.scale_factor = {2}, .mode = nn::interpolation::linear}),
+                                               nn::conv2d(4, 4, {3}), nn::adaptive_avg_pool2d({1}), nn::flatten, nn::linear(4, 3));
+  params_t params = model.init(5);
+  CHECK(model(params, x).shape() == extents{2, 3});
+  const fusor::array<std::int64_t, B> labels = test::on<B>(std::vector<std::int64_t>{1, 2});
+  auto loss = [&](const auto& p, const auto& xs) { return nn::cross_entropy(model(p, xs), labels); };
+  const auto [value, grads] = ad::value_and_grad(loss)(params, x);
+  auto compiled = ad::compile(loss, params, x);
+  for (int k = 0; k < 2; ++k) {
+    auto [v, g] = compiled(params, x);
+    CHECK(v == value);
+    for (const auto& [name, gr] : grads) CHECK(hv(g.at(name)) == hv(gr));
+  }
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {}), doctest::Contains("exactly one of size and scale_factor, got neither"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {2}, .scale_factor = {2}}), doctest::Contains("got both"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {2}, .align_corners = true}), doctest::Contains("align_corners applies to linear"),
+                       fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.scale_factor = {0.1}}), doctest::Contains("leaves axis 2 of length 5 with no element"),
+                       fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {2, 3, 4}}), doctest::Contains("a size of one value or 2, got (2, 3, 4)"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x(0, 0, fusor::ellipsis), {.size = {2}}), doctest::Contains("(batch, channels, 1 to 3 spatial axes), got shape (5, 7)"),
+                       fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::adaptive_avg_pool2d(x, {0, 2}), doctest::Contains("an output size >= 1, got (0, 2)"), fusor::value_error);
+  CHECK_THROWS_WITH_AS(F::adaptive_avg_pool3d(x(0, 0, fusor::ellipsis), {2}), doctest::Contains("(batch, channels, 3 spatial axes)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::adaptive_avg_pool2d(D(extents{1, 2, 0, 3}), {2}), doctest::Contains("spatial axes of length >= 1"), fusor::value_error);
+  CHECK_THROWS_AS(nn::upsample({}), fusor::value_error);
+  CHECK_THROWS_AS(nn::adaptive_avg_pool2d({1, 2, 3}), fusor::value_error);
 }
 
 // ---- normalisation without running statistics -----------------------------------------------------

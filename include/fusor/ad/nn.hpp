@@ -14,6 +14,7 @@
 #include "nn/flatten.hpp"
 #include "nn/normalization.hpp"
 #include "nn/pool.hpp"
+#include "nn/resample.hpp"
 #include "nn/functional.hpp"
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
