@@ -267,6 +267,8 @@ using fusor::bitwise_and;
 using fusor::bitwise_not;
 using fusor::bitwise_or;
 using fusor::bitwise_xor;
+using fusor::blas_has_own_threads;
+using fusor::blas_keeps_own_threads;
 using fusor::blas_num_threads;
 using fusor::broadcast_shapes;
 using fusor::broadcast_to;

@@ -362,6 +362,21 @@ TEST_CASE("attention bad input: typed errors naming what was expected and given,
   CHECK_THROWS_WITH_AS(F::multi_head_attention(x, x4, x4, 2, wi, bi, wo, bo), doctest::Contains("with E = 6, got query (2, 3, 6), key (2, 3, 4)"),
                        fusor::shape_error);
   CHECK_THROWS_AS(F::multi_head_attention(x, xb, xb, 2, wi, bi, wo, bo), fusor::shape_error);
+  // the mask and the options are checked before the projections run (nothing recorded)
+  CHECK_THROWS_WITH_AS(F::multi_head_attention(x, x, x, 2, wi, bi, wo, bo, D(extents{4, 4})),
+                       doctest::Contains("a mask that broadcasts to the scores' shape (2, 2, 3, 3), got (4, 4)"), fusor::shape_error);
+  CHECK_THROWS_WITH_AS(F::multi_head_attention(x, x, x, 2, wi, bi, wo, bo, {.dropout = 0.5}), doctest::Contains("needs a generator"),
+                       fusor::value_error);
+  {
+    ad::tape t;
+    const ad::use_tape on(t);
+    const auto xv = ad::param(t, x);
+    const std::size_t before = t.size();
+    CHECK_THROWS_AS(F::multi_head_attention(xv, xv, xv, 2, wi, bi, wo, bo, D(extents{4, 4})), fusor::shape_error);
+    CHECK(t.size() == before);
+  }
+  CHECK_THROWS_WITH_AS((nn::sequential<double, B>(nn::transformer_encoder_layer(6, 2, 8)))(nn::sequential<double, B>(nn::transformer_encoder_layer(6, 2, 8)).init(1), dvals(2 * 3 * 4 * 6, -1, 1, 45, extents{2, 3, 4, 6})),
+                       doctest::Contains("expects inputs (N, L, 6) or (L, 6), got shape (2, 3, 4, 6)"), fusor::shape_error);
   // a model: features that do not chain, a sequence longer than the position table
   CHECK_THROWS_AS((nn::sequential<double, B>(nn::linear(4, 6), nn::transformer_encoder_layer(8, 2, 16))), fusor::shape_error);
   auto model = nn::sequential<double, B>(nn::positional_embedding(3, 6));

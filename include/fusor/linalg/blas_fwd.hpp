@@ -27,4 +27,13 @@ struct blas;
 template <class B>
 concept blas_backend = requires { sizeof(blas<B>); };
 
+/// Whether blas<B> runs threads of its own beside fusor's loops (OpenBLAS's pthreads build), from
+/// the specialisation's optional `static bool has_own_threads()`; false without it. Work placed
+/// between BLAS calls then runs best on the calling thread (ad/nn/conv_gemm.hpp says why).
+template <class B>
+bool blas_keeps_own_threads() {
+  if constexpr (requires { blas<B>::has_own_threads(); }) return blas<B>::has_own_threads();
+  else return false;
+}
+
 }  // namespace fusor

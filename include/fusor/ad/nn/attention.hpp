@@ -13,13 +13,16 @@
 // ad::compile: the projections and the two products are (batched) GEMMs through BLAS or cuBLAS
 // on strided views (the heads are views of the projection, no copy), the scale, the causal mask
 // and a given mask are one fused expression inside the row softmax (the causal mask is computed
-// from the element's coordinates, not stored). What is stored per head: the (L, S) weights, read
-// by both products' adjoints; a (L, S) score matrix is never kept apart from them.
+// from the element's coordinates, not stored). What is stored per head: the (L, S) scores (the
+// product, read by the softmax's adjoint) and the (L, S) weights (read by both products'
+// adjoints), a third (L, S) array with dropout; the backward pass adds their adjoints.
 //
 // Masks follow F.scaled_dot_product_attention (and jax.nn.dot_product_attention): a boolean mask
 // is true where a query may attend a key; a floating mask is added to the scores. This is the
-// opposite of nn.MultiheadAttention's boolean attn_mask (true = not allowed): pass ~mask when
-// porting such code. A query row with no key left to attend is NaN, as in PyTorch's reference.
+// opposite of nn.MultiheadAttention's boolean attn_mask (true = not allowed): pass the negated
+// mask, array<bool>(logical_not(mask)), when porting such code. causal with a mask keeps what both
+// allow (PyTorch's scaled_dot_product_attention refuses the pair). A query row with no key left to
+// attend is NaN, as in PyTorch's reference.
 //
 // Layouts: batch first, (N, L, E) or unbatched (L, E), as PyTorch's batch_first=True. The
 // attention and transformer layers keep PyTorch's parameter names and layouts (in_proj_weight
@@ -108,6 +111,31 @@ inline void check_attention_options(const attention_options& o) {
     throw value_error("fusor: attention needs a finite scale, got " + std::to_string(*o.scale));
 }
 
+/// A mask's type and shape: an array or view of bool or floating values that broadcasts to the
+/// scores' shape (a shape_error naming both otherwise).
+template <class M>
+void check_mask(const M& mask, const extents& scores) {
+  if constexpr (!std::is_same_v<M, no_mask>) {
+    static_assert(fusor::ext::is_array_v<M> || fusor::ext::is_view_v<M>,
+                  "fusor: an attention mask is an array or a view (its values are read where they lie)");
+    using MT = value_t<node_t<M>>;
+    static_assert(std::is_same_v<MT, bool> || std::is_floating_point_v<MT> || fusor::ext::small_float_v<MT>,
+                  "fusor: an attention mask holds bool (true: may attend) or floating values (added to the scores)");
+    const extents ms = mask.shape();
+    bool fits = ms.size() <= scores.size();
+    if (fits) {
+      try {
+        fits = broadcast_shapes(ms, scores) == scores;
+      } catch (const shape_error&) {
+        fits = false;
+      }
+    }
+    if (!fits)
+      throw shape_error("fusor: attention needs a mask that broadcasts to the scores' shape " + to_string(scores) + ", got " +
+                        to_string(ms));
+  }
+}
+
 template <class T, class B, class S, class M>
 auto masked_scores(const S& scaled, const M& mask) {
   if constexpr (std::is_same_v<M, no_mask>) {
@@ -130,22 +158,7 @@ auto attention_of(const Q& q, const K& k, const V& v, const M& mask, const atten
   const extents qs = shape_of(q);
   const extents scores = attention_scores_shape(qs, shape_of(k), shape_of(v));
   check_attention_options(o);
-  if constexpr (!std::is_same_v<M, no_mask>) {
-    static_assert(fusor::ext::is_array_v<M> || fusor::ext::is_view_v<M>,
-                  "fusor: an attention mask is an array or a view (its values are read where they lie)");
-    const extents ms = mask.shape();
-    bool fits = ms.size() <= scores.size();
-    if (fits) {
-      try {
-        fits = broadcast_shapes(ms, scores) == scores;
-      } catch (const shape_error&) {
-        fits = false;
-      }
-    }
-    if (!fits)
-      throw shape_error("fusor: scaled_dot_product_attention needs a mask that broadcasts to the scores' shape " +
-                        to_string(scores) + ", got " + to_string(ms));
-  }
+  check_mask(mask, scores);
   const index_t e = qs[qs.size() - 1];
   const T scale = T(o.scale ? *o.scale : e > 0 ? 1.0 / std::sqrt(double(e)) : 1.0);
   const auto s = matmul_of(q, swapaxes(k, -1, -2));
@@ -238,6 +251,15 @@ auto multi_head_attention_of(const Q& query, const K& key, const V& value, index
     throw shape_error(std::string("fusor: ") + what + " needs query (N, L, E) or (L, E), key and value (N, S, E) or (S, E) with E = " +
                       std::to_string(e) + ", got query " + to_string(qs) + ", key " + to_string(ks) + " and value " +
                       to_string(vs));
+  // the scores' shape, (N, heads, L, S) or (heads, L, S): the mask and the options are checked
+  // before the projections run
+  extents scores;
+  if (qs.size() == 3) scores.push_back(qs[0]);
+  scores.push_back(heads);
+  scores.push_back(qs[qs.size() - 2]);
+  scores.push_back(ks[ks.size() - 2]);
+  check_attention_options(o);
+  check_mask(mask, scores);
   const auto attend = [&](const auto& q, const auto& k, const auto& v) {
     const auto o_heads = attention_of(split_heads(q, heads), split_heads(k, heads), split_heads(v, heads), mask, o);
     return torch_linear(merge_heads(o_heads), out_w, out_b);
@@ -302,7 +324,7 @@ auto multi_head_attention(const Q& query, const K& key, const V& value, index_t 
 /// are always there and keys and values have embed_dim features).
 struct multihead_attention_options {
   double dropout = 0.0;  // on the attention weights, while training
-  bool causal = false;   // self-attention sees only itself and earlier positions
+  bool causal = false;   // query i attends keys j <= i only (self-attention: itself and earlier positions)
   std::uint64_t seed = 0;
 };
 
@@ -403,6 +425,10 @@ struct transformer_encoder_layer {
   template <class X, class Get>
   auto operator()(const X& x, const Get& get) {
     namespace fd = functional::detail;
+    const extents in_shape = fd::shape_of(x);
+    if (in_shape.size() < 2 || in_shape.size() > 3 || in_shape[in_shape.size() - 1] != d_model)
+      throw shape_error(std::string("fusor: transformer_encoder_layer expects inputs (N, L, ") + std::to_string(d_model) + ") or (L, " +
+                        std::to_string(d_model) + "), got shape " + to_string(in_shape));
     const attention_options a{options.causal, options.dropout, std::nullopt, &rng, training};
     const auto drop = [&](auto&& y) {
       auto v = fd::settled(std::forward<decltype(y)>(y));

@@ -14,22 +14,25 @@
 // by tap (col2im, the strided copies reversed).
 #include "../../core/array.hpp"
 #include "../../core/ext.hpp"
+#include "../../linalg/blas_fwd.hpp"
 #include "../../linalg/ext.hpp"
 #include "conv_geometry.hpp"
 
 namespace fusor::ad::nn::detail {
 
 /// The convolution's copies (im2col, col2im, the layout copies) on the calling thread alone where
-/// the backend's loops have a thread count (the cpu): they sit between BLAS calls, and a team of
-/// fusor's (OpenMP) threads left spinning after a copy competes with OpenBLAS's own (pthreads)
-/// threads for the same cores. Measured on 2 cores (bench_learn, 2 threads): the forward pass
-/// 28.2 ms with the copies threaded, 17.0 ms with them on one thread; the GEMMs alone take 11.
-/// With OpenBLAS's OpenMP build the two share one team and threaded copies are faster (13.0 ms):
+/// the backend's loops have a thread count (the cpu) and the BLAS keeps threads of its own
+/// (OpenBLAS's pthreads build): the copies sit between BLAS calls, and a team of fusor's (OpenMP)
+/// threads left spinning after a copy competes with those threads for the same cores. Measured on
+/// 2 cores (bench_learn, 2 threads): the forward pass 28.2 ms with the copies threaded, 17.0 ms
+/// with them on one thread; the GEMMs alone take 11. With OpenBLAS's OpenMP build (what fusor's
+/// CMake prefers) the two share one team and threaded copies are faster (13.0 against 15.3 ms):
 /// see docs/learning.md. Elsewhere the backend's context is left as it is.
 template <class B>
 context<B> copies_context() {
   context<B> c = current_context<B>();
-  if constexpr (requires { c.threads; }) c.threads = 1;
+  if constexpr (requires { c.threads; })
+    if (blas_keeps_own_threads<B>()) c.threads = 1;
   return c;
 }
 

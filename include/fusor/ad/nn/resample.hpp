@@ -6,7 +6,8 @@
 //   adaptive average pooling: output o of an axis of length I averages inputs
 //     [floor(o I / O), ceil((o + 1) I / O)): a constant (I, O) matrix, applied as one GEMM with
 //     the axis moved last (a view), so its adjoint is the GEMM's and it replays under ad::compile;
-//     O is small where it is used (7 x 7, 1 x 1), so the matrix costs O reads of each input;
+//     it costs O multiply-adds per input element and I x O values: cheap for the usual small
+//     outputs (7 x 7, 1 x 1), dear for a long axis pooled to many outputs;
 //   interpolation: output o reads input floor(src) and the one after it, src from PyTorch's
 //     formulas (below), weighted 1 - λ and λ (nearest: floor(o · scale), one read): gathers
 //     (ad::take, whose adjoint scatter-adds) and one fused weighted sum, O(1) per output.
@@ -120,31 +121,40 @@ auto adaptive_avg_pool_of(const char* fn, const X& x, const extents& output_size
 }
 
 /// Where output o of an axis of length `in` resized to `out` reads (PyTorch's
-/// area_pixel_compute_source_index and nearest_idx): index i0, its neighbour i1 and weight λ of i1.
+/// area_pixel_compute_source_index, compute_source_index_and_lambda and nearest_idx): index i0,
+/// its neighbour i1 and weight λ of i1, computed in A (PyTorch's accumulation type: float for
+/// float and the 16-bit types, double for double) so that positions on a boundary round as its do.
 struct axis_taps {
   std::vector<std::int64_t> i0, i1;
   std::vector<double> lambda;
 };
-inline axis_taps interpolation_taps(index_t in, index_t out, double scale_factor, interpolation mode, bool align_corners) {
+template <class A>
+axis_taps interpolation_taps(index_t in, index_t out, double scale_factor, interpolation mode, bool align_corners) {
   axis_taps t;
-  const bool given = scale_factor > 0;
+  // compute_scales_value: 1 / factor where a factor is given, else in / out
+  const A scale = scale_factor > 0 ? A(1.0 / scale_factor) : A(in) / A(out);
   for (index_t o = 0; o < out; ++o) {
     if (mode == interpolation::nearest) {
-      const double scale = given ? 1.0 / scale_factor : double(in) / double(out);
-      t.i0.push_back(std::min<std::int64_t>(std::int64_t(std::floor(double(o) * scale)), in - 1));
+      std::int64_t i;
+      if (out == in) i = o;
+      else if (out == 2 * in) i = o >> 1;
+      else i = std::min<std::int64_t>(std::int64_t(std::floor(A(o) * scale)), in - 1);
+      t.i0.push_back(i);
       continue;
     }
-    double src;
-    if (align_corners) {
-      src = out > 1 ? double(o) * double(in - 1) / double(out - 1) : 0.0;
-    } else {
-      const double scale = given ? 1.0 / scale_factor : double(in) / double(out);
-      src = std::max(scale * (double(o) + 0.5) - 0.5, 0.0);
+    if (out == in) {  // the identity, whatever the factor
+      t.i0.push_back(o);
+      t.i1.push_back(o);
+      t.lambda.push_back(0.0);
+      continue;
     }
-    const std::int64_t i0 = std::min<std::int64_t>(std::int64_t(std::floor(src)), in - 1);
+    A src;
+    if (align_corners) src = out > 1 ? A(in - 1) / A(out - 1) * A(o) : A(0);
+    else src = std::max(scale * (A(o) + A(0.5)) - A(0.5), A(0));
+    const std::int64_t i0 = std::min<std::int64_t>(std::int64_t(src), in - 1);
     t.i0.push_back(i0);
     t.i1.push_back(std::min<std::int64_t>(i0 + 1, in - 1));
-    t.lambda.push_back(src - double(i0));
+    t.lambda.push_back(double(std::min(std::max(src - A(i0), A(0)), A(1))));
   }
   return t;
 }
@@ -186,7 +196,11 @@ auto interpolate_of(const X& x, const interpolate_options& o) {
       factor[std::size_t(k)] = o.scale_factor[o.scale_factor.size() == 1 ? 0 : std::size_t(k)];
       if (!(factor[std::size_t(k)] > 0) || !std::isfinite(factor[std::size_t(k)]))
         throw value_error("fusor: interpolate needs scale factors > 0, got " + std::to_string(factor[std::size_t(k)]));
-      const index_t n = index_t(std::floor(double(xs[2 + k]) * factor[std::size_t(k)]));
+      const double length = std::floor(double(xs[2 + k]) * factor[std::size_t(k)]);
+      if (!(length < 1e15))
+        throw value_error("fusor: interpolate's scale factor " + std::to_string(factor[std::size_t(k)]) + " makes axis " +
+                          std::to_string(2 + k) + " of length " + std::to_string(xs[2 + k]) + " too long to store");
+      const index_t n = index_t(length);
       if (n < 1)
         throw value_error("fusor: interpolate's scale factor " + std::to_string(factor[std::size_t(k)]) + " leaves axis " +
                           std::to_string(2 + k) + " of length " + std::to_string(xs[2 + k]) + " with no element");
@@ -197,7 +211,8 @@ auto interpolate_of(const X& x, const interpolate_options& o) {
     if (xs[2 + k] < 1) throw value_error("fusor: interpolate needs spatial axes of length >= 1, got shape " + to_string(xs));
   // PyTorch ignores a given scale factor where align_corners decides the positions
   const auto taps_of = [&](int k, index_t in) {
-    return interpolation_taps(in, out[k], o.align_corners ? 0.0 : factor[std::size_t(k)], o.mode, o.align_corners);
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    return interpolation_taps<A>(in, out[k], o.align_corners ? 0.0 : factor[std::size_t(k)], o.mode, o.align_corners);
   };
   const auto index_array = [](const std::vector<std::int64_t>& v) {
     return array<std::int64_t, B>(std::span<const std::int64_t>(v), extents{index_t(v.size())});

@@ -113,9 +113,20 @@ void gemm_or_loop(bool ta, bool tb, index_t m, index_t n, index_t k, const T* a,
 
 }  // namespace detail::cpu_blas
 
+/// Whether the BLAS library runs threads of its own beside fusor's OpenMP team (OpenBLAS's
+/// pthreads build; its OpenMP build shares the team, its serial build has none): then work
+/// between BLAS calls runs best on the calling thread (ad/nn/conv_gemm.hpp says why).
+inline bool blas_has_own_threads() {
+#if defined(OPENBLAS_CONST)
+  return openblas_get_parallel() == 1;
+#else
+  return false;
+#endif
+}
 template <>
 struct blas<cpu> {
   static constexpr const char* name = "CBLAS";
+  static bool has_own_threads() { return blas_has_own_threads(); }
 
   template <class T>
   static void gemm(bool ta, bool tb, index_t m, index_t n, index_t k, const T* a, index_t lda, const T* b,
