@@ -9,6 +9,7 @@
 // The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
 #include "../common.hpp"
 #include "../data_dir.hpp"
+#include "double_compare.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,17 +31,10 @@ using D = fusor::array<double, B>;
 using params_t = nn::parameters<double, B>;
 
 inline D dvals(index_t n, double lo, double hi, std::uint64_t seed, extents shape) {
-  return test::on<B>(test::values<double>(n, lo, hi, seed), shape);
+  return double_compare::values<B>(n, lo, hi, seed, shape);
 }
 inline std::vector<double> hv(const D& a) { return test::host_values(a); }
-inline double max_rel(const std::vector<double>& got, const std::vector<double>& want) {
-  double top = 0, err = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    top = std::max(top, std::abs(want[i]));
-    err = std::max(err, std::abs(got[i] - want[i]));
-  }
-  return got.size() == want.size() ? err / std::max(top, 1e-300) : 1e300;
-}
+using double_compare::max_rel;
 
 /// softmax(q kᵀ scale [+ mask]) v in double, for `batch` stacked problems of one shape each; mask
 /// (batch, L, S) or empty: a boolean mask when `boolean` (nonzero: may attend), else added.

@@ -6,6 +6,7 @@
 // The includer defines TEST_BACKEND (fusor::cpu or fusor::cuda) before including this file.
 #include "../common.hpp"
 #include "../data_dir.hpp"
+#include "double_compare.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -28,16 +29,20 @@ using D = fusor::array<double, B>;
 using params_t = nn::parameters<double, B>;
 
 inline D dvals(index_t n, double lo, double hi, std::uint64_t seed, extents shape) {
-  return test::on<B>(test::values<double>(n, lo, hi, seed), shape);
+  return double_compare::values<B>(n, lo, hi, seed, shape);
 }
 inline std::vector<double> hv(const D& a) { return test::host_values(a); }
-inline double max_rel(const std::vector<double>& got, const std::vector<double>& want) {
-  double top = 0, err = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    top = std::max(top, std::abs(want[i]));
-    err = std::max(err, std::abs(got[i] - want[i]));
+using double_compare::max_rel;
+
+/// Two replays of `compiled` (ad::compile of loss) give value_and_grad's bits.
+template <class C, class Loss, class... A>
+void check_replays(C& compiled, const Loss& loss, const params_t& params, const A&... args) {
+  const auto [value, grads] = ad::value_and_grad(loss)(params, args...);
+  for (int k = 0; k < 2; ++k) {
+    auto [v, g] = compiled(params, args...);
+    CHECK(v == value);
+    for (const auto& [name, gr] : grads) CHECK(hv(g.at(name)) == hv(gr));
   }
-  return got.size() == want.size() ? err / std::max(top, 1e-300) : 1e300;
 }
 
 /// The definition, in double: out[n, o, p] = bias[o] + sum over the group's channels c and the
@@ -578,13 +583,8 @@ TEST_CASE("pooling: layers in a model, gradcheck, replay, bad input") {
   CHECK(model(params, x).shape() == extents{2, 3});
   const fusor::array<std::int64_t, B> labels = test::on<B>(std::vector<std::int64_t>{2, 0});
   auto loss = [&](const auto& p, const auto& xs) { return nn::cross_entropy(model(p, xs), labels); };
-  const auto [value, grads] = ad::value_and_grad(loss)(params, x);
   auto compiled = ad::compile(loss, params, x);
-  for (int k = 0; k < 2; ++k) {
-    auto [v, g] = compiled(params, x);
-    CHECK(v == value);
-    for (const auto& [name, gr] : grads) CHECK(hv(g.at(name)) == hv(gr));
-  }
+  check_replays(compiled, loss, params, x);
   // new input values: a replay's windows are read again (the maxima move)
   D x2 = dvals(2 * 3 * 8 * 7, -1, 1, 301, extents{2, 3, 8, 7});
   x.view() = x2;
@@ -678,13 +678,8 @@ TEST_CASE("resampling: closed forms, edge sizes, gradcheck, layers in a replayed
   CHECK(model(params, x).shape() == extents{2, 3});
   const fusor::array<std::int64_t, B> labels = test::on<B>(std::vector<std::int64_t>{1, 2});
   auto loss = [&](const auto& p, const auto& xs) { return nn::cross_entropy(model(p, xs), labels); };
-  const auto [value, grads] = ad::value_and_grad(loss)(params, x);
   auto compiled = ad::compile(loss, params, x);
-  for (int k = 0; k < 2; ++k) {
-    auto [v, g] = compiled(params, x);
-    CHECK(v == value);
-    for (const auto& [name, gr] : grads) CHECK(hv(g.at(name)) == hv(gr));
-  }
+  check_replays(compiled, loss, params, x);
   CHECK_THROWS_WITH_AS(F::interpolate(x, {}), doctest::Contains("exactly one of size and scale_factor, got neither"), fusor::value_error);
   CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {2}, .scale_factor = {2}}), doctest::Contains("got both"), fusor::value_error);
   CHECK_THROWS_WITH_AS(F::interpolate(x, {.size = {2}, .align_corners = true}), doctest::Contains("align_corners applies to linear"),
