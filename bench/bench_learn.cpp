@@ -37,11 +37,20 @@
 //                             preallocated buffers
 // Args: {threads}. learn_peers.py runs PyTorch's nn.TransformerEncoderLayer (the same options,
 // batch_first, a causal mask) forward and backward on the same shapes.
+//
+// Gradient checkpointing (issue 53), four such blocks stacked:
+//   fusor_transformer_stack_step: value_and_grad as above, each block plain (arg 0) or wrapped
+//                                 in nn::checkpointed (arg 1: its intermediates recomputed in the
+//                                 backward pass); counter tape_MiB is the most memory the tapes
+//                                 held during one step (ad::tape_memory, measured on a fresh
+//                                 thread: the checkpoint workspace included)
+// Args: {checkpointed, threads}.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include <fusor/fusor.hpp>
@@ -381,9 +390,53 @@ void transformer_gemm_floor(benchmark::State& st) {
   }
 }
 
+namespace stack {
+template <class L>
+auto model(L layer) {
+  return nn::sequential<float>(layer, layer, layer, layer);
+}
+// value_and_grad of sum(model(x) * r) with respect to the parameters and x
+template <class M>
+auto loss(const M& m, const fusor::array<float>& r) {
+  return [&m, &r](const auto& p) { return sum(m(p, p.at("x")) * r); };
+}
+template <class M>
+void run(benchmark::State& st, const M& m) {
+  fusor::set_num_threads(int(st.range(1)));
+  fusor::set_blas_num_threads(int(st.range(1)));
+  using namespace block;
+  nn::parameters<float> params = m.init(3);
+  fusor::random::generator rng(4);
+  params.emplace("x", fusor::random::normal<float>(rng, {batch, length, d}));
+  const fusor::array<float> r = fusor::random::normal<float>(rng, {batch, length, d});
+  std::size_t peak = 0;
+  std::thread([&] {  // its checkpoint workspaces start empty
+    const std::size_t before = fusor::ad::tape_memory().current;
+    fusor::ad::reset_tape_memory_peak();
+    auto once = fusor::ad::value_and_grad(loss(m, r));
+    (void)once(params);
+    peak = fusor::ad::tape_memory().peak - before;
+  }).join();
+  auto step = fusor::ad::value_and_grad(loss(m, r));
+  for (auto _ : st) {
+    auto [value, grads] = step(params);
+    benchmark::DoNotOptimize(grads.at("x").data());
+  }
+  st.counters["tape_MiB"] = double(peak) / (1024.0 * 1024.0);
+}
+}  // namespace stack
+
+void fusor_transformer_stack_step(benchmark::State& st) {
+  using namespace block;
+  const nn::transformer_encoder_layer layer(d, heads, ff, {.causal = true});
+  if (st.range(0) == 0) stack::run(st, stack::model(layer));
+  else stack::run(st, stack::model(nn::checkpointed(layer)));
+}
+
 BENCHMARK(fusor_transformer_step)->Apply(conv_threads);
 BENCHMARK(fusor_transformer_replay)->Apply(conv_threads);
 BENCHMARK(transformer_gemm_floor)->Apply(conv_threads);
+BENCHMARK(fusor_transformer_stack_step)->ArgsProduct({{0, 1}, {1, 2}})->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void sizes(benchmark::internal::Benchmark* b) {
   for (int t : {1, 2}) b->Args({64, t});

@@ -149,6 +149,32 @@ def torch_transformer_peer():
     return timed(step, reps=15, warmup=2)
 
 
+def torch_transformer_stack_peer():
+    """Four such blocks, plain and each under torch.utils.checkpoint (non-reentrant), beside
+    fusor_transformer_stack_step/0 and /1."""
+    import torch
+    from torch.utils.checkpoint import checkpoint
+    torch.set_num_threads(THREADS)
+    torch.manual_seed(3)
+    layers = [torch.nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0, activation="gelu", batch_first=True,
+                                               norm_first=True) for _ in range(4)]
+    rng = np.random.default_rng(4)
+    x = torch.from_numpy(rng.normal(size=(32, 64, 128)).astype(np.float32)).requires_grad_(True)
+    r = torch.from_numpy(rng.normal(size=(32, 64, 128)).astype(np.float32))
+    mask = torch.triu(torch.full((64, 64), float("-inf")), diagonal=1)
+    params = [x] + [p for layer in layers for p in layer.parameters()]
+
+    def step(saved):
+        def run():
+            y = x
+            for layer in layers:
+                y = checkpoint(layer, y, mask, use_reentrant=False) if saved else layer(y, src_mask=mask)
+            return torch.autograd.grad((y * r).sum(), params)
+        return run
+
+    return {saved: timed(step(saved), reps=7, warmup=1) for saved in (0, 1)}
+
+
 def main():
     fusor = fusor_times(sys.argv[1])
     only = sys.argv[3] if len(sys.argv) > 3 else None
@@ -190,6 +216,12 @@ def main():
             tf = fusor.get((name, str(THREADS)))
             ratio = f"{tf / tp:.3f}" if tf else "-"
             print(f"  {name:26} PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
+        stack = torch_transformer_stack_peer()
+        print(f"four such blocks, plain (0) and each checkpointed (1: torch.utils.checkpoint), {THREADS} thread(s)")
+        for saved, tp in stack.items():
+            tf = fusor.get(("fusor_transformer_stack_step", f"{saved}/{THREADS}"))
+            ratio = f"{tf / tp:.3f}" if tf else "-"
+            print(f"  checkpointed {saved}  PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@
 #include "ad/fft.hpp"
 #include "ad/params.hpp"
 #include "ad/transforms.hpp"
+#include "ad/checkpoint.hpp"
 #include "ad/compile.hpp"
 #include "ad/autocast.hpp"
 #include "ad/optim/optimizers.hpp"

@@ -9,6 +9,7 @@
 #include "nn/attention.hpp"
 #include "nn/batch_norm.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/checkpointed.hpp"
 #include "nn/conv.hpp"
 #include "nn/conv_transpose.hpp"
 #include "nn/flatten.hpp"

@@ -9,6 +9,9 @@
 // reuses slot k's buffers when they are large enough, so a second iteration with the same shapes
 // allocates nothing. Adjoints are allocated when first needed and the first write assigns (no
 // zero-fill pass) when it covers the whole buffer, or a box of it (a slice: the rest is zeroed).
+// Every byte a tape holds (owned values and adjoints, scratch, constants, kept arrays) is counted,
+// per tape (tape::bytes) and for the process with its peak (ad::tape_memory): what
+// ad::checkpoint saves is measured, not estimated.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -112,6 +115,21 @@ struct forward_step {
   const void* payload;
 };
 
+// The bytes all tapes hold now and the most they held at once since the last reset_peak: relaxed
+// atomics (a count, not a synchronisation), constant-initialised, never destroyed before a tape.
+struct tape_meter {
+  std::atomic<std::size_t> current{0};
+  std::atomic<std::size_t> peak{0};
+  void add(std::size_t bytes) {
+    const std::size_t now = current.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    std::size_t seen = peak.load(std::memory_order_relaxed);
+    while (now > seen && !peak.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {
+    }
+  }
+  void remove(std::size_t bytes) { current.fetch_sub(bytes, std::memory_order_relaxed); }
+};
+inline tape_meter meter;
+
 inline thread_local int no_grad_depth = 0;
 inline thread_local tape* active_top = nullptr;  // the innermost use_tape scope's tape
 }  // namespace detail
@@ -130,11 +148,10 @@ class tape {
     detail::identity_pool().release(identity_);
     unwatch_all();
     for (auto& s : slots_) free_slot(s);
-    for (auto& s : scratch_)
-      if (s.data) s.release(s.data, s.capacity);
-    for (auto& c : constants_)
-      if (c.buffer.data) c.buffer.release(c.buffer.data, c.buffer.capacity);
-    if (check_flags_.data) check_flags_.release(check_flags_.data, check_flags_.capacity);
+    for (auto& s : scratch_) release(s);
+    for (auto& c : constants_) release(c.buffer);
+    release(check_flags_);
+    forget_kept();
   }
 
   /// Forgets the recording: variables made before become invalid (using one is a tape_error);
@@ -144,7 +161,7 @@ class tape {
     identity_->epoch.store(detail::new_epoch(), std::memory_order_relaxed);
     used_ = 0;
     nodes_.clear();
-    kept_.clear();
+    forget_kept();
     arena_used_ = 0;
     arena_block_ = 0;
     forwards_.clear();
@@ -166,6 +183,11 @@ class tape {
   const detail::tape_identity* identity() const { return identity_; }
   /// Nodes recorded since the last reset (one per materialised expression).
   std::size_t size() const { return nodes_.size(); }
+  /// The bytes of memory this tape holds now: its own value and adjoint buffers (kept across
+  /// resets for the next recording), scratch and constant buffers, and the arrays it keeps until
+  /// reset (an operation's result, a custom adjoint's residuals). Borrowed buffers (parameters, the
+  /// gradients a transform hands back) are their owners'. ad::tape_memory() sums every tape.
+  std::size_t bytes() const { return held_ + kept_bytes_; }
 
   // ---- used by var, the recording functions and backward ----------------------------------------
   /// A new slot for `shape` elements of T on backend B (its value buffer reused when possible).
@@ -181,6 +203,7 @@ class tape {
       s.release = &detail::release_bytes<B>;
       if (bytes > 0) s.value = backend_memory<B>::template allocate<std::byte>(index_t(bytes));
       s.value_capacity = bytes;
+      hold(bytes);
     }
     s.shape = shape;
     s.requires_grad = requires_grad;
@@ -195,11 +218,15 @@ class tape {
     detail::slot& s = slots_[used_];
     if (s.owns_value && s.value) {
       s.release(s.value, s.value_capacity);
+      let_go(s.value_capacity);
       s.value = nullptr;
       s.value_capacity = 0;
     }
     if (s.backend != &detail::backend_tag<B> && s.adjoint) {
-      if (s.owns_adjoint) s.release(s.adjoint, s.adjoint_capacity);
+      if (s.owns_adjoint) {
+        s.release(s.adjoint, s.adjoint_capacity);
+        let_go(s.adjoint_capacity);
+      }
       s.adjoint = nullptr;
       s.adjoint_capacity = 0;
       s.owns_adjoint = true;
@@ -221,10 +248,14 @@ class tape {
     detail::slot& s = slots_[id];
     const std::size_t bytes = std::size_t(s.shape.numel()) * sizeof(T);
     if (s.adjoint_capacity < bytes || (s.adjoint == nullptr && bytes > 0)) {
-      if (s.adjoint && s.owns_adjoint) s.release(s.adjoint, s.adjoint_capacity);
+      if (s.adjoint && s.owns_adjoint) {
+        s.release(s.adjoint, s.adjoint_capacity);
+        let_go(s.adjoint_capacity);
+      }
       s.adjoint = backend_memory<B>::template allocate<std::byte>(index_t(bytes));
       s.adjoint_capacity = bytes;
       s.owns_adjoint = true;
+      hold(bytes);
     }
     return static_cast<T*>(s.adjoint);
   }
@@ -233,7 +264,10 @@ class tape {
   template <class T, class B>
   void borrow_adjoint(std::uint32_t id, T* data) {
     detail::slot& s = slots_[id];
-    if (s.adjoint && s.owns_adjoint) s.release(s.adjoint, s.adjoint_capacity);
+    if (s.adjoint && s.owns_adjoint) {
+      s.release(s.adjoint, s.adjoint_capacity);
+      let_go(s.adjoint_capacity);
+    }
     s.adjoint = data;
     s.adjoint_capacity = std::size_t(s.shape.numel()) * sizeof(T);
     s.owns_adjoint = false;
@@ -255,6 +289,11 @@ class tape {
   X* keep(X x) {
     auto* p = new X(std::move(x));
     kept_.emplace_back(p, [](void* q) { delete static_cast<X*>(q); });
+    if constexpr (fusor::ext::is_array_v<X>) {
+      const std::size_t b = std::size_t(p->size()) * sizeof(typename X::value_type);
+      kept_bytes_ += b;
+      detail::meter.add(b);
+    }
     return p;
   }
   /// Copies n plain values into the arena (a node's variable-length data: the parts of a
@@ -459,9 +498,28 @@ class tape {
     watch_handles_.clear();
     watches_.clear();
   }
+  void hold(std::size_t bytes) {
+    held_ += bytes;
+    detail::meter.add(bytes);
+  }
+  void let_go(std::size_t bytes) {
+    held_ -= bytes;
+    detail::meter.remove(bytes);
+  }
+  void forget_kept() {
+    kept_.clear();
+    detail::meter.remove(kept_bytes_);
+    kept_bytes_ = 0;
+  }
   void free_slot(detail::slot& s) {
-    if (s.value && s.owns_value) s.release(s.value, s.value_capacity);
-    if (s.adjoint && s.owns_adjoint) s.release(s.adjoint, s.adjoint_capacity);
+    if (s.value && s.owns_value) {
+      s.release(s.value, s.value_capacity);
+      let_go(s.value_capacity);
+    }
+    if (s.adjoint && s.owns_adjoint) {
+      s.release(s.adjoint, s.adjoint_capacity);
+      let_go(s.adjoint_capacity);
+    }
     s.value = s.adjoint = nullptr;
     s.value_capacity = s.adjoint_capacity = 0;
   }
@@ -507,15 +565,22 @@ class tape {
   /// Makes b a buffer of at least `bytes` on backend B unless it already is one (buffers only
   /// grow); true when it was (re)allocated.
   template <class B>
-  static bool ensure(scratch_buffer& b, std::size_t bytes) {
+  bool ensure(scratch_buffer& b, std::size_t bytes) {
     if (b.backend == &detail::backend_tag<B> && b.capacity >= bytes) return false;
-    if (b.data) b.release(b.data, b.capacity);
-    b = scratch_buffer{};
+    release(b);
     b.data = backend_memory<B>::template allocate<std::byte>(index_t(bytes ? bytes : 1));
     b.capacity = bytes ? bytes : 1;
     b.backend = &detail::backend_tag<B>;
     b.release = &detail::release_bytes<B>;
+    hold(b.capacity);
     return true;
+  }
+  void release(scratch_buffer& b) {
+    if (b.data) {
+      b.release(b.data, b.capacity);
+      let_go(b.capacity);
+    }
+    b = scratch_buffer{};
   }
 
   std::vector<scratch_buffer> scratch_;
@@ -527,6 +592,8 @@ class tape {
   std::vector<keyed_buffer> constants_;
   std::vector<detail::node> nodes_;
   std::vector<std::unique_ptr<void, void (*)(void*)>> kept_;
+  std::size_t held_ = 0;        // bytes of the buffers above that the tape owns
+  std::size_t kept_bytes_ = 0;  // bytes of the arrays in kept_
   std::vector<block> arena_;
   std::size_t arena_block_ = 0, arena_used_ = 0;
   detail::tape_identity* identity_;
@@ -567,6 +634,20 @@ class use_tape {
  private:
   tape* previous_;
 };
+
+/// The bytes of memory every tape in the process holds (tape::bytes summed) and the most they held
+/// at once since reset_tape_memory_peak(): the figure gradient checkpointing lowers.
+struct tape_memory_stats {
+  std::size_t current = 0;
+  std::size_t peak = 0;
+};
+inline tape_memory_stats tape_memory() {
+  return {detail::meter.current.load(std::memory_order_relaxed), detail::meter.peak.load(std::memory_order_relaxed)};
+}
+/// Starts a new peak from what the tapes hold now.
+inline void reset_tape_memory_peak() {
+  detail::meter.peak.store(detail::meter.current.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
 
 /// Whether a tape is active on this thread (inside a use_tape scope or a transform's call).
 inline bool has_active_tape() { return detail::active_top != nullptr; }

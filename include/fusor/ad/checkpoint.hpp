@@ -1,0 +1,294 @@
+#pragma once
+// Gradient checkpointing (rematerialisation; JAX's jax.checkpoint, PyTorch's
+// torch.utils.checkpoint): ad::checkpoint(f) is f, except that a call on variables keeps only f's
+// output on the tape. f runs on a tape of its own with nothing recorded, its output is copied out,
+// and its intermediates are dropped; the node recorded for the call runs f again during the
+// backward pass, this time recording on that tape, takes the backward pass through it from the
+// output's adjoint, and adds the gradients of f's arguments into the enclosing tape. Memory for a
+// chain of checkpointed blocks is their outputs plus one block's intermediates, at the price of a
+// second forward pass of each block; the gradients are the same bits, since the same operations
+// run on the same values in the same order.
+//
+// f sees its arguments as variables of its own tape, so every variable it reads must be an
+// argument: a variable of the enclosing recording captured by f would be on another tape (a
+// tape_error says so). Arguments may be parameter-tree containers of variables (a std::vector of
+// a layer's weights); constant arrays are read where they lie; other values are passed as given.
+// The function is copied before each call and the copy runs the backward pass's call, so a
+// generator f holds by value draws the same numbers again (dropout masks survive the recompute);
+// one it reads by reference does not (keep it in f).
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "../core/array.hpp"
+#include "ops.hpp"
+#include "params.hpp"
+#include "record.hpp"
+#include "tape.hpp"
+#include "transforms.hpp"
+#include "../core/ext.hpp"
+
+namespace fusor::ad {
+
+namespace detail {
+
+// An argument as the checkpoint node keeps it: a variable (an expression of variables is evaluated
+// first) as an operand of the enclosing tape; a constant array or expression as an operand read
+// where it lies; anything else by value.
+template <class T, class B>
+struct kept_variable {
+  operand<T, B> o;
+};
+template <class T, class B>
+struct kept_constant {
+  operand<T, B> o;
+};
+template <class X>
+inline constexpr bool is_kept_variable_v = false;
+template <class T, class B>
+inline constexpr bool is_kept_variable_v<kept_variable<T, B>> = true;
+template <class X>
+inline constexpr bool is_kept_constant_v = false;
+template <class T, class B>
+inline constexpr bool is_kept_constant_v<kept_constant<T, B>> = true;
+
+/// Whether parameter-tree-shaped argument A holds variables anywhere.
+template <class A>
+constexpr bool tree_holds_vars() {
+  using X = std::remove_cvref_t<A>;
+  constexpr int k = tree_kind_v<X>;
+  if constexpr (k <= 1) return holds_vars_v<X>;
+  else if constexpr (k == 2)
+    return []<class... E>(std::type_identity<std::tuple<E...>>) {
+      return (tree_holds_vars<E>() || ...);
+    }(std::type_identity<X>{});
+  else if constexpr (k == 3) return tree_holds_vars<typename X::first_type>() || tree_holds_vars<typename X::second_type>();
+  else if constexpr (k == 4 || k == 5) return tree_holds_vars<typename X::value_type>();
+  else return tree_holds_vars<typename X::mapped_type>();
+}
+
+/// fn(a leaf of s, the leaf at the same place in i) over two trees of one structure, in order.
+template <class S, class I, class F>
+void zip_tree(const S& s, const I& i, const F& fn) {
+  constexpr int k = tree_kind_v<S>;
+  if constexpr (k <= 1) {
+    fn(s, i);
+  } else if constexpr (k == 2) {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (zip_tree(std::get<J>(s), std::get<J>(i), fn), ...);
+    }(std::make_index_sequence<std::tuple_size_v<S>>{});
+  } else if constexpr (k == 3) {
+    zip_tree(s.first, i.first, fn);
+    zip_tree(s.second, i.second, fn);
+  } else if constexpr (k == 4 || k == 5) {
+    for (std::size_t j = 0; j < s.size(); ++j) zip_tree(s[j], i[j], fn);
+  } else {
+    for (const auto& [key, e] : s) zip_tree(e, i.at(key), fn);
+  }
+}
+
+/// The tape of the variables in argument trees (one tape, or a tape_error as for any operation).
+template <class... A>
+tape& checkpoint_tape(const A&... args) {
+  tape* t = nullptr;
+  auto visit = [&](const auto& leaf_arg) {
+    if constexpr (holds_vars_v<std::remove_cvref_t<decltype(leaf_arg)>>) {
+      tape* u = common_tape("calling a checkpointed function", leaf_arg);
+      if (t != nullptr && u != t)
+        throw tape_error("fusor: calling a checkpointed function with variables from two different tapes (expected "
+                         "every argument on one tape)");
+      t = u;
+    }
+    return 0;
+  };
+  (map_tree(args, visit), ...);
+  return *t;
+}
+
+/// The tape f records on while it runs: this thread's workspace tape for the nesting depth of the
+/// call (a checkpoint inside a checkpointed function takes the next one), shared by every
+/// checkpointed function and reused, so a chain of checkpointed blocks holds one block's
+/// intermediates at a time, and a second step of the same shapes allocates nothing.
+class workspace_lease {
+ public:
+  workspace_lease() {
+    if (depth_ == tapes_.size()) tapes_.emplace_back();  // a deque never moves its tapes
+    tape_ = &tapes_[depth_++];
+    tape_->reset();
+  }
+  ~workspace_lease() {
+    tape_->stop_watching();
+    --depth_;
+  }
+  workspace_lease(const workspace_lease&) = delete;
+  workspace_lease& operator=(const workspace_lease&) = delete;
+  tape& get() { return *tape_; }
+
+ private:
+  tape* tape_;
+  static inline thread_local std::deque<tape> tapes_;
+  static inline thread_local std::size_t depth_ = 0;
+};
+
+/// Records on this thread whatever an enclosing no_grad says (the recompute of a backward pass
+/// must record, whatever scope the backward pass was started in).
+class recording_on {
+ public:
+  recording_on() : saved_(no_grad_depth) { no_grad_depth = 0; }
+  ~recording_on() { no_grad_depth = saved_; }
+  recording_on(const recording_on&) = delete;
+  recording_on& operator=(const recording_on&) = delete;
+
+ private:
+  int saved_;
+};
+
+/// Operand o as a variable of tape `in`: its buffer borrowed where it is contiguous, else copied.
+template <class T, class B>
+var<T, B> inner_variable(tape& in, const operand<T, B>& o) {
+  if (o.value.strides == contiguous_strides(o.value.shape))
+    return var<T, B>(&in, in.borrowed_slot<T, B>(o.value.data, o.shape(), o.grad));
+  const std::uint32_t id = in.new_slot<T, B>(o.shape(), o.grad);
+  fusor::ext::assign_expr(value_leaf<T, B>(in, id), o.value, false);
+  return var<T, B>(&in, id);
+}
+
+/// The arguments f is called with on tape `in`, in the structure the node keeps.
+template <class Stored>
+auto inner_arguments(tape& in, const Stored& stored) {
+  auto make = [&in](const auto& s) {
+    using S = std::remove_cvref_t<decltype(s)>;
+    if constexpr (is_kept_variable_v<S>) return inner_variable(in, s.o);
+    else if constexpr (is_kept_constant_v<S>) return s.o.view();
+    else return s;
+  };
+  return std::apply(
+      [&](const auto&... s) { return std::tuple<decltype(map_tree(s, make))...>{map_tree(s, make)...}; }, stored);
+}
+
+template <class F, class Stored>
+auto call_inner(F& f, const Stored& inner) {
+  try {
+    return loss_var(std::apply(f, inner));
+  } catch (const tape_error& e) {
+    throw tape_error(std::string(e.what()) +
+                     " [inside ad::checkpoint: the function runs on a tape of its own, so every variable it reads "
+                     "must be one of its arguments]");
+  }
+}
+
+template <class F, class Stored, class R, class B>
+struct checkpoint_back {
+  F f;  // the function as it was before the call (its generators' state)
+  Stored stored;
+
+  void operator()(tape& t, const leaf<R, B>& g) const {
+    workspace_lease lease;
+    tape& in = lease.get();
+    const recording_on record;
+    const use_tape active(in);
+    const auto inner = inner_arguments(in, stored);
+    F again = f;  // every backward pass starts from the same state
+    const auto y = call_inner(again, inner);
+    if (!(y.shape() == g.shape))
+      throw tape_error("fusor: a checkpointed function returned shape " + to_string(y.shape()) +
+                       " when recomputed in the backward pass, but " + to_string(g.shape) +
+                       " when called (expected a function that computes the same thing every call)");
+    if (!y.requires_grad()) return;
+    fusor::ext::assign_expr(adjoint_leaf<R, B>(in, y.id()), g, false);
+    in.slot_at(y.id()).adjoint_written = true;
+    in.run_backward();
+    zip_tree(stored, inner, [&](const auto& s, const auto& v) {
+      using S = std::remove_cvref_t<decltype(s)>;
+      if constexpr (is_kept_variable_v<S>) {
+        using T = typename decltype(s.o)::value_type;
+        const auto& slot = in.slot_at(v.id());
+        if (s.o.grad && slot.adjoint_written)
+          accumulate_into(t, s.o, leaf<T, B>{static_cast<T*>(slot.adjoint), slot.shape, contiguous_strides(slot.shape)},
+                          slot.shape);
+      }
+    });
+  }
+};
+
+template <class F>
+class checkpoint_fn {
+ public:
+  explicit checkpoint_fn(F f) : f_(std::move(f)) {}
+
+  /// f(args...); on variables, one node that runs f again in the backward pass.
+  template <class... A>
+  auto operator()(const A&... args) const {
+    if constexpr (!(tree_holds_vars<A>() || ...)) {
+      return std::invoke(f_, args...);  // arrays: nothing to record
+    } else {
+      tape& t = checkpoint_tape(args...);
+      if (!recording()) return loss_var(std::invoke(f_, args...));  // nothing recorded: nothing to save
+      t.not_replayable("ad::checkpoint (its backward pass calls the function again, which a replay cannot)");
+      auto keep = [&t](const auto& a) {
+        using X = std::remove_cvref_t<decltype(a)>;
+        if constexpr (expression<X>) {
+          using T = value_t<node_t<X>>;
+          using B = backend_of_t<node_t<X>>;
+          if constexpr (holds_vars_v<X>) return kept_variable<T, B>{make_operand<T>(t, a)};
+          else return kept_constant<T, B>{make_operand<T>(t, a)};
+        } else {
+          return a;
+        }
+      };
+      using stored_t = std::tuple<decltype(map_tree(args, keep))...>;
+      stored_t stored{map_tree(args, keep)...};
+      F before = f_;
+      workspace_lease lease;
+      tape& in = lease.get();
+      auto [inner, y] = [&] {
+        const no_grad off;  // the forward pass keeps nothing but the output
+        const use_tape active(in);
+        auto a = inner_arguments(in, stored);
+        auto out = call_inner(f_, a);
+        return std::pair<decltype(a), decltype(out)>(std::move(a), out);
+      }();
+      using R = typename decltype(y)::value_type;
+      using B = typename decltype(y)::backend_type;
+      bool any = false;
+      zip_tree(stored, inner, [&any](const auto& s, const auto&) {
+        if constexpr (is_kept_variable_v<std::remove_cvref_t<decltype(s)>>) any = any || s.o.grad;
+      });
+      auto [v, grad] = new_output<R, B>(t, y.shape(), any);
+      fusor::ext::assign_expr(output_leaf(v), y.as_leaf().value, false);
+      if (grad)
+        record_op<R, B>(t, v.id(), checkpoint_back<F, stored_t, R, B>{std::move(before), std::move(stored)});
+      return v;
+    }
+  }
+
+  /// The function (a layer wrapper reaches its layer's mode and generator through it).
+  F& function() { return f_; }
+  const F& function() const { return f_; }
+
+ private:
+  mutable F f_;  // a call advances its state (a generator), as a layer's does
+};
+
+}  // namespace detail
+
+/// f, recomputed in the backward pass instead of keeping its intermediates on the tape (JAX's
+/// jax.checkpoint, PyTorch's torch.utils.checkpoint). Call it as f: with arrays it is f; with
+/// variables it returns f's output as one variable of the enclosing tape, whose backward pass
+/// runs f again on a tape of its own. Every variable f reads must be an argument (a std::vector
+/// or other parameter-tree container of them counts); f returns one variable or expression of
+/// variables. Checkpoints nest. A recording with a checkpoint cannot be replayed by ad::compile
+/// (a tape_error there). ad::tape_memory() measures the saving.
+template <class F>
+auto checkpoint(F f) {
+  return detail::checkpoint_fn<F>(std::move(f));
+}
+
+}  // namespace fusor::ad
