@@ -98,3 +98,76 @@ TEST_CASE("hessian and hvp: forward over reverse") {
       CHECK(test::close(Hp[std::size_t(i * 5 + j)], i == j ? 0.0 : others, 1e-13));
     }
 }
+
+// Forward mode through the products and convolutions (issue 53): their GEMMs taken on the planes
+// of the dual numbers (linalg's planar product). Each Jacobian by forward mode against reverse
+// mode's, each jvp against central differences (gradcheck), and the same written with ad:: and
+// with fusor:: names (ad::matmul of arrays is fusor::matmul). A function returns a value, not an
+// expression of a product's temporary (eval, found by argument-dependent lookup: ad's or fusor's).
+namespace forwardproducts {
+template <class F>
+void jacobians_agree(const char* name, F f, const arr<double>& x) {
+  const std::string label = name;
+  CAPTURE(label);
+  const auto jf = host_values(ad::jacfwd(f, x));
+  const auto jr = host_values(ad::jacrev(f, x));
+  REQUIRE(jf.size() == jr.size());
+  index_t bad = 0;
+  for (std::size_t i = 0; i < jf.size(); ++i)
+    if (!test::close(jf[i], jr[i], 1e-13) && bad++ == 0) {
+      CAPTURE(i);
+      CHECK(jf[i] == doctest::Approx(jr[i]));
+    }
+  CHECK(bad == 0);
+  const auto r = ad::gradcheck(f, x, {.directions = 4});
+  CHECK_MESSAGE(r.passed, r.report());
+}
+}  // namespace forwardproducts
+
+TEST_CASE("forward mode through matmul, dot, tensordot, einsum and the convolutions: jacfwd against jacrev, jvp against differences") {
+  namespace F = fusor::ad::nn::functional;
+  using forwardproducts::jacobians_agree;
+  const arr<double> A = adops::random({5, 4}, 131), Bm = adops::random({3, 2}, 132), c = adops::random({3}, 133);
+  const arr<double> X = adops::random({4, 3}, 134), T3 = adops::random({3, 4, 2}, 135);
+  jacobians_agree("matmul (constant on the left, tanh after)", [&](const auto& t) { return eval(tanh(ad::matmul(A, t))); }, X);
+  jacobians_agree("matmul (the variable on both sides)", [&](const auto& t) { return ad::matmul(t, fusor::matmul(Bm, fusor::transpose(Bm))); }, X);
+  jacobians_agree("dot with a vector, and a 1-d variable", [&](const auto& t) { return eval(square(ad::dot(t, c))); }, X);
+  jacobians_agree("tensordot", [&](const auto& t) { return ad::tensordot(T3, t, extents{1, 0}, extents{0, 1}); }, X);
+  jacobians_agree("einsum of a constant and a variable", [&](const auto& t) { return ad::einsum("ij,jk->ik", A, eval(sin(t))); }, X);
+  jacobians_agree("einsum of the variable with itself", [&](const auto& t) { return ad::einsum("ij,kj->ik", t, t); }, X);
+  jacobians_agree("einsum transposing one operand", [&](const auto& t) { return eval(square(ad::einsum("ij->ji", t))); }, X);
+  // fusor's own names on arrays of duals (a jvp needs no ad:: spelling)
+  {
+    const arr<double> v = adops::random({4, 3}, 136);
+    const auto [y, dy] = ad::jvp([&](const auto& t) { return fusor::matmul(A, t); }, X, v);
+    const auto want = host_values(arr<double>(fusor::matmul(A, v)));
+    CHECK(host_values(y) == host_values(arr<double>(fusor::matmul(A, X))));
+    CHECK(host_values(dy) == want);  // linear: the tangent is A·v itself
+  }
+  // edge sizes: an empty contraction (the product is zeros) and one-element operands
+  {
+    const arr<double> empty = adops::random({0, 3}, 137), e = adops::random({2, 0}, 138);
+    const auto [y, dy] = ad::jvp([&](const auto& t) { return ad::matmul(e, t); }, empty, empty);
+    CHECK(y.shape() == extents{2, 3});
+    for (double d : host_values(dy)) CHECK(d == 0.0);
+    jacobians_agree("1 x 1 matmul", [&](const auto& t) { return ad::matmul(t, t); }, adops::random({1, 1}, 139));
+  }
+  // bad input: the product's shapes are checked before any work, as for numbers
+  const arr<double> wrong = adops::random({3, 4}, 149);
+  CHECK_THROWS_AS(ad::jvp([&](const auto& t) { return ad::matmul(A, t); }, wrong, wrong), fusor::shape_error);
+  // the convolutions: with respect to the input, and to the weight (the input then a constant)
+  const arr<double> img = adops::random({2, 3, 5, 7}, 140), w = adops::random({4, 3, 3, 2}, 141), bias = adops::random({4}, 142);
+  fusor::ad::nn::conv_options o;
+  o.stride = {2, 1};
+  o.padding = {1};
+  o.dilation = {1, 2};
+  jacobians_agree("conv2d in its input", [&](const auto& t) { return F::conv2d(t, w, bias, o); }, img);
+  jacobians_agree("conv2d in its weight", [&](const auto& k) { return F::conv2d(img, k, o); }, w);
+  const arr<double> sig = adops::random({1, 2, 9}, 143), k1 = adops::random({2, 2, 3}, 144);
+  jacobians_agree("conv_transpose1d in its input", [&](const auto& t) { return F::conv_transpose1d(t, k1); }, sig);
+  // forward over reverse through einsum and the convolutions
+  const arr<double> V = adops::random({4, 3}, 145);
+  adops::hvp_against_differences("einsum", [&](const auto& t) { return sum(square(ad::einsum("ij,jk->ik", A, t))) + sum(t * t * t); }, X, V);
+  const arr<double> small = adops::random({1, 2, 4, 5}, 146), dir = adops::random({1, 2, 4, 5}, 147), k2 = adops::random({3, 2, 2, 2}, 148);
+  adops::hvp_against_differences("conv2d", [&](const auto& t) { return sum(square(tanh(F::conv2d(t, k2)))); }, small, dir);
+}

@@ -7,6 +7,8 @@
 //
 // Storage stays interleaved (value, tangents, value, tangents, ...): array<dual<T, N>> is an
 // ordinary array of an aggregate, and its value plane is a strided view (ad::primal).
+#include <array>
+
 #include "../core/packet_traits.hpp"
 #include "../core/planar.hpp"
 #include "../core/reduce_ops.hpp"
@@ -43,6 +45,17 @@ struct planar_traits<ad::dual<T, N>> {
   /// Sums and means act on value and tangents independently.
   template <class Op>
   static constexpr bool plane_reduction = std::is_same_v<Op, detail::sum_op> || std::is_same_v<Op, detail::mean_sum_op>;
+  /// The product rule: (a.v + a.t ε)(b.v + b.t ε) = a.v b.v + (a.t b.v + a.v b.t) ε, so a matrix
+  /// product of duals is 2N + 1 GEMMs on the planes (BLAS has no dual numbers).
+  static constexpr std::array<plane_term, 2 * N + 1> product = [] {
+    std::array<plane_term, 2 * N + 1> t{};
+    t[0] = plane_term{0, 0, 0};
+    for (int k = 1; k <= N; ++k) {
+      t[2 * k - 1] = plane_term{k, k, 0};
+      t[2 * k] = plane_term{k, 0, k};
+    }
+    return t;
+  }();
 };
 
 // the gate of a reverse-mode adjoint sum is a select on a loop-invariant flag: SIMD wherever

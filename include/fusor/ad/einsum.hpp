@@ -106,7 +106,7 @@ template <expression A>
   requires detail::holds_vars_v<A>
 auto einsum(std::string_view pattern, const A& a) {
   using T = value_t<node_t<A>>;
-  static_assert(std::is_floating_point_v<T> || fusor::ext::small_float_v<T>, "fusor: einsum of variables needs float, double, float16 or bfloat16 values (forward over reverse, i.e. hessian or hvp, does not go through einsum yet: write the product with ad::matmul or ad::tensordot, which it does)");
+  static_assert(std::is_floating_point_v<detail::lane_t<T>> || fusor::ext::small_float_v<T>, "fusor: einsum of variables needs float, double, float16 or bfloat16 values or their dual numbers");
   tape& t = *detail::common_tape("einsum", a);
   const detail::operand<T, backend_of_t<node_t<A>>> x[1] = {detail::make_operand<T>(t, a)};
   return detail::einsum_op<1>(t, pattern, x);
@@ -118,11 +118,25 @@ template <expression A, expression Bx>
   requires(detail::holds_vars_v<A> || detail::holds_vars_v<Bx>)
 auto einsum(std::string_view pattern, const A& a, const Bx& b) {
   using T = detail::product_value_t<A, Bx>;
-  static_assert(std::is_floating_point_v<T> || fusor::ext::small_float_v<T>, "fusor: einsum of variables needs float, double, float16 or bfloat16 values (forward over reverse, i.e. hessian or hvp, does not go through einsum yet: write the product with ad::matmul or ad::tensordot, which it does)");
+  static_assert(std::is_floating_point_v<detail::lane_t<T>> || fusor::ext::small_float_v<T>, "fusor: einsum of variables needs float, double, float16 or bfloat16 values or their dual numbers");
   tape& t = *detail::common_tape("einsum", a, b);
   using Bk = backend_of_t<node_t<std::conditional_t<detail::holds_vars_v<A>, A, Bx>>>;
   const detail::operand<T, Bk> x[2] = {detail::make_operand<T>(t, a), detail::make_operand<T>(t, b)};
   return detail::einsum_op<2>(t, pattern, x);
+}
+
+/// fusor::einsum, for arrays and expressions without variables (one function then serves reverse
+/// mode, forward mode on arrays of dual numbers, and plain evaluation).
+template <expression A>
+  requires(!detail::holds_vars_v<A>)
+auto einsum(std::string_view pattern, const A& a) {
+  return fusor::einsum(pattern, a);
+}
+/// fusor::einsum of two operands without variables.
+template <expression A, expression Bx>
+  requires(!detail::holds_vars_v<A> && !detail::holds_vars_v<Bx>)
+auto einsum(std::string_view pattern, const A& a, const Bx& b) {
+  return fusor::einsum(pattern, a, b);
 }
 
 }  // namespace fusor::ad

@@ -32,33 +32,11 @@ strided_t<T, B> swap_last(const strided_t<T, B>& v) {
   return {v.data(), s, st};
 }
 
-/// c = a @ b. BLAS has no dual numbers (forward over reverse: hessian, hvp), so for duals the
-/// product is taken plane by plane: the values' product, and for each of the N tangents
-/// a.t·b.v + a.v·b.t, 2N + 1 GEMMs on strided views of the planes (copied to BLAS layouts by
-/// matmul_into where needed).
+/// c = a @ b (for dual numbers, forward over reverse, 2N + 1 GEMMs on their planes: linalg's
+/// planar product).
 template <class T, class B>
 void product_into_view(const strided_t<T, B>& a, const strided_t<T, B>& b, const strided_t<T, B>& c) {
-  namespace la = fusor::ext::linalg;
-  if constexpr (!is_dual_v<T>) {
-    la::matmul_into(a, b, c);
-  } else {
-    using R = typename T::lane_type;
-    constexpr int N = T::tangents;
-    static_assert(sizeof(T) == (N + 1) * sizeof(R), "fusor: dual<T, N> must be N + 1 packed values");
-    auto plane = [](const strided_t<T, B>& v, int k) {
-      extents st = v.strides();
-      for (int d = 0; d < st.size(); ++d) st[d] *= N + 1;
-      return strided_t<R, B>(reinterpret_cast<R*>(v.data()) + k, v.shape(), st);
-    };
-    la::matmul_into(plane(a, 0), plane(b, 0), plane(c, 0));
-    array<R, B> cross(c.shape());
-    for (int k = 1; k <= N; ++k) {
-      la::matmul_into(plane(a, k), plane(b, 0), plane(c, k));
-      la::matmul_into(plane(a, 0), plane(b, k), strided_t<R, B>(cross.view()));
-      const leaf<R, B> ck = plane(c, k).as_leaf();
-      fusor::ext::assign_expr(ck, ck + cross.as_leaf(), false);
-    }
-  }
+  fusor::ext::linalg::matmul_into(a, b, c);
 }
 
 /// The tape scratch buffer a matmul adjoint's product passes through when it adds to an adjoint
@@ -251,6 +229,34 @@ auto dot(const A& a, const Bx& b) {
   }
   if (sb.size() <= 2 || sa.size() == 1) return var<T, Bk>(ad::matmul(a, b));
   return var<T, Bk>(ad::tensordot(a, b, extents{index_t(sa.size() - 1)}, extents{index_t(sb.size() - 2)}));
+}
+
+// On arrays (no variable) the products are fusor's: one function written with ad::matmul then
+// serves reverse mode (variables), forward mode (arrays of dual numbers: GEMMs on their planes,
+// jvp, jacfwd, and the jacobian that picks forward mode) and plain evaluation.
+/// fusor::matmul, for arrays and expressions without variables.
+template <expression A, expression Bx>
+  requires(!detail::holds_vars_v<A> && !detail::holds_vars_v<Bx>)
+auto matmul(const A& a, const Bx& b) {
+  return fusor::matmul(a, b);
+}
+/// fusor::tensordot, for arrays and expressions without variables.
+template <expression A, expression Bx>
+  requires(!detail::holds_vars_v<A> && !detail::holds_vars_v<Bx>)
+auto tensordot(const A& a, const Bx& b, const extents& axes_a, const extents& axes_b) {
+  return fusor::tensordot(a, b, axes_a, axes_b);
+}
+/// fusor::tensordot(a, b, n), for arrays and expressions without variables.
+template <expression A, expression Bx>
+  requires(!detail::holds_vars_v<A> && !detail::holds_vars_v<Bx>)
+auto tensordot(const A& a, const Bx& b, int n = 2) {
+  return fusor::tensordot(a, b, n);
+}
+/// fusor::dot, for arrays and expressions without variables.
+template <expression A, expression Bx>
+  requires(!detail::holds_vars_v<A> && !detail::holds_vars_v<Bx>)
+auto dot(const A& a, const Bx& b) {
+  return fusor::dot(a, b);
 }
 
 }  // namespace fusor::ad

@@ -19,8 +19,18 @@ namespace fusor {
 ///   template <class F> static constexpr bool packet_functor;   F runs on rebind<packet> as it is
 ///   template <class F> static constexpr bool extracts;         F takes an E to its plane type
 ///   template <class Op> static constexpr bool plane_reduction; Op reduces each plane on its own
+///   static constexpr std::array<plane_term, K> product;       (optional) a * b plane by plane:
+///                                           plane t.out of the product is the sum, over the terms
+///                                           t naming it, of a's plane t.a times b's plane t.b
+///                                           (a dual number's product rule). With it, matrix
+///                                           products of E are GEMMs on the planes (linalg).
 template <class E>
 struct planar_traits;
+
+/// One term of a planar product: a's plane `a` times b's plane `b`, summed into plane `out`.
+struct plane_term {
+  int out, a, b;
+};
 
 /// E has visible planar_traits.
 template <class E>
@@ -28,5 +38,9 @@ concept planar = requires {
   typename planar_traits<E>::lane;
   { planar_traits<E>::planes } -> std::convertible_to<int>;
 };
+
+/// E is made of planes and its product is bilinear in them (planar_traits<E>::product).
+template <class E>
+concept planar_product = planar<E> && requires { planar_traits<E>::product.size(); };
 
 }  // namespace fusor

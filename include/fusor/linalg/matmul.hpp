@@ -12,6 +12,7 @@
 
 #include "detail/views.hpp"
 #include "../core/context.hpp"
+#include "../core/planar.hpp"
 
 namespace fusor {
 
@@ -61,9 +62,43 @@ void product(bool ta, bool tb, index_t m, index_t n, index_t k, const T* a, inde
 }
 
 /// c = a @ b for views of rank >= 2 whose batch axes broadcast to c's (checked by the caller);
-/// c does not overlap a or b.
+/// c does not overlap a or b. Numbers go to the backend's GEMM, planar elements (dual numbers) to
+/// GEMMs on their planes.
 template <class T, class B>
-void matmul_into(const strided<T, B>& av, const strided<T, B>& bv, const strided<T, B>& c) {
+void matmul_into(const strided<T, B>& av, const strided<T, B>& bv, const strided<T, B>& c);
+
+/// c = a @ b for elements made of planes with a bilinear product (planar_traits<T>::product: dual
+/// numbers): one product of lane matrices per term, on strided views of the planes (copied to
+/// BLAS layouts where needed); a plane's later terms are added through one temporary.
+template <class T, class B>
+  requires planar_product<T>
+void planar_matmul_into(const strided<T, B>& a, const strided<T, B>& b, const strided<T, B>& c) {
+  using traits = planar_traits<T>;
+  using R = typename traits::lane;
+  static_assert(sizeof(T) == traits::planes * sizeof(R), "fusor: a planar element is its planes, packed");
+  auto plane = [](const strided<T, B>& v, int k) {
+    extents st = v.strides();
+    for (int d = 0; d < st.size(); ++d) st[d] *= traits::planes;
+    return strided<R, B>(reinterpret_cast<R*>(v.data()) + k, v.shape(), st);
+  };
+  bool written[traits::planes] = {};
+  const array<R, B> term(traits::product.size() > std::size_t(traits::planes) ? c.shape() : extents{0});
+  for (const plane_term& t : traits::product) {
+    if (!written[t.out]) {
+      matmul_into(plane(a, t.a), plane(b, t.b), plane(c, t.out));
+      written[t.out] = true;
+    } else {
+      matmul_into(plane(a, t.a), plane(b, t.b), strided<R, B>(const_cast<R*>(term.data()), c.shape()));
+      const leaf<R, B> out = plane(c, t.out).as_leaf();
+      assign_expr(out, out + term.as_leaf(), false);
+    }
+  }
+  for (int k = 0; k < traits::planes; ++k)
+    if (!written[k]) assign_expr(plane(c, k).as_leaf(), scalar_expr<R>{R(0)}, false);
+}
+
+template <class T, class B>
+void gemm_matmul_into(const strided<T, B>& av, const strided<T, B>& bv, const strided<T, B>& c) {
   const int nc = c.ndim(), nb = nc - 2;
   if (c.size() == 0) return;
   mat_stack<T, B> a = make_stack(av), b = make_stack(bv);
@@ -137,6 +172,12 @@ void matmul_into(const strided<T, B>& av, const strided<T, B>& bv, const strided
     }
   }
   if (ctmp.data()) assign_expr(c.as_leaf(), ctmp.as_leaf(), false);
+}
+
+template <class T, class B>
+void matmul_into(const strided<T, B>& av, const strided<T, B>& bv, const strided<T, B>& c) {
+  if constexpr (planar_product<T>) planar_matmul_into(av, bv, c);
+  else gemm_matmul_into(av, bv, c);
 }
 
 /// Shapes of a matmul: promoted operand shapes, the batch shape, and the result shape.

@@ -98,17 +98,42 @@ O contiguous_operand(ad::tape& t, const X&, const O& v, const char* what) {
 
 template <class T>
 constexpr void require_conv_type() {
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || fusor::ext::small_float_v<T>,
-                "fusor: convolutions take float, double, float16 or bfloat16 values (cast first)");
+  // dual numbers: forward mode (jvp, jacfwd) and forward over reverse (hessian, hvp), the GEMMs
+  // taken on their planes
+  static_assert(std::is_same_v<ad::detail::lane_t<T>, float> || std::is_same_v<ad::detail::lane_t<T>, double> ||
+                    fusor::ext::small_float_v<T>,
+                "fusor: convolutions take float, double, float16 or bfloat16 values or their dual numbers (cast first)");
 }
 
 /// fn(x, weight) with `dims` spatial axes (0: the weight's), no bias.
+/// x's elements as a contiguous array of T: itself, or a plain operand beside dual numbers
+/// promoted (its tangents zero).
+template <class T, class X>
+auto contiguous_as(const X& x) {
+  if constexpr (std::is_same_v<value_of_t<X>, T>) return fusor::ext::contiguous_of(x);
+  else return array<T, backend_of_t<node_t<X>>>(fusor::cast<T>(x));
+}
+
+/// The element type a convolution of x and weight computes in: their one type, or dual numbers
+/// beside a plain operand of their lane type (forward mode in the input or in the weights: the
+/// plain one is promoted).
+template <class X, class W>
+using conv_value_t = std::conditional_t<ad::is_dual_v<value_of_t<W>>, value_of_t<W>, value_of_t<X>>;
+template <class X, class W>
+constexpr void require_conv_pair() {
+  using T = conv_value_t<X, W>;
+  require_conv_type<T>();
+  static_assert(std::is_same_v<value_of_t<X>, value_of_t<W>> ||
+                    (ad::is_dual_v<T> && (std::is_same_v<value_of_t<X>, ad::detail::lane_t<T>> ||
+                                          std::is_same_v<value_of_t<W>, ad::detail::lane_t<T>>)),
+                "fusor: a convolution's input and weight must have one element type (cast first)");
+}
+
 template <class X, class W>
 auto conv_of(const char* fn, int dims, const X& x, const W& weight, const conv_options& o) {
-  using T = value_of_t<X>;
+  using T = conv_value_t<X, W>;
   using B = backend_of_t<node_t<X>>;
-  require_conv_type<T>();
-  static_assert(std::is_same_v<T, value_of_t<W>>, "fusor: a convolution's input and weight must have one element type (cast first)");
+  require_conv_pair<X, W>();
   static_assert(std::is_same_v<B, backend_of_t<node_t<W>>>, "fusor: a convolution's input and weight must be on one backend");
   const conv_geometry g = plan_conv(fn, expr_shape(fusor::ext::to_node(x)), expr_shape(fusor::ext::to_node(weight)), o, dims);
   if constexpr (has_vars<X>() || has_vars<W>()) {
@@ -125,8 +150,8 @@ auto conv_of(const char* fn, int dims, const X& x, const W& weight, const conv_o
     if (grad) ad::detail::record_op<T, B>(t, out.id(), conv_back<T, B>{ox, ow, g, columns});
     return out;
   } else {
-    const auto xc = fusor::ext::contiguous_of(x);
-    const auto wc = fusor::ext::contiguous_of(weight);
+    const auto xc = contiguous_as<T>(x);
+    const auto wc = contiguous_as<T>(weight);
     return convolve_arrays<T, B>(g, xc.view(), wc.view());
   }
 }

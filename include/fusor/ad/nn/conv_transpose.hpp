@@ -153,10 +153,9 @@ struct conv_transpose_back {
 
 template <class X, class W>
 auto conv_transpose_of(const char* fn, int dims, const X& x, const W& weight, const conv_transpose_options& o) {
-  using T = value_of_t<X>;
+  using T = conv_value_t<X, W>;
   using B = backend_of_t<node_t<X>>;
-  require_conv_type<T>();
-  static_assert(std::is_same_v<T, value_of_t<W>>, "fusor: a convolution's input and weight must have one element type (cast first)");
+  require_conv_pair<X, W>();
   static_assert(std::is_same_v<B, backend_of_t<node_t<W>>>, "fusor: a convolution's input and weight must be on one backend");
   const conv_geometry g =
       plan_conv_transpose(fn, expr_shape(fusor::ext::to_node(x)), expr_shape(fusor::ext::to_node(weight)), o, dims);
@@ -174,8 +173,8 @@ auto conv_transpose_of(const char* fn, int dims, const X& x, const W& weight, co
     if (grad) ad::detail::record_op<T, B>(t, out.id(), conv_transpose_back<T, B>{ox, ow, g});
     return out;
   } else {
-    const auto xc = fusor::ext::contiguous_of(x);
-    const auto wc = fusor::ext::contiguous_of(weight);
+    const auto xc = contiguous_as<T>(x);
+    const auto wc = contiguous_as<T>(weight);
     array<T, B> out(out_shape);
     if (out.size() == 0) return out;
     array<T, B> gp(xc.view().shape()), dcols(g.columns_shape());
