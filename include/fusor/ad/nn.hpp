@@ -11,6 +11,7 @@
 #include "nn/checkpoint.hpp"
 #include "nn/checkpointed.hpp"
 #include "nn/conv.hpp"
+#include "nn/data_parallel.hpp"
 #include "nn/conv_transpose.hpp"
 #include "nn/flatten.hpp"
 #include "nn/normalization.hpp"
