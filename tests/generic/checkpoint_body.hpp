@@ -214,7 +214,7 @@ TEST_CASE("nn::checkpointed: a causal transformer with dropout, bit for bit, two
         std::string("checkpointed ") + nn::transformer_encoder_layer::name());
 }
 
-TEST_CASE("ad::checkpoint bad use: a captured variable, a function that changes, a replay; tape::bytes") {
+TEST_CASE("ad::checkpoint bad use: captured variables, a function that throws or changes, a replay; a layer without parameters; tape::bytes") {
   const D x = draws(41, {2, 3});
   const D w = draws(42, {2, 3});
   {  // a variable of the enclosing recording read by the function
@@ -229,6 +229,42 @@ TEST_CASE("ad::checkpoint bad use: a captured variable, a function that changes,
       CHECK(std::string(e.what()).find("two different tapes") != std::string::npos);
       CHECK(std::string(e.what()).find("inside ad::checkpoint") != std::string::npos);
     }
+  }
+  {  // a captured variable returned as it is: named, not used
+    ad::tape t;
+    const auto xv = ad::param(t, x);
+    const auto wv = ad::param(t, w);
+    auto leak = ad::checkpoint([&wv](const auto&) { return wv; });
+    CHECK_THROWS_WITH_AS((void)leak(xv), doctest::Contains("returned a variable of another tape"), ad::tape_error);
+  }
+  {  // a function that throws: the thread's recording state is as before, and the next call works
+    ad::tape t;
+    const auto xv = ad::param(t, x);
+    bool fail = true;
+    auto flaky = ad::checkpoint([&fail](const auto& v) {
+      if (fail) throw fusor::value_error("fusor test: thrown inside a checkpointed function");
+      return ad::eval(v * 3.0);
+    });
+    CHECK_THROWS_AS((void)flaky(xv), fusor::value_error);
+    CHECK(ad::recording());
+    CHECK_FALSE(ad::has_active_tape());
+    fail = false;
+    const auto y = flaky(xv);
+    ad::backward(ad::sum(y));
+    CHECK(host_values(D(ad::gradient(xv))) == std::vector<double>(6, 3.0));
+  }
+  {  // a checkpointed layer without parameters (dropout) on a variable, and on an array
+    auto model = nn::sequential<double, B>(nn::linear(3, 4), nn::checkpointed(nn::dropout(0.5, 9)), nn::linear(4, 2));
+    auto plain = nn::sequential<double, B>(nn::linear(3, 4), nn::dropout(0.5, 9), nn::linear(4, 2));
+    const auto p = plain.init(3);
+    auto loss = [&](auto& m) { return [&](const auto& q) { return sum(fusor::square(m(q, x))); }; };
+    const auto [v0, g0] = ad::value_and_grad(loss(plain))(p);
+    const auto [v1, g1] = ad::value_and_grad(loss(model))(p);
+    CHECK(v1 == v0);
+    for (const auto& [name, g] : g0) CHECK(host_values(g1.at(name)) == host_values(g));
+    model.eval();
+    plain.eval();
+    CHECK(host_values(model(p, x)) == host_values(plain(p, x)));
   }
   {  // a function whose recompute differs from its call
     int calls = 0;

@@ -187,6 +187,24 @@ TEST_CASE("nn::data_parallel bad input: a rank with another tree, negative or no
   });
   for (const auto& m : messages) CHECK(m.find("rank 0 has 1 arrays of 3 elements") != std::string::npos);
   for (const auto& k : kept) CHECK(k == std::vector<double>{1.0, 1.0, 1.0});
+  // one rank's negative count, or the same totals in other shapes: every rank throws (none waits)
+  for (int variant = 0; variant < 2; ++variant) {
+    CAPTURE(variant);
+    std::vector<int> thrown(2, 0);
+    on_ranks(2, [&](thread_rank c) {
+      const nn::data_parallel<thread_rank> dp(c);
+      std::vector<D> grads;
+      const bool swapped = variant == 1 && c.rank() == 1;
+      grads.push_back(fusor::full<double, B>(extents{swapped ? 5 : 3}, 1.0));
+      grads.push_back(fusor::full<double, B>(extents{swapped ? 3 : 5}, 1.0));
+      try {
+        dp.average_gradients(grads, variant == 0 && c.rank() == 1 ? -2 : 1);
+      } catch (const fusor::value_error&) {
+        thrown[std::size_t(c.rank())] = 1;
+      }
+    });
+    CHECK(thrown == std::vector<int>{1, 1});
+  }
   const nn::data_parallel<nn::single_process> one;
   params_t g;
   g.emplace("w", fusor::full<double, B>(extents{2, 2}, 3.0));

@@ -1,10 +1,11 @@
 #pragma once
 // Gradient checkpointing (rematerialisation; JAX's jax.checkpoint, PyTorch's
 // torch.utils.checkpoint): ad::checkpoint(f) is f, except that a call on variables keeps only f's
-// output on the tape. f runs on a tape of its own with nothing recorded, its output is copied out,
-// and its intermediates are dropped; the node recorded for the call runs f again during the
-// backward pass, this time recording on that tape, takes the backward pass through it from the
-// output's adjoint, and adds the gradients of f's arguments into the enclosing tape. Memory for a
+// output on the tape. f runs on a workspace tape of its own, its output is copied out, and the
+// workspace is reset (its buffers stay for the next block); the node recorded for the call runs f
+// again during the backward pass on that workspace, takes the backward pass through it from the
+// output's adjoint, and adds the gradients of f's arguments into the enclosing tape. Both calls
+// record alike, so they compute the same values (and a transform f calls inside works in both). Memory for a
 // chain of checkpointed blocks is their outputs plus one block's intermediates, at the price of a
 // second forward pass of each block; the gradients are the same bits, since the same operations
 // run on the same values in the same order.
@@ -94,9 +95,10 @@ void zip_tree(const S& s, const I& i, const F& fn) {
   }
 }
 
-/// The tape of the variables in argument trees (one tape, or a tape_error as for any operation).
+/// The tape of the variables in argument trees (one tape, or a tape_error as for any operation);
+/// nullptr when the containers that could hold variables are empty.
 template <class... A>
-tape& checkpoint_tape(const A&... args) {
+tape* checkpoint_tape(const A&... args) {
   tape* t = nullptr;
   auto visit = [&](const auto& leaf_arg) {
     if constexpr (holds_vars_v<std::remove_cvref_t<decltype(leaf_arg)>>) {
@@ -109,10 +111,11 @@ tape& checkpoint_tape(const A&... args) {
     return 0;
   };
   (map_tree(args, visit), ...);
-  return *t;
+  return t;
 }
 
-/// The tape f records on while it runs: this thread's workspace tape for the nesting depth of the
+/// The tape f records on while it runs (reset when the call is done): this thread's workspace
+/// tape for the nesting depth of the
 /// call (a checkpoint inside a checkpointed function takes the next one), shared by every
 /// checkpointed function and reused, so a chain of checkpointed blocks holds one block's
 /// intermediates at a time, and a second step of the same shapes allocates nothing.
@@ -124,7 +127,7 @@ class workspace_lease {
     tape_->reset();
   }
   ~workspace_lease() {
-    tape_->stop_watching();
+    tape_->reset();  // the recording and the arrays it kept go; the buffers stay
     --depth_;
   }
   workspace_lease(const workspace_lease&) = delete;
@@ -174,14 +177,20 @@ auto inner_arguments(tape& in, const Stored& stored) {
 }
 
 template <class F, class Stored>
-auto call_inner(F& f, const Stored& inner) {
-  try {
-    return loss_var(std::apply(f, inner));
-  } catch (const tape_error& e) {
-    throw tape_error(std::string(e.what()) +
-                     " [inside ad::checkpoint: the function runs on a tape of its own, so every variable it reads "
-                     "must be one of its arguments]");
-  }
+auto call_inner(tape& in, F& f, const Stored& inner) {
+  constexpr const char* hint =
+      " [inside ad::checkpoint: the function runs on a tape of its own, so every variable it reads must be one of its "
+      "arguments]";
+  auto y = [&] {
+    try {
+      return loss_var(std::apply(f, inner));
+    } catch (const tape_error& e) {
+      throw tape_error(std::string(e.what()) + hint);
+    }
+  }();
+  if (y.owner() != &in)
+    throw tape_error(std::string("fusor: a checkpointed function returned a variable of another tape (one it captured)") + hint);
+  return y;
 }
 
 template <class F, class Stored, class R, class B>
@@ -196,7 +205,7 @@ struct checkpoint_back {
     const use_tape active(in);
     const auto inner = inner_arguments(in, stored);
     F again = f;  // every backward pass starts from the same state
-    const auto y = call_inner(again, inner);
+    const auto y = call_inner(in, again, inner);
     if (!(y.shape() == g.shape))
       throw tape_error("fusor: a checkpointed function returned shape " + to_string(y.shape()) +
                        " when recomputed in the backward pass, but " + to_string(g.shape) +
@@ -229,8 +238,10 @@ class checkpoint_fn {
     if constexpr (!(tree_holds_vars<A>() || ...)) {
       return std::invoke(f_, args...);  // arrays: nothing to record
     } else {
-      tape& t = checkpoint_tape(args...);
-      if (!recording()) return loss_var(std::invoke(f_, args...));  // nothing recorded: nothing to save
+      tape* outer = checkpoint_tape(args...);
+      // nothing recorded, or no variable after all (empty containers): nothing to save
+      if (outer == nullptr || !recording()) return loss_var(std::invoke(f_, args...));
+      tape& t = *outer;
       t.not_replayable("ad::checkpoint (its backward pass calls the function again, which a replay cannot)");
       auto keep = [&t](const auto& a) {
         using X = std::remove_cvref_t<decltype(a)>;
@@ -249,10 +260,9 @@ class checkpoint_fn {
       workspace_lease lease;
       tape& in = lease.get();
       auto [inner, y] = [&] {
-        const no_grad off;  // the forward pass keeps nothing but the output
         const use_tape active(in);
         auto a = inner_arguments(in, stored);
-        auto out = call_inner(f_, a);
+        auto out = call_inner(in, f_, a);
         return std::pair<decltype(a), decltype(out)>(std::move(a), out);
       }();
       using R = typename decltype(y)::value_type;

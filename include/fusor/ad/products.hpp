@@ -32,13 +32,6 @@ strided_t<T, B> swap_last(const strided_t<T, B>& v) {
   return {v.data(), s, st};
 }
 
-/// c = a @ b (for dual numbers, forward over reverse, 2N + 1 GEMMs on their planes: linalg's
-/// planar product).
-template <class T, class B>
-void product_into_view(const strided_t<T, B>& a, const strided_t<T, B>& b, const strided_t<T, B>& c) {
-  fusor::ext::linalg::matmul_into(a, b, c);
-}
-
 /// The tape scratch buffer a matmul adjoint's product passes through when it adds to an adjoint
 /// already written.
 inline constexpr std::size_t product_scratch = 2;
@@ -70,14 +63,14 @@ struct matmul_back {
     const bool whole = o.value.data == static_cast<const T*>(s.value) && o.shape() == s.shape &&
                        o.value.strides == contiguous_strides(s.shape);
     if (!s.adjoint_written && whole && full == promoted) {  // the GEMM writes the adjoint itself
-      product_into_view(x, y, strided_t<T, B>(adj, promoted));
+      fusor::ext::linalg::matmul_into(x, y, strided_t<T, B>(adj, promoted));
       s.adjoint_written = true;
       return;
     }
     // the product in a scratch buffer the tape keeps (reduce_to, which accumulate_into may call,
     // has 0 and 1): a parameter used twice costs a replay no allocation
     T* prod = static_cast<T*>(t.scratch<B>(product_scratch, std::size_t(full.numel()) * sizeof(T)));
-    product_into_view(x, y, strided_t<T, B>(prod, full));
+    fusor::ext::linalg::matmul_into(x, y, strided_t<T, B>(prod, full));
     extents shape = full;
     if (column) shape = fusor::ext::drop_axis(full, full.size() - 1);  // (..., K, 1) -> (..., K)
     accumulate_into(t, o, leaf<T, B>{prod, shape, contiguous_strides(shape)}, shape);
@@ -102,7 +95,7 @@ void matmul_forward(tape& t, const void* payload) {
   const auto& n = *static_cast<const matmul_step<T, B>*>(payload);
   const auto p = la::plan_matmul(n.a.shape(), n.b.shape(), "matmul");
   const leaf<T, B> o = value_leaf<T, B>(t, n.out);
-  product_into_view(la::promote_view(strided_t<T, B>(n.a.view()), true),
+  fusor::ext::linalg::matmul_into(la::promote_view(strided_t<T, B>(n.a.view()), true),
                     la::promote_view(strided_t<T, B>(n.b.view()), false),
                     la::full_view(strided_t<T, B>(o.data, p.result, contiguous_strides(p.result)), p,
                                   n.a.shape().size() == 1, n.b.shape().size() == 1));

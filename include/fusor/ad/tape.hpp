@@ -185,8 +185,9 @@ class tape {
   std::size_t size() const { return nodes_.size(); }
   /// The bytes of memory this tape holds now: its own value and adjoint buffers (kept across
   /// resets for the next recording), scratch and constant buffers, and the arrays it keeps until
-  /// reset (an operation's result, a custom adjoint's residuals). Borrowed buffers (parameters, the
-  /// gradients a transform hands back) are their owners'. ad::tape_memory() sums every tape.
+  /// reset (an operation's result kept as an array). Not counted: borrowed buffers (parameters, the
+  /// gradients a transform hands back: their owners'), the node arena, and other objects kept
+  /// (a custom adjoint's residuals). ad::tape_memory() sums every tape.
   std::size_t bytes() const { return held_ + kept_bytes_; }
 
   // ---- used by var, the recording functions and backward ----------------------------------------

@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <type_traits>
 
@@ -25,7 +26,8 @@
 
 namespace fusor::mpi {
 
-/// MPI failed (a call returned an error code): the message names the call and MPI's own text.
+/// MPI failed: the message names the call and MPI's own text. (MPI's default error handler ends
+/// the job itself; under MPI_ERRORS_RETURN on the communicator the calls here throw this.)
 struct mpi_error : error {
   using error::error;
 };
@@ -68,7 +70,10 @@ class session {
   session(const session&) = delete;
   session& operator=(const session&) = delete;
   ~session() {
-    if (started_) MPI_Finalize();
+    if (!started_) return;
+    // leaving by an exception: the other ranks may wait in a collective for ever, so end them all
+    if (std::uncaught_exceptions() > 0) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Finalize();
   }
   /// Whether this session started MPI.
   bool started() const { return started_; }

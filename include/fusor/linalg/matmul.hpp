@@ -82,13 +82,13 @@ void planar_matmul_into(const strided<T, B>& a, const strided<T, B>& b, const st
     return strided<R, B>(reinterpret_cast<R*>(v.data()) + k, v.shape(), st);
   };
   bool written[traits::planes] = {};
-  const array<R, B> term(traits::product.size() > std::size_t(traits::planes) ? c.shape() : extents{0});
+  array<R, B> term(traits::product.size() > std::size_t(traits::planes) ? c.shape() : extents{0});
   for (const plane_term& t : traits::product) {
     if (!written[t.out]) {
       matmul_into(plane(a, t.a), plane(b, t.b), plane(c, t.out));
       written[t.out] = true;
     } else {
-      matmul_into(plane(a, t.a), plane(b, t.b), strided<R, B>(const_cast<R*>(term.data()), c.shape()));
+      matmul_into(plane(a, t.a), plane(b, t.b), strided<R, B>(term.data(), c.shape()));
       const leaf<R, B> out = plane(c, t.out).as_leaf();
       assign_expr(out, out + term.as_leaf(), false);
     }

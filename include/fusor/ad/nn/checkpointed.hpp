@@ -62,12 +62,13 @@ class checkpointed {
   const L& layer() const { return fn_.function().layer; }
   L& layer() { return fn_.function().layer; }
 
-  /// The layer's output. On variables one tape node; its parameters are read through get, as the
-  /// layer reads them. On arrays the layer itself.
+  /// The layer's output. On a variable input one tape node; its parameters are read through get,
+  /// as the layer reads them. On an array input (inference, or a model's first layer) the layer
+  /// itself: there is no activation to save before it.
   template <class X, class Get>
   auto operator()(const X& x, const Get& get) {
     using P = std::remove_cvref_t<decltype(get(std::size_t(0)))>;
-    if constexpr (!ad::detail::holds_vars_v<X> && !ad::detail::holds_vars_v<P>) {
+    if constexpr (!ad::detail::holds_vars_v<X>) {
       return layer()(x, get);
     } else {
       std::vector<typename detail::held_parameter<P>::type> params;

@@ -105,7 +105,6 @@ constexpr void require_conv_type() {
                 "fusor: convolutions take float, double, float16 or bfloat16 values or their dual numbers (cast first)");
 }
 
-/// fn(x, weight) with `dims` spatial axes (0: the weight's), no bias.
 /// x's elements as a contiguous array of T: itself, or a plain operand beside dual numbers
 /// promoted (its tangents zero).
 template <class T, class X>
@@ -129,6 +128,7 @@ constexpr void require_conv_pair() {
                 "fusor: a convolution's input and weight must have one element type (cast first)");
 }
 
+/// fn(x, weight) with `dims` spatial axes (0: the weight's), no bias.
 template <class X, class W>
 auto conv_of(const char* fn, int dims, const X& x, const W& weight, const conv_options& o) {
   using T = conv_value_t<X, W>;

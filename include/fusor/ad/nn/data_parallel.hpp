@@ -15,14 +15,10 @@
 // the host, reduced there and copied back. The reduction runs after the backward pass (not
 // overlapped with it yet).
 #include <algorithm>
-#include <array>
 #include <concepts>
 #include <cstddef>
-#include <map>
 #include <string>
-#include <tuple>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,6 +26,7 @@
 #include "../../core/error.hpp"
 #include "../../core/slice.hpp"
 #include "../../core/ext.hpp"
+#include "../optim/leaves.hpp"
 
 namespace fusor::ad::nn {
 
@@ -78,62 +75,6 @@ struct data_parallel_options {
   std::size_t bucket_bytes = std::size_t(25) << 20;  // PyTorch's bucket_cap_mb = 25
 };
 
-namespace detail {
-// The arrays of a parameter tree (an array, or a std::map, std::unordered_map, std::vector,
-// std::array, std::tuple or std::pair of trees), visited in the tree's order: a std::map's is its
-// keys' order, the same on every rank; an unordered map is visited in sorted key order.
-template <class Tree, class F>
-void for_each_array(Tree& tree, const F& fn) {
-  using X = std::remove_cvref_t<Tree>;
-  if constexpr (fusor::ext::is_array_v<X>) {
-    fn(tree);
-  } else if constexpr (requires { typename X::key_type; typename X::mapped_type; }) {
-    if constexpr (requires { typename X::key_compare; }) {
-      for (auto& entry : tree) for_each_array(entry.second, fn);
-    } else {
-      std::vector<typename X::key_type> keys;
-      for (auto& entry : tree) keys.push_back(entry.first);
-      std::sort(keys.begin(), keys.end());
-      for (const auto& key : keys) for_each_array(tree.at(key), fn);
-    }
-  } else if constexpr (requires { std::tuple_size<X>::value; } && !requires { typename X::value_type; }) {
-    std::apply([&](auto&... e) { (for_each_array(e, fn), ...); }, tree);
-  } else {
-    static_assert(requires { tree.begin(); }, "fusor: data_parallel takes an array or a map, vector, array, tuple or pair of them");
-    for (auto& e : tree) for_each_array(e, fn);
-  }
-}
-
-// The element type and backend of the tree's arrays (one of each: a tree that mixes them is a
-// compile-time error).
-template <class X>
-struct tree_array {
-  using type = void;
-};
-template <class T, class B>
-struct tree_array<array<T, B>> {
-  using type = array<T, B>;
-};
-template <class X>
-  requires requires { typename X::mapped_type; }
-struct tree_array<X> {
-  using type = typename tree_array<typename X::mapped_type>::type;
-};
-template <class X>
-  requires(!requires { typename X::mapped_type; } && requires { typename X::value_type; } && !fusor::ext::is_array_v<X>)
-struct tree_array<X> {
-  using type = typename tree_array<typename X::value_type>::type;
-};
-template <class A, class C>
-struct tree_array<std::pair<A, C>> {
-  using type = typename tree_array<A>::type;
-};
-template <class A, class... R>
-struct tree_array<std::tuple<A, R...>> {
-  using type = typename tree_array<A>::type;
-};
-}  // namespace detail
-
 /// Gradient averaging and parameter broadcast across the ranks of a communicator.
 template <communicator C>
 class data_parallel {
@@ -152,60 +93,76 @@ class data_parallel {
   /// Every rank's parameters set to rank 0's (call once after init, so that all ranks start alike).
   template <class Tree>
   void broadcast_parameters(Tree& params) const {
-    check_structure(params, 0, "broadcast_parameters");
-    stream(params, [this](auto* data, std::size_t n) { comm_.broadcast(data, n, 0); }, 1.0);
+    const auto leaves = arrays_of(params);
+    check_structure(leaves, 0, "broadcast_parameters");
+    stream(leaves, [this](auto* data, std::size_t n) { comm_.broadcast(data, n, 0); }, 1.0);
   }
 
   /// Every rank's gradients replaced by the gradient of the whole batch's mean loss, given each
   /// rank's gradients of its own shard's mean loss and its shard's size `samples` (the total is
   /// summed across the ranks). A rank with an empty shard passes samples 0 and a tree of the
   /// right shapes, whose values are not read.
-  /// The trees must have the same arrays on every rank (checked first: a value_error on every
-  /// rank, before anything is changed).
+  /// The trees must have the same arrays in the same order on every rank (a std::map's keys are:
+  /// prefer it to an unordered_map), and every rank a count >= 0: checked first, a value_error on
+  /// every rank before anything is changed.
   template <class Tree>
   void average_gradients(Tree& grads, index_t samples) const {
-    if (samples < 0)
-      throw value_error("fusor: average_gradients needs samples >= 0 (this rank's shard size), got " + std::to_string(samples));
-    const double total = check_structure(grads, samples, "average_gradients");
+    const auto leaves = arrays_of(grads);
+    const double total = check_structure(leaves, samples, "average_gradients");
     if (total <= 0) throw value_error("fusor: average_gradients: no rank has samples (expected a shard size > 0 somewhere)");
-    stream(grads, [this](auto* data, std::size_t n) { comm_.all_reduce_sum(data, n); }, double(samples) / total);
+    stream(leaves, [this](auto* data, std::size_t n) { comm_.all_reduce_sum(data, n); }, double(samples) / total);
   }
 
  private:
-  // Rank 0's (element count, array count) broadcast, each rank compares its own, and one sum
-  // gathers the mismatches with the samples: a rank whose tree differs makes every rank throw.
-  // Returns the total of the samples.
+  // The tree's arrays in order (optim's leaf walk: a std::map's keys in order, the same on every rank).
   template <class Tree>
-  double check_structure(Tree& tree, index_t samples, const char* what) const {
-    double mine[2] = {0, 0};
-    detail::for_each_array(tree, [&](auto& a) {
-      mine[0] += double(a.size());
-      mine[1] += 1;
-    });
-    double first[2] = {mine[0], mine[1]};
-    comm_.broadcast(first, 2, 0);
-    double sums[2] = {first[0] == mine[0] && first[1] == mine[1] ? 0.0 : 1.0, double(samples)};
-    comm_.all_reduce_sum(sums, 2);
-    if (sums[0] != 0)
-      throw value_error(std::string("fusor: data_parallel ") + what + ": the ranks hold different trees (rank 0 has " +
-                        std::to_string(index_t(first[1])) + " arrays of " + std::to_string(index_t(first[0])) +
-                        " elements, rank " + std::to_string(rank()) + " has " + std::to_string(index_t(mine[1])) +
-                        " of " + std::to_string(index_t(mine[0])) + "; expected the same on every rank)");
-    return sums[1];
-  }
-
-  // The tree's arrays streamed through buckets: each bucket is filled with the arrays' elements
-  // (times `scale`), handed to `exchange`, and copied back.
-  template <class Tree, class Exchange>
-  void stream(Tree& tree, const Exchange& exchange, double scale) const {
-    using A = typename detail::tree_array<std::remove_cvref_t<Tree>>::type;
-    static_assert(!std::is_void_v<A>, "fusor: data_parallel takes a tree of arrays");
+  static auto arrays_of(Tree& tree) {
+    using A = optim::detail::leaf_t<Tree>;
     using T = typename A::value_type;
     using B = typename A::backend_type;
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "fusor: data_parallel exchanges float or double arrays");
+    std::vector<optim::detail::leaf_pair<T, B>> leaves;
+    optim::detail::leaf_pairs<T, B>(tree, tree, leaves);
+    return leaves;
+  }
+
+  // Rank 0's (element count, array count, Σ size_k·(k + 1)) broadcast, each rank compares its own,
+  // and one sum gathers the mismatches, the negative sample counts and the samples: a rank whose
+  // tree differs, or whose count is negative, makes every rank throw (no rank is left waiting in
+  // a later collective). Returns the total of the samples.
+  template <class Leaves>
+  double check_structure(const Leaves& leaves, index_t samples, const char* what) const {
+    double mine[3] = {0, double(leaves.size()), 0};
+    for (std::size_t k = 0; k < leaves.size(); ++k) {
+      mine[0] += double(leaves[k].param->size());
+      mine[2] += double(leaves[k].param->size()) * double(k + 1);
+    }
+    double first[3] = {mine[0], mine[1], mine[2]};
+    comm_.broadcast(first, 3, 0);
+    const bool same = first[0] == mine[0] && first[1] == mine[1] && first[2] == mine[2];
+    double sums[3] = {same ? 0.0 : 1.0, samples < 0 ? 1.0 : 0.0, samples < 0 ? 0.0 : double(samples)};
+    comm_.all_reduce_sum(sums, 3);
+    if (sums[1] != 0)
+      throw value_error(std::string("fusor: data_parallel ") + what + " needs samples >= 0 (each rank's shard size) on every rank; " +
+                        (samples < 0 ? "this rank passed " + std::to_string(samples) : std::string("another rank passed a negative count")));
+    if (sums[0] != 0)
+      throw value_error(std::string("fusor: data_parallel ") + what + ": the ranks hold different trees (rank 0 has " +
+                        std::to_string(index_t(first[1])) + " arrays of " + std::to_string(index_t(first[0])) +
+                        " elements, rank " + std::to_string(rank()) + " has " + std::to_string(index_t(mine[1])) +
+                        " of " + std::to_string(index_t(mine[0])) + "; expected the same arrays in the same order on every rank)");
+    return sums[2];
+  }
+
+  // The arrays streamed through buckets: each bucket is filled with the arrays' elements (times
+  // `scale`), handed to `exchange`, and copied back.
+  template <class Leaves, class Exchange>
+  void stream(const Leaves& leaves, const Exchange& exchange, double scale) const {
+    using A = std::remove_pointer_t<decltype(leaves[0].param)>;
+    using T = typename A::value_type;
+    using B = typename A::backend_type;
     std::size_t total = 0;
-    detail::for_each_array(tree, [&](auto& a) { total += std::size_t(a.size()); });
+    for (const auto& leaf : leaves) total += std::size_t(leaf.param->size());
     if (total == 0) return;
     const std::size_t capacity = std::min(total, std::max<std::size_t>(1, options_.bucket_bytes / sizeof(T)));
     array<T, B> bucket(extents{index_t(capacity)});
@@ -232,7 +189,8 @@ class data_parallel {
       pieces.clear();
       used = 0;
     };
-    detail::for_each_array(tree, [&](A& a) {
+    for (const auto& leaf : leaves) {
+      A& a = *leaf.param;
       const index_t n = a.size();
       auto flat = a.reshape(extents{n});
       for (index_t from = 0; from < n;) {
@@ -246,7 +204,7 @@ class data_parallel {
         from += count;
         if (used == capacity) flush();
       }
-    });
+    }
     flush();
   }
 
