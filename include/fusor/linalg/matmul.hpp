@@ -79,8 +79,10 @@ void planar_matmul_into(const strided<T, B>& a, const strided<T, B>& b, const st
   auto plane = [](const strided<T, B>& v, int k) {
     extents st = v.strides();
     for (int d = 0; d < st.size(); ++d) st[d] *= traits::planes;
-    return strided<R, B>(reinterpret_cast<R*>(v.data()) + k, v.shape(), st);
+    R* lanes = reinterpret_cast<R*>(v.data());
+    return strided<R, B>(lanes ? lanes + k : lanes, v.shape(), st);  // (an empty operand has no buffer)
   };
+  if (c.size() == 0) return;
   bool written[traits::planes] = {};
   array<R, B> term(traits::product.size() > std::size_t(traits::planes) ? c.shape() : extents{0});
   for (const plane_term& t : traits::product) {
