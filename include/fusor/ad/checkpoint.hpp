@@ -267,11 +267,9 @@ class checkpoint_fn {
       }();
       using R = typename decltype(y)::value_type;
       using B = typename decltype(y)::backend_type;
-      bool any = false;
-      zip_tree(stored, inner, [&any](const auto& s, const auto&) {
-        if constexpr (is_kept_variable_v<std::remove_cvref_t<decltype(s)>>) any = any || s.o.grad;
-      });
-      auto [v, grad] = new_output<R, B>(t, y.shape(), any);
+      // the output needs a gradient exactly when f's result does on its own tape (whose inputs
+      // carry their operands' flags)
+      auto [v, grad] = new_output<R, B>(t, y.shape(), y.requires_grad());
       fusor::ext::assign_expr(output_leaf(v), y.as_leaf().value, false);
       if (grad)
         record_op<R, B>(t, v.id(), checkpoint_back<F, stored_t, R, B>{std::move(before), std::move(stored)});
