@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -75,7 +76,8 @@ struct data_parallel_options {
   std::size_t bucket_bytes = std::size_t(25) << 20;  // PyTorch's bucket_cap_mb = 25
 };
 
-/// Gradient averaging and parameter broadcast across the ranks of a communicator.
+/// Gradient averaging and parameter broadcast across the ranks of a communicator. One object per
+/// thread: it keeps its bucket between calls.
 template <communicator C>
 class data_parallel {
  public:
@@ -165,8 +167,12 @@ class data_parallel {
     for (const auto& leaf : leaves) total += std::size_t(leaf.param->size());
     if (total == 0) return;
     const std::size_t capacity = std::min(total, std::max<std::size_t>(1, options_.bucket_bytes / sizeof(T)));
-    array<T, B> bucket(extents{index_t(capacity)});
-    std::vector<T> host(backend_traits<B>::host_accessible ? 0 : capacity);
+    array<T, B>& bucket = cached_bucket<T, B>(capacity);
+    T* host = nullptr;  // the host copy of a device bucket
+    if constexpr (!backend_traits<B>::host_accessible) {
+      if (host_.size() < capacity * sizeof(T)) host_.resize(capacity * sizeof(T));
+      host = reinterpret_cast<T*>(host_.data());  // (operator new's alignment suits float and double)
+    }
     struct piece {
       A* owner;
       index_t from, at, count;  // the owner's elements [from, from + count) at bucket[at, at + count)
@@ -178,9 +184,9 @@ class data_parallel {
       if constexpr (backend_traits<B>::host_accessible) {
         exchange(bucket.data(), used);
       } else {
-        backend_memory<B>::copy_to_host(host.data(), bucket.data(), index_t(used));
-        exchange(host.data(), used);
-        backend_memory<B>::copy_from_host(bucket.data(), host.data(), index_t(used));
+        backend_memory<B>::copy_to_host(host, bucket.data(), index_t(used));
+        exchange(host, used);
+        backend_memory<B>::copy_from_host(bucket.data(), host, index_t(used));
       }
       for (const piece& p : pieces) {
         auto flat = p.owner->reshape(extents{p.owner->size()});
@@ -208,8 +214,26 @@ class data_parallel {
     flush();
   }
 
+  // The bucket of the last exchange, kept for the next step's (a training loop allocates nothing
+  // after its first step): an array<T, B> of at least bucket_elements_, T and B named by bucket_kind_.
+  template <class T, class B>
+  array<T, B>& cached_bucket(std::size_t n) const {
+    if (bucket_kind_ != &bucket_kind<T, B> || bucket_elements_ < n) {
+      bucket_ = std::make_shared<array<T, B>>(extents{index_t(n)});
+      bucket_kind_ = &bucket_kind<T, B>;
+      bucket_elements_ = n;
+    }
+    return *static_cast<array<T, B>*>(bucket_.get());
+  }
+  template <class T, class B>
+  static constexpr char bucket_kind = 0;
+
   C comm_;
   data_parallel_options options_;
+  mutable std::shared_ptr<void> bucket_;
+  mutable const char* bucket_kind_ = nullptr;
+  mutable std::size_t bucket_elements_ = 0;
+  mutable std::vector<std::byte> host_;
 };
 
 }  // namespace fusor::ad::nn
