@@ -45,6 +45,16 @@
 //                                 held during one step (ad::tape_memory, measured on a fresh
 //                                 thread: the checkpoint workspace included)
 // Args: {checkpointed, threads}.
+//
+// A gradient penalty (reverse over reverse, issue 53): WGAN-GP's critic step, a 784-128-1 tanh
+// critic D at batch 64, float32, loss mean(D(x)) + 10 mean((‖∇ₓD(x)ᵢ‖ − 1)²), its gradient with
+// respect to the critic's four parameters:
+//   fusor_gradient_penalty_step/1: ad::value_and_grad of that loss; D(x) and ∇ₓD(x) come from one
+//                                  ad::value_and_grad inside it, taken of the critic's variables
+//   fusor_gradient_penalty_step/0: the step without the penalty (the gradient of mean(D(x))), what
+//                                  the penalised step costs a multiple of
+// Args: {penalised, threads}. learn_peers.py runs the same in PyTorch (autograd.grad with
+// create_graph=True).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -433,6 +443,37 @@ void fusor_transformer_stack_step(benchmark::State& st) {
   else stack::run(st, stack::model(nn::checkpointed(layer)));
 }
 
+namespace penalty {
+template <bool Penalised>
+void run(benchmark::State& st) {
+  use_threads(st);
+  constexpr index_t batch = 64;
+  const data<float> d(batch);
+  const auto critic = nn::sequential<float>(nn::linear(in_f, hid), nn::tanh, nn::linear(hid, 1));
+  const nn::parameters<float> params = critic.init(5);
+  auto loss = [&](const auto& p) {
+    if constexpr (Penalised) {
+      // D's value and its gradient in x, both variables of this recording
+      const auto [total, gx] = fusor::ad::value_and_grad([&](const auto& x, const auto& q) { return sum(critic(q, x)); })(d.x, p);
+      return total / float(batch) + 10.0f * mean(square(sqrt(sum(gx * gx, 1)) - 1.0f));
+    } else {
+      return mean(critic(p, d.x));
+    }
+  };
+  auto step = fusor::ad::value_and_grad(loss);
+  for (auto _ : st) {
+    auto [value, grads] = step(params);
+    benchmark::DoNotOptimize(value);
+  }
+}
+}  // namespace penalty
+
+void fusor_gradient_penalty_step(benchmark::State& st) {
+  if (st.range(0) == 1) penalty::run<true>(st);
+  else penalty::run<false>(st);
+}
+
+BENCHMARK(fusor_gradient_penalty_step)->ArgsProduct({{0, 1}, {1, 2}})->UseRealTime();
 BENCHMARK(fusor_transformer_step)->Apply(conv_threads);
 BENCHMARK(fusor_transformer_replay)->Apply(conv_threads);
 BENCHMARK(transformer_gemm_floor)->Apply(conv_threads);

@@ -935,6 +935,8 @@ using fusor::ad::nn::tanh;
 using fusor::ad::nn::tanh_fn;
 using fusor::ad::nn::transformer_activation;
 using fusor::ad::nn::transformer_encoder_layer;
+using fusor::ad::nn::transformer_decoder_layer;
+using fusor::ad::nn::no_mask;
 using fusor::ad::nn::transformer_options;
 using fusor::ad::nn::upsample;
 }  // namespace fusor::ad::nn
@@ -974,6 +976,7 @@ using fusor::ad::nn::functional::linear;
 using fusor::ad::nn::functional::max_pool1d;
 using fusor::ad::nn::functional::max_pool2d;
 using fusor::ad::nn::functional::max_pool3d;
+using fusor::ad::nn::functional::key_padding_mask;
 using fusor::ad::nn::functional::multi_head_attention;
 using fusor::ad::nn::functional::rms_norm;
 using fusor::ad::nn::functional::scaled_dot_product_attention;

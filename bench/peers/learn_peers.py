@@ -14,7 +14,10 @@ And a convolution (torch only): conv2d of (32, 32, 32, 32) by (64, 32, 3, 3), pa
 forward alone and forward with both gradients (input and weight) of sum(conv2d(x, w) * r), beside
 bench_learn's fusor_conv2d_forward and fusor_conv2d_step. And a transformer block (torch only):
 nn.TransformerEncoderLayer(128, 4, 512, pre-norm, GELU, causal) on (32, 64, 128), the gradients of
-sum(block(x) * r) for x and every parameter, beside fusor_transformer_step and _replay."""
+sum(block(x) * r) for x and every parameter, beside fusor_transformer_step and _replay. And WGAN-GP's
+critic step (torch only): a 784-128-1 tanh critic D at batch 64, float32, the gradient of mean(D(x)) +
+10 mean((|grad_x D(x)_i| - 1)^2) for the critic's parameters (autograd.grad with create_graph=True),
+and without the penalty, beside fusor_gradient_penalty_step/1 and /0."""
 import os
 import sys
 
@@ -175,6 +178,30 @@ def torch_transformer_stack_peer():
     return {saved: timed(step(saved), reps=7, warmup=1) for saved in (0, 1)}
 
 
+def torch_gradient_penalty_peer():
+    import torch
+    torch.set_num_threads(THREADS)
+    x0, _, _ = problem(np.float32)
+    rng = np.random.default_rng(5)
+    b1, b2 = 1 / np.sqrt(IN), 1 / np.sqrt(HID)
+    params = [torch.tensor(rng.uniform(-b, b, shape).astype(np.float32), requires_grad=True)
+              for b, shape in ((b1, (IN, HID)), (b1, (HID,)), (b2, (HID, 1)), (b2, (1,)))]
+    w1, c1, w2, c2 = params
+
+    def step(penalised):
+        def run():
+            x = torch.from_numpy(x0).requires_grad_(penalised == 1)
+            score = torch.tanh(x @ w1 + c1) @ w2 + c2
+            loss = score.mean()
+            if penalised:
+                (gx,) = torch.autograd.grad(score.sum(), x, create_graph=True)
+                loss = loss + 10 * ((gx.norm(dim=1) - 1) ** 2).mean()
+            return torch.autograd.grad(loss, params)
+        return run
+
+    return {penalised: timed(step(penalised), reps=51, warmup=5) for penalised in (0, 1)}
+
+
 def main():
     fusor = fusor_times(sys.argv[1])
     only = sys.argv[3] if len(sys.argv) > 3 else None
@@ -222,6 +249,13 @@ def main():
             tf = fusor.get(("fusor_transformer_stack_step", f"{saved}/{THREADS}"))
             ratio = f"{tf / tp:.3f}" if tf else "-"
             print(f"  checkpointed {saved}  PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
+        penalty = torch_gradient_penalty_peer()
+        print(f"WGAN-GP critic step (784-128-1, tanh, batch {BATCH}, float32), without (0) and with (1) the gradient "
+              f"penalty, {THREADS} thread(s)")
+        for penalised, tp in penalty.items():
+            tf = fusor.get(("fusor_gradient_penalty_step", f"{penalised}/{THREADS}"))
+            ratio = f"{tf / tp:.3f}" if tf else "-"
+            print(f"  penalised {penalised}  PyTorch {tp * 1e3:8.3f}ms  fusor {tf * 1e3 if tf else float('nan'):8.3f}ms  fusor/PyTorch {ratio}")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,15 @@ per parameter P (its state_dict name, dots as underscores) NAME_P and NAME_dP:
 
   e1   d_model 8, 2 heads, dim_feedforward 16, norm_first, GELU, causal; x (2, 5, 8)
   e2   d_model 8, 4 heads, dim_feedforward 12, post-norm, ReLU; x (3, 4, 8)
+
+nn.TransformerDecoderLayer(batch_first=True, dropout=0): NAME_tgt, NAME_memory, NAME_r, NAME_y,
+NAME_dtgt, NAME_dmemory, per parameter NAME_P and NAME_dP as above (and NAME_pad, PyTorch's
+memory_key_padding_mask, true: padding):
+
+  d1   d_model 8, 2 heads, dim_feedforward 16, norm_first, GELU, a causal target mask; tgt (2, 5, 8),
+       memory (2, 6, 8) with a key padding mask (2, 6)
+  d2   d_model 8, 4 heads, dim_feedforward 12, post-norm, ReLU, no mask; unbatched tgt (4, 8),
+       memory (3, 8)
 """
 import os
 import sys
@@ -141,5 +150,26 @@ for name, d, heads, ff, norm_first, act, causal, xs in [("e1", 8, 2, 16, True, "
     r = torch.tensor(g.standard_normal(tuple(y.shape)))
     (y * r).sum().backward()
     for n, t in [("x", x), ("r", r), ("y", y), ("dx", x.grad)]:
+        save(name + "_" + n, t)
+    save_params(name, layer)
+
+# nn.TransformerDecoderLayer
+for name, d, heads, ff, norm_first, act, causal, ts, ms, padded in [
+        ("d1", 8, 2, 16, True, "gelu", True, (2, 5, 8), (2, 6, 8), True),
+        ("d2", 8, 4, 12, False, "relu", False, (4, 8), (3, 8), False)]:
+    layer = torch.nn.TransformerDecoderLayer(d, heads, ff, dropout=0.0, activation=act, batch_first=True,
+                                             norm_first=norm_first).double()
+    randomise(layer)
+    tgt, memory = normal(*ts), normal(*ms)
+    pad = None
+    if padded:
+        pad = g.random((ms[0], ms[1])) < 0.4
+        pad[:, 0] = False  # every query keeps a key
+        save(name + "_pad", pad)
+    y = layer(tgt, memory, tgt_mask=causal_additive(ts[-2], ts[-2]) if causal else None,
+              memory_key_padding_mask=torch.tensor(pad) if padded else None)
+    r = torch.tensor(g.standard_normal(tuple(y.shape)))
+    (y * r).sum().backward()
+    for n, t in [("tgt", tgt), ("memory", memory), ("r", r), ("y", y), ("dtgt", tgt.grad), ("dmemory", memory.grad)]:
         save(name + "_" + n, t)
     save_params(name, layer)

@@ -171,3 +171,133 @@ TEST_CASE("forward mode through matmul, dot, tensordot, einsum and the convoluti
   const arr<double> small = adops::random({1, 2, 4, 5}, 146), dir = adops::random({1, 2, 4, 5}, 147), k2 = adops::random({3, 2, 2, 2}, 148);
   adops::hvp_against_differences("conv2d", [&](const auto& t) { return sum(square(tanh(F::conv2d(t, k2)))); }, small, dir);
 }
+
+// Reverse over reverse (issue 53): a gradient taken of variables is recorded on the enclosing tape
+// and differentiated again. grad of ⟨∇f, v⟩ against forward over reverse (hvp) and central
+// differences, jacrev of grad against hessian, through elementwise trees, reductions, views,
+// matmul and softmax; a gradient penalty (value and gradient both used), a mixed second
+// derivative with respect to an argument that is not differentiated inside, and a MAML step on a
+// parameter tree against central differences of the whole outer function.
+namespace reverseoverreverse {
+template <class F>
+void grad_of_grad_agrees(const char* name, F f, const arr<double>& x, const arr<double>& v) {
+  const std::string label = name;
+  CAPTURE(label);
+  auto along = ad::grad([&](const auto& t) { return sum(ad::grad(f)(t) * v); });
+  const auto rr = host_values(along(x));
+  const auto fr = host_values(ad::hvp(f, x, v));
+  REQUIRE(rr.size() == fr.size());
+  index_t bad = 0;
+  for (std::size_t i = 0; i < rr.size(); ++i)
+    if (!test::close(rr[i], fr[i], 1e-12) && bad++ == 0) {
+      CAPTURE(i);
+      CHECK(rr[i] == doctest::Approx(fr[i]));
+    }
+  CHECK(bad == 0);
+  const auto jr = host_values(ad::jacrev(ad::grad(f), x));
+  const auto h = host_values(ad::hessian(f, x));
+  REQUIRE(jr.size() == h.size());
+  for (std::size_t i = 0; i < jr.size(); ++i)
+    if (!test::close(jr[i], h[i], 1e-12) && bad++ == 0) {
+      CAPTURE(i);
+      CHECK(jr[i] == doctest::Approx(h[i]));
+    }
+  CHECK(bad == 0);
+}
+}  // namespace reverseoverreverse
+
+TEST_CASE("reverse over reverse: grad of grad and jacrev of grad against hvp, hessian and differences") {
+  using reverseoverreverse::grad_of_grad_agrees;
+  auto cubic = [](const auto& t) { return sum(t * t * t) + sum(square(sum(t))) + sum(exp(sin(t)) * t); };
+  // sizes 0, 1, around a double SIMD width, and a large odd one
+  for (index_t n : {index_t(0), index_t(1), index_t(3), index_t(5), index_t(37)}) {
+    CAPTURE(n);
+    grad_of_grad_agrees("elementwise and whole reductions", cubic, adops::random({n}, 151), adops::random({n}, 152));
+  }
+  const arr<double> X = adops::random({3, 4}, 153), V = adops::random({3, 4}, 154), A = adops::random({4, 4}, 155),
+                    C = adops::random({3, 4}, 156);
+  grad_of_grad_agrees("views: slices, transposes and reductions along axes",
+                      [](const auto& t) {
+                        return sum(square(t(range(1, 3), fusor::all) - square(t(range(0, 2), fusor::all)))) + sum(square(sum(t, 0))) +
+                               sum(cos(ad::transpose(t)) * ad::transpose(t));
+                      },
+                      X, V);
+  grad_of_grad_agrees("matmul", [&](const auto& t) { return sum(square(ad::matmul(t, A))) + sum(square(ad::matmul(t, ad::transpose(t)))); }, X, V);
+  grad_of_grad_agrees("softmax, log_softmax and logsumexp",
+                      [&](const auto& t) { return sum(ad::log_softmax(t, 1) * C) + sum(square(ad::softmax(t, 0))) + logsumexp(t); },
+                      X, V);
+  // against central differences of the gradient along v
+  {
+    auto f = [&](const auto& t) { return sum(ad::softmax(ad::matmul(t, A), 1) * C) + sum(t * t * t); };
+    auto along = ad::grad([&](const auto& t) { return sum(ad::grad(f)(t) * V); });
+    const auto rr = host_values(along(X));
+    const double h = 1e-5;
+    const auto up = host_values(ad::grad(f)(arr<double>(X + h * V)));
+    const auto down = host_values(ad::grad(f)(arr<double>(X - h * V)));
+    for (std::size_t i = 0; i < rr.size(); ++i) CHECK(test::close(rr[i], (up[i] - down[i]) / (2 * h), 1e-7));
+  }
+  // a gradient penalty: d/dx [f + |∇f|²] = ∇f + 2 H ∇f, the value and the gradient both outputs
+  {
+    const arr<double> x = adops::random({6}, 157);
+    auto penalised = ad::grad([&](const auto& t) {
+      auto [value, g] = ad::value_and_grad(cubic)(t);
+      return value + sum(g * g);
+    });
+    const auto got = host_values(penalised(x));
+    const arr<double> g = ad::grad(cubic)(x);
+    const auto hg = host_values(ad::hvp(cubic, x, g)), gv = host_values(g);
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(test::close(got[i], gv[i] + 2 * hg[i], 1e-12));
+  }
+  // a mixed second derivative: f(x, w) = Σ w x², ∇ₓf = 2wx, so d/dw ⟨∇ₓf, v⟩ = 2vx; and both at once
+  {
+    const arr<double> x = adops::random({5}, 158), w = adops::random({5}, 159), v = adops::random({5}, 160);
+    auto f = [](const auto& a, const auto& b) { return sum(b * a * a); };
+    const auto got = host_values(ad::grad([&](const auto& b) { return sum(ad::grad(f)(x, b) * v); })(w));
+    const auto hx = host_values(x), hv = host_values(v), hw = host_values(w);
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(test::close(got[i], 2 * hv[i] * hx[i], 1e-13));
+    // x and w both variables outside, x differentiated inside: d/dx ⟨2wx, v⟩ = 2wv, d/dw = 2vx
+    const auto [gx, gw] = ad::grad([&](const auto& a, const auto& b) { return sum(ad::grad(f)(a, b) * v); },
+                                   ad::argnums<0, 1>)(x, w);
+    const auto hgx = host_values(gx), hgw = host_values(gw);
+    for (std::size_t i = 0; i < 5; ++i) {
+      CHECK(test::close(hgx[i], 2 * hw[i] * hv[i], 1e-13));
+      CHECK(test::close(hgw[i], 2 * hv[i] * hx[i], 1e-13));
+    }
+  }
+  // one step of MAML on a parameter tree (w, b): the meta-gradient of the loss after an inner
+  // gradient step, against central differences of the outer function along a random direction
+  {
+    const arr<double> X1 = adops::random({7, 3}, 161), y1 = adops::random({7, 2}, 162), X2 = adops::random({5, 3}, 163),
+                      y2 = adops::random({5, 2}, 164);
+    auto loss = [](const auto& p, const auto& Xs, const auto& ys) {
+      return mean(square(tanh(ad::matmul(Xs, std::get<0>(p))) + std::get<1>(p) - ys));
+    };
+    auto inner = [&](const auto& p) { return loss(p, X1, y1); };
+    auto meta = [&](const auto& p) {
+      const auto g = ad::grad(inner)(p);
+      const auto w1 = eval(std::get<0>(p) - 0.3 * std::get<0>(g));
+      const auto b1 = eval(std::get<1>(p) - 0.3 * std::get<1>(g));
+      return loss(std::make_tuple(std::cref(w1), std::cref(b1)), X2, y2);
+    };
+    const arr<double> w = adops::random({3, 2}, 165), b = adops::random({2}, 166);
+    const arr<double> dw = adops::random({3, 2}, 167), db = adops::random({2}, 168);
+    const auto [gw, gb] = ad::grad(meta)(std::make_tuple(std::cref(w), std::cref(b)));
+    double along = 0;
+    const auto hgw = host_values(gw), hgb = host_values(gb), hdw = host_values(dw), hdb = host_values(db);
+    for (std::size_t i = 0; i < hgw.size(); ++i) along += hgw[i] * hdw[i];
+    for (std::size_t i = 0; i < hgb.size(); ++i) along += hgb[i] * hdb[i];
+    const double h = 1e-5;
+    auto at = [&](double s) {
+      const arr<double> ws(w + s * dw), bs(b + s * db);
+      return double(meta(std::make_tuple(std::cref(ws), std::cref(bs))));
+    };
+    CHECK(test::close(along, (at(h) - at(-h)) / (2 * h), 1e-7));
+  }
+  // a variable of the enclosing recording captured by the inner function and returned: its
+  // gradient would be taken on the wrong tape
+  {
+    const arr<double> x = adops::random({4}, 169);
+    auto captured = ad::grad([](const auto& t) { return sum(ad::grad([&](const auto&) { return sum(t); })(t)); });
+    CHECK_THROWS_WITH_AS(captured(x), doctest::Contains("returned a variable of another tape"), ad::tape_error);
+  }
+}

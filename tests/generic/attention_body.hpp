@@ -143,7 +143,7 @@ TEST_CASE("attention gradients by central differences (gradcheck, reverse mode):
   CHECK_MESSAGE(gx.passed, gx.report());
 }
 
-TEST_CASE("attention against PyTorch's: definition (a*), nn.MultiheadAttention (m*), nn.TransformerEncoderLayer (e*) (tests/data/attention)") {
+TEST_CASE("attention against PyTorch's: definition (a*), nn.MultiheadAttention (m*), nn.TransformerEncoderLayer (e*), nn.TransformerDecoderLayer (d*) (tests/data/attention)") {
   const std::filesystem::path dir = test::data_dir() / "attention";
   auto load = [&](const std::string& name) { return fusor::to<B>(fusor::load_npy<double, fusor::cpu>(dir / (name + ".npy"))); };
   auto load_mask = [&](const std::string& name) { return fusor::to<B>(fusor::load_npy<bool, fusor::cpu>(dir / (name + ".npy"))); };
@@ -248,6 +248,54 @@ TEST_CASE("attention against PyTorch's: definition (a*), nn.MultiheadAttention (
         CAPTURE(s.name);
         CHECK(max_rel(hv(grads.at(s.name)), hv(load(c.name + "_d" + file))) <= tol);
       }
+    }
+  }
+  SUBCASE("transformer_decoder_layer") {
+    struct fixture {
+      std::string name;
+      index_t d, heads, ff;
+      nn::transformer_options o;
+      bool padded;
+    };
+    for (const fixture& c : {fixture{"d1", 8, 2, 16, {.causal = true}, true},
+                             fixture{"d2", 8, 4, 12, {.norm_first = false, .activation = nn::transformer_activation::relu}, false}}) {
+      CAPTURE(c.name);
+      nn::transformer_decoder_layer layer(c.d, c.heads, c.ff, c.o);
+      const auto specs = layer.parameters();
+      REQUIRE(specs.size() == 18);
+      params_t p;
+      for (const auto& s : specs) {
+        std::string file = s.name;
+        std::replace(file.begin(), file.end(), '.', '_');
+        const D value = load(c.name + "_" + file);
+        CHECK(value.shape() == s.shape);
+        p.emplace(s.name, value.copy());
+      }
+      p.emplace("tgt", load(c.name + "_tgt"));
+      p.emplace("memory", load(c.name + "_memory"));
+      const D r = load(c.name + "_r");
+      // PyTorch's memory_key_padding_mask (true: padding) as the mask attention takes
+      const fusor::array<bool, B> keep = c.padded ? F::key_padding_mask(load_mask(c.name + "_pad")) : fusor::array<bool, B>(extents{1});
+      const auto forward = [&](const auto& a) {
+        const auto get = [&](std::size_t i) -> const auto& { return a.at(specs[i].name); };
+        if (c.padded) return layer(a.at("tgt"), a.at("memory"), nn::no_mask{}, keep, get);
+        return layer(a.at("tgt"), a.at("memory"), get);
+      };
+      CHECK(max_rel(hv(D(forward(p))), hv(load(c.name + "_y"))) <= tol);
+      const auto [value, grads] = ad::value_and_grad([&](const auto& a) { return sum(forward(a) * r); })(p);
+      CHECK(max_rel(hv(grads.at("tgt")), hv(load(c.name + "_dtgt"))) <= tol);
+      CHECK(max_rel(hv(grads.at("memory")), hv(load(c.name + "_dmemory"))) <= tol);
+      for (const auto& s : specs) {
+        std::string file = s.name;
+        std::replace(file.begin(), file.end(), '.', '_');
+        CAPTURE(s.name);
+        CHECK(max_rel(hv(grads.at(s.name)), hv(load(c.name + "_d" + file))) <= tol);
+      }
+      // bad input before any work: a memory of other features, a target of other batch, a mask of another rank
+      const auto get = [&](std::size_t i) -> const D& { return p.at(specs[i].name); };
+      const D wide = fusor::zeros<double, B>(extents{c.d + 1});
+      CHECK_THROWS_AS(layer(p.at("tgt"), wide, get), fusor::shape_error);
+      CHECK_THROWS_AS(F::key_padding_mask(keep), fusor::shape_error);
     }
   }
 }

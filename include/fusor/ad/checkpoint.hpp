@@ -30,6 +30,7 @@
 
 #include "../core/array.hpp"
 #include "ops.hpp"
+#include "arg_trees.hpp"
 #include "params.hpp"
 #include "record.hpp"
 #include "tape.hpp"
@@ -39,80 +40,6 @@
 namespace fusor::ad {
 
 namespace detail {
-
-// An argument as the checkpoint node keeps it: a variable (an expression of variables is evaluated
-// first) as an operand of the enclosing tape; a constant array or expression as an operand read
-// where it lies; anything else by value.
-template <class T, class B>
-struct kept_variable {
-  operand<T, B> o;
-};
-template <class T, class B>
-struct kept_constant {
-  operand<T, B> o;
-};
-template <class X>
-inline constexpr bool is_kept_variable_v = false;
-template <class T, class B>
-inline constexpr bool is_kept_variable_v<kept_variable<T, B>> = true;
-template <class X>
-inline constexpr bool is_kept_constant_v = false;
-template <class T, class B>
-inline constexpr bool is_kept_constant_v<kept_constant<T, B>> = true;
-
-/// Whether parameter-tree-shaped argument A holds variables anywhere.
-template <class A>
-constexpr bool tree_holds_vars() {
-  using X = std::remove_cvref_t<A>;
-  constexpr int k = tree_kind_v<X>;
-  if constexpr (k <= 1) return holds_vars_v<X>;
-  else if constexpr (k == 2)
-    return []<class... E>(std::type_identity<std::tuple<E...>>) {
-      return (tree_holds_vars<E>() || ...);
-    }(std::type_identity<X>{});
-  else if constexpr (k == 3) return tree_holds_vars<typename X::first_type>() || tree_holds_vars<typename X::second_type>();
-  else if constexpr (k == 4 || k == 5) return tree_holds_vars<typename X::value_type>();
-  else return tree_holds_vars<typename X::mapped_type>();
-}
-
-/// fn(a leaf of s, the leaf at the same place in i) over two trees of one structure, in order.
-template <class S, class I, class F>
-void zip_tree(const S& s, const I& i, const F& fn) {
-  constexpr int k = tree_kind_v<S>;
-  if constexpr (k <= 1) {
-    fn(s, i);
-  } else if constexpr (k == 2) {
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (zip_tree(std::get<J>(s), std::get<J>(i), fn), ...);
-    }(std::make_index_sequence<std::tuple_size_v<S>>{});
-  } else if constexpr (k == 3) {
-    zip_tree(s.first, i.first, fn);
-    zip_tree(s.second, i.second, fn);
-  } else if constexpr (k == 4 || k == 5) {
-    for (std::size_t j = 0; j < s.size(); ++j) zip_tree(s[j], i[j], fn);
-  } else {
-    for (const auto& [key, e] : s) zip_tree(e, i.at(key), fn);
-  }
-}
-
-/// The tape of the variables in argument trees (one tape, or a tape_error as for any operation);
-/// nullptr when the containers that could hold variables are empty.
-template <class... A>
-tape* checkpoint_tape(const A&... args) {
-  tape* t = nullptr;
-  auto visit = [&](const auto& leaf_arg) {
-    if constexpr (holds_vars_v<std::remove_cvref_t<decltype(leaf_arg)>>) {
-      tape* u = common_tape("calling a checkpointed function", leaf_arg);
-      if (t != nullptr && u != t)
-        throw tape_error("fusor: calling a checkpointed function with variables from two different tapes (expected "
-                         "every argument on one tape)");
-      t = u;
-    }
-    return 0;
-  };
-  (map_tree(args, visit), ...);
-  return t;
-}
 
 /// The tape f records on while it runs (reset when the call is done): this thread's workspace
 /// tape for the nesting depth of the
@@ -138,19 +65,6 @@ class workspace_lease {
   tape* tape_;
   static inline thread_local std::deque<tape> tapes_;
   static inline thread_local std::size_t depth_ = 0;
-};
-
-/// Records on this thread whatever an enclosing no_grad says (the recompute of a backward pass
-/// must record, whatever scope the backward pass was started in).
-class recording_on {
- public:
-  recording_on() : saved_(no_grad_depth) { no_grad_depth = 0; }
-  ~recording_on() { no_grad_depth = saved_; }
-  recording_on(const recording_on&) = delete;
-  recording_on& operator=(const recording_on&) = delete;
-
- private:
-  int saved_;
 };
 
 /// Operand o as a variable of tape `in`: its buffer borrowed where it is contiguous, else copied.
@@ -238,24 +152,13 @@ class checkpoint_fn {
     if constexpr (!(tree_holds_vars<A>() || ...)) {
       return std::invoke(f_, args...);  // arrays: nothing to record
     } else {
-      tape* outer = checkpoint_tape(args...);
+      tape* outer = tape_of_trees("calling a checkpointed function", args...);
       // nothing recorded, or no variable after all (empty containers): nothing to save
       if (outer == nullptr || !recording()) return loss_var(std::invoke(f_, args...));
       tape& t = *outer;
       t.not_replayable("ad::checkpoint (its backward pass calls the function again, which a replay cannot)");
-      auto keep = [&t](const auto& a) {
-        using X = std::remove_cvref_t<decltype(a)>;
-        if constexpr (expression<X>) {
-          using T = value_t<node_t<X>>;
-          using B = backend_of_t<node_t<X>>;
-          if constexpr (holds_vars_v<X>) return kept_variable<T, B>{make_operand<T>(t, a)};
-          else return kept_constant<T, B>{make_operand<T>(t, a)};
-        } else {
-          return a;
-        }
-      };
-      using stored_t = std::tuple<decltype(map_tree(args, keep))...>;
-      stored_t stored{map_tree(args, keep)...};
+      using stored_t = std::tuple<decltype(kept_tree(t, args))...>;
+      stored_t stored{kept_tree(t, args)...};
       F before = f_;
       workspace_lease lease;
       tape& in = lease.get();

@@ -1,7 +1,8 @@
 #pragma once
 // Reverse-mode transforms with JAX's names: grad, value_and_grad (with argnums, and an aux
 // output), vjp, jacrev, jacobian (forward or reverse by the shape), and hessian and hvp (forward
-// over reverse). Each returns a callable that owns a tape and reuses it: the second call with the
+// over reverse). A gradient taken of variables is itself differentiable (grad of grad: reverse over
+// reverse, nested_grad.hpp). Each returns a callable that owns a tape and reuses it: the second call with the
 // same shapes records into the same buffers and allocates only the gradients it returns.
 #include <cstddef>
 #include <memory>
@@ -12,7 +13,9 @@
 #include "../core/array.hpp"
 #include "../core/create.hpp"
 #include "../core/slice.hpp"
+#include "arg_trees.hpp"
 #include "forward.hpp"
+#include "nested_grad.hpp"
 #include "params.hpp"
 #include "record.hpp"
 #include "../core/ext.hpp"
@@ -33,12 +36,6 @@ namespace detail {
 template <std::size_t K, std::size_t... I>
 inline constexpr bool selected = ((K == I) || ...);
 
-template <class A>
-constexpr bool holds_variables() {
-  if constexpr (expression<A>) return has_vars_v<A>;
-  else return false;
-}
-
 template <class Y>
 auto loss_var(Y&& y) {
   using X = std::remove_cvref_t<Y>;
@@ -57,9 +54,18 @@ class value_and_grad_fn {
   explicit value_and_grad_fn(F f) : f_(std::move(f)), tape_(std::make_shared<tape>()) {}
 
   /// (value, gradients): one gradient array per selected argument (a tuple when several), plus
-  /// aux when has_aux was given: (value, aux, gradients).
+  /// aux when has_aux was given: (value, aux, gradients). When an argument holds variables of an
+  /// enclosing recording, the value and gradients are variables of it, and differentiable
+  /// (reverse over reverse: nested_grad.hpp).
   template <class... A>
   auto operator()(const A&... args) const {
+    if constexpr ((tree_holds_vars<A>() || ...)) return nested_value_and_grad<Aux, I...>(f_, *this, args...);
+    else return on_arrays(args...);
+  }
+
+  /// The call on arrays (no argument holds variables).
+  template <class... A>
+  auto on_arrays(const A&... args) const {
     static_assert(((I < sizeof...(A)) && ...), "fusor: argnums names an argument the call does not have");
     tape& t = *tape_;
     t.reset();
@@ -72,6 +78,10 @@ class value_and_grad_fn {
       if constexpr (Aux) return loss_var(std::get<0>(out));
       else return loss_var(out);
     }();
+    if (y.owner() != &t)  // its backward pass would run an enclosing recording's
+      throw tape_error("fusor: the differentiated function returned a variable of another tape (one it captured); "
+                       "every variable it differentiates must come from its arguments (pass the captured one as an "
+                       "argument, or use ad::stop_gradient(v) for its value as a constant)");
     backward(y);
     const auto value = y.item();
     (detail::finish_gradient_tree(std::get<I>(wrapped)), ...);
@@ -91,10 +101,6 @@ class value_and_grad_fn {
   }
   template <std::size_t K, class A>
   static decltype(auto) wrap_one(tape& t, const A& a) {
-    static_assert(!selected<K, I...> || !holds_variables<A>(),
-                  "fusor: differentiating with respect to a variable (reverse over reverse, e.g. grad of grad) is "
-                  "not supported; for second derivatives use ad::hessian or ad::hvp (forward over reverse), and "
-                  "call a nested grad on arrays");
     static_assert(!selected<K, I...> || parameter_tree<A>,
                   "fusor: a differentiated argument must be an array, or a tuple/pair/std::array/std::vector/"
                   "std::map of arrays (a parameter tree); pass other arguments as constants (leave them out of argnums)");

@@ -318,7 +318,20 @@ auto multi_head_attention(const Q& query, const K& key, const V& value, index_t 
                                          mask, options);
 }
 
+/// PyTorch's key_padding_mask (N, S), true where a key is padding, as the mask attention takes:
+/// (N, 1, 1, S), true where a key may be attended (it broadcasts over heads and queries).
+template <class B>
+array<bool, B> key_padding_mask(const array<bool, B>& padding) {
+  const extents s = padding.shape();
+  if (s.size() != 2)
+    throw shape_error("fusor: key_padding_mask needs PyTorch's (N, S) mask (true: padding), got shape " + to_string(s));
+  return array<bool, B>(logical_not(padding)).reshape(extents{s[0], 1, 1, s[1]});
+}
+
 }  // namespace functional
+
+/// No mask: where a layer takes masks, this one stands for none (nn::no_mask{}).
+using no_mask = functional::detail::no_mask;
 
 /// nn.MultiheadAttention's options beside its sizes (bias and kdim/vdim are not offered: biases
 /// are always there and keys and values have embed_dim features).
@@ -453,6 +466,100 @@ struct transformer_encoder_layer {
     return norm(h + mlp(h), 10);
   }
   static constexpr const char* name() { return "transformer_encoder_layer"; }
+};
+
+/// A transformer decoder block (nn.TransformerDecoderLayer with batch_first=True): the target
+/// (N, L, d_model) or (L, d_model) attends itself (causal when options.causal: each position
+/// itself and earlier ones), then the memory (N, S, d_model) or (S, d_model), then the MLP.
+/// Pre-norm: x + self_attn(norm1(x)), + multihead_attn(norm2(·), memory), + mlp(norm3(·));
+/// post-norm (norm_first = false): norm1(x + self_attn(x)), norm2(· + multihead_attn(·, memory)),
+/// norm3(· + mlp(·)). PyTorch's parameter names, layouts and initialisation: self_attn.*,
+/// multihead_attn.* (as multihead_attention's), linear1.*, linear2.*, norm1.*, norm2.*, norm3.*.
+/// Called (tgt, memory, get), or (tgt, memory, tgt_mask, memory_mask, get) with masks as
+/// multi_head_attention takes them (nn::no_mask{} for none; functional::key_padding_mask turns
+/// PyTorch's key_padding_mask into one).
+struct transformer_decoder_layer {
+  index_t d_model, num_heads, dim_feedforward;
+  transformer_options options;
+  fusor::random::generator rng;
+  bool training = true;
+
+  transformer_decoder_layer(index_t d, index_t heads, index_t feedforward, transformer_options o = {})
+      : d_model(d), num_heads(heads), dim_feedforward(feedforward), options(o), rng(o.seed) {
+    functional::detail::check_heads(name(), d_model, num_heads);
+    detail::check_positive(name(), "dim_feedforward", dim_feedforward);
+    if (!(o.dropout >= 0.0 && o.dropout <= 1.0))
+      throw value_error("fusor: transformer_decoder_layer needs 0 <= dropout <= 1, got " + std::to_string(o.dropout));
+    if (!(o.eps > 0)) throw value_error("fusor: transformer_decoder_layer needs eps > 0, got " + std::to_string(o.eps));
+  }
+  std::vector<param_spec> parameters() const {
+    std::vector<param_spec> p;
+    for (const char* attn : {"self_attn.", "multihead_attn."})
+      for (param_spec s : multihead_attention(d_model, num_heads).parameters()) {
+        s.name = attn + s.name;
+        p.push_back(s);
+      }
+    const index_t d = d_model, f = dim_feedforward;
+    p.push_back({"linear1.weight", extents{f, d}, init::torch_linear(), d, f});
+    p.push_back({"linear1.bias", extents{f}, init::torch_linear(), d, f});
+    p.push_back({"linear2.weight", extents{d, f}, init::torch_linear(), f, d});
+    p.push_back({"linear2.bias", extents{d}, init::torch_linear(), f, d});
+    for (const char* norm : {"norm1", "norm2", "norm3"}) {
+      p.push_back({std::string(norm) + ".weight", extents{d}, init::ones(), d, d});
+      p.push_back({std::string(norm) + ".bias", extents{d}, init::zeros(), d, d});
+    }
+    return p;
+  }
+  index_t output_features(index_t f) const { return detail::expect_features(name(), d_model, f); }
+  void train(bool on) { training = on; }
+  void placed(std::size_t index) { rng = detail::placed_generator(options.seed, index); }
+
+  template <class X, class M, class Get>
+  auto operator()(const X& tgt, const M& memory, const Get& get) {
+    return (*this)(tgt, memory, no_mask{}, no_mask{}, get);
+  }
+  template <class X, class M, class TM, class MM, class Get>
+  auto operator()(const X& tgt, const M& memory, const TM& tgt_mask, const MM& memory_mask, const Get& get) {
+    namespace fd = functional::detail;
+    const extents ts = fd::shape_of(tgt), ms = fd::shape_of(memory);
+    const bool fits = ts.size() >= 2 && ts.size() <= 3 && ms.size() == ts.size() && ts[ts.size() - 1] == d_model &&
+                      ms[ms.size() - 1] == d_model && (ts.size() == 2 || ts[0] == ms[0]);
+    if (!fits)
+      throw shape_error(std::string("fusor: transformer_decoder_layer expects a target (N, L, ") + std::to_string(d_model) +
+                        ") or (L, " + std::to_string(d_model) + ") and a memory (N, S, " + std::to_string(d_model) +
+                        ") or (S, " + std::to_string(d_model) + "), got target " + to_string(ts) + " and memory " +
+                        to_string(ms));
+    const attention_options self_a{options.causal, options.dropout, std::nullopt, &rng, training};
+    const attention_options cross_a{false, options.dropout, std::nullopt, &rng, training};
+    const auto drop = [&](auto&& y) {
+      auto v = fd::settled(std::forward<decltype(y)>(y));
+      if (training && options.dropout > 0.0) v = functional::dropout(v, options.dropout, rng, true);
+      return v;
+    };
+    const auto& mem = fd::as_operand(memory);
+    const auto self_attend = [&](const auto& h) {
+      return drop(fd::multi_head_attention_of(h, h, h, num_heads, get(0), get(1), get(2), get(3), tgt_mask, self_a));
+    };
+    const auto cross_attend = [&](const auto& h) {
+      return drop(fd::multi_head_attention_of(h, mem, mem, num_heads, get(4), get(5), get(6), get(7), memory_mask, cross_a));
+    };
+    const auto mlp = [&](const auto& h) {
+      const auto up = fd::torch_linear(h, get(8), get(9));
+      auto act = options.activation == transformer_activation::gelu ? fd::settled(gelu(up)) : fd::settled(relu(up));
+      return drop(fd::torch_linear(drop(std::move(act)), get(10), get(11)));
+    };
+    const auto norm = [&](const auto& h, std::size_t k) { return fd::settled(functional::layer_norm(h, get(k), get(k + 1), options.eps)); };
+    const auto& xs = fd::as_operand(tgt);
+    if (options.norm_first) {
+      const auto h1 = fd::settled(xs + self_attend(norm(xs, 12)));
+      const auto h2 = fd::settled(h1 + cross_attend(norm(h1, 14)));
+      return fd::settled(h2 + mlp(norm(h2, 16)));
+    }
+    const auto h1 = norm(xs + self_attend(xs), 12);
+    const auto h2 = norm(h1 + cross_attend(h1), 14);
+    return norm(h2 + mlp(h2), 16);
+  }
+  static constexpr const char* name() { return "transformer_decoder_layer"; }
 };
 
 /// A learned position table added to its input (GPT's): weight (max_length, dim), N(0, 0.02)
