@@ -10,14 +10,15 @@ the four parameters; inputs U(0, 1), labels uniform in 0..9, as bench_learn draw
 numbers, the same shapes). PyTorch also runs the float32 step under CPU autocast in bfloat16,
 beside fusor's under ad::autocast<bfloat16>.
 
-And a convolution (torch only): conv2d of (32, 32, 32, 32) by (64, 32, 3, 3), padding 1, float32,
+And a convolution: conv2d of (32, 32, 32, 32) by (64, 32, 3, 3), padding 1, float32,
 forward alone and forward with both gradients (input and weight) of sum(conv2d(x, w) * r), beside
-bench_learn's fusor_conv2d_forward and fusor_conv2d_step. And a transformer block (torch only):
+bench_learn's fusor_conv2d_forward and fusor_conv2d_step. And a transformer block:
 nn.TransformerEncoderLayer(128, 4, 512, pre-norm, GELU, causal) on (32, 64, 128), the gradients of
-sum(block(x) * r) for x and every parameter, beside fusor_transformer_step and _replay. And WGAN-GP's
-critic step (torch only): a 784-128-1 tanh critic D at batch 64, float32, the gradient of mean(D(x)) +
+sum(block(x) * r) for x and every parameter, beside fusor_transformer_step and _replay (JAX: the same
+block written in jax.numpy, jitted). And WGAN-GP's critic step: a 784-128-1 tanh critic D at batch 64, float32, the gradient of mean(D(x)) +
 10 mean((|grad_x D(x)_i| - 1)^2) for the critic's parameters (autograd.grad with create_graph=True),
-and without the penalty, beside fusor_gradient_penalty_step/1 and /0."""
+and without the penalty, beside fusor_gradient_penalty_step/1 and /0 (JAX: jax.grad of a loss
+holding a jax.grad, jitted). Four checkpointed blocks are torch only."""
 import os
 import sys
 
@@ -202,6 +203,115 @@ def torch_gradient_penalty_peer():
     return {penalised: timed(step(penalised), reps=51, warmup=5) for penalised in (0, 1)}
 
 
+def jax_conv_peer():
+    """conv2d forward and forward + both gradients, jitted (lax.conv_general_dilated, NCHW/OIHW)."""
+    import jax
+    import jax.numpy as jnp
+    rng = np.random.default_rng(2)
+    x = jnp.asarray(rng.normal(size=(32, 32, 32, 32)).astype(np.float32))
+    w = jnp.asarray((0.05 * rng.normal(size=(64, 32, 3, 3))).astype(np.float32))
+    r = jnp.asarray(rng.normal(size=(32, 64, 32, 32)).astype(np.float32))
+
+    def conv(x, w):
+        return jax.lax.conv_general_dilated(x, w, (1, 1), [(1, 1), (1, 1)], dimension_numbers=("NCHW", "OIHW", "NCHW"))
+
+    forward = jax.jit(conv)
+    step = jax.jit(jax.grad(lambda x, w: (conv(x, w) * r).sum(), argnums=(0, 1)))
+    return {"forward": timed(lambda: jax.block_until_ready(forward(x, w)), reps=15, warmup=2),
+            "step": timed(lambda: jax.block_until_ready(step(x, w)), reps=15, warmup=2)}
+
+
+def jax_transformer_peer():
+    """nn.TransformerEncoderLayer(128, 4, 512, pre-norm, exact GELU, causal) in jax.numpy: the
+    gradients of sum(block(x) * r) for x and every parameter, jitted."""
+    import jax
+    import jax.numpy as jnp
+    n, length, e, heads, ff = 32, 64, 128, 4, 512
+    rng = np.random.default_rng(4)
+
+    def normal(*shape, scale=1.0):
+        return jnp.asarray((scale * rng.normal(size=shape)).astype(np.float32))
+
+    p = {"in_w": normal(3 * e, e, scale=0.05), "in_b": normal(3 * e, scale=0.0), "out_w": normal(e, e, scale=0.05),
+         "out_b": normal(e, scale=0.0), "l1w": normal(ff, e, scale=0.05), "l1b": normal(ff, scale=0.0),
+         "l2w": normal(e, ff, scale=0.05), "l2b": normal(e, scale=0.0), "n1w": normal(e) * 0 + 1, "n1b": normal(e, scale=0.0),
+         "n2w": normal(e) * 0 + 1, "n2b": normal(e, scale=0.0)}
+    x, r = normal(n, length, e), normal(n, length, e)
+    causal = jnp.tril(jnp.ones((length, length), dtype=bool))
+
+    def norm(h, w, b):
+        m = h.mean(-1, keepdims=True)
+        v = ((h - m) ** 2).mean(-1, keepdims=True)
+        return (h - m) / jnp.sqrt(v + 1e-5) * w + b
+
+    def split(t):
+        return t.reshape(n, length, heads, e // heads).transpose(0, 2, 1, 3)
+
+    def block(p, x):
+        q, k, v = jnp.split(norm(x, p["n1w"], p["n1b"]) @ p["in_w"].T + p["in_b"], 3, axis=-1)
+        s = jnp.where(causal, split(q) @ split(k).transpose(0, 1, 3, 2) / np.sqrt(e // heads), -jnp.inf)
+        a = (jax.nn.softmax(s, axis=-1) @ split(v)).transpose(0, 2, 1, 3).reshape(n, length, e)
+        h = x + a @ p["out_w"].T + p["out_b"]
+        up = jax.nn.gelu(norm(h, p["n2w"], p["n2b"]) @ p["l1w"].T + p["l1b"], approximate=False)
+        return h + up @ p["l2w"].T + p["l2b"]
+
+    step = jax.jit(jax.grad(lambda p, x: (block(p, x) * r).sum(), argnums=(0, 1)))
+    return timed(lambda: jax.block_until_ready(step(p, x)), reps=15, warmup=2)
+
+
+def jax_gradient_penalty_peer():
+    """WGAN-GP's critic step: jax.grad of mean(D(x)) + 10 mean((|grad_x D(x)_i| - 1)^2), jitted."""
+    import jax
+    import jax.numpy as jnp
+    x0, _, _ = problem(np.float32)
+    rng = np.random.default_rng(5)
+    b1, b2 = 1 / np.sqrt(IN), 1 / np.sqrt(HID)
+    params = [jnp.asarray(rng.uniform(-b, b, shape).astype(np.float32))
+              for b, shape in ((b1, (IN, HID)), (b1, (HID,)), (b2, (HID, 1)), (b2, (1,)))]
+    x = jnp.asarray(x0)
+
+    def critic(p, x):
+        return jnp.tanh(x @ p[0] + p[1]) @ p[2] + p[3]
+
+    def loss(p, penalised):
+        value = critic(p, x).mean()
+        if penalised:
+            gx = jax.grad(lambda xs: critic(p, xs).sum())(x)
+            value = value + 10 * ((jnp.sqrt((gx * gx).sum(axis=1)) - 1) ** 2).mean()
+        return value
+
+    step = jax.jit(jax.grad(loss), static_argnums=1)
+    return {penalised: timed(lambda: jax.block_until_ready(step(params, bool(penalised))), reps=51, warmup=5)
+            for penalised in (0, 1)}
+
+
+def print_rows(fusor, label, conv, block, penalty, stack=None):
+    print(f"conv2d (32, 32, 32, 32) * (64, 32, 3, 3), padding 1, float32, {THREADS} thread(s)")
+    for mode, name in (("forward", "fusor_conv2d_forward"), ("step", "fusor_conv2d_step")):
+        tf = fusor.get((name, str(THREADS)))
+        tp = conv[mode]
+        ratio = f"{tf / tp:.3f}" if tf else "-"
+        print(f"  {mode:8} {label} {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/{label} {ratio}")
+    print(f"transformer block (nn.TransformerEncoderLayer(128, 4, 512), pre-norm, GELU, causal), (32, 64, 128), "
+          f"float32, {THREADS} thread(s), forward and backward")
+    for name in ("fusor_transformer_step", "fusor_transformer_replay"):
+        tf = fusor.get((name, str(THREADS)))
+        ratio = f"{tf / block:.3f}" if tf else "-"
+        print(f"  {name:26} {label} {block * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/{label} {ratio}")
+    if stack is not None:
+        print(f"four such blocks, plain (0) and each checkpointed (1: torch.utils.checkpoint), {THREADS} thread(s)")
+        for saved, tp in stack.items():
+            tf = fusor.get(("fusor_transformer_stack_step", f"{saved}/{THREADS}"))
+            ratio = f"{tf / tp:.3f}" if tf else "-"
+            print(f"  checkpointed {saved}  {label} {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/{label} {ratio}")
+    print(f"WGAN-GP critic step (784-128-1, tanh, batch {BATCH}, float32), without (0) and with (1) the gradient "
+          f"penalty, {THREADS} thread(s)")
+    for penalised, tp in penalty.items():
+        tf = fusor.get(("fusor_gradient_penalty_step", f"{penalised}/{THREADS}"))
+        ratio = f"{tf / tp:.3f}" if tf else "-"
+        print(f"  penalised {penalised}  {label} {tp * 1e3:8.3f}ms  fusor {tf * 1e3 if tf else float('nan'):8.3f}ms  fusor/{label} {ratio}")
+
+
 def main():
     fusor = fusor_times(sys.argv[1])
     only = sys.argv[3] if len(sys.argv) > 3 else None
@@ -227,36 +337,19 @@ def main():
         print(f"{label:22} {dtype:7} {tp * 1e3:8.3f}ms {cols[0]} {cols[1]}")
     if only in (None, "torch"):
         try:
-            conv = torch_conv_peer()
+            import torch  # noqa: F401
         except ImportError:
-            return
-        print(f"conv2d (32, 32, 32, 32) * (64, 32, 3, 3), padding 1, float32, {THREADS} thread(s)")
-        for mode, name in (("forward", "fusor_conv2d_forward"), ("step", "fusor_conv2d_step")):
-            tf = fusor.get((name, str(THREADS)))
-            tp = conv[mode]
-            ratio = f"{tf / tp:.3f}" if tf else "-"
-            print(f"  {mode:8} PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
-        tp = torch_transformer_peer()
-        print(f"transformer block (nn.TransformerEncoderLayer(128, 4, 512), pre-norm, GELU, causal), (32, 64, 128), "
-              f"float32, {THREADS} thread(s), forward and backward")
-        for name in ("fusor_transformer_step", "fusor_transformer_replay"):
-            tf = fusor.get((name, str(THREADS)))
-            ratio = f"{tf / tp:.3f}" if tf else "-"
-            print(f"  {name:26} PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
-        stack = torch_transformer_stack_peer()
-        print(f"four such blocks, plain (0) and each checkpointed (1: torch.utils.checkpoint), {THREADS} thread(s)")
-        for saved, tp in stack.items():
-            tf = fusor.get(("fusor_transformer_stack_step", f"{saved}/{THREADS}"))
-            ratio = f"{tf / tp:.3f}" if tf else "-"
-            print(f"  checkpointed {saved}  PyTorch {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/PyTorch {ratio}")
-        penalty = torch_gradient_penalty_peer()
-        print(f"WGAN-GP critic step (784-128-1, tanh, batch {BATCH}, float32), without (0) and with (1) the gradient "
-              f"penalty, {THREADS} thread(s)")
-        for penalised, tp in penalty.items():
-            tf = fusor.get(("fusor_gradient_penalty_step", f"{penalised}/{THREADS}"))
-            ratio = f"{tf / tp:.3f}" if tf else "-"
-            print(f"  penalised {penalised}  PyTorch {tp * 1e3:8.3f}ms  fusor {tf * 1e3 if tf else float('nan'):8.3f}ms  fusor/PyTorch {ratio}")
-
+            pass
+        else:
+            print_rows(fusor, "PyTorch", torch_conv_peer(), torch_transformer_peer(), torch_gradient_penalty_peer(),
+                       torch_transformer_stack_peer())
+    if only in (None, "jax"):
+        try:
+            import jax  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            print_rows(fusor, "JAX", jax_conv_peer(), jax_transformer_peer(), jax_gradient_penalty_peer())
 
 if __name__ == "__main__":
     main()
