@@ -55,6 +55,14 @@
 //                                  the penalised step costs a multiple of
 // Args: {penalised, threads}. learn_peers.py runs the same in PyTorch (autograd.grad with
 // create_graph=True).
+//
+// The CNN of examples/train_cnn_digits (issue 53): conv 1 -> 16 (3 x 3, padding 1), batch norm,
+// ReLU, 2 x 2 max pooling, conv 16 -> 32, batch norm, ReLU, max pooling, flatten, linear 128 -> 10,
+// softmax cross-entropy, on a batch of 32 images 1 x 8 x 8 (the digits' shape, U(0, 1) pixels),
+// float32, in training mode (batch statistics, running statistics updated), then one Adam step:
+//   fusor_cnn_step/0: ad::value_and_grad, the tape recorded every step
+//   fusor_cnn_step/1: the same recorded once and replayed (ad::compile)
+// Args: {replayed, threads}. learn_peers.py runs the same model in PyTorch (eager) and JAX (jit).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -473,6 +481,38 @@ void fusor_gradient_penalty_step(benchmark::State& st) {
   else penalty::run<false>(st);
 }
 
+void fusor_cnn_step(benchmark::State& st) {
+  use_threads(st);
+  constexpr index_t batch = 32;
+  fusor::random::generator rng(6);
+  const fusor::array<float> x = fusor::random::uniform<float>(rng, {batch, 1, 8, 8}, 0.0f, 1.0f);
+  const fusor::array<std::int64_t> y = fusor::random::integers<std::int64_t>(rng, {batch}, 0, 10);
+  auto model = nn::sequential<float>(
+      nn::conv2d(1, 16, {3}, nn::conv_options{.padding = {1}}), nn::batch_norm(16), nn::relu, nn::max_pool2d({2}),
+      nn::conv2d(16, 32, {3}, nn::conv_options{.padding = {1}}), nn::batch_norm(32), nn::relu, nn::max_pool2d({2}),
+      nn::flatten, nn::linear(32 * 2 * 2, 10));
+  nn::parameters<float> params = model.init(7);
+  optim::adam<float, fusor::cpu> opt({.lr = 1e-3});
+  auto loss = [&](const auto& p, const auto& xs, const auto& ys) { return nn::cross_entropy(model(p, xs), ys); };
+  if (st.range(0) == 0) {
+    auto step = fusor::ad::value_and_grad(loss);
+    for (auto _ : st) {
+      auto [value, grads] = step(params, x, y);
+      opt.step(params, grads);
+      benchmark::DoNotOptimize(value);
+    }
+  } else {
+    auto step = fusor::ad::compile(loss, params, x, y);
+    for (auto _ : st) {
+      auto [value, grads] = step(params, x, y);
+      opt.step(params, grads);
+      benchmark::DoNotOptimize(value);
+    }
+    if (step.recordings() != 1) st.SkipWithError("the step was recorded again: it should only replay");
+  }
+}
+
+BENCHMARK(fusor_cnn_step)->ArgsProduct({{0, 1}, {1, 2}})->UseRealTime();
 BENCHMARK(fusor_gradient_penalty_step)->ArgsProduct({{0, 1}, {1, 2}})->UseRealTime();
 BENCHMARK(fusor_transformer_step)->Apply(conv_threads);
 BENCHMARK(fusor_transformer_replay)->Apply(conv_threads);

@@ -18,7 +18,10 @@ sum(block(x) * r) for x and every parameter, beside fusor_transformer_step and _
 block written in jax.numpy, jitted). And WGAN-GP's critic step: a 784-128-1 tanh critic D at batch 64, float32, the gradient of mean(D(x)) +
 10 mean((|grad_x D(x)_i| - 1)^2) for the critic's parameters (autograd.grad with create_graph=True),
 and without the penalty, beside fusor_gradient_penalty_step/1 and /0 (JAX: jax.grad of a loss
-holding a jax.grad, jitted). Four checkpointed blocks are torch only."""
+holding a jax.grad, jitted). Four checkpointed blocks are torch only. And the CNN of
+examples/train_cnn_digits (conv 1->16, batch norm, ReLU, 2x2 max pool, conv 16->32, batch norm,
+ReLU, max pool, flatten, linear 128->10, cross-entropy, batch 32 of 1x8x8, float32, training mode)
+with one Adam step, beside fusor_cnn_step/0 (tape) and /1 (replayed)."""
 import os
 import sys
 
@@ -285,6 +288,96 @@ def jax_gradient_penalty_peer():
             for penalised in (0, 1)}
 
 
+def cnn_problem():
+    rng = np.random.default_rng(6)
+    return rng.uniform(0, 1, (32, 1, 8, 8)).astype(np.float32), rng.integers(0, 10, 32)
+
+
+def torch_cnn_peer():
+    import torch
+    torch.set_num_threads(THREADS)
+    torch.manual_seed(7)
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(128, 10)).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = (torch.from_numpy(a) for a in cnn_problem())
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+
+    return timed(step, reps=51, warmup=5)
+
+
+def jax_cnn_peer():
+    import jax
+    import jax.numpy as jnp
+    rng = np.random.default_rng(7)
+
+    def uniform(bound, *shape):
+        return jnp.asarray(rng.uniform(-bound, bound, shape).astype(np.float32))
+
+    params = {"c1w": uniform(1 / 3, 16, 1, 3, 3), "c1b": uniform(1 / 3, 16), "g1": jnp.ones(16), "b1": jnp.zeros(16),
+              "c2w": uniform(1 / 12, 32, 16, 3, 3), "c2b": uniform(1 / 12, 32), "g2": jnp.ones(32), "b2": jnp.zeros(32),
+              "lw": uniform(1 / np.sqrt(128), 128, 10), "lb": uniform(1 / np.sqrt(128), 10)}
+    stats = {"m1": jnp.zeros(16), "v1": jnp.ones(16), "m2": jnp.zeros(32), "v2": jnp.ones(32)}
+    x, y = (jnp.asarray(a) for a in cnn_problem())
+
+    def conv(h, w, b):
+        out = jax.lax.conv_general_dilated(h, w, (1, 1), [(1, 1), (1, 1)], dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        return out + b[None, :, None, None]
+
+    def norm(h, g, b):
+        m = h.mean(axis=(0, 2, 3))
+        v = h.var(axis=(0, 2, 3))
+        return (h - m[None, :, None, None]) / jnp.sqrt(v[None, :, None, None] + 1e-5) * g[None, :, None, None] + \
+            b[None, :, None, None], m, v
+
+    def pool(h):
+        return jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+
+    def loss(p, s):
+        h, m1, v1 = norm(conv(x, p["c1w"], p["c1b"]), p["g1"], p["b1"])
+        h, m2, v2 = norm(conv(pool(jax.nn.relu(h)), p["c2w"], p["c2b"]), p["g2"], p["b2"])
+        z = pool(jax.nn.relu(h)).reshape(32, 128) @ p["lw"] + p["lb"]
+        value = jnp.mean(jax.nn.logsumexp(z, axis=1) - jnp.take_along_axis(z, y[:, None], axis=1)[:, 0])
+        n = 32 * 8 * 8
+        running = {"m1": 0.9 * s["m1"] + 0.1 * m1, "v1": 0.9 * s["v1"] + 0.1 * v1 * n / (n - 1),
+                   "m2": 0.9 * s["m2"] + 0.1 * m2, "v2": 0.9 * s["v2"] + 0.1 * v2 * (n / 4) / (n / 4 - 1)}
+        return value, running
+
+    @jax.jit
+    def step(p, s, mom, vel, t):
+        (value, s), g = jax.value_and_grad(loss, has_aux=True)(p, s)
+        mom = jax.tree_util.tree_map(lambda a, b: 0.9 * a + 0.1 * b, mom, g)
+        vel = jax.tree_util.tree_map(lambda a, b: 0.999 * a + 0.001 * b * b, vel, g)
+        p = jax.tree_util.tree_map(lambda w, a, b: w - 1e-3 * (a / (1 - 0.9 ** t)) / (jnp.sqrt(b / (1 - 0.999 ** t)) + 1e-8),
+                                   p, mom, vel)
+        return p, s, mom, vel, value
+
+    state = [params, stats, jax.tree_util.tree_map(jnp.zeros_like, params), jax.tree_util.tree_map(jnp.zeros_like, params)]
+    t = [1.0]
+
+    def run():
+        *state[:], value = step(*state, t[0])
+        t[0] += 1
+        jax.block_until_ready(value)
+
+    return timed(run, reps=51, warmup=5)
+
+
+def print_cnn(fusor, label, tp):
+    print(f"the CNN of train_cnn_digits, batch 32 of 1x8x8, float32, training mode, one Adam step, {THREADS} thread(s)")
+    for replayed, name in ((0, "tape"), (1, "replayed")):
+        tf = fusor.get(("fusor_cnn_step", f"{replayed}/{THREADS}"))
+        ratio = f"{tf / tp:.3f}" if tf else "-"
+        print(f"  {name:9} {label} {tp * 1e3:8.3f}ms  fusor {tf * 1e3 if tf else float('nan'):8.3f}ms  fusor/{label} {ratio}")
+
+
 def print_rows(fusor, label, conv, block, penalty, stack=None):
     print(f"conv2d (32, 32, 32, 32) * (64, 32, 3, 3), padding 1, float32, {THREADS} thread(s)")
     for mode, name in (("forward", "fusor_conv2d_forward"), ("step", "fusor_conv2d_step")):
@@ -343,6 +436,7 @@ def main():
         else:
             print_rows(fusor, "PyTorch", torch_conv_peer(), torch_transformer_peer(), torch_gradient_penalty_peer(),
                        torch_transformer_stack_peer())
+            print_cnn(fusor, "PyTorch", torch_cnn_peer())
     if only in (None, "jax"):
         try:
             import jax  # noqa: F401
@@ -350,6 +444,7 @@ def main():
             pass
         else:
             print_rows(fusor, "JAX", jax_conv_peer(), jax_transformer_peer(), jax_gradient_penalty_peer())
+            print_cnn(fusor, "JAX", jax_cnn_peer())
 
 if __name__ == "__main__":
     main()

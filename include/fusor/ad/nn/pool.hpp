@@ -99,46 +99,89 @@ struct pool_argmax {
   using value_type = std::int64_t;
   const T* x;
   conv_geometry g;
+  // Divisions only to place the run's first output: later outputs and every window's taps are
+  // stepped to like an odometer (last axis fastest), which keeps the taps in PyTorch's order. A
+  // window inside the input on every axis (all of them without padding) steps its taps by adding
+  // strides, with no bounds test; the geometry is copied to locals so that the stores to `out`
+  // cannot be taken to change it.
   FUSOR_HD void fill(index_t first, std::int64_t* out, index_t count) const {
+    if (count <= 0) return;
+    const int dims = g.dims;
+    const index_t taps = g.taps;
+    index_t in[max_conv_dims], outs[max_conv_dims], stride[max_conv_dims], dil[max_conv_dims], before[max_conv_dims],
+        kernel[max_conv_dims], step[max_conv_dims];
     index_t in_plane = 1, out_plane = 1;
-    for (int i = 0; i < g.dims; ++i) {
-      in_plane *= g.in[i];
-      out_plane *= g.out[i];
+    for (int i = dims - 1; i >= 0; --i) {
+      in[i] = g.in[i];
+      outs[i] = g.out[i];
+      stride[i] = g.stride[i];
+      dil[i] = g.dilation[i];
+      before[i] = g.before[i];
+      kernel[i] = g.kernel[i];
+      step[i] = dil[i] * in_plane;  // one tap along axis i, in input elements
+      in_plane *= in[i];
+      out_plane *= outs[i];
     }
+    const index_t in_plane_size = in_plane;
+    index_t plane = first / out_plane;  // n C + c
+    index_t o[max_conv_dims] = {0, 0, 0};
+    for (index_t i = dims - 1, rest = first % out_plane; i >= 0; --i) {
+      o[i] = rest % outs[i];
+      rest /= outs[i];
+    }
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;  // 16-bit values compared as float
     for (index_t j = 0; j < count; ++j) {
-      index_t p = first + j;
-      const index_t plane = p / out_plane;  // n C + c
-      index_t rest = p % out_plane, o[max_conv_dims] = {0, 0, 0};
-      for (int i = g.dims - 1; i >= 0; --i) {
-        o[i] = rest % g.out[i];
-        rest /= g.out[i];
-      }
-      const T* base = x + plane * in_plane;
-      using C = std::conditional_t<std::is_same_v<T, double>, double, float>;  // 16-bit values compared as float
+      const T* base = x + plane * in_plane_size;
       C best = -C(INFINITY);
       index_t at = -1;
-      for (index_t k = 0; k < g.taps; ++k) {
-        index_t t = k, pos = 0, stride = 1;
-        bool inside = true;
-        index_t idx[max_conv_dims] = {0, 0, 0};
-        for (int i = g.dims - 1; i >= 0; --i) {
-          idx[i] = o[i] * g.stride[i] + (t % g.kernel[i]) * g.dilation[i] - g.before[i];
-          t /= g.kernel[i];
-          inside = inside && idx[i] >= 0 && idx[i] < g.in[i];
+      index_t origin = 0;
+      bool interior = true;
+      for (int i = 0; i < dims; ++i) {
+        const index_t lo = o[i] * stride[i] - before[i];
+        origin = origin * in[i] + lo;
+        interior = interior && lo >= 0 && lo + (kernel[i] - 1) * dil[i] < in[i];
+      }
+      index_t k[max_conv_dims] = {0, 0, 0};
+      if (interior) {
+        index_t pos = origin;
+        at = origin;
+        for (index_t tap = 0; tap < taps; ++tap) {
+          const C v = C(base[pos]);
+          if (v > best || v != v) {
+            best = v;
+            at = pos;
+          }
+          for (int i = dims - 1; i >= 0; --i) {
+            pos += step[i];
+            if (++k[i] < kernel[i]) break;
+            pos -= kernel[i] * step[i];
+            k[i] = 0;
+          }
         }
-        if (!inside) continue;
-        for (int i = g.dims - 1; i >= 0; --i) {
-          pos += idx[i] * stride;
-          stride *= g.in[i];
-        }
-        if (at < 0) at = pos;  // PyTorch starts at the window's first position inside the input
-        const C v = C(base[pos]);
-        if (v > best || v != v) {
-          best = v;
-          at = pos;
+      } else {
+        for (index_t tap = 0; tap < taps; ++tap) {
+          index_t pos = 0;
+          bool inside = true;
+          for (int i = 0; i < dims; ++i) {
+            const index_t idx = o[i] * stride[i] + k[i] * dil[i] - before[i];
+            inside = inside && idx >= 0 && idx < in[i];
+            pos = pos * in[i] + idx;
+          }
+          if (inside) {
+            if (at < 0) at = pos;  // PyTorch starts at the window's first position inside the input
+            const C v = C(base[pos]);
+            if (v > best || v != v) {
+              best = v;
+              at = pos;
+            }
+          }
+          for (int i = dims - 1; i >= 0 && ++k[i] == kernel[i]; --i) k[i] = 0;
         }
       }
-      out[j] = std::int64_t(plane * in_plane + at);
+      out[j] = std::int64_t(plane * in_plane_size + at);
+      int i = dims - 1;
+      for (; i >= 0 && ++o[i] == outs[i]; --i) o[i] = 0;
+      if (i < 0) ++plane;
     }
   }
 };
