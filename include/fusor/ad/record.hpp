@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../core/array.hpp"
 #include "../core/assign.hpp"
@@ -149,10 +150,34 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
     else executor<B>::template reduce_axis<fusor::ext::sum_op>(flat, r, k);
     r = dst;
   };
-  for (int k = out.size() - 1; k >= lead; --k)  // axes the target has as 1
-    if (target[k - lead] == 1 && out[k] != 1) sum_axis(k, fusor::ext::keep_axis(r.shape, k));
-  for (int k = 0; k < lead; ++k) sum_axis(0, fusor::ext::drop_axis(r.shape, 0));  // axes the target lacks
-  return r;
+  // r is contiguous, so adjacent axes of one kind (summed, or kept) merge into one by a reshape, and
+  // unit axes drop: an NCHW adjoint summed to per-channel (1, C, 1, 1) is (N, C, H·W), two passes
+  // over long rows instead of three over short ones
+  extents merged;
+  std::vector<bool> summed;
+  for (int k = 0; k < out.size(); ++k) {
+    if (out[k] == 1) continue;
+    const bool sum = k < lead || target[k - lead] == 1;
+    if (!summed.empty() && summed.back() == sum) merged[merged.size() - 1] *= out[k];
+    else {
+      merged.push_back(out[k]);
+      summed.push_back(sum);
+    }
+  }
+  r = leaf<V, B>{r.data, merged, contiguous_strides(merged)};
+  // the outermost group first when it is summed (whole rows added, the pass that reads the most),
+  // then the others from the innermost
+  while (true) {
+    int k = -1;
+    if (!summed.empty() && summed.front()) k = 0;
+    else
+      for (int j = int(summed.size()) - 1; j >= 0 && k < 0; --j)
+        if (summed[std::size_t(j)]) k = j;
+    if (k < 0) break;
+    sum_axis(k, fusor::ext::drop_axis(r.shape, k));
+    summed.erase(summed.begin() + k);
+  }
+  return leaf<V, B>{r.data, target, contiguous_strides(target)};
 }
 
 /// When `dst` is a box of the contiguous buffer `whole` (a slice with unit steps, of the same
