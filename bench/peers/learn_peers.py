@@ -321,10 +321,11 @@ def jax_cnn_peer():
     def uniform(bound, *shape):
         return jnp.asarray(rng.uniform(-bound, bound, shape).astype(np.float32))
 
-    params = {"c1w": uniform(1 / 3, 16, 1, 3, 3), "c1b": uniform(1 / 3, 16), "g1": jnp.ones(16), "b1": jnp.zeros(16),
-              "c2w": uniform(1 / 12, 32, 16, 3, 3), "c2b": uniform(1 / 12, 32), "g2": jnp.ones(32), "b2": jnp.zeros(32),
+    params = {"c1w": uniform(1 / 3, 16, 1, 3, 3), "c1b": uniform(1 / 3, 16), "g1": jnp.ones(16, jnp.float32), "b1": jnp.zeros(16, jnp.float32),
+              "c2w": uniform(1 / 12, 32, 16, 3, 3), "c2b": uniform(1 / 12, 32), "g2": jnp.ones(32, jnp.float32), "b2": jnp.zeros(32, jnp.float32),
               "lw": uniform(1 / np.sqrt(128), 128, 10), "lb": uniform(1 / np.sqrt(128), 10)}
-    stats = {"m1": jnp.zeros(16), "v1": jnp.ones(16), "m2": jnp.zeros(32), "v2": jnp.ones(32)}
+    f32 = jnp.float32  # (jax_peer turns x64 on for its float64 rows)
+    stats = {"m1": jnp.zeros(16, f32), "v1": jnp.ones(16, f32), "m2": jnp.zeros(32, f32), "v2": jnp.ones(32, f32)}
     x, y = (jnp.asarray(a) for a in cnn_problem())
 
     def conv(h, w, b):
@@ -338,7 +339,8 @@ def jax_cnn_peer():
             b[None, :, None, None], m, v
 
     def pool(h):
-        return jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
+        n, c, height, width = h.shape
+        return h.reshape(n, c, height // 2, 2, width // 2, 2).max(axis=(3, 5))
 
     def loss(p, s):
         h, m1, v1 = norm(conv(x, p["c1w"], p["c1b"]), p["g1"], p["b1"])
