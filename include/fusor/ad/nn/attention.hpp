@@ -30,6 +30,7 @@
 // nn::linear keeps JAX's (in, out).
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -397,43 +398,80 @@ struct transformer_options {
   std::uint64_t seed = 0;
 };
 
+namespace detail {
+/// What the transformer blocks share: their sizes and options (checked), the dropout generator and
+/// training flag, the MLP and the layer norms, read from the parameter getter by position.
+struct transformer_block {
+  index_t d_model, num_heads, dim_feedforward;
+  transformer_options options;
+  fusor::random::generator rng;
+  bool training = true;
+
+  transformer_block(const char* what, index_t d, index_t heads, index_t feedforward, const transformer_options& o)
+      : d_model(d), num_heads(heads), dim_feedforward(feedforward), options(o), rng(o.seed) {
+    functional::detail::check_heads(what, d_model, num_heads);
+    check_positive(what, "dim_feedforward", dim_feedforward);
+    if (!(o.dropout >= 0.0 && o.dropout <= 1.0))
+      throw value_error(std::string("fusor: ") + what + " needs 0 <= dropout <= 1, got " + std::to_string(o.dropout));
+    if (!(o.eps > 0)) throw value_error(std::string("fusor: ") + what + " needs eps > 0, got " + std::to_string(o.eps));
+  }
+  /// The attention parameters under each prefix, then linear1, linear2 and norm1 ... norm<norms>.
+  std::vector<param_spec> block_parameters(std::initializer_list<const char*> attention, int norms) const {
+    std::vector<param_spec> p;
+    for (const char* prefix : attention)
+      for (param_spec s : multihead_attention(d_model, num_heads).parameters()) {
+        s.name = prefix + s.name;
+        p.push_back(s);
+      }
+    const index_t d = d_model, f = dim_feedforward;
+    p.push_back({"linear1.weight", extents{f, d}, init::torch_linear(), d, f});
+    p.push_back({"linear1.bias", extents{f}, init::torch_linear(), d, f});
+    p.push_back({"linear2.weight", extents{d, f}, init::torch_linear(), f, d});
+    p.push_back({"linear2.bias", extents{d}, init::torch_linear(), f, d});
+    for (int k = 1; k <= norms; ++k) {
+      p.push_back({"norm" + std::to_string(k) + ".weight", extents{d}, init::ones(), d, d});
+      p.push_back({"norm" + std::to_string(k) + ".bias", extents{d}, init::zeros(), d, d});
+    }
+    return p;
+  }
+  void train(bool on) { training = on; }
+  void placed(std::size_t index) { rng = placed_generator(options.seed, index); }
+
+ protected:
+  attention_options attention(bool causal) { return {causal, options.dropout, std::nullopt, &rng, training}; }
+  template <class Y>
+  auto drop(Y&& y) {
+    auto v = functional::detail::settled(std::forward<Y>(y));
+    if (training && options.dropout > 0.0) v = functional::dropout(v, options.dropout, rng, true);
+    return v;
+  }
+  /// linear2(act(linear1(h))), dropped after the activation and after linear2; the four
+  /// parameters from get(first) on.
+  template <class H, class Get>
+  auto mlp(const H& h, const Get& get, std::size_t first) {
+    namespace fd = functional::detail;
+    const auto up = fd::torch_linear(h, get(first), get(first + 1));
+    auto act = options.activation == transformer_activation::gelu ? fd::settled(gelu(up)) : fd::settled(relu(up));
+    return drop(fd::torch_linear(drop(std::move(act)), get(first + 2), get(first + 3)));
+  }
+  template <class H, class Get>
+  auto norm(const H& h, const Get& get, std::size_t k) const {
+    return functional::detail::settled(functional::layer_norm(h, get(k), get(k + 1), options.eps));
+  }
+};
+}  // namespace detail
+
 /// A transformer encoder block (nn.TransformerEncoderLayer with batch_first=True) on (N, L,
 /// d_model) or (L, d_model). Pre-norm: x + attn(norm1(x)), then + linear2(act(linear1(norm2(·))));
 /// post-norm (norm_first = false): norm1(x + attn(x)), then norm2(· + mlp(·)). PyTorch's
 /// parameter names, layouts and initialisation: self_attn.in_proj_weight, self_attn.in_proj_bias,
 /// self_attn.out_proj.weight/bias, linear1.weight (ff, d)/bias, linear2.weight (d, ff)/bias,
 /// norm1.weight/bias, norm2.weight/bias.
-struct transformer_encoder_layer {
-  index_t d_model, num_heads, dim_feedforward;
-  transformer_options options;
-  fusor::random::generator rng;
-  bool training = true;
-
+struct transformer_encoder_layer : detail::transformer_block {
   transformer_encoder_layer(index_t d, index_t heads, index_t feedforward, transformer_options o = {})
-      : d_model(d), num_heads(heads), dim_feedforward(feedforward), options(o), rng(o.seed) {
-    functional::detail::check_heads(name(), d_model, num_heads);
-    detail::check_positive(name(), "dim_feedforward", dim_feedforward);
-    if (!(o.dropout >= 0.0 && o.dropout <= 1.0))
-      throw value_error("fusor: transformer_encoder_layer needs 0 <= dropout <= 1, got " + std::to_string(o.dropout));
-    if (!(o.eps > 0)) throw value_error("fusor: transformer_encoder_layer needs eps > 0, got " + std::to_string(o.eps));
-  }
-  std::vector<param_spec> parameters() const {
-    std::vector<param_spec> p = multihead_attention(d_model, num_heads).parameters();
-    for (param_spec& s : p) s.name = "self_attn." + s.name;
-    const index_t d = d_model, f = dim_feedforward;
-    p.push_back({"linear1.weight", extents{f, d}, init::torch_linear(), d, f});
-    p.push_back({"linear1.bias", extents{f}, init::torch_linear(), d, f});
-    p.push_back({"linear2.weight", extents{d, f}, init::torch_linear(), f, d});
-    p.push_back({"linear2.bias", extents{d}, init::torch_linear(), f, d});
-    for (const char* norm : {"norm1", "norm2"}) {
-      p.push_back({std::string(norm) + ".weight", extents{d}, init::ones(), d, d});
-      p.push_back({std::string(norm) + ".bias", extents{d}, init::zeros(), d, d});
-    }
-    return p;
-  }
+      : transformer_block(name(), d, heads, feedforward, o) {}
+  std::vector<param_spec> parameters() const { return block_parameters({"self_attn."}, 2); }
   index_t output_features(index_t f) const { return detail::expect_features(name(), d_model, f); }
-  void train(bool on) { training = on; }
-  void placed(std::size_t index) { rng = detail::placed_generator(options.seed, index); }
 
   template <class X, class Get>
   auto operator()(const X& x, const Get& get) {
@@ -442,28 +480,17 @@ struct transformer_encoder_layer {
     if (in_shape.size() < 2 || in_shape.size() > 3 || in_shape[in_shape.size() - 1] != d_model)
       throw shape_error(std::string("fusor: transformer_encoder_layer expects inputs (N, L, ") + std::to_string(d_model) + ") or (L, " +
                         std::to_string(d_model) + "), got shape " + to_string(in_shape));
-    const attention_options a{options.causal, options.dropout, std::nullopt, &rng, training};
-    const auto drop = [&](auto&& y) {
-      auto v = fd::settled(std::forward<decltype(y)>(y));
-      if (training && a.dropout > 0.0) v = functional::dropout(v, a.dropout, rng, true);
-      return v;
-    };
+    const attention_options a = attention(options.causal);
     const auto attend = [&](const auto& h) {
       return drop(functional::multi_head_attention(h, h, h, num_heads, get(0), get(1), get(2), get(3), a));
     };
-    const auto mlp = [&](const auto& h) {
-      const auto up = fd::torch_linear(h, get(4), get(5));
-      auto act = options.activation == transformer_activation::gelu ? fd::settled(gelu(up)) : fd::settled(relu(up));
-      return drop(fd::torch_linear(drop(std::move(act)), get(6), get(7)));
-    };
-    const auto norm = [&](const auto& h, std::size_t k) { return fd::settled(functional::layer_norm(h, get(k), get(k + 1), options.eps)); };
     const auto& xs = fd::as_operand(x);
     if (options.norm_first) {
-      const auto h = fd::settled(xs + attend(norm(xs, 8)));
-      return fd::settled(h + mlp(norm(h, 10)));
+      const auto h = fd::settled(xs + attend(norm(xs, get, 8)));
+      return fd::settled(h + mlp(norm(h, get, 10), get, 4));
     }
-    const auto h = norm(xs + attend(xs), 8);
-    return norm(h + mlp(h), 10);
+    const auto h = norm(xs + attend(xs), get, 8);
+    return norm(h + mlp(h, get, 4), get, 10);
   }
   static constexpr const char* name() { return "transformer_encoder_layer"; }
 };
@@ -478,41 +505,11 @@ struct transformer_encoder_layer {
 /// Called (tgt, memory, get), or (tgt, memory, tgt_mask, memory_mask, get) with masks as
 /// multi_head_attention takes them (nn::no_mask{} for none; functional::key_padding_mask turns
 /// PyTorch's key_padding_mask into one).
-struct transformer_decoder_layer {
-  index_t d_model, num_heads, dim_feedforward;
-  transformer_options options;
-  fusor::random::generator rng;
-  bool training = true;
-
+struct transformer_decoder_layer : detail::transformer_block {
   transformer_decoder_layer(index_t d, index_t heads, index_t feedforward, transformer_options o = {})
-      : d_model(d), num_heads(heads), dim_feedforward(feedforward), options(o), rng(o.seed) {
-    functional::detail::check_heads(name(), d_model, num_heads);
-    detail::check_positive(name(), "dim_feedforward", dim_feedforward);
-    if (!(o.dropout >= 0.0 && o.dropout <= 1.0))
-      throw value_error("fusor: transformer_decoder_layer needs 0 <= dropout <= 1, got " + std::to_string(o.dropout));
-    if (!(o.eps > 0)) throw value_error("fusor: transformer_decoder_layer needs eps > 0, got " + std::to_string(o.eps));
-  }
-  std::vector<param_spec> parameters() const {
-    std::vector<param_spec> p;
-    for (const char* attn : {"self_attn.", "multihead_attn."})
-      for (param_spec s : multihead_attention(d_model, num_heads).parameters()) {
-        s.name = attn + s.name;
-        p.push_back(s);
-      }
-    const index_t d = d_model, f = dim_feedforward;
-    p.push_back({"linear1.weight", extents{f, d}, init::torch_linear(), d, f});
-    p.push_back({"linear1.bias", extents{f}, init::torch_linear(), d, f});
-    p.push_back({"linear2.weight", extents{d, f}, init::torch_linear(), f, d});
-    p.push_back({"linear2.bias", extents{d}, init::torch_linear(), f, d});
-    for (const char* norm : {"norm1", "norm2", "norm3"}) {
-      p.push_back({std::string(norm) + ".weight", extents{d}, init::ones(), d, d});
-      p.push_back({std::string(norm) + ".bias", extents{d}, init::zeros(), d, d});
-    }
-    return p;
-  }
+      : transformer_block(name(), d, heads, feedforward, o) {}
+  std::vector<param_spec> parameters() const { return block_parameters({"self_attn.", "multihead_attn."}, 3); }
   index_t output_features(index_t f) const { return detail::expect_features(name(), d_model, f); }
-  void train(bool on) { training = on; }
-  void placed(std::size_t index) { rng = detail::placed_generator(options.seed, index); }
 
   template <class X, class M, class Get>
   auto operator()(const X& tgt, const M& memory, const Get& get) {
@@ -529,13 +526,7 @@ struct transformer_decoder_layer {
                         ") or (L, " + std::to_string(d_model) + ") and a memory (N, S, " + std::to_string(d_model) +
                         ") or (S, " + std::to_string(d_model) + "), got target " + to_string(ts) + " and memory " +
                         to_string(ms));
-    const attention_options self_a{options.causal, options.dropout, std::nullopt, &rng, training};
-    const attention_options cross_a{false, options.dropout, std::nullopt, &rng, training};
-    const auto drop = [&](auto&& y) {
-      auto v = fd::settled(std::forward<decltype(y)>(y));
-      if (training && options.dropout > 0.0) v = functional::dropout(v, options.dropout, rng, true);
-      return v;
-    };
+    const attention_options self_a = attention(options.causal), cross_a = attention(false);
     const auto& mem = fd::as_operand(memory);
     const auto self_attend = [&](const auto& h) {
       return drop(fd::multi_head_attention_of(h, h, h, num_heads, get(0), get(1), get(2), get(3), tgt_mask, self_a));
@@ -543,21 +534,15 @@ struct transformer_decoder_layer {
     const auto cross_attend = [&](const auto& h) {
       return drop(fd::multi_head_attention_of(h, mem, mem, num_heads, get(4), get(5), get(6), get(7), memory_mask, cross_a));
     };
-    const auto mlp = [&](const auto& h) {
-      const auto up = fd::torch_linear(h, get(8), get(9));
-      auto act = options.activation == transformer_activation::gelu ? fd::settled(gelu(up)) : fd::settled(relu(up));
-      return drop(fd::torch_linear(drop(std::move(act)), get(10), get(11)));
-    };
-    const auto norm = [&](const auto& h, std::size_t k) { return fd::settled(functional::layer_norm(h, get(k), get(k + 1), options.eps)); };
     const auto& xs = fd::as_operand(tgt);
     if (options.norm_first) {
-      const auto h1 = fd::settled(xs + self_attend(norm(xs, 12)));
-      const auto h2 = fd::settled(h1 + cross_attend(norm(h1, 14)));
-      return fd::settled(h2 + mlp(norm(h2, 16)));
+      const auto h1 = fd::settled(xs + self_attend(norm(xs, get, 12)));
+      const auto h2 = fd::settled(h1 + cross_attend(norm(h1, get, 14)));
+      return fd::settled(h2 + mlp(norm(h2, get, 16), get, 8));
     }
-    const auto h1 = norm(xs + self_attend(xs), 12);
-    const auto h2 = norm(h1 + cross_attend(h1), 14);
-    return norm(h2 + mlp(h2), 16);
+    const auto h1 = norm(xs + self_attend(xs), get, 12);
+    const auto h2 = norm(h1 + cross_attend(h1), get, 14);
+    return norm(h2 + mlp(h2, get, 8), get, 16);
   }
   static constexpr const char* name() { return "transformer_decoder_layer"; }
 };
