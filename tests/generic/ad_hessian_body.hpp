@@ -293,6 +293,19 @@ TEST_CASE("reverse over reverse: grad of grad and jacrev of grad against hvp, he
     };
     CHECK(test::close(along, (at(h) - at(-h)) / (2 * h), 1e-7));
   }
+  // under no_grad a gradient is still a gradient (the scope stops the caller's recording only), on
+  // arrays and on variables, whose outputs are then constants
+  {
+    const arr<double> x = adops::random({5}, 170);
+    const auto want = host_values(arr<double>(ad::grad(cubic)(x)));
+    const ad::no_grad off;
+    CHECK(host_values(arr<double>(ad::grad(cubic)(x))) == want);
+    ad::tape t;
+    const auto xv = ad::param(t, x);
+    const auto g = ad::grad(cubic)(xv);
+    CHECK(!g.requires_grad());
+    CHECK(host_values(arr<double>(g.value())) == want);
+  }
   // a variable of the enclosing recording captured by the inner function and returned: its
   // gradient would be taken on the wrong tape
   {

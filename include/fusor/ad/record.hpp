@@ -154,14 +154,15 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
   // unit axes drop: an NCHW adjoint summed to per-channel (1, C, 1, 1) is (N, C, H·W), two passes
   // over long rows instead of three over short ones
   extents merged;
-  std::vector<bool> summed;
+  bool summed[max_rank] = {};  // per merged axis (no allocation: this runs in every backward pass)
+  int groups = 0;
   for (int k = 0; k < out.size(); ++k) {
     if (out[k] == 1) continue;
     const bool sum = k < lead || target[k - lead] == 1;
-    if (!summed.empty() && summed.back() == sum) merged[merged.size() - 1] *= out[k];
+    if (groups > 0 && summed[groups - 1] == sum) merged[merged.size() - 1] *= out[k];
     else {
       merged.push_back(out[k]);
-      summed.push_back(sum);
+      summed[groups++] = sum;
     }
   }
   r = leaf<V, B>{r.data, merged, contiguous_strides(merged)};
@@ -169,13 +170,14 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
   // then the others from the innermost
   while (true) {
     int k = -1;
-    if (!summed.empty() && summed.front()) k = 0;
+    if (groups > 0 && summed[0]) k = 0;
     else
-      for (int j = int(summed.size()) - 1; j >= 0 && k < 0; --j)
-        if (summed[std::size_t(j)]) k = j;
+      for (int j = groups - 1; j >= 0 && k < 0; --j)
+        if (summed[j]) k = j;
     if (k < 0) break;
     sum_axis(k, fusor::ext::drop_axis(r.shape, k));
-    summed.erase(summed.begin() + k);
+    for (int j = k; j + 1 < groups; ++j) summed[j] = summed[j + 1];
+    --groups;
   }
   return leaf<V, B>{r.data, target, contiguous_strides(target)};
 }

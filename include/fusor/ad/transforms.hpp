@@ -67,6 +67,7 @@ class value_and_grad_fn {
   template <class... A>
   auto on_arrays(const A&... args) const {
     static_assert(((I < sizeof...(A)) && ...), "fusor: argnums names an argument the call does not have");
+    const recording_on record;  // an enclosing no_grad stops the caller's recording, not this one
     tape& t = *tape_;
     t.reset();
     const use_tape active(t);  // ad::param inside f records here; an enclosing recording is untouched
