@@ -118,6 +118,22 @@ constexpr void require_real_for_nesting() {
                 "pass runs on dual numbers, which do not nest (no third derivatives) and have no complex form");
 }
 
+/// A kept leaf's value as dual numbers seeded along `direction` (a contiguous buffer of its
+/// shape), or with zero tangents (nullptr): one pass reading the value where it lies (a strided
+/// value is copied first for the seed, which reads contiguous buffers).
+template <class S, class T = typename decltype(S::o)::value_type>
+auto kept_dual(const S& s, const std::type_identity_t<T>* direction) {
+  using B = typename decltype(s.o)::backend_type;
+  require_real_for_nesting<T>();
+  const extents& shape = s.o.shape();
+  if (direction == nullptr) return array<dual<T>, B>(s.o.view());  // promoted: zero tangents
+  const auto seed = [&](const T* x) {
+    return array<dual<T>, B>(generator_expr<direction_seed<T>, B>{{x, direction}, shape, contiguous_strides(shape)});
+  };
+  if (s.o.value.strides == contiguous_strides(shape)) return seed(s.o.value.data);
+  return seed(kept_value(s).data());
+}
+
 /// The backward pass of a gradient taken of variables (see the file comment).
 template <class Dual, auto Holds, class Stored, class Outs, class R, class B, std::size_t... I>
 struct nested_grad_back {
@@ -150,28 +166,16 @@ struct nested_grad_back {
   auto dual_argument() const {
     const auto& s = std::get<K>(stored);
     if constexpr (((K == I) || ...)) {
-      return map_tree2(s, std::get<position_of<K, I...>()>(outs), [&](const auto& kept, const auto& out) {
-        const auto x = kept_value(kept);
-        using T = typename std::remove_cvref_t<decltype(x)>::value_type;
-        require_real_for_nesting<T>();
+      return map_tree2(s, std::get<position_of<K, I...>()>(outs), [](const auto& kept, const auto& out) {
+        using T = typename std::remove_cvref_t<decltype(kept.o)>::value_type;
         const auto& slot = out.owner()->slot_at(out.id());
-        const array<T, B> u = slot.adjoint_written
-                                  ? array<T, B>(array_view<T, B>(static_cast<T*>(slot.adjoint), x.shape(),
-                                                                 contiguous_strides(x.shape())))
-                                  : zeros<T, B>(x.shape());
-        return array<dual<T>, B>(make_dual(x, u));
+        return kept_dual(kept, slot.adjoint_written ? static_cast<const T*>(slot.adjoint) : nullptr);
       });
     } else if constexpr (Holds[K]) {
       return map_tree(s, [](const auto& kept) {
         using S = std::remove_cvref_t<decltype(kept)>;
-        if constexpr (is_kept_variable_v<S> || is_kept_constant_v<S>) {
-          const auto x = kept_value(kept);
-          using T = typename std::remove_cvref_t<decltype(x)>::value_type;
-          require_real_for_nesting<T>();
-          return array<dual<T>, B>(make_dual(x, zeros<T, B>(x.shape())));
-        } else {
-          return kept;
-        }
+        if constexpr (is_kept_variable_v<S> || is_kept_constant_v<S>) return kept_dual(kept, nullptr);
+        else return kept;
       });
     } else {
       return map_tree(s, [](const auto& kept) {

@@ -7,7 +7,6 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "../core/array.hpp"
 #include "../core/assign.hpp"
@@ -123,7 +122,8 @@ leaf<T, B> identity_leaf(tape& t, const extents& shape) {
 }
 
 /// Sums x (of shape `out`) down to `target` (which broadcasts to `out`): the adjoint of a
-/// broadcast. One fused pass for the first axis, then passes over the (smaller) partial sums, all
+/// broadcast. One fused pass writes x, then one pass per run of summed axes (merged by a reshape)
+/// reads the partial sums of the pass before, all
 /// in the tape's two scratch buffers (a second backward pass of the same shapes allocates nothing).
 /// The result lives until the next reduce_to on the same tape.
 template <class B, class X>
@@ -141,13 +141,12 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
   leaf<V, B> r = buffer(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
   // written as accumulate's statement (identity + x), which the same x then shares
   fusor::ext::assign_expr(r, identity_leaf<V, B>(t, out) + x, false);
-  // sums r along axis k into a new buffer of shape `to` (r's shape with axis k kept as 1 or dropped)
-  auto sum_axis = [&](int k, const extents& to) {
+  // sums r along axis k (dropped) into the other buffer
+  auto sum_axis = [&](int k) {
+    const extents to = fusor::ext::drop_axis(r.shape, k);
     const leaf<V, B> dst = buffer(to);
-    const extents dropped = fusor::ext::drop_axis(r.shape, k);
-    const leaf<V, B> flat{dst.data, dropped, contiguous_strides(dropped)};
-    if (r.shape[k] == 0) fusor::ext::assign_expr(flat, scalar_expr<V>{V{}}, false);
-    else executor<B>::template reduce_axis<fusor::ext::sum_op>(flat, r, k);
+    if (r.shape[k] == 0) fusor::ext::assign_expr(dst, scalar_expr<V>{V{}}, false);
+    else executor<B>::template reduce_axis<fusor::ext::sum_op>(dst, r, k);
     r = dst;
   };
   // r is contiguous, so adjacent axes of one kind (summed, or kept) merge into one by a reshape, and
@@ -166,19 +165,12 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
     }
   }
   r = leaf<V, B>{r.data, merged, contiguous_strides(merged)};
-  // the outermost group first when it is summed (whole rows added, the pass that reads the most),
-  // then the others from the innermost
-  while (true) {
-    int k = -1;
-    if (groups > 0 && summed[0]) k = 0;
-    else
-      for (int j = groups - 1; j >= 0 && k < 0; --j)
-        if (summed[j]) k = j;
-    if (k < 0) break;
-    sum_axis(k, fusor::ext::drop_axis(r.shape, k));
-    for (int j = k; j + 1 < groups; ++j) summed[j] = summed[j + 1];
-    --groups;
-  }
+  // the outermost group first when it is summed (whole rows added: the pass that reads the most),
+  // then the rest from the innermost, so that dropping an axis never moves one still to be summed
+  const int first = groups > 0 && summed[0] ? 1 : 0;
+  if (first == 1) sum_axis(0);
+  for (int k = groups - 1; k >= first; --k)
+    if (summed[k]) sum_axis(k - first);
   return leaf<V, B>{r.data, target, contiguous_strides(target)};
 }
 

@@ -101,9 +101,9 @@ struct pool_argmax {
   conv_geometry g;
   // Divisions only to place the run's first output: later outputs and every window's taps are
   // stepped to like an odometer (last axis fastest), which keeps the taps in PyTorch's order. A
-  // window inside the input on every axis (all of them without padding) steps its taps by adding
-  // strides, with no bounds test; the geometry is copied to locals so that the stores to `out`
-  // cannot be taken to change it.
+  // tap's flat position is stepped to by adding strides; a window inside the input on every axis
+  // (all of them without padding) needs no bounds test. The geometry is copied to locals so that
+  // the stores to `out` cannot be taken to change it.
   FUSOR_HD void fill(index_t first, std::int64_t* out, index_t count) const {
     if (count <= 0) return;
     const int dims = g.dims;
@@ -122,7 +122,6 @@ struct pool_argmax {
       in_plane *= in[i];
       out_plane *= outs[i];
     }
-    const index_t in_plane_size = in_plane;
     index_t plane = first / out_plane;  // n C + c
     index_t o[max_conv_dims] = {0, 0, 0};
     for (index_t i = dims - 1, rest = first % out_plane; i >= 0; --i) {
@@ -131,54 +130,43 @@ struct pool_argmax {
     }
     using C = std::conditional_t<std::is_same_v<T, double>, double, float>;  // 16-bit values compared as float
     for (index_t j = 0; j < count; ++j) {
-      const T* base = x + plane * in_plane_size;
+      const T* base = x + plane * in_plane;
       C best = -C(INFINITY);
       index_t at = -1;
-      index_t origin = 0;
+      // the window's first tap (its flat position, whether inside or not) and its corner per axis
+      index_t origin = 0, lo[max_conv_dims] = {0, 0, 0};
       bool interior = true;
       for (int i = 0; i < dims; ++i) {
-        const index_t lo = o[i] * stride[i] - before[i];
-        origin = origin * in[i] + lo;
-        interior = interior && lo >= 0 && lo + (kernel[i] - 1) * dil[i] < in[i];
+        lo[i] = o[i] * stride[i] - before[i];
+        origin = origin * in[i] + lo[i];
+        interior = interior && lo[i] >= 0 && lo[i] + (kernel[i] - 1) * dil[i] < in[i];
       }
-      index_t k[max_conv_dims] = {0, 0, 0};
-      if (interior) {
-        index_t pos = origin;
-        at = origin;
-        for (index_t tap = 0; tap < taps; ++tap) {
+      index_t k[max_conv_dims] = {0, 0, 0}, pos = origin;
+      for (index_t tap = 0; tap < taps; ++tap) {
+        bool inside = interior;
+        if (!interior) {
+          inside = true;
+          for (int i = 0; i < dims; ++i) {
+            const index_t idx = lo[i] + k[i] * dil[i];
+            inside = inside && idx >= 0 && idx < in[i];
+          }
+        }
+        if (inside) {
+          if (at < 0) at = pos;  // PyTorch starts at the window's first position inside the input
           const C v = C(base[pos]);
           if (v > best || v != v) {
             best = v;
             at = pos;
           }
-          for (int i = dims - 1; i >= 0; --i) {
-            pos += step[i];
-            if (++k[i] < kernel[i]) break;
-            pos -= kernel[i] * step[i];
-            k[i] = 0;
-          }
         }
-      } else {
-        for (index_t tap = 0; tap < taps; ++tap) {
-          index_t pos = 0;
-          bool inside = true;
-          for (int i = 0; i < dims; ++i) {
-            const index_t idx = o[i] * stride[i] + k[i] * dil[i] - before[i];
-            inside = inside && idx >= 0 && idx < in[i];
-            pos = pos * in[i] + idx;
-          }
-          if (inside) {
-            if (at < 0) at = pos;  // PyTorch starts at the window's first position inside the input
-            const C v = C(base[pos]);
-            if (v > best || v != v) {
-              best = v;
-              at = pos;
-            }
-          }
-          for (int i = dims - 1; i >= 0 && ++k[i] == kernel[i]; --i) k[i] = 0;
+        for (int i = dims - 1; i >= 0; --i) {
+          pos += step[i];
+          if (++k[i] < kernel[i]) break;
+          pos -= kernel[i] * step[i];
+          k[i] = 0;
         }
       }
-      out[j] = std::int64_t(plane * in_plane_size + at);
+      out[j] = std::int64_t(plane * in_plane + at);
       int i = dims - 1;
       for (; i >= 0 && ++o[i] == outs[i]; --i) o[i] = 0;
       if (i < 0) ++plane;
