@@ -19,11 +19,18 @@
 // same step in PyTorch and JAX.
 //
 // A convolution (issue 53's shape: batch 32, 32 -> 64 channels, 32 x 32, 3 x 3, padding 1), float32:
-//   fusor_conv2d_forward: nn::functional::conv2d on arrays (im2col, one GEMM, the copy to NCHW)
+//   fusor_conv2d_forward: nn::functional::conv2d on arrays (oneDNN where the build has it, else
+//                         im2col, one GEMM, the copy to NCHW)
 //   fusor_conv2d_step:    the forward pass and both adjoints (input and weight) of
 //                         sum(conv2d(x, w) * r), recorded once and replayed (ad::compile)
 //   conv2d_gemm_floor:    the three GEMMs of that step alone (the forward product, dW = G colsᵀ,
-//                         dcols = Wᵀ G), direct cblas calls on preallocated buffers
+//                         dcols = Wᵀ G), direct cblas calls on preallocated buffers: the floor of
+//                         the im2col path (double, the 16-bit types, a build without oneDNN)
+//   conv2d_onednn_floor:  (a build with oneDNN) its three passes called directly on operands
+//                         already in the layouts its kernels chose: no reorders, no fusor
+//   conv2d_flops_sgemm:   the step's floating-point work (3 x 2 N O L C taps = 3.62 GFLOP) as one
+//                         square sgemm (n = 1219): the machine's dense-product rate, the floor any
+//                         convolution algorithm is measured against
 // Args: {threads}. learn_peers.py runs PyTorch's conv2d forward and backward on the same shapes.
 //
 // A transformer block (issue 53: nn::transformer_encoder_layer(128, 4, 512, causal), pre-norm,
@@ -323,6 +330,52 @@ void conv2d_gemm_floor(benchmark::State& st) {
   }
 }
 
+#if defined(FUSOR_HAS_ONEDNN)
+/// oneDNN's forward pass and both adjoints on the conv problem, its operands made once in the
+/// layouts the kernels chose (what fusor's glue adds on top is the reorders from and to NCHW).
+void conv2d_onednn_floor(benchmark::State& st) {
+  fusor::set_num_threads(int(st.range(0)));
+  using namespace conv;
+  const fusor::conv_problem p = nn::detail::plan_conv("conv2d", {batch, cin, side, side}, {cout, cin, k, k}, options, 2).problem();
+  const fusor::detail::onednn::threads_scope threads;
+  fusor::detail::onednn::state& s = fusor::detail::onednn::this_thread();
+  fusor::detail::onednn::entry& e = *fusor::detail::onednn::entry_of(p);
+  std::vector<std::vector<float>> buffers;
+  auto memory_of = [&](const fusor::detail::onednn::port& port) {
+    const dnnl_memory_desc_t& md = port.kernel;
+    buffers.emplace_back(dnnl_memory_desc_get_size(&md) / sizeof(float), 0.01f);
+    dnnl_memory_t m = nullptr;
+    dnnl_memory_create(&m, &md, s.rt.engine, buffers.back().data());
+    return fusor::detail::onednn::memory(m);
+  };
+  buffers.reserve(9);
+  auto& f = e.forward;
+  auto& d = e.input_adjoint;
+  auto& g = e.weight_adjoint;
+  const auto x = memory_of(*f.a), w = memory_of(*f.b), y = memory_of(*f.c), dy = memory_of(*d.a), wd = memory_of(*d.b),
+             dx = memory_of(*d.c), dyw = memory_of(*g.a), xw = memory_of(*g.b), dw = memory_of(*g.c);
+  for (auto _ : st) {
+    fusor::detail::onednn::execute(f.kernel.get(), s.rt.stream, {{DNNL_ARG_SRC, x.get()}, {DNNL_ARG_WEIGHTS, w.get()}, {DNNL_ARG_DST, y.get()}});
+    fusor::detail::onednn::execute(d.kernel.get(), s.rt.stream,
+                                   {{DNNL_ARG_DIFF_DST, dy.get()}, {DNNL_ARG_WEIGHTS, wd.get()}, {DNNL_ARG_DIFF_SRC, dx.get()}});
+    fusor::detail::onednn::execute(g.kernel.get(), s.rt.stream,
+                                   {{DNNL_ARG_DIFF_DST, dyw.get()}, {DNNL_ARG_SRC, xw.get()}, {DNNL_ARG_DIFF_WEIGHTS, dw.get()}});
+    dnnl_stream_wait(s.rt.stream);
+  }
+}
+#endif
+
+void conv2d_flops_sgemm(benchmark::State& st) {
+  fusor::set_blas_num_threads(int(st.range(0)));
+  using namespace conv;
+  const index_t n = 1219;  // 2 n^3 = 3.62e9: the step's three convolutions, 2 N O L C taps each
+  std::vector<float> a(n * n, 0.01f), b(n * n, 0.5f), c(n * n);
+  for (auto _ : st) {
+    gemm<float>(CblasNoTrans, CblasNoTrans, n, n, n, a.data(), n, b.data(), n, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+}
+
 void conv_threads(benchmark::internal::Benchmark* b) {
   for (int t : {1, 2}) b->Args({t});
   b->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -330,6 +383,10 @@ void conv_threads(benchmark::internal::Benchmark* b) {
 BENCHMARK(fusor_conv2d_forward)->Apply(conv_threads);
 BENCHMARK(fusor_conv2d_step)->Apply(conv_threads);
 BENCHMARK(conv2d_gemm_floor)->Apply(conv_threads);
+#if defined(FUSOR_HAS_ONEDNN)
+BENCHMARK(conv2d_onednn_floor)->Apply(conv_threads);
+#endif
+BENCHMARK(conv2d_flops_sgemm)->Apply(conv_threads);
 
 namespace block {
 constexpr index_t batch = 32, length = 64, d = 128, heads = 4, ff = 512, head_dim = d / heads, tokens = batch * length;

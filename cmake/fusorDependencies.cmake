@@ -1,8 +1,8 @@
 # What fusor::fusor links, found the same way by fusor's own build and by an installed
 # fusorConfig.cmake (there each lookup is a find_dependency, so a missing one makes
 # find_package(fusor) fail with the dependency's name instead of a broken target).
-# In: FUSOR_OPENMP (ON/OFF). Out: the targets fusor::cblas (CBLAS and LAPACK), fusor::fftw and
-# fusor::zip, plus xsimd, BLAS::BLAS, LAPACK::LAPACK, Threads::Threads and (with FUSOR_OPENMP) OpenMP::OpenMP_CXX.
+# In: FUSOR_OPENMP (ON/OFF), FUSOR_ONEDNN (AUTO/ON/OFF). Out: the targets fusor::cblas (CBLAS and
+# LAPACK), fusor::fftw, fusor::zip and fusor::onednn (empty where oneDNN is not used), plus xsimd, BLAS::BLAS, LAPACK::LAPACK, Threads::Threads and (with FUSOR_OPENMP) OpenMP::OpenMP_CXX.
 # Per directory: imported targets are visible only below the directory that created them, so a
 # sibling directory that also calls find_package(fusor) must create its own.
 include_guard(DIRECTORY)
@@ -143,4 +143,45 @@ if(NOT TARGET fusor::fftw)
   # the threading libraries first: they call into the plain ones
   set_target_properties(fusor::fftw PROPERTIES INTERFACE_LINK_LIBRARIES
     "${FUSOR_FFTW3_${_fusor_fftw_threads}_LIBRARY};${FUSOR_FFTW3F_${_fusor_fftw_threads}_LIBRARY};${_fusor_fftw_targets}")
+endif()
+
+# Convolutions on the cpu (ad/nn/conv.hpp) go to oneDNN where it is used (backend/cpu/onednn_conv.hpp:
+# 1.6 to 2 times faster than im2col and the BLAS): fusor::onednn then links libdnnl and defines
+# FUSOR_HAS_ONEDNN for every translation unit of the consumer, so all of them compute a convolution
+# the same way. FUSOR_ONEDNN: AUTO uses oneDNN version 2 (Debian: libdnnl-dev) where it is
+# installed and shares fusor's OpenMP runtime (GCC's libgomp, which Debian's oneDNN is built
+# with: two OpenMP runtimes in one process would each keep a thread team spinning); ON requires
+# it; OFF keeps the GEMMs.
+if(NOT TARGET fusor::onednn)
+  if(NOT DEFINED FUSOR_ONEDNN)
+    set(FUSOR_ONEDNN AUTO)
+  endif()
+  set(FUSOR_ONEDNN_USED OFF)
+  if(NOT FUSOR_ONEDNN STREQUAL "OFF")
+    find_path(FUSOR_ONEDNN_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+    find_library(FUSOR_ONEDNN_LIBRARY dnnl)
+    set(_fusor_onednn_why "")
+    if(NOT FUSOR_ONEDNN_INCLUDE_DIR OR NOT FUSOR_ONEDNN_LIBRARY)
+      set(_fusor_onednn_why "oneDNN was not found (install libdnnl-dev)")
+    else()
+      file(STRINGS "${FUSOR_ONEDNN_INCLUDE_DIR}/oneapi/dnnl/dnnl_version.h" _fusor_onednn_major REGEX "#define DNNL_VERSION_MAJOR")
+      string(REGEX REPLACE ".*DNNL_VERSION_MAJOR[ \t]+([0-9]+).*" "\\1" _fusor_onednn_major "${_fusor_onednn_major}")
+      if(NOT _fusor_onednn_major STREQUAL "2")
+        set(_fusor_onednn_why "oneDNN ${_fusor_onednn_major} was found, fusor calls version 2's interface")
+      elseif(NOT FUSOR_OPENMP OR NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+        set(_fusor_onednn_why "oneDNN's OpenMP runtime is GCC's and fusor's loops here use another (or none)")
+      endif()
+    endif()
+    if(_fusor_onednn_why STREQUAL "")
+      set(FUSOR_ONEDNN_USED ON)
+    elseif(FUSOR_ONEDNN STREQUAL "ON")
+      _fusor_fail("FUSOR_ONEDNN=ON but ${_fusor_onednn_why}")
+    endif()
+  endif()
+  add_library(fusor::onednn INTERFACE IMPORTED)
+  if(FUSOR_ONEDNN_USED)
+    set_target_properties(fusor::onednn PROPERTIES INTERFACE_LINK_LIBRARIES "${FUSOR_ONEDNN_LIBRARY}"
+                                                   INTERFACE_COMPILE_DEFINITIONS FUSOR_HAS_ONEDNN)
+    set_property(TARGET fusor::onednn PROPERTY INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${FUSOR_ONEDNN_INCLUDE_DIR}")
+  endif()
 endif()

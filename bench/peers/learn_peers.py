@@ -29,6 +29,11 @@ THREADS = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 os.environ.setdefault("XLA_FLAGS", f"--xla_cpu_multi_thread_eigen={'true' if THREADS > 1 else 'false'} "
                                    f"intra_op_parallelism_threads={THREADS}")
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+# ... and on that many cores: XLA's flags above cap one operation's threads, but its runtime runs
+# independent operations (a step's forward and backward convolutions) concurrently on threads of
+# its own, so "1 thread" used 1.37 cores in the conv step; fusor's rows use exactly THREADS cores
+if hasattr(os, "sched_setaffinity") and THREADS < len(os.sched_getaffinity(0)):
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:THREADS])
 
 import numpy as np  # noqa: E402
 from timing import fusor_medians as fusor_times  # noqa: E402
@@ -219,9 +224,13 @@ def jax_conv_peer():
         return jax.lax.conv_general_dilated(x, w, (1, 1), [(1, 1), (1, 1)], dimension_numbers=("NCHW", "OIHW", "NCHW"))
 
     forward = jax.jit(conv)
-    step = jax.jit(jax.grad(lambda x, w: (conv(x, w) * r).sum(), argnums=(0, 1)))
+    # value and gradients, as fusor's step and PyTorch's compute them: jax.grad alone would let XLA
+    # drop the forward convolution (the loss is linear in it), timed apart as "gradients"
+    step = jax.jit(jax.value_and_grad(lambda x, w: (conv(x, w) * r).sum(), argnums=(0, 1)))
+    grads = jax.jit(jax.grad(lambda x, w: (conv(x, w) * r).sum(), argnums=(0, 1)))
     return {"forward": timed(lambda: jax.block_until_ready(forward(x, w)), reps=15, warmup=2),
-            "step": timed(lambda: jax.block_until_ready(step(x, w)), reps=15, warmup=2)}
+            "step": timed(lambda: jax.block_until_ready(step(x, w)), reps=15, warmup=2),
+            "gradients": timed(lambda: jax.block_until_ready(grads(x, w)), reps=15, warmup=2)}
 
 
 def jax_transformer_peer():
@@ -387,6 +396,11 @@ def print_rows(fusor, label, conv, block, penalty, stack=None):
         tp = conv[mode]
         ratio = f"{tf / tp:.3f}" if tf else "-"
         print(f"  {mode:8} {label} {tp * 1e3:8.2f}ms  fusor {tf * 1e3 if tf else float('nan'):8.2f}ms  fusor/{label} {ratio}")
+    if "gradients" in conv:
+        tf = fusor.get(("fusor_conv2d_step", str(THREADS)))
+        ratio = f"{tf / conv['gradients']:.3f}" if tf else "-"
+        print(f"  {label}'s gradients alone (no loss value: its forward convolution dropped) {conv['gradients'] * 1e3:8.2f}ms"
+              f"  fusor step/that {ratio}")
     print(f"transformer block (nn.TransformerEncoderLayer(128, 4, 512), pre-norm, GELU, causal), (32, 64, 128), "
           f"float32, {THREADS} thread(s), forward and backward")
     for name in ("fusor_transformer_step", "fusor_transformer_replay"):

@@ -51,5 +51,8 @@
 #include "linalg.hpp"
 #include "backend/cpu/blas.hpp"
 #include "backend/cpu/lapack.hpp"
+#if defined(FUSOR_HAS_ONEDNN)
+#include "backend/cpu/onednn_conv.hpp"
+#endif
 #include "fft.hpp"
 #include "backend/cpu/fft.hpp"

@@ -5,6 +5,7 @@
 // include <fusor/fusor.hpp> (cpu: CBLAS, LAPACK) or <fusor/cuda.cuh> (cuda: cuBLAS, cuSOLVER)
 // rather than this header alone.
 #include "linalg/blas_fwd.hpp"
+#include "linalg/conv_fwd.hpp"
 #include "linalg/matmul.hpp"
 #include "linalg/products.hpp"
 #include "linalg/einsum.hpp"

@@ -233,6 +233,123 @@ TEST_CASE("conv against PyTorch's conv1d/2d/3d: outputs and the three gradients 
   CHECK(max_rel(hv(D(F::conv2d(load("c2d_x1"), w, b, {.padding = {1}, .groups = 4}))), hv(load("c2d_y1"))) <= 1e-13);
 }
 
+TEST_CASE("conv in float32 (the backend's convolution library where the build has one): outputs and both adjoints against double") {
+  // float32 goes to conv_library<B> where it exists (oneDNN on the cpu), else to the GEMMs: either
+  // way it must agree with the double computation (checked above against the definition and
+  // PyTorch) to float's rounding of the same sums, on every geometry the library sees
+  using F32 = fusor::array<float, B>;
+  struct spec {
+    extents x, w;
+    nn::conv_options o;
+  };
+  const std::vector<spec> specs{
+      {{3, 5, 17}, {7, 5, 3}, {.stride = {2}, .padding = {1}}},
+      {{2, 4, 9}, {6, 2, 4}, {.dilation = {2}, .groups = 2, .same = true}},  // even kernel: 'same' pads 3 before, 3 after
+      {{2, 3, 8, 6}, {4, 3, 2, 2}, {.same = true}},                          // 0 before, 1 after
+      {{3, 3, 7, 5}, {5, 3, 3, 2}, {.stride = {1, 2}, .padding = {2, 0}, .dilation = {2, 1}}},
+      {{2, 16, 9, 8}, {16, 1, 3, 3}, {.padding = {1}, .groups = 16}},  // depthwise
+      {{1, 17, 15, 9}, {33, 17, 1, 1}, {}},                             // 1 x 1, odd channels
+      {{5, 32, 12, 12}, {64, 32, 3, 3}, {.padding = {1}}},              // the blocked kernels' channel multiples
+      {{2, 2, 6, 5, 7}, {4, 2, 2, 3, 3}, {.stride = {2, 1, 3}, .padding = {1, 0, 2}}},
+  };
+  std::uint64_t seed = 300;
+  for (const spec& s : specs) {
+    CAPTURE(s.x);
+    CAPTURE(s.w);
+    const D x = dvals(s.x.numel(), -1, 1, seed++, s.x), w = dvals(s.w.numel(), -1, 1, seed++, s.w), b = dvals(s.w[0], -1, 1, seed++, extents{s.w[0]});
+    const D y = F::conv(x, w, b, s.o);
+    const D r = dvals(y.size(), -1, 1, seed++, y.shape());
+    auto loss = [&](const auto& p, const auto& rr) { return sum(F::conv(p.at("x"), p.at("w"), p.at("b"), s.o) * rr); };
+    params_t pd;
+    pd.emplace("x", x.copy());
+    pd.emplace("w", w.copy());
+    pd.emplace("b", b.copy());
+    const auto [vd, gd] = ad::value_and_grad(loss)(pd, r);
+    nn::parameters<float, B> pf;
+    for (const auto& [name, a] : pd) pf.emplace(name, F32(fusor::cast<float>(a)));
+    const F32 rf = fusor::cast<float>(r);
+    auto host = [](const F32& a) {
+      std::vector<double> v;
+      for (float e : test::host_values(a)) v.push_back(e);
+      return v;
+    };
+    CHECK(max_rel(host(F32(F::conv(pf.at("x"), pf.at("w"), pf.at("b"), s.o))), hv(y)) <= 2e-6);
+    const auto [vf, gf] = ad::value_and_grad(loss)(pf, rf);
+    CHECK(double(vf) == doctest::Approx(double(vd)).epsilon(1e-4));
+    for (const char* name : {"x", "w", "b"}) {
+      INFO(name);
+      CHECK(max_rel(host(gf.at(name)), hv(gd.at(name))) <= 2e-6);
+    }
+    // replayed: the recorded call's bits
+    auto compiled = ad::compile(loss, pf, rf);
+    for (int k = 0; k < 2; ++k) {
+      auto [v2, g2] = compiled(pf, rf);
+      CHECK(v2 == vf);
+      for (const char* name : {"x", "w", "b"}) CHECK(test::host_values(g2.at(name)) == test::host_values(gf.at(name)));
+    }
+    // an unbatched input is item 0; a strided (transposed) input is read as its values
+    extents unbatched;
+    for (int k = 1; k < s.x.size(); ++k) unbatched.push_back(s.x[k]);
+    const F32 x0 = fusor::reshape(F32(pf.at("x")(fusor::range(0, 1))), unbatched);
+    const F32 y0 = F::conv(x0, pf.at("w"), pf.at("b"), s.o);
+    CHECK(max_rel(host(y0), hv(D(y(fusor::range(0, 1))))) <= 2e-6);
+  }
+  // an empty batch, and a transposed input as an array and as a variable
+  const F32 w = fusor::cast<float>(dvals(8 * 4 * 3 * 3, -1, 1, 350, extents{8, 4, 3, 3}));
+  CHECK(F32(F::conv2d(F32(extents{0, 4, 6, 6}), w, {.padding = {1}})).shape() == extents{0, 8, 6, 6});
+  const F32 xt = fusor::cast<float>(dvals(2 * 4 * 7 * 6, -1, 1, 351, extents{2, 4, 7, 6}));
+  const auto xs = fusor::swapaxes(xt.view(), 2, 3);
+  CHECK(test::host_values(F32(F::conv2d(xs, w, {.padding = {1}}))) == test::host_values(F32(F::conv2d(F32(xs), w, {.padding = {1}}))));
+  nn::parameters<float, B> pt;
+  pt.emplace("x", xt.copy());
+  const auto [vt, gt] = ad::value_and_grad([&](const auto& q) { return sum(square(F::conv2d(ad::transpose(q.at("x"), {0, 1, 3, 2}), w, {.padding = {1}}))); })(pt);
+  nn::parameters<float, B> pc;
+  pc.emplace("x", F32(xs));
+  const auto [vc, gc] = ad::value_and_grad([&](const auto& q) { return sum(square(F::conv2d(q.at("x"), w, {.padding = {1}}))); })(pc);
+  CHECK(vt == vc);
+  CHECK(test::host_values(gt.at("x")) == test::host_values(F32(fusor::swapaxes(gc.at("x").view(), 2, 3))));
+  // transposed convolutions: the convolution's input adjoint forward, its forward pass and weight
+  // adjoint backward (output_padding beyond the stride but within the dilation included)
+  struct tspec {
+    extents x, w;
+    nn::conv_transpose_options o;
+  };
+  const std::vector<tspec> tspecs{
+      {{3, 6, 7, 5}, {6, 4, 3, 3}, {.stride = {2}, .padding = {1}, .output_padding = {1}}},
+      {{2, 4, 5, 6}, {4, 3, 3, 2}, {.stride = {2, 1}, .padding = {1, 0}, .dilation = {1, 2}, .groups = 2}},
+      {{2, 3, 9}, {3, 5, 3}, {.stride = {1}, .output_padding = {1}, .dilation = {3}}},
+  };
+  for (const tspec& s : tspecs) {
+    CAPTURE(s.x);
+    CAPTURE(s.w);
+    const D x = dvals(s.x.numel(), -1, 1, seed++, s.x), w2 = dvals(s.w.numel(), -1, 1, seed++, s.w);
+    const int d = s.w.size() - 2;
+    auto tconv = [&](const auto& a, const auto& b) {
+      return d == 1 ? F::conv_transpose1d(a, b, s.o) : F::conv_transpose2d(a, b, s.o);
+    };
+    const D y = tconv(x, w2);
+    const D r = dvals(y.size(), -1, 1, seed++, y.shape());
+    auto loss = [&](const auto& p, const auto& rr) { return sum(tconv(p.at("x"), p.at("w")) * rr); };
+    params_t pd;
+    pd.emplace("x", x.copy());
+    pd.emplace("w", w2.copy());
+    const auto [vd, gd] = ad::value_and_grad(loss)(pd, r);
+    nn::parameters<float, B> pf;
+    for (const auto& [name, a] : pd) pf.emplace(name, F32(fusor::cast<float>(a)));
+    const F32 rf = fusor::cast<float>(r);
+    std::vector<double> yf;
+    for (float e : test::host_values(F32(tconv(pf.at("x"), pf.at("w"))))) yf.push_back(e);
+    CHECK(max_rel(yf, hv(y)) <= 2e-6);
+    const auto [vf, gf] = ad::value_and_grad(loss)(pf, rf);
+    for (const char* name : {"x", "w"}) {
+      INFO(name);
+      std::vector<double> got;
+      for (float e : test::host_values(gf.at(name))) got.push_back(e);
+      CHECK(max_rel(got, hv(gd.at(name))) <= 2e-6);
+    }
+  }
+}
+
 TEST_CASE("conv edge sizes: an empty batch, one channel, SIMD-width rows") {
   for (index_t n : {index_t(0), index_t(1), index_t(3)})
     for (index_t len : {test::lanes<double> - 1, test::lanes<double>, test::lanes<double> + 1, index_t(17)}) {

@@ -42,7 +42,7 @@ ALLOWED = {
 # A backend sits above fft/, linalg/ and match/ only through their hooks: the declarations it
 # specialises, never the front ends built on them (which would make every backend header pull in
 # the layer).
-BACKEND_HOOKS = {"fft/backend_fwd.hpp", "fft/plan_cache.hpp", "linalg/blas_fwd.hpp", "linalg/lapack_fwd.hpp",
+BACKEND_HOOKS = {"fft/backend_fwd.hpp", "fft/plan_cache.hpp", "linalg/blas_fwd.hpp", "linalg/lapack_fwd.hpp", "linalg/conv_fwd.hpp",
                  "match/scan_strategy.hpp"}
 # system headers no core header may include: core sees only the tag types of the backends
 CORE_FORBIDDEN_SYSTEM = re.compile(r"^(xsimd/|thrust/|cub/|cuda_runtime|cufft|cublas|fftw3|cblas|omp\.h)")

@@ -5,7 +5,9 @@
 //
 // On variables a convolution is one node, replayed by ad::compile, whose adjoints are the GEMMs of
 // the same matrices (conv_gemm.hpp); its columns are kept for the backward pass (taps times the
-// input's size: 9 times it for a 3 x 3 kernel). A bias is added as with linear: lazily on
+// input's size: 9 times it for a 3 x 3 kernel). Where the backend has a convolution library for
+// the element type (conv_library<B>: oneDNN for float on the cpu, when fusor is built with it),
+// the node calls it instead and keeps nothing beyond its operands. A bias is added as with linear: lazily on
 // variables (it fuses with the activation after it), in place on arrays.
 #include <cstdint>
 #include <string>
@@ -37,9 +39,9 @@ T* conv_buffer(ad::tape& t, std::size_t k, index_t elements) {
 /// tape's kept buffer, the products through a scratch buffer into the output slot.
 template <class T, class B>
 struct conv_step {
-  ad::detail::operand<T, B> x, w;  // w contiguous
+  ad::detail::operand<T, B> x, w;  // w contiguous; x too where columns is null
   conv_geometry geometry;
-  T* columns;
+  T* columns;  // null: the backend's convolution library (conv_library<B>) computes it
   std::uint32_t out;
 };
 template <class T, class B>
@@ -48,6 +50,8 @@ void conv_forward(ad::tape& t, const void* p) {
   const conv_geometry& g = n.geometry;
   const leaf<T, B> o = ad::detail::value_leaf<T, B>(t, n.out);
   if (o.shape.numel() == 0) return;
+  if constexpr (conv_library_takes<T, B>())
+    if (!n.columns) return conv_library<B>::forward(g.problem(), n.x.value.data, n.w.value.data, o.data);
   im2col(g, n.x.view(), n.columns);
   T* y = conv_buffer<T, B>(t, conv_scratch_out, o.shape.numel());
   columns_product<T, B>(g, n.w.value.data, n.columns, y);
@@ -62,6 +66,8 @@ struct conv_back {
 
   void operator()(ad::tape& t, const leaf<T, B>& grad) const {
     const conv_geometry& g = geometry;
+    if constexpr (conv_library_takes<T, B>())
+      if (!columns) return through_library(t, grad);
     T* gp = conv_buffer<T, B>(t, conv_scratch_grad, grad.shape.numel());
     batch_inside(g, grad, gp);
     if (w.grad) {
@@ -80,7 +86,25 @@ struct conv_back {
       ad::detail::accumulate_into(t, x, dxl, x.shape());
     }
   }
+
+  /// Both adjoints by the backend's library (grad read as contiguous: the output's own slot).
+  void through_library(ad::tape& t, const leaf<T, B>& grad) const {
+    if (grad.shape.numel() == 0) return;
+    const auto gc = fusor::ext::contiguous_of(array_view<T, B>(grad.data, grad.shape, grad.strides));
+    T* dw = w.grad ? conv_buffer<T, B>(t, conv_scratch_weight, w.shape().numel()) : nullptr;
+    T* dx = x.grad ? conv_buffer<T, B>(t, conv_scratch_input, x.shape().numel()) : nullptr;
+    conv_library<B>::backward(geometry.problem(), x.value.data, w.value.data, gc.data(), dx, dw);
+    if (dw) ad::detail::accumulate_into(t, w, leaf<T, B>{dw, w.shape(), contiguous_strides(w.shape())}, w.shape());
+    if (dx) ad::detail::accumulate_into(t, x, leaf<T, B>{dx, x.shape(), contiguous_strides(x.shape())}, x.shape());
+  }
 };
+
+/// Whether the backend's convolution library computes g's convolution of T (else: im2col).
+template <class T, class B>
+bool through_conv_library(const conv_geometry& g) {
+  if constexpr (conv_library_takes<T, B>()) return conv_library<B>::supports(g.problem());
+  else return false;
+}
 
 /// Operand v (made from x on tape t) with contiguous elements, as the GEMMs and windows read it:
 /// itself, or for a strided variable a copy (one node); a strided constant is copied once, which a
@@ -138,11 +162,15 @@ auto conv_of(const char* fn, int dims, const X& x, const W& weight, const conv_o
   const conv_geometry g = plan_conv(fn, expr_shape(fusor::ext::to_node(x)), expr_shape(fusor::ext::to_node(weight)), o, dims);
   if constexpr (has_vars<X>() || has_vars<W>()) {
     ad::tape& t = *ad::detail::common_tape(fn, x, weight);
-    const auto ox = ad::detail::make_operand<T>(t, x);
-    // the GEMMs read the weight as contiguous matrices (the input is read through its strides)
+    const bool library = through_conv_library<T, B>(g);
+    // the GEMMs read the weight as contiguous matrices (the input is read through its strides);
+    // the library reads both contiguous
+    const auto ox = library ? contiguous_operand<T>(t, x, ad::detail::make_operand<T>(t, x),
+                                                    "a convolution of a strided constant input (its copy is taken once: pass a contiguous array)")
+                            : ad::detail::make_operand<T>(t, x);
     const auto ow = contiguous_operand<T>(t, weight, ad::detail::make_operand<T>(t, weight),
                                           "a convolution with a strided constant weight (its copy is taken once: pass a contiguous array)");
-    T* columns = t.keep(array<T, B>(g.columns_shape()))->data();
+    T* columns = library ? nullptr : t.keep(array<T, B>(g.columns_shape()))->data();
     auto [out, grad] = ad::detail::new_output<T, B>(t, g.output_shape(), ox.grad || ow.grad);
     const conv_step<T, B> step{ox, ow, g, columns, out.id()};
     conv_forward<T, B>(t, &step);

@@ -27,7 +27,7 @@ namespace fusor::ad::nn::detail {
 /// 2 cores (bench_learn, 2 threads): the forward pass 28.2 ms with the copies threaded, 17.0 ms
 /// with them on one thread; the GEMMs alone take 11. With OpenBLAS's OpenMP build (what fusor's
 /// CMake prefers) the two share one team and threaded copies are faster (13.0 against 15.3 ms):
-/// see docs/learning.md. Elsewhere the backend's context is left as it is.
+/// see docs/linalg.md ("Choosing the BLAS"). Elsewhere the backend's context is left as it is.
 template <class B>
 context<B> copies_context() {
   context<B> c = current_context<B>();
@@ -180,6 +180,12 @@ template <class T, class B>
 array<T, B> convolve_arrays(const conv_geometry& g, const array_view<T, B>& x, const array_view<T, B>& w) {
   array<T, B> out(g.output_shape());
   if (out.size() == 0) return out;
+  if constexpr (conv_library_takes<T, B>())
+    if (conv_library<B>::supports(g.problem())) {
+      const auto xc = fusor::ext::contiguous_of(x);
+      conv_library<B>::forward(g.problem(), xc.data(), w.data(), out.data());
+      return out;
+    }
   array<T, B> cols(g.columns_shape());
   im2col(g, x, cols.data());
   array<T, B> y(extents{g.out_channels, g.batch * g.out_points()});

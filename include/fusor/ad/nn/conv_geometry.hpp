@@ -9,6 +9,7 @@
 
 #include "../../core/array.hpp"
 #include "../../core/error.hpp"
+#include "../../linalg/conv_fwd.hpp"
 
 namespace fusor::ad::nn {
 
@@ -40,6 +41,7 @@ struct conv_geometry {
   index_t taps = 1;  // kernel positions, the product of the kernel's extents
   index_t in[max_conv_dims] = {}, out[max_conv_dims] = {}, kernel[max_conv_dims] = {};
   index_t stride[max_conv_dims] = {}, dilation[max_conv_dims] = {}, before[max_conv_dims] = {};
+  index_t after[max_conv_dims] = {};  // the padding after each axis (before's, or 'same''s rest)
 
   index_t in_points() const { return product(in); }
   index_t out_points() const { return product(out); }
@@ -56,6 +58,25 @@ struct conv_geometry {
     extents s{in_channels, taps, batch};
     for (int i = 0; i < dims; ++i) s.push_back(out[i]);
     return s;
+  }
+  /// The problem in the plain numbers a backend's convolution library takes.
+  conv_problem problem() const {
+    conv_problem p;
+    p.dims = dims;
+    p.batch = batch;
+    p.in_channels = in_channels;
+    p.out_channels = out_channels;
+    p.groups = groups;
+    for (int i = 0; i < dims; ++i) {
+      p.in[i] = in[i];
+      p.out[i] = out[i];
+      p.kernel[i] = kernel[i];
+      p.stride[i] = stride[i];
+      p.dilation[i] = dilation[i];
+      p.pad_before[i] = before[i];
+      p.pad_after[i] = after[i];
+    }
+    return p;
   }
   /// Tap k's kernel position along each axis (C order over the kernel's extents).
   void tap_position(index_t k, index_t* pos) const {
@@ -142,11 +163,11 @@ inline conv_geometry plan_conv(const char* fn, const extents& x, const extents& 
         throw value_error(std::string("fusor: ") + fn + ": padding 'same' needs stride 1 on every axis (as PyTorch), got stride " +
                           to_string(o.stride));
       g.before[i] = (reach[i] - 1) / 2;
-      padded[i] = g.in[i] + reach[i] - 1;
+      g.after[i] = reach[i] - 1 - g.before[i];
     } else {
-      g.before[i] = pad[i];
-      padded[i] = g.in[i] + 2 * pad[i];
+      g.before[i] = g.after[i] = pad[i];
     }
+    padded[i] = g.in[i] + g.before[i] + g.after[i];
   }
   for (int i = 0; i < wd; ++i)
     if (padded[i] < reach[i])

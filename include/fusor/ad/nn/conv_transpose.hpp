@@ -81,6 +81,7 @@ inline conv_geometry plan_conv_transpose(const char* fn, const extents& x, const
       throw value_error(std::string("fusor: ") + fn + ": output_padding must be smaller than the stride or the dilation (as PyTorch), got " +
                         to_string(o.output_padding) + " with stride " + to_string(o.stride) + " and dilation " + to_string(o.dilation));
     g.out[i] = x[c + 1 + i];
+    g.after[i] = g.before[i];  // output_padding's extra elements are read by no tap
     g.in[i] = (g.out[i] - 1) * g.stride[i] - 2 * g.before[i] + g.dilation[i] * (g.kernel[i] - 1) + extra[i] + 1;
     if (g.in[i] < 1)
       throw shape_error(std::string("fusor: ") + fn + ": the output would have " + std::to_string(g.in[i]) + " elements along spatial axis " +
@@ -113,6 +114,7 @@ struct conv_transpose_step {
   ad::detail::operand<T, B> x, w;  // both contiguous
   conv_geometry geometry;
   std::uint32_t out;
+  bool library;  // through the backend's convolution library (conv_library<B>)
 };
 template <class T, class B>
 void conv_transpose_forward(ad::tape& t, const void* p) {
@@ -120,6 +122,8 @@ void conv_transpose_forward(ad::tape& t, const void* p) {
   const conv_geometry& g = n.geometry;
   const leaf<T, B> o = ad::detail::value_leaf<T, B>(t, n.out);
   if (o.shape.numel() == 0) return;
+  if constexpr (conv_library_takes<T, B>())  // the convolution's input adjoint
+    if (n.library) return conv_library<B>::backward(g.problem(), nullptr, n.w.value.data, n.x.value.data, o.data, nullptr);
   T* gp = conv_buffer<T, B>(t, transpose_scratch_input, n.x.shape().numel());
   T* dcols = conv_buffer<T, B>(t, transpose_scratch_columns, g.columns_shape().numel());
   transposed_into<T, B>(g, n.x.value, n.w.value.data, gp, dcols, o.data, o.shape);
@@ -129,8 +133,11 @@ template <class T, class B>
 struct conv_transpose_back {
   ad::detail::operand<T, B> x, w;
   conv_geometry geometry;
+  bool library;
   void operator()(ad::tape& t, const leaf<T, B>& grad) const {
     const conv_geometry& g = geometry;
+    if constexpr (conv_library_takes<T, B>())
+      if (library) return through_library(t, grad);
     T* cols = conv_buffer<T, B>(t, transpose_scratch_columns, g.columns_shape().numel());
     im2col(g, array_view<T, B>(grad.data, grad.shape, grad.strides), cols);  // the output's adjoint as the convolution's input
     if (x.grad) {  // dx = conv(g, w)
@@ -146,6 +153,23 @@ struct conv_transpose_back {
       batch_inside(g, x.value, gp);
       T* dw = conv_buffer<T, B>(t, transpose_scratch_weight, w.shape().numel());
       weight_product<T, B>(g, gp, cols, dw);
+      ad::detail::accumulate_into(t, w, leaf<T, B>{dw, w.shape(), contiguous_strides(w.shape())}, w.shape());
+    }
+  }
+
+  /// dx = conv(g, w) and dW = the convolution's weight adjoint with input g and output adjoint x.
+  void through_library(ad::tape& t, const leaf<T, B>& grad) const {
+    if (grad.shape.numel() == 0) return;
+    const auto gc = fusor::ext::contiguous_of(array_view<T, B>(grad.data, grad.shape, grad.strides));
+    const conv_problem p = geometry.problem();
+    if (x.grad) {
+      T* dx = conv_buffer<T, B>(t, transpose_scratch_dx, x.shape().numel());
+      conv_library<B>::forward(p, gc.data(), w.value.data, dx);
+      ad::detail::accumulate_into(t, x, leaf<T, B>{dx, x.shape(), contiguous_strides(x.shape())}, x.shape());
+    }
+    if (w.grad) {
+      T* dw = conv_buffer<T, B>(t, transpose_scratch_weight, w.shape().numel());
+      conv_library<B>::backward(p, gc.data(), w.value.data, x.value.data, nullptr, dw);
       ad::detail::accumulate_into(t, w, leaf<T, B>{dw, w.shape(), contiguous_strides(w.shape())}, w.shape());
     }
   }
@@ -166,17 +190,23 @@ auto conv_transpose_of(const char* fn, int dims, const X& x, const W& weight, co
     const char* what = "a transposed convolution of a strided constant (its copy is taken once: pass a contiguous array)";
     const auto ox = contiguous_operand<T>(t, x, ad::detail::make_operand<T>(t, x), what);
     const auto ow = contiguous_operand<T>(t, weight, ad::detail::make_operand<T>(t, weight), what);
+    const bool library = through_conv_library<T, B>(g);
     auto [out, grad] = ad::detail::new_output<T, B>(t, out_shape, ox.grad || ow.grad);
-    const conv_transpose_step<T, B> step{ox, ow, g, out.id()};
+    const conv_transpose_step<T, B> step{ox, ow, g, out.id(), library};
     conv_transpose_forward<T, B>(t, &step);
     t.record_forward(&conv_transpose_forward<T, B>, step, out.id());
-    if (grad) ad::detail::record_op<T, B>(t, out.id(), conv_transpose_back<T, B>{ox, ow, g});
+    if (grad) ad::detail::record_op<T, B>(t, out.id(), conv_transpose_back<T, B>{ox, ow, g, library});
     return out;
   } else {
     const auto xc = contiguous_as<T>(x);
     const auto wc = contiguous_as<T>(weight);
     array<T, B> out(out_shape);
     if (out.size() == 0) return out;
+    if constexpr (conv_library_takes<T, B>())
+      if (through_conv_library<T, B>(g)) {
+        conv_library<B>::backward(g.problem(), nullptr, wc.view().data(), xc.view().data(), out.data(), nullptr);
+        return out;
+      }
     array<T, B> gp(xc.view().shape()), dcols(g.columns_shape());
     transposed_into<T, B>(g, xc.view().as_leaf(), wc.view().data(), gp.data(), dcols.data(), out.data(), out_shape);
     return out;
