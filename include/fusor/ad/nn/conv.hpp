@@ -37,9 +37,19 @@ T* conv_buffer(ad::tape& t, std::size_t k, index_t elements) {
 
 /// out = conv(x, w) (a capture's forward step, and the first computation): the columns into the
 /// tape's kept buffer, the products through a scratch buffer into the output slot.
+/// x's elements for the library, which reads them contiguous: where they lie, or copied into the
+/// tape's scratch buffer k (a strided input is copied at each step, so a replay reads its new values).
+template <class T, class B>
+const T* contiguous_input(ad::tape& t, const ad::detail::operand<T, B>& x, std::size_t k) {
+  if (x.value.strides == contiguous_strides(x.shape())) return x.value.data;
+  T* c = conv_buffer<T, B>(t, k, x.shape().numel());
+  fusor::ext::assign_expr(leaf<T, B>{c, x.shape(), contiguous_strides(x.shape())}, x.value, false);
+  return c;
+}
+
 template <class T, class B>
 struct conv_step {
-  ad::detail::operand<T, B> x, w;  // w contiguous; x too where columns is null
+  ad::detail::operand<T, B> x, w;  // w contiguous
   conv_geometry geometry;
   T* columns;  // null: the backend's convolution library (conv_library<B>) computes it
   std::uint32_t out;
@@ -51,7 +61,8 @@ void conv_forward(ad::tape& t, const void* p) {
   const leaf<T, B> o = ad::detail::value_leaf<T, B>(t, n.out);
   if (o.shape.numel() == 0) return;
   if constexpr (conv_library_takes<T, B>())
-    if (!n.columns) return conv_library<B>::forward(g.problem(), n.x.value.data, n.w.value.data, o.data);
+    if (!n.columns)
+      return conv_library<B>::forward(g.problem(), contiguous_input(t, n.x, conv_scratch_columns), n.w.value.data, o.data);
   im2col(g, n.x.view(), n.columns);
   T* y = conv_buffer<T, B>(t, conv_scratch_out, o.shape.numel());
   columns_product<T, B>(g, n.w.value.data, n.columns, y);
@@ -93,7 +104,8 @@ struct conv_back {
     const auto gc = fusor::ext::contiguous_of(array_view<T, B>(grad.data, grad.shape, grad.strides));
     T* dw = w.grad ? conv_buffer<T, B>(t, conv_scratch_weight, w.shape().numel()) : nullptr;
     T* dx = x.grad ? conv_buffer<T, B>(t, conv_scratch_input, x.shape().numel()) : nullptr;
-    conv_library<B>::backward(geometry.problem(), x.value.data, w.value.data, gc.data(), dx, dw);
+    const T* xc = dw ? contiguous_input(t, x, conv_scratch_columns) : nullptr;
+    conv_library<B>::backward(geometry.problem(), xc, w.value.data, gc.data(), dx, dw);
     if (dw) ad::detail::accumulate_into(t, w, leaf<T, B>{dw, w.shape(), contiguous_strides(w.shape())}, w.shape());
     if (dx) ad::detail::accumulate_into(t, x, leaf<T, B>{dx, x.shape(), contiguous_strides(x.shape())}, x.shape());
   }
@@ -163,11 +175,9 @@ auto conv_of(const char* fn, int dims, const X& x, const W& weight, const conv_o
   if constexpr (has_vars<X>() || has_vars<W>()) {
     ad::tape& t = *ad::detail::common_tape(fn, x, weight);
     const bool library = through_conv_library<T, B>(g);
-    // the GEMMs read the weight as contiguous matrices (the input is read through its strides);
-    // the library reads both contiguous
-    const auto ox = library ? contiguous_operand<T>(t, x, ad::detail::make_operand<T>(t, x),
-                                                    "a convolution of a strided constant input (its copy is taken once: pass a contiguous array)")
-                            : ad::detail::make_operand<T>(t, x);
+    // the GEMMs read the weight as contiguous matrices; the input is read through its strides
+    // (by im2col, or copied at each step for the library)
+    const auto ox = ad::detail::make_operand<T>(t, x);
     const auto ow = contiguous_operand<T>(t, weight, ad::detail::make_operand<T>(t, weight),
                                           "a convolution with a strided constant weight (its copy is taken once: pass a contiguous array)");
     T* columns = library ? nullptr : t.keep(array<T, B>(g.columns_shape()))->data();
