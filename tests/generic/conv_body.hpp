@@ -242,6 +242,11 @@ TEST_CASE("conv in float32 (the backend's convolution library where the build ha
     extents x, w;
     nn::conv_options o;
   };
+  auto host = [](const F32& a) {  // float32 results widened, to compare with the double ones
+    std::vector<double> v;
+    for (float e : test::host_values(a)) v.push_back(e);
+    return v;
+  };
   const std::vector<spec> specs{
       {{3, 5, 17}, {7, 5, 3}, {.stride = {2}, .padding = {1}}},
       {{2, 4, 9}, {6, 2, 4}, {.dilation = {2}, .groups = 2, .same = true}},  // even kernel: 'same' pads 3 before, 3 after
@@ -268,11 +273,6 @@ TEST_CASE("conv in float32 (the backend's convolution library where the build ha
     nn::parameters<float, B> pf;
     for (const auto& [name, a] : pd) pf.emplace(name, F32(fusor::cast<float>(a)));
     const F32 rf = fusor::cast<float>(r);
-    auto host = [](const F32& a) {
-      std::vector<double> v;
-      for (float e : test::host_values(a)) v.push_back(e);
-      return v;
-    };
     CHECK(max_rel(host(F32(F::conv(pf.at("x"), pf.at("w"), pf.at("b"), s.o))), hv(y)) <= 2e-6);
     const auto [vf, gf] = ad::value_and_grad(loss)(pf, rf);
     CHECK(double(vf) == doctest::Approx(double(vd)).epsilon(1e-4));
@@ -350,15 +350,11 @@ TEST_CASE("conv in float32 (the backend's convolution library where the build ha
     nn::parameters<float, B> pf;
     for (const auto& [name, a] : pd) pf.emplace(name, F32(fusor::cast<float>(a)));
     const F32 rf = fusor::cast<float>(r);
-    std::vector<double> yf;
-    for (float e : test::host_values(F32(tconv(pf.at("x"), pf.at("w"))))) yf.push_back(e);
-    CHECK(max_rel(yf, hv(y)) <= 2e-6);
+    CHECK(max_rel(host(F32(tconv(pf.at("x"), pf.at("w")))), hv(y)) <= 2e-6);
     const auto [vf, gf] = ad::value_and_grad(loss)(pf, rf);
     for (const char* name : {"x", "w"}) {
       INFO(name);
-      std::vector<double> got;
-      for (float e : test::host_values(gf.at(name))) got.push_back(e);
-      CHECK(max_rel(got, hv(gd.at(name))) <= 2e-6);
+      CHECK(max_rel(host(gf.at(name)), hv(gd.at(name))) <= 2e-6);
     }
   }
 }

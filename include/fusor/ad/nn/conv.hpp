@@ -35,8 +35,6 @@ T* conv_buffer(ad::tape& t, std::size_t k, index_t elements) {
   return static_cast<T*>(t.scratch<B>(k, std::size_t(elements) * sizeof(T)));
 }
 
-/// out = conv(x, w) (a capture's forward step, and the first computation): the columns into the
-/// tape's kept buffer, the products through a scratch buffer into the output slot.
 /// x's elements for the library, which reads them contiguous: where they lie, or copied into the
 /// tape's scratch buffer k (a strided input is copied at each step, so a replay reads its new values).
 template <class T, class B>
@@ -54,6 +52,9 @@ struct conv_step {
   T* columns;  // null: the backend's convolution library (conv_library<B>) computes it
   std::uint32_t out;
 };
+/// out = conv(x, w) (a capture's forward step, and the first computation): the library's forward
+/// pass, or the columns into the tape's kept buffer and the products through a scratch buffer
+/// into the output slot.
 template <class T, class B>
 void conv_forward(ad::tape& t, const void* p) {
   const auto& n = *static_cast<const conv_step<T, B>*>(p);
@@ -110,13 +111,6 @@ struct conv_back {
     if (dx) ad::detail::accumulate_into(t, x, leaf<T, B>{dx, x.shape(), contiguous_strides(x.shape())}, x.shape());
   }
 };
-
-/// Whether the backend's convolution library computes g's convolution of T (else: im2col).
-template <class T, class B>
-bool through_conv_library(const conv_geometry& g) {
-  if constexpr (conv_library_takes<T, B>()) return conv_library<B>::supports(g.problem());
-  else return false;
-}
 
 /// Operand v (made from x on tape t) with contiguous elements, as the GEMMs and windows read it:
 /// itself, or for a strided variable a copy (one node); a strided constant is copied once, which a

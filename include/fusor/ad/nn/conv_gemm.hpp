@@ -175,13 +175,20 @@ void columns_adjoint(const conv_geometry& g, const T* w, const T* gp, T* dcols) 
                                   strided_t<T, B>(dcols, extents{G, rows, NL}));
 }
 
+/// Whether the backend's convolution library computes g's convolution of T (else: im2col).
+template <class T, class B>
+bool through_conv_library(const conv_geometry& g) {
+  if constexpr (conv_library_takes<T, B>()) return conv_library<B>::supports(g.problem());
+  else return false;
+}
+
 /// The convolution of arrays: x (g's input, any strides), w (contiguous) -> (N, O, *out).
 template <class T, class B>
 array<T, B> convolve_arrays(const conv_geometry& g, const array_view<T, B>& x, const array_view<T, B>& w) {
   array<T, B> out(g.output_shape());
   if (out.size() == 0) return out;
   if constexpr (conv_library_takes<T, B>())
-    if (conv_library<B>::supports(g.problem())) {
+    if (through_conv_library<T, B>(g)) {
       const auto xc = fusor::ext::contiguous_of(x);
       conv_library<B>::forward(g.problem(), xc.data(), w.data(), out.data());
       return out;
