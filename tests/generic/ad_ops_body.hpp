@@ -140,6 +140,13 @@ TEST_CASE("matmul, dot and tensordot of variables: GEMM adjoints against central
   against_differences("vector @ vector", [&](const auto& t) { return sum(matmul(t, v4) * matmul(t, t)); }, v4);
   against_differences("batch @ matrix (broadcast)", [&](const auto& t) { return sum(square(matmul(S, t))); }, Bm);
   against_differences("batch @ matrix (the batch)", [&](const auto& t) { return sum(square(matmul(t, Bm))); }, S);
+  // a matrix under a stack: its adjoint is one GEMM over the folded stack, written into a
+  // transposed view (a linear layer's weightᵀ) where it lies, added on a second use, and the
+  // per-sample products summed where the stack cannot fold (a permuted stack)
+  const arr<double> S2 = adops::random({2, 3, 5, 4}, 100), P = adops::random({3, 2, 4}, 101);
+  against_differences("two-axis stack @ matrixᵀ", [&](const auto& t) { return sum(sin(matmul(S2, transpose(t)))); }, adops::random({7, 4}, 102));
+  against_differences("stack @ matrixᵀ twice", [&](const auto& t) { return sum(square(matmul(S, transpose(t))) + matmul(S, transpose(t))); }, adops::random({5, 4}, 103));
+  against_differences("permuted stack @ matrix", [&](const auto& t) { return sum(square(matmul(swapaxes(P, 0, 1), t))); }, Bm);
   against_differences("two products into one adjoint", [&](const auto& t) { return sum(matmul(t, Bm) * 2.0 + square(matmul(t, Bm))); }, A);
   against_differences("an expression operand", [&](const auto& t) { return sum(tanh(matmul(t * 2.0 + 1.0, Bm))); }, A);
   against_differences("dot 2-d", [&](const auto& t) { return sum(square(dot(t, Bm))); }, A);

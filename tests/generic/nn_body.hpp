@@ -331,6 +331,104 @@ TEST_CASE("functional linear and layer_norm equal plain loops; gradients by cent
   CHECK_THROWS_AS(F::layer_norm(h, 0.0), fusor::value_error);
 }
 
+TEST_CASE("layer_norm of variables is one node with the closed-form adjoint: its gradients equal the composed statistics") {
+  // the reference: the same normalisation composed from ad's mean and elementwise operations (the
+  // path dual-number variables still take), differentiated through the generic adjoints
+  const double eps = 1e-5;
+  auto apart = [](const D& got, const D& want) {
+    const auto w = hv(want);
+    return rel_diff(hv(got), std::vector<ref_t>(w.begin(), w.end()));
+  };
+  auto composed = [eps](const auto& x, const auto& w, const auto& b) {
+    auto c = ad::eval(x - ad::mean(x, -1, true));
+    auto inv = ad::eval(1.0 / sqrt(ad::mean(square(c), -1, true) + eps));
+    return c * inv * w + b;
+  };
+  for (const extents& shape : {extents{3, 1}, extents{2, 15}, extents{4, 16}, extents{3, 17}, extents{2, 3, 5}, extents{0, 6}}) {
+    CAPTURE(shape);
+    const index_t f = shape[shape.size() - 1];
+    const D x = dvals(shape.numel(), -3, 3, 21, shape), w = dvals(f, 0.5, 1.5, 22), b = dvals(f, -1, 1, 23);
+    const D c = dvals(shape.numel(), -1, 1, 24, shape);
+    const auto fused = ad::value_and_grad(
+        [&](const auto& xv, const auto& wv, const auto& bv) { return sum(F::layer_norm(xv, wv, bv, eps) * c); },
+        ad::argnums<0, 1, 2>)(x, w, b);
+    const auto want = ad::value_and_grad(
+        [&](const auto& xv, const auto& wv, const auto& bv) { return sum(composed(xv, wv, bv) * c); },
+        ad::argnums<0, 1, 2>)(x, w, b);
+    CHECK(std::get<0>(fused) == doctest::Approx(std::get<0>(want)).epsilon(1e-12));
+    const auto& [gx, gw, gb] = std::get<1>(fused);
+    const auto& [rx, rw, rb] = std::get<1>(want);
+    CHECK(apart(gx, rx) < 1e-12);
+    CHECK(apart(gw, rw) < 1e-12);
+    CHECK(apart(gb, rb) < 1e-12);
+    // without the affine, and with constant weight and bias (the node's operands need no gradient)
+    const D g0 = ad::grad([&](const auto& xv) { return sum(F::layer_norm(xv, eps) * c); })(x);
+    const D r0 = ad::grad([&](const auto& xv) {
+      auto cc = ad::eval(xv - ad::mean(xv, -1, true));
+      return sum(cc / sqrt(ad::mean(square(cc), -1, true) + eps) * c);
+    })(x);
+    CHECK(apart(g0, r0) < 1e-12);
+    const D gc = ad::grad([&](const auto& xv) { return sum(F::layer_norm(xv, w, b, eps) * c); })(x);
+    CHECK(apart(gc, rx) < 1e-12);
+  }
+  // a width of 1 normalises to 0: the output is the bias and x gets no gradient
+  const D x1 = dvals(3, -1, 1, 25, extents{3, 1});
+  const D g1 = ad::grad([](const auto& xv) { return sum(F::layer_norm(xv) * 2.0); })(x1);
+  for (double v : hv(g1)) CHECK(v == 0.0);
+  CHECK_THROWS_AS(ad::grad([](const auto& xv) { return sum(F::layer_norm(xv, -1.0)); })(x1), fusor::value_error);
+}
+
+TEST_CASE("adjoints without a pass of their own: a bias under an activation, either side of a difference, a residual") {
+  // f = Σ c·z·tanh(z) with z = A ± b (z read twice, as GELU(x·w + b) reads it), + Σ d·(A + r): b's
+  // adjoint is read back from A's (± its row sums) when the tanh node's backward pass runs first
+  // (order 0), and takes its own pass when A's adjoint already holds the residual's (order 1); r's
+  // is the seed. Against the derivative in closed form, in double.
+  const index_t n = 5, m = 17;
+  const D a = dvals(n * m, -2, 2, 31, extents{n, m}), b = dvals(m, -1, 1, 32), r = dvals(n * m, -1, 1, 33, extents{n, m});
+  const D c = dvals(n * m, -1, 1, 34, extents{n, m}), d = dvals(n * m, -1, 1, 35, extents{n, m});
+  const auto as = hv(a), bs = hv(b), cs = hv(c), ds = hv(d);
+  for (const double sign : {1.0, -1.0})
+    for (const int order : {0, 1}) {
+      CAPTURE(sign);
+      CAPTURE(order);
+      const auto [ga, gb, gr] = ad::grad(
+          [&](const auto& av, const auto& bv, const auto& rv) {
+            auto activation = [&] {
+              if (sign > 0) return ad::eval(tanh(av + bv) * (av + bv) * c);
+              return ad::eval(tanh(av - bv) * (av - bv) * c);
+            };
+            auto residual = [&] { return sum((av + rv) * d); };
+            if (order == 0) {
+              auto first = residual();
+              return first + sum(activation());
+            }
+            auto first = sum(activation());
+            return residual() + first;
+          },
+          ad::argnums<0, 1, 2>)(a, b, r);
+      const auto gas = hv(ga), gbs = hv(gb), grs = hv(gr);
+      for (index_t j = 0; j < m; ++j) {
+        ref_t col = 0;
+        for (index_t i = 0; i < n; ++i) {
+          const index_t k = i * m + j;
+          const ref_t z = ref_t(as[k]) + sign * bs[j], th = std::tanh(z);
+          const ref_t dz = cs[k] * ((1 - th * th) * z + th);
+          col += dz;
+          CHECK(gas[k] == doctest::Approx(double(dz + ds[k])).epsilon(1e-13));
+          CHECK(grs[k] == ds[k]);
+        }
+        CHECK(gbs[j] == doctest::Approx(double(sign * col)).epsilon(1e-12));
+      }
+    }
+  // the same variable on both sides is no pair: tanh(A + A) differentiates to 2(1 - tanh²)
+  const D g2 = ad::grad([&](const auto& av) { return sum(tanh(av + av) * c); })(a);
+  const auto g2s = hv(g2);
+  for (index_t k = 0; k < n * m; ++k) {
+    const ref_t th = std::tanh(2 * ref_t(as[k]));
+    CHECK(g2s[k] == doctest::Approx(double(2 * cs[k] * (1 - th * th))).epsilon(1e-13));
+  }
+}
+
 TEST_CASE("dropout: a seeded Philox mask, the same on every backend, scaled by 1/(1 - p); its gradient is the mask") {
   const index_t n = 20000;
   const double p = 0.3;

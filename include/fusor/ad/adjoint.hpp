@@ -7,6 +7,7 @@
 // derivative<F>::partial<I>(f, seed, args...) is seed * dF/d(arg I), as an expression of the
 // operands' (stripped) subtrees; `no_contribution` where the derivative is zero or undefined
 // (comparisons, rounding, sign: the path ends and costs nothing).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
@@ -355,6 +356,63 @@ template <class E, class S>
 auto dual_adjoint(const E& e, const S& seed, const bool* on) {
   auto d = dualise(e, on);
   return seed * unary_expr<tangent_fn, decltype(d)>{tangent_fn{{}, 0}, d};
+}
+
+// ---- adjoints that need no pass of their own --------------------------------------------------------
+// Two shapes of tree give a position's adjoint without evaluating the tree again:
+//  - a position reached from the root through + and − only (the bias of x·w + b, either side of a
+//    residual x + f(x)) has derivative ±1 everywhere: its adjoint is the seed, or minus it;
+//  - the two operands of one a + b or a − b of variables (a GEMM's output and its bias under an
+//    activation) have the same adjoint up to the sign: the second is read back from the first's
+//    adjoint buffer when that buffer held nothing before (propagate checks it at run time).
+// Both give the bits the dual pass gives (its tangents there are exactly ±1 times the same chain).
+
+/// Per variable position of a tree: `sign` ±1 when its derivative is ±1 (0: anything else);
+/// `partner` the other operand of its a ± b of two variables (−1: none), with `partner_sign`.
+template <int N>
+struct linear_paths {
+  std::array<int, N> sign{}, partner{}, partner_sign{};
+  constexpr linear_paths() { partner.fill(-1); }
+};
+
+template <class E, int N>
+constexpr void find_linear_paths(linear_paths<N>& r, int first, int sign);
+template <class E, int N, std::size_t... I>
+constexpr void find_linear_paths_below(linear_paths<N>& r, int first, std::index_sequence<I...>) {
+  (find_linear_paths<child_t<I, E>>(r, first + terminals_before<is_var_leaf, E, I>(), 0), ...);
+}
+template <class E, int N>
+constexpr void find_linear_paths(linear_paths<N>& r, int first, int sign) {
+  using X = std::remove_cvref_t<E>;
+  if constexpr (is_var_leaf_v<X>) {
+    r.sign[first] = sign;
+  } else if constexpr (is_terminal_v<X>) {
+    return;
+  } else if constexpr (functor_node<X> && expr_node<X>::arity == 2 &&
+                       (std::is_same_v<typename X::functor_type, add_fn> ||
+                        std::is_same_v<typename X::functor_type, subtract_fn>)) {
+    constexpr bool add = std::is_same_v<typename X::functor_type, add_fn>;
+    using A = child_t<0, X>;
+    using C = child_t<1, X>;
+    const int second = first + terminal_count<is_var_leaf, A>();
+    if constexpr (is_var_leaf_v<A> && is_var_leaf_v<C> && std::is_same_v<value_t<A>, value_t<C>>) {
+      r.partner[first] = second;
+      r.partner[second] = first;
+      r.partner_sign[first] = r.partner_sign[second] = add ? 1 : -1;
+    }
+    find_linear_paths<A>(r, first, sign);
+    find_linear_paths<C>(r, second, add ? sign : -sign);
+  } else if constexpr (functor_node<X> && std::is_same_v<typename X::functor_type, negate_fn>) {
+    find_linear_paths<child_t<0, X>>(r, first, -sign);
+  } else {  // any other functor (or a cast): the derivative below it is not ±1
+    find_linear_paths_below<X>(r, first, std::make_index_sequence<expr_node<X>::arity>{});
+  }
+}
+template <class E>
+constexpr auto linear_paths_of() {
+  linear_paths<var_count<E>> r;
+  find_linear_paths<E>(r, 0, 1);
+  return r;
 }
 
 /// The sum of the adjoints at every position (one variable seen through one view).

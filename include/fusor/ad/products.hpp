@@ -52,18 +52,27 @@ struct matmul_back {
     if (b.grad) product_into(t, b, swap_last(ap), gf, p.b, b_vec);
   }
   // adjoint(o) += x @ y, where x @ y has batch + the promoted operand's matrix shape
-  static void product_into(tape& t, const operand<T, B>& o, const strided_t<T, B>& x, const strided_t<T, B>& y,
+  static void product_into(tape& t, const operand<T, B>& o, strided_t<T, B> x, strided_t<T, B> y,
                            const extents& promoted, bool column) {
     namespace la = fusor::ext::linalg;
     extents full = broadcast_batch(x.shape(), y.shape());
     full.push_back(x.shape()[x.ndim() - 2]);
     full.push_back(y.shape()[y.ndim() - 1]);
+    // a matrix applied to a whole stack (a layer's weight to every sample): its adjoint sums the
+    // products over the stack, which is one GEMM with the stack folded into the summed axis
+    // (Σ_b x_b y_b = [x_0 … x_n] [y_0; …; y_n]), not one product per sample summed after
+    if (promoted.size() == 2 && full.size() > 2 && fold_stack(x, y)) full = promoted;
     auto& s = t.slot_at(o.id);
     T* adj = t.adjoint_buffer<T, B>(o.id);
-    const bool whole = o.value.data == static_cast<const T*>(s.value) && o.shape() == s.shape &&
-                       o.value.strides == contiguous_strides(s.shape);
-    if (!s.adjoint_written && whole && full == promoted) {  // the GEMM writes the adjoint itself
-      fusor::ext::linalg::matmul_into(x, y, strided_t<T, B>(adj, promoted));
+    // the GEMM writes the adjoint itself when this is its first write and covers the whole buffer,
+    // contiguous or transposed (a linear layer's weight seen as weightᵀ)
+    const bool at_base = o.value.data == static_cast<const T*>(s.value) && o.shape().numel() == s.shape.numel();
+    const bool whole = at_base && ((o.shape() == s.shape && o.value.strides == contiguous_strides(s.shape)) ||
+                                   (o.shape().size() == 2 && s.shape.size() == 2 && o.shape()[0] == s.shape[1] &&
+                                    o.value.strides == extents{1, s.shape[1]}));
+    if (!s.adjoint_written && whole && full == promoted) {
+      const extents strides = o.shape().size() == 2 ? o.value.strides : contiguous_strides(promoted);
+      fusor::ext::linalg::matmul_into(x, y, strided_t<T, B>(adj, promoted, strides));
       s.adjoint_written = true;
       return;
     }
@@ -74,6 +83,33 @@ struct matmul_back {
     extents shape = full;
     if (column) shape = fusor::ext::drop_axis(full, full.size() - 1);  // (..., K, 1) -> (..., K)
     accumulate_into(t, o, leaf<T, B>{prod, shape, contiguous_strides(shape)}, shape);
+  }
+  /// x (batch..., M, K) and y (batch..., K, N) of one batch shape as x' (M, batch·K) and
+  /// y' (batch·K, N) when both are views of their elements without a copy; false otherwise.
+  static bool fold_stack(strided_t<T, B>& x, strided_t<T, B>& y) {
+    const int n = x.ndim();
+    if (y.ndim() != n) return false;
+    extents xs, xst, ys = y.shape(), yst = y.strides();
+    index_t stack = 1;
+    for (int d = 0; d + 2 < n; ++d) {
+      if (x.shape()[d] != y.shape()[d]) return false;  // a broadcast stack axis
+      stack *= x.shape()[d];
+    }
+    // x with its row axis first: (M, batch..., K), whose last n - 1 axes merge into one
+    xs.push_back(x.shape()[n - 2]);
+    xst.push_back(x.strides()[n - 2]);
+    for (int d = 0; d < n; ++d)
+      if (d != n - 2) {
+        xs.push_back(x.shape()[d]);
+        xst.push_back(x.strides()[d]);
+      }
+    const index_t k = x.shape()[n - 1], rows = x.shape()[n - 2], cols = y.shape()[n - 1];
+    extents xf, yf;
+    if (!fusor::ext::reshape_strides(xs, xst, extents{rows, stack * k}, xf)) return false;
+    if (!fusor::ext::reshape_strides(ys, yst, extents{stack * k, cols}, yf)) return false;
+    x = strided_t<T, B>(x.data(), extents{rows, stack * k}, xf);
+    y = strided_t<T, B>(y.data(), extents{stack * k, cols}, yf);
+    return true;
   }
   static extents broadcast_batch(const extents& x, const extents& y) {
     extents bx, by;

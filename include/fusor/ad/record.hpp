@@ -138,9 +138,15 @@ leaf<value_t<X>, B> reduce_to(tape& t, const X& x, const extents& target, const 
     next ^= 1;
     return leaf<V, B>{static_cast<V*>(p), s, contiguous_strides(s)};
   };
-  leaf<V, B> r = buffer(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
-  // written as accumulate's statement (identity + x), which the same x then shares
-  fusor::ext::assign_expr(r, identity_leaf<V, B>(t, out) + x, false);
+  leaf<V, B> r{};
+  if constexpr (std::is_same_v<X, leaf<V, B>>) {
+    if (x.shape == out && x.strides == contiguous_strides(out)) r = x;  // summed where it lies
+  }
+  if (r.data == nullptr) {
+    r = buffer(out);  // (x may be a lone scalar: the adjoint of a + b for a broadcast b)
+    // written as accumulate's statement (identity + x), which the same x then shares
+    fusor::ext::assign_expr(r, identity_leaf<V, B>(t, out) + x, false);
+  }
   // sums r along axis k (dropped) into the other buffer
   auto sum_axis = [&](int k) {
     const extents to = fusor::ext::drop_axis(r.shape, k);
@@ -289,12 +295,53 @@ void propagate(tape& t, const E& e, const S& seed, const extents& out) {
     }
     bool single = true;
     for (int p = 0; p < n; ++p) single = single && live[p] && group[p] == 0;
+    using seed_value = value_t<node_t<S>>;
+    constexpr bool dual_form = dual_capable<E>::value && std::is_floating_point_v<value_t<E>>;
+    // the variable views (groups) whose adjoint is read from their partner group's (adjoint.hpp's
+    // linear paths), after it: every position of the one is paired with a position of the other
+    // in an a ± b (GELU(x·w + b) reads x·w + b twice: two pairs)
+    std::array<int, n> partner_group{};
+    partner_group.fill(-1);
+    if constexpr (dual_form) {
+      constexpr auto paths = linear_paths_of<E>();
+      std::array<int, n> members{}, uses{};
+      for (int p = 0; p < n; ++p) {
+        if (live[p]) ++members[group[p]];
+        for (int q = 0; q < n; ++q) uses[p] += ids[q] == ids[p];
+      }
+      for (int p = 0; p < n; ++p) {
+        const int first = paths.partner[p];
+        if (first < 0 || !live[p] || group[p] != p || !live[first]) continue;
+        const int q = group[first];
+        bool paired = ids[p] != ids[q] && uses[q] == members[q] && partner_group[q] != p;
+        for (int r = 0; r < n && paired; ++r) {
+          const int rp = paths.partner[r];
+          if (live[r] && group[r] == p)
+            paired = rp >= 0 && group[rp] == q && paths.partner_sign[r] == paths.partner_sign[p];
+          else if (live[r] && group[r] == q)
+            paired = rp >= 0 && group[rp] == p;
+        }
+        // a first write of the whole buffer leaves exactly the contribution there
+        const auto& s = t.slot_at(ids[q]);
+        if (paired && !s.adjoint_written && *shapes[q] == out && out == s.shape && data[q] == s.value &&
+            *strides[q] == contiguous_strides(out))
+          partner_group[p] = q;
+      }
+    }
     int pos = 0;
     for_each_var(e, [&](const auto& v) {
       const int p = pos++;
-      if (!live[p] || group[p] != p) return;
+      if (!live[p] || group[p] != p || partner_group[p] >= 0) return;
       using positions = std::make_integer_sequence<int, n>;
-      if constexpr (dual_capable<E>::value && std::is_floating_point_v<value_t<E>>) {
+      if constexpr (dual_form) {
+        using V = value_t<std::remove_cvref_t<decltype(v)>>;
+        constexpr auto paths = linear_paths_of<E>();
+        int members = 0;
+        for (int q = 0; q < n; ++q) members += live[q] && group[q] == p;
+        if constexpr (std::is_same_v<V, seed_value>) {
+          if (members == 1 && paths.sign[p] == 1) return accumulate(t, v, seed, out);
+          if (members == 1 && paths.sign[p] == -1) return accumulate(t, v, -seed, out);
+        }
         std::array<bool, n> on{};
         for (int q = 0; q < n; ++q) on[q] = live[q] && group[q] == p;
         accumulate(t, v, dual_adjoint(e, seed, on.data()), out);
@@ -308,6 +355,19 @@ void propagate(tape& t, const E& e, const S& seed, const extents& out) {
         if constexpr (!is_none_v<decltype(total)>) accumulate(t, v, total, out);
       }
     });
+    if constexpr (dual_form) {
+      constexpr auto paths = linear_paths_of<E>();
+      pos = 0;
+      for_each_var(e, [&](const auto& v) {
+        const int p = pos++;
+        const int q = partner_group[p];
+        if (q < 0) return;
+        using V = value_t<std::remove_cvref_t<decltype(v)>>;
+        const leaf<V, backend_of_t<E>> partner{t.adjoint_buffer<V, backend_of_t<E>>(ids[q]), out, contiguous_strides(out)};
+        if (paths.partner_sign[p] == 1) accumulate(t, v, partner, out);
+        else accumulate(t, v, -partner, out);
+      });
+    }
   }
 }
 

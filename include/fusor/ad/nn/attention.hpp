@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <string>
@@ -160,12 +161,18 @@ auto attention_of(const Q& q, const K& k, const V& v, const M& mask, const atten
   const extents scores = attention_scores_shape(qs, shape_of(k), shape_of(v));
   check_attention_options(o);
   check_mask(mask, scores);
+  // the causal mask compares positions in T (below): float counts them exactly to 2^24
+  const index_t longest = std::max(scores[scores.size() - 1], scores[scores.size() - 2]);
+  if (std::is_same_v<T, float> && o.causal && longest > (index_t(1) << 24))
+    throw shape_error("fusor: a causal float32 attention takes at most 2^24 queries and keys, got " + to_string(scores));
   const index_t e = qs[qs.size() - 1];
   const T scale = T(o.scale ? *o.scale : e > 0 ? 1.0 / std::sqrt(double(e)) : 1.0);
   const auto s = matmul_of(q, swapaxes(k, -1, -2));
   // key j of query i is masked when j - i > reach: 0 for the causal triangle, S (never) otherwise
-  const index_t reach = o.causal ? 0 : scores[scores.size() - 1];
-  const auto j_minus_i = lazy::coordinates<index_t, B>(scores, -1) - lazy::coordinates<index_t, B>(scores, -2);
+  // coordinates of type T keep the mask in the scores' SIMD lanes (index_t ones would take the
+  // softmax's passes off the packet loop)
+  const T reach = o.causal ? T(0) : T(scores[scores.size() - 1]);
+  const auto j_minus_i = lazy::coordinates<T, B>(scores, -1) - lazy::coordinates<T, B>(scores, -2);
   auto weights = ad::softmax(
       masked_scores<T, B>(where(j_minus_i > reach, -std::numeric_limits<T>::infinity(), s * scale), mask), -1);
   if (o.training && o.dropout > 0.0) weights = functional::dropout(weights, o.dropout, *o.rng, true);

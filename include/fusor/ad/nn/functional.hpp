@@ -18,6 +18,7 @@
 #include "../products.hpp"
 #include "../reductions.hpp"
 #include "activations.hpp"
+#include "layer_norm_node.hpp"
 #include "../../core/ext.hpp"
 
 namespace fusor::ad::nn::functional {
@@ -101,22 +102,28 @@ auto dropout(const X& x, double p, fusor::random::generator& rng, bool training 
 /// Layer normalisation over the last axis: (x − mean) / sqrt(var + eps), the biased variance
 /// (PyTorch's), then · weight + bias when given (each of shape (features,)).
 namespace detail {
+inline void check_layer_norm(const extents& shape, double eps) {
+  if (shape.size() == 0) throw shape_error("fusor: layer_norm needs an input of rank >= 1, got a 0-dimensional one");
+  if (!(eps > 0.0)) throw value_error("fusor: layer_norm needs eps > 0, got " + std::to_string(eps));
+}
 /// layer_norm of float or double values (the public one widens 16-bit values to float32 first).
 template <expression X>
 auto layer_norm_of(const X& x, double eps) {
   using T = value_t<node_t<X>>;
-  const extents shape = expr_shape(fusor::ext::to_node(x));
-  if (shape.size() == 0) throw shape_error("fusor: layer_norm needs an input of rank >= 1, got a 0-dimensional one");
-  if (!(eps > 0.0)) throw value_error("fusor: layer_norm needs eps > 0, got " + std::to_string(eps));
-  auto mu = mean(x, -1, true);
-  auto centred = detail::settle(x - mu);
-  auto variance = mean(square(centred), -1, true);
-  auto inv = detail::settle(T(1) / sqrt(variance + T(eps)));
-  if constexpr (detail::has_vars<X>()) {
-    return centred * inv;
+  check_layer_norm(expr_shape(fusor::ext::to_node(x)), eps);
+  if constexpr (detail::has_vars<X>() && std::is_floating_point_v<T>) {
+    return nn::detail::layer_norm_node(x, eps);  // one node with the closed-form adjoint
   } else {
-    centred *= inv;
-    return centred;
+    auto mu = mean(x, -1, true);
+    auto centred = detail::settle(x - mu);
+    auto variance = mean(square(centred), -1, true);
+    auto inv = detail::settle(T(1) / sqrt(variance + T(eps)));
+    if constexpr (detail::has_vars<X>()) {
+      return centred * inv;
+    } else {
+      centred *= inv;
+      return centred;
+    }
   }
 }
 }  // namespace detail
@@ -141,7 +148,13 @@ auto layer_norm(const X& x, const W& weight, const Bi& bias, double eps = 1e-5) 
   if (!(ws == features) || !(bs == features))
     throw shape_error("fusor: layer_norm's weight and bias must have the shape of the last axis, " +
                       to_string(features) + ", got " + to_string(ws) + " and " + to_string(bs));
-  if constexpr (detail::has_vars<X>() && detail::has_vars<W>() && detail::has_vars<Bi>()) {
+  using T = value_t<node_t<X>>;
+  constexpr bool one_type = std::is_same_v<value_t<node_t<W>>, T> && std::is_same_v<value_t<node_t<Bi>>, T>;
+  if constexpr ((detail::has_vars<X>() || detail::has_vars<W>() || detail::has_vars<Bi>()) &&
+                std::is_floating_point_v<T> && one_type) {
+    detail::check_layer_norm(shape, eps);
+    return nn::detail::layer_norm_node(x, weight, bias, eps);  // one node with the closed-form adjoint
+  } else if constexpr (detail::has_vars<X>() && detail::has_vars<W>() && detail::has_vars<Bi>()) {
     return layer_norm(x, eps) * weight + bias;
   } else if constexpr (detail::has_vars<X>() || detail::has_vars<W>() || detail::has_vars<Bi>()) {
     return ad::eval(layer_norm(x, eps) * weight + bias);  // evaluated while its constants live
