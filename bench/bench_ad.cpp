@@ -17,6 +17,10 @@
 //                         kernel k (16×16) of an n×n image I: one convolution node, one reduction
 //   hand_vg_conv:         the same written with fft::rfftn/irfftn calls by hand (3 forward transforms,
 //                         2 inverse, at the same lengths): the FFT floor of the gradient
+//   fusor_jvp_conv:       ad::jvp of the same L(k) along a kernel direction dk (forward mode: the dual
+//                         kernel's two planes each convolved, 4 forward and 2 inverse transforms)
+//   hand_jvp_conv:        the same by hand (rfftn of I, k and dk, irfftn of z and dz, one loop for L
+//                         and 2 Σ z·dz): the FFT floor of the directional derivative
 // Arguments: n (and the thread count, fusor's loops and OpenBLAS: the hand loops are one thread).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -308,6 +312,53 @@ void hand_vg_conv(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * n * n);
 }
 
+// ---- forward mode through the same convolution: each plane of the dual kernel convolved ------------
+template <class T>
+void fusor_jvp_conv(benchmark::State& st) {
+  use_threads(st);
+  const index_t n = st.range(0), m = conv_kernel;
+  const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m}),
+                 dk = inputs<T>(m * m, 6).reshape({m, m});
+  auto loss = [&](const auto& w) {
+    using fusor::fft::fftconvolve;
+    return sum(square(fftconvolve(image, w, fusor::fft::conv_mode::same)));
+  };
+  for (auto _ : st) {
+    const auto [v, d] = fusor::ad::jvp(loss, k, dk);
+    benchmark::DoNotOptimize(v);
+    benchmark::DoNotOptimize(d);
+  }
+  st.SetItemsProcessed(st.iterations() * n * n);
+}
+template <class T>
+void hand_jvp_conv(benchmark::State& st) {
+  namespace fft = fusor::fft;
+  using fusor::extents;
+  use_threads(st);
+  const index_t n = st.range(0), m = conv_kernel, full = n + m - 1, f = fft::next_fast_len(full);
+  const index_t start = (full - n) / 2;
+  const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m}),
+                 dk = inputs<T>(m * m, 6).reshape({m, m});
+  const extents fs{f, f};
+  const T scale = T(1) / T(f * f);
+  for (auto _ : st) {
+    const auto si = fft::rfftn(image, fs), sk = fft::rfftn(k, fs), sd = fft::rfftn(dk, fs);
+    const array<T> z = fft::irfftn(si * sk * scale, fs, {}, fft::norm_mode::forward);
+    const array<T> dz = fft::irfftn(si * sd * scale, fs, {}, fft::norm_mode::forward);
+    // L = Σ z² over the "same" part, dL = Σ 2 z dz
+    T v = 0, d = 0;
+    for (index_t i = start; i < start + n; ++i)
+      for (index_t j = start; j < start + n; ++j) {
+        const T zij = z.data()[i * f + j];
+        v += zij * zij;
+        d += 2 * zij * dz.data()[i * f + j];
+      }
+    benchmark::DoNotOptimize(v);
+    benchmark::DoNotOptimize(d);
+  }
+  st.SetItemsProcessed(st.iterations() * n * n);
+}
+
 void sizes(benchmark::internal::Benchmark* b) {
   for (index_t n : {1000, 1000000})
     for (int t : {1, 2}) b->Args({n, t});
@@ -364,6 +415,10 @@ BENCHMARK(fusor_vg_conv<float>)->Apply(conv_sizes);
 BENCHMARK(fusor_vg_conv<double>)->Apply(conv_sizes);
 BENCHMARK(hand_vg_conv<float>)->Apply(conv_sizes);
 BENCHMARK(hand_vg_conv<double>)->Apply(conv_sizes);
+BENCHMARK(fusor_jvp_conv<float>)->Apply(conv_sizes);
+BENCHMARK(fusor_jvp_conv<double>)->Apply(conv_sizes);
+BENCHMARK(hand_jvp_conv<float>)->Apply(conv_sizes);
+BENCHMARK(hand_jvp_conv<double>)->Apply(conv_sizes);
 BENCHMARK(hand_vg_rosen<float>)->Apply(one_thread_sizes);
 BENCHMARK(hand_vg_rosen<double>)->Apply(one_thread_sizes);
 

@@ -11,7 +11,8 @@ value and gradient from a plain input (jax.value_and_grad under jit; torch: requ
 forward, backward), and the JVP of sinexp at 1e6 (jax.jvp under jit; torch.func.jvp).
   dense:  sum(tanh(X @ W)^2) for n x n matrices X (data) and W (the variable), n = 64 and 256.
   conv:   sum(fftconvolve(I, k, "same")^2) for a 256 x 256 image I (data) and a 16 x 16 kernel k
-          (the variable); JAX only (jax.scipy.signal.fftconvolve; PyTorch has no FFT convolution).
+          (the variable); JAX only (jax.scipy.signal.fftconvolve; PyTorch has no FFT convolution):
+          its value and gradient (vg_conv), and its JVP along a kernel direction (jvp_conv, jax.jvp).
   jacfwd_tanh, jacrev_tanh: the 100 x 100 Jacobian of y = sum(A * tanh(x), 1) in forward and reverse
           mode (jax.jacfwd / jax.jacrev under jit; torch.autograd.functional.jacobian, vectorised
           reverse mode, and forward mode where this PyTorch has it)."""
@@ -64,6 +65,10 @@ def jax_peer():
         image, k = jnp.asarray(inputs(256 * 256, t, 4).reshape(256, 256)), jnp.asarray(inputs(16 * 16, t, 5).reshape(16, 16))
         vg = jax.jit(jax.value_and_grad(lambda w, image=image: jnp.sum(jnp.square(fftconvolve(image, w, mode="same")))))
         out[("vg_conv", dtype, 256)] = median_seconds(lambda: jax.block_until_ready(vg(k)))
+        dk = jnp.asarray(inputs(16 * 16, t, 6).reshape(16, 16))
+        conv_loss = lambda w, image=image: jnp.sum(jnp.square(fftconvolve(image, w, mode="same")))  # noqa: E731
+        jv_conv = jax.jit(lambda w, d: jax.jvp(conv_loss, (w,), (d,)))
+        out[("jvp_conv", dtype, 256)] = median_seconds(lambda: jax.block_until_ready(jv_conv(k, dk)))
     for dtype in ("float", "double"):
         t = np.float32 if dtype == "float" else np.float64
         A, x = jnp.asarray(inputs(100 * 100, t, 6).reshape(100, 100)), jnp.asarray(inputs(100, t, 7))

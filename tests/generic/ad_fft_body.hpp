@@ -132,3 +132,148 @@ TEST_CASE("complex variables and the Fourier transforms of variables against cen
   CHECK_THROWS_AS((void)fft::fft(xv, 0), value_error);
 }
 
+
+namespace fwd_fft {
+/// ad::jvp(f, x, v) of a real-valued f against central differences along v (and, for a real x,
+/// against the reverse-mode gradient's component along v).
+template <class F, class T>
+void jvp_against_differences(const char* name, F f, const arr<T>& x, const arr<T>& v, double tol = 1e-7) {
+  const std::string label = name;
+  CAPTURE(label);
+  const auto [value, tangent] = ad::jvp(f, x, v);
+  const double h = 1e-6;
+  const double up = ad::detail::host_values(f(arr<T>(x + v * h)))[0], down = ad::detail::host_values(f(arr<T>(x - v * h)))[0];
+  CHECK(test::close(double(value), ad::detail::host_values(f(x))[0], 1e-13));
+  CHECK(test::close(double(tangent), (up - down) / (2 * h), tol));
+  if constexpr (std::is_floating_point_v<T>) {
+    const auto g = host_values(ad::grad(f)(x)), hv = host_values(v);
+    double along = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) along += g[i] * hv[i];
+    CHECK(test::close(double(tangent), along, 1e-11));
+  }
+}
+/// The transform's jvp is the transform itself applied to the direction (it is linear).
+template <class Got, class Want>
+void same_elements(const Got& got, const Want& want, double tol = 1e-12) {
+  const auto g = host_values(got), w = host_values(want);
+  REQUIRE(g.size() == w.size());
+  index_t bad = 0;
+  for (std::size_t i = 0; i < g.size(); ++i)
+    if (!test::close(g[i], w[i], tol) && bad++ == 0) {
+      CAPTURE(i);
+      CHECK(g[i] == w[i]);
+    }
+  CHECK(bad == 0);
+}
+}  // namespace fwd_fft
+
+TEST_CASE("forward mode through the Fourier transforms, the FFT convolutions and dual numbers of complex values") {
+  using fusor::fft::conv_mode;
+  using fusor::fft::norm_mode;
+  using adops::cplx;
+  namespace fft = fusor::fft;
+  using fwd_fft::jvp_against_differences;
+  using fwd_fft::same_elements;
+  // linear maps: value = the transform of x, tangent = the transform of v, for every size class,
+  // cropping and padding, every norm, real and complex input
+  for (index_t n : {index_t(1), index_t(2), index_t(7), test::lanes<double> + 1, index_t(33)}) {
+    CAPTURE(n);
+    const arr<double> x = adops::random({3, n}, 171), v = adops::random({3, n}, 172);
+    const arr<cplx> z = adops::random_complex({n, 2}, 173), u = adops::random_complex({n, 2}, 174);
+    for (norm_mode norm : {norm_mode::backward, norm_mode::ortho, norm_mode::forward}) {
+      CAPTURE(int(norm));
+      auto rf = [&](const auto& t) { return fft::rfft(t, n + 2, -1, norm); };
+      auto [rv, rt] = ad::jvp(rf, x, v);
+      same_elements(rv, rf(x));
+      same_elements(rt, rf(v));
+      auto irf = [&](const auto& t) { return fft::irfft(t, 2 * n - 1, 0, norm); };
+      auto [iv, it] = ad::jvp(irf, z, u);
+      same_elements(iv, irf(z));
+      same_elements(it, irf(u));
+      auto cf = [&](const auto& t) { return fft::ifft(fft::fft(t, n + 1, 0, norm), -1, -1, norm); };
+      auto [cv, ct] = ad::jvp(cf, z, u);
+      same_elements(cv, cf(z));
+      same_elements(ct, cf(u));
+      auto nd = [&](const auto& t) { return fft::fftn(t, {4, n}, {0, 1}, norm); };
+      auto [nv, nt] = ad::jvp(nd, x, v);
+      same_elements(nv, nd(x));
+      same_elements(nt, nd(v));
+    }
+  }
+  // an empty batch, and an expression as input (evaluated once, then transformed per plane)
+  {
+    const arr<double> e(extents{0, 6}), x = adops::random({4, 6}, 175), v = adops::random({4, 6}, 176);
+    auto [ev, et] = ad::jvp([](const auto& t) { return fft::rfft(t); }, e, e);
+    CHECK(ev.shape() == extents{0, 4});
+    CHECK(et.shape() == extents{0, 4});
+    auto [xv, xt] = ad::jvp([](const auto& t) { return fft::rfft2(t * 2.0 + 1.0, {5, 6}); }, x, v);
+    same_elements(xv, fft::rfft2(x * 2.0 + 1.0, {5, 6}));
+    same_elements(xt, fft::rfft2(arr<double>(v * 2.0), {5, 6}));
+  }
+  // nonlinear programs through the transforms and convolutions: central differences, and the
+  // reverse-mode gradient along v (a separate implementation)
+  const arr<double> X = adops::random({5, 7}, 177), V = adops::random({5, 7}, 178), K = adops::random({3, 2}, 179);
+  jvp_against_differences("power spectrum", [](const auto& t) { return sum(square(fusor::abs(fft::rfft2(t)))); }, X, V);
+  jvp_against_differences("filtered round trip", [](const auto& t) { return sum(sin(fft::irfftn(fft::rfftn(t) * cplx(0.5, -0.25), {5, 7}))); }, X, V);
+  jvp_against_differences("real, imag, angle of a padded transform", [](const auto& t) {
+    return sum(fusor::real(fft::fft(t, 9, 0)) * fusor::imag(fft::fft(t, 9, 0))) + sum(fusor::arg(fft::fft(t) + 1.0));
+  }, X, V);
+  jvp_against_differences("fftconvolve with a constant kernel", [&](const auto& t) { return sum(square(fftconvolve(t, K, conv_mode::same))); }, X, V);
+  jvp_against_differences("correlate of the variable with itself", [](const auto& t) { return sum(cos(correlate(t, t * 0.5, conv_mode::full))); }, X, V);
+  jvp_against_differences("convolve along one axis, the kernel the variable", [&](const auto& t) {
+    return sum(fftconvolve(X, t * 0.5 + 1.0, conv_mode::same, {1}) * X);
+  }, X, V);
+  // closed forms: a convolution's tangent is conv(v, k) (k constant) and conv(v, x) + conv(x, v)
+  // (both operands the variable)
+  {
+    auto [cv, ct] = ad::jvp([&](const auto& t) { return fftconvolve(t, K); }, X, V);
+    same_elements(cv, fft::fftconvolve(X, K));
+    same_elements(ct, fft::fftconvolve(V, K));
+    auto [sv, st] = ad::jvp([](const auto& t) { return fftconvolve(t, t, conv_mode::same); }, X, V);
+    same_elements(sv, fft::fftconvolve(X, X, conv_mode::same));
+    same_elements(st, arr<double>(fft::fftconvolve(V, X, conv_mode::same) + fft::fftconvolve(X, V, conv_mode::same)));
+  }
+  // dual numbers of complex values: abs, angle, real, imag, conj and the arithmetic along a complex
+  // direction; abs's and angle's tangents are 0 at 0 (JAX's subgradient)
+  const arr<cplx> Z = adops::random_complex({9}, 180), U = adops::random_complex({9}, 181), C = adops::random_complex({9}, 182);
+  jvp_against_differences("complex elementwise", [&](const auto& t) {
+    return sum(fusor::abs(t * C + t * t) + fusor::arg(t + 2.0) * 0.5 + fusor::real(fusor::conj(t) * C) + fusor::imag(exp(t) / (t + 3.0)));
+  }, Z, U);
+  {
+    const arr<cplx> zero = test::on<TEST_BACKEND>(std::vector<cplx>(2), extents{2}), dir = adops::random_complex({2}, 183);
+    const auto [a0, at] = ad::jvp([](const auto& t) { return fusor::abs(t) + fusor::arg(t); }, zero, dir);
+    for (double g : host_values(at)) CHECK(g == 0.0);
+  }
+  // Parseval, complex input: Σ|fft(z)|² = n Σ|z|², so its derivative along u is 2n Re Σ conj(z) u
+  {
+    const auto [p, dp] = ad::jvp([](const auto& t) { return sum(square(fusor::abs(fft::fft(t)))); }, Z, U);
+    const auto hz = host_values(Z), hu = host_values(U);
+    double want = 0;
+    for (std::size_t i = 0; i < hz.size(); ++i) want += 2.0 * 9 * (std::conj(hz[i]) * hu[i]).real();
+    CHECK(test::close(double(dp), want, 1e-12));
+    jvp_against_differences("Parseval", [](const auto& t) { return sum(square(fusor::abs(fft::fft(t)))); }, Z, U);
+  }
+  // the Jacobian by forward mode equals reverse mode's
+  {
+    const arr<double> x = adops::random({11}, 184);
+    auto f = [](const auto& t) {
+      auto spectrum = fft::rfft(t, 12);  // an array of duals: evaluate what reads it before it goes
+      if constexpr (ad::detail::holds_vars_v<decltype(spectrum)>) return fusor::abs(spectrum);
+      else return eval(fusor::abs(spectrum));
+    };
+    same_elements(ad::jacfwd<4>(f, x), ad::jacrev(f, x), 1e-12);
+    same_elements(ad::jacfwd<1>(f, x), ad::jacrev(f, x), 1e-12);
+  }
+  // float: to float's precision
+  {
+    const arr<double> xd = adops::random({16}, 185), vd = adops::random({16}, 186);
+    const arr<float> xf = xd.astype<float>(), vf = vd.astype<float>();
+    auto f = [](const auto& t) { return sum(square(fusor::abs(fft::rfft(t)))); };
+    CHECK(test::close(double(ad::jvp(f, xf, vf).second), ad::jvp(f, xd, vd).second, 1e-5));
+  }
+  // bad input: the array functions' errors, before any work
+  const arr<double> x3 = adops::random({3}, 187);
+  CHECK_THROWS_AS((void)ad::jvp([](const auto& t) { return fft::rfft(t, 0); }, x3, x3), value_error);
+  CHECK_THROWS_AS((void)ad::jvp([](const auto& t) { return fft::fftn(t, {4, 4}); }, x3, x3), value_error);
+  CHECK_THROWS_AS((void)ad::jvp([&](const auto& t) { return fftconvolve(t, K); }, x3, x3), value_error);
+}

@@ -16,6 +16,7 @@
 
 #include "../core/pad.hpp"
 #include "../fft/convolve.hpp"
+#include "fft_duals.hpp"  // forward mode: the transforms and convolutions of dual arrays
 #include "ops.hpp"
 #include "../core/ext.hpp"
 

@@ -31,6 +31,23 @@ struct dual {
   // warning; the type stays an aggregate and trivially copyable)
   T value{};
   T tangent[N]{};
+
+  /// The real and imaginary parts of a dual number of complex values (ad/complex_dual.hpp), each a
+  /// dual number of reals: both parts are R-linear, so a tangent's part is the part's tangent.
+  FUSOR_HD constexpr auto real() const
+    requires is_complex_v<T>
+  {
+    dual<real_t<T>, N> r{value.real(), {}};
+    for (int k = 0; k < N; ++k) r.tangent[k] = tangent[k].real();
+    return r;
+  }
+  FUSOR_HD constexpr auto imag() const
+    requires is_complex_v<T>
+  {
+    dual<real_t<T>, N> r{value.imag(), {}};
+    for (int k = 0; k < N; ++k) r.tangent[k] = tangent[k].imag();
+    return r;
+  }
 };
 
 template <class X>
@@ -474,3 +491,5 @@ class std::numeric_limits<fusor::ad::dual<T, N>> {
   static constexpr D infinity() noexcept { return D{L::infinity(), {}}; }
   static constexpr D quiet_NaN() noexcept { return D{L::quiet_NaN(), {}}; }
 };
+
+#include "complex_dual.hpp"  // dual numbers of complex values: their element traits and functions

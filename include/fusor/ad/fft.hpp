@@ -28,6 +28,7 @@
 #include "../core/pad.hpp"
 #include "../core/shape_ops.hpp"
 #include "../fft/transforms.hpp"
+#include "fft_duals.hpp"  // forward mode: the transforms and convolutions of dual arrays
 #include "ops.hpp"
 #include "../core/ext.hpp"
 

@@ -138,23 +138,28 @@ auto settle(R&& r) {
 }
 }  // namespace detail
 
-/// x seeded with direction v, as a lazy expression of dual<T> (x and v must outlive it).
+/// x seeded with direction v, as a lazy expression of dual<T> (x and v must outlive it). T is
+/// float, double or a complex number of them (dual numbers of complex values: complex_dual.hpp).
 template <class T, class B>
 auto make_dual(const array<T, B>& x, const array<T, B>& v) {
-  detail::require_floating<T>();
+  static_assert(std::is_floating_point_v<T> || (is_complex_v<T> && std::is_floating_point_v<real_t<T>>),
+                "fusor: jvp and make_dual need float, double or complex input; convert with astype<double>()");
   detail::require_same_shape(x, v, "make_dual");
   return generator_expr<detail::direction_seed<T>, B>{{x.data(), v.data()}, x.shape(), contiguous_strides(x.shape())};
 }
 
 /// The value and directional derivative of f at x along v (JAX's jvp): f is called once with
 /// dual numbers (a lazy expression of them), so the pair costs one fused pass of f. f returns an
-/// array or expression (the result is a pair of arrays) or a scalar reduction (a pair of T).
+/// array or expression (the result is a pair of arrays) or a scalar reduction (a pair of numbers),
+/// real or complex: a complex x is seeded with a complex direction v (each tangent along v), and a
+/// complex result's tangent is the derivative of its real and imaginary parts together.
 template <class F, class T, class B>
 auto jvp(F&& f, const array<T, B>& x, const array<T, B>& v) {
   auto y = detail::settle(f(make_dual(x, v)));
   using Y = decltype(y);
   if constexpr (is_dual_v<Y>) {
-    return std::pair<T, T>{T(y.value), T(y.tangent[0])};
+    using R = decltype(primal_of(y));
+    return std::pair<R, R>{R(y.value), R(y.tangent[0])};
   } else {
     using R = decltype(primal_of(value_t<Y>{}));
     return std::pair<array<R, B>, array<R, B>>{array<R, B>(primal(y)), array<R, B>(tangent(y, 0))};

@@ -261,6 +261,13 @@ void accumulate(tape& t, const var_leaf<T, B>& v, const X& total, const extents&
   }
 }
 
+/// adjoint.hpp's linear paths of tree E where propagate uses them (its dual-form trees), else none.
+template <class E, bool Wanted>
+constexpr linear_paths<var_count<E>> linear_paths_when() {
+  if constexpr (Wanted) return linear_paths_of<E>();
+  else return {};
+}
+
 /// Runs the adjoint of tree e seeded with `seed` (an expression of e's shape `out`) into the
 /// adjoints of e's variables: one fused pass per distinct variable view.
 template <class E, class S>
@@ -302,9 +309,11 @@ void propagate(tape& t, const E& e, const S& seed, const extents& out) {
     // in an a ± b (GELU(x·w + b) reads x·w + b twice: two pairs)
     std::array<int, n> partner_group{};
     partner_group.fill(-1);
+    // (evaluated once per tree type: the walk is compile-time work in every instantiation)
+    constexpr linear_paths<n> paths = linear_paths_when<E, dual_form>();
+    std::array<int, n> members{};  // live positions per group (dual-form trees)
     if constexpr (dual_form) {
-      constexpr auto paths = linear_paths_of<E>();
-      std::array<int, n> members{}, uses{};
+      std::array<int, n> uses{};
       for (int p = 0; p < n; ++p) {
         if (live[p]) ++members[group[p]];
         for (int q = 0; q < n; ++q) uses[p] += ids[q] == ids[p];
@@ -335,12 +344,9 @@ void propagate(tape& t, const E& e, const S& seed, const extents& out) {
       using positions = std::make_integer_sequence<int, n>;
       if constexpr (dual_form) {
         using V = value_t<std::remove_cvref_t<decltype(v)>>;
-        constexpr auto paths = linear_paths_of<E>();
-        int members = 0;
-        for (int q = 0; q < n; ++q) members += live[q] && group[q] == p;
         if constexpr (std::is_same_v<V, seed_value>) {
-          if (members == 1 && paths.sign[p] == 1) return accumulate(t, v, seed, out);
-          if (members == 1 && paths.sign[p] == -1) return accumulate(t, v, -seed, out);
+          if (members[p] == 1 && paths.sign[p] == 1) return accumulate(t, v, seed, out);
+          if (members[p] == 1 && paths.sign[p] == -1) return accumulate(t, v, -seed, out);
         }
         std::array<bool, n> on{};
         for (int q = 0; q < n; ++q) on[q] = live[q] && group[q] == p;
@@ -356,7 +362,6 @@ void propagate(tape& t, const E& e, const S& seed, const extents& out) {
       }
     });
     if constexpr (dual_form) {
-      constexpr auto paths = linear_paths_of<E>();
       pos = 0;
       for_each_var(e, [&](const auto& v) {
         const int p = pos++;

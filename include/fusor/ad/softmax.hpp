@@ -25,16 +25,6 @@ struct softmax_node {
   R* work;  // the reduced shape, kept by the tape: the row maxima and sums, then the backward's row sums
 };
 
-/// exp(x) for x that may be −inf (a masked score minus its row's maximum). xsimd's exp converts
-/// round(x / ln 2) to an integer before it selects 0 for x below the range, which for −inf is
-/// undefined behaviour (UBSan's float-cast-overflow) though the result is discarded; every
-/// argument below −1e4 is raised to it, whose exp is 0 as well. NaN stays NaN (the test is false).
-template <class R, class X>
-auto exp_of_scores(const X& x) {
-  if constexpr (std::is_floating_point_v<R>) return exp(where(x < R(-1e4), R(-1e4), x));
-  else return exp(x);  // dual numbers: the comparison is not defined on them
-}
-
 /// softmax (or log_softmax) of plain expression x along axis ax, into dst (x's shape, contiguous).
 /// `work` holds x's shape without the axis: the row maxima, then the row sums. Nothing allocates,
 /// so a replay (ad::compile) runs it as it is.
@@ -49,11 +39,11 @@ void softmax_into(const leaf<R, B>& dst, const N& x, int ax, bool log, R* work) 
   fusor::ext::assign_expr(w, where(isfinite(w), w, R(0)), false);  // a row of -inf stays NaN-free until its own arithmetic
   if (log) {
     fusor::ext::assign_expr(dst, x - red.spread(work), false);
-    executor<B>::template reduce_axis<fusor::ext::sum_op>(w, exp_of_scores<R>(dst), ax);
+    executor<B>::template reduce_axis<fusor::ext::sum_op>(w, exp(dst), ax);
     fusor::ext::assign_expr(w, fusor::log(w), false);
     fusor::ext::assign_expr(dst, dst - red.spread(work), false);
   } else {
-    fusor::ext::assign_expr(dst, exp_of_scores<R>(x - red.spread(work)), false);
+    fusor::ext::assign_expr(dst, exp(x - red.spread(work)), false);
     executor<B>::template reduce_axis<fusor::ext::sum_op>(w, dst, ax);
     fusor::ext::assign_expr(dst, dst / red.spread(work), false);
   }
@@ -81,7 +71,7 @@ void softmax_backward(tape& t, const void* p) {
   const leaf<R, B> w{n.work, rows, contiguous_strides(rows)};  // the forward is done with it
   if (n.log) {
     executor<B>::template reduce_axis<fusor::ext::sum_op>(w, g, n.axis);
-    propagate(t, n.tree, g - exp_of_scores<R>(y) * red.spread(n.work), shape);
+    propagate(t, n.tree, g - exp(y) * red.spread(n.work), shape);
   } else {
     executor<B>::template reduce_axis<fusor::ext::sum_op>(w, g * y, n.axis);
     propagate(t, n.tree, y * (g - red.spread(n.work)), shape);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "config.hpp"
 
@@ -47,6 +48,13 @@ struct real_of {
 template <class T>
 struct real_of<std::complex<T>> {
   using type = T;
+};
+// an element type with complex values that gives its parts as members (a dual number of complex
+// values, ad/complex_dual.hpp): its real type is the type of those parts
+template <class T>
+  requires requires(const T& a) { a.real(); }
+struct real_of<T> {
+  using type = std::remove_cvref_t<decltype(std::declval<const T&>().real())>;
 };
 
 // The built-in types (NumPy's table) share one definition, parameterised by kind.
@@ -120,6 +128,15 @@ constexpr std::string_view dtype_name() {
 
 template <class T>
 using real_t = typename detail::real_of<T>::type;
+
+/// Element types whose values are complex numbers: std::complex, and an element type that gives
+/// its real and imaginary parts as members (ad::dual of complex values). real, imag, conj, angle
+/// and abs act on them as on complex numbers.
+template <class T>
+concept complex_valued = is_complex_v<T> || requires(const T& a) {
+  a.real();
+  a.imag();
+};
 
 namespace detail {
 template <class T>
@@ -217,6 +234,12 @@ struct compute_type {
 template <class R>
 struct compute_type<std::complex<R>> {
   using type = ::cuda::std::complex<R>;
+};
+// an element made of complex lanes (ad::dual<std::complex<R>, N>) computes in cuda::std::complex
+// lanes, the same layout
+template <template <class, int> class D, class R, int N>
+struct compute_type<D<std::complex<R>, N>> {
+  using type = D<::cuda::std::complex<R>, N>;
 };
 }  // namespace detail
 #else

@@ -413,26 +413,26 @@ struct isfinite_fn : same_type_policy {
 // ---- complex parts ---------------------------------------------------------------------------
 struct conj_fn : same_type_policy {
   template <class T> FUSOR_HD T operator()(const T& a) const {
-    if constexpr (is_complex_v<T>) { using std::conj; return conj(a); }  // ADL: cuda::std::conj on the device
+    if constexpr (complex_valued<T>) { using std::conj; return conj(a); }  // ADL: cuda::std::conj on the device
     else return a;
   }
 };
 struct real_fn : same_type_policy {
   template <class T> FUSOR_HD auto operator()(const T& a) const {
-    if constexpr (is_complex_v<T>) return a.real();
+    if constexpr (complex_valued<T>) return a.real();
     else return a;
   }
 };
 struct imag_fn : same_type_policy {
   template <class T> FUSOR_HD auto operator()(const T& a) const {
-    if constexpr (is_complex_v<T>) return a.imag();
+    if constexpr (complex_valued<T>) return a.imag();
     else return T(0);
   }
 };
 /// The angle of a complex number (np.angle); for reals 0 or pi.
 struct arg_fn : float_policy {
   template <class T> FUSOR_HD real_t<T> operator()(const T& a) const {
-    if constexpr (is_complex_v<T>) { using std::arg; return arg(a); }
+    if constexpr (complex_valued<T>) { using std::arg; return arg(a); }
     else return std::atan2(T(0), a);
   }
 };

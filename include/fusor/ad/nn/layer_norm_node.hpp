@@ -88,11 +88,12 @@ var<T, B> layer_norm_op(tape& t, const ad::detail::operand<T, B>& x, const ad::d
   const extents shape = x.shape();
   const index_t rows = fusor::ext::drop_axis(shape, shape.size() - 1).numel();
   auto [out, grad] = ad::detail::new_output<T, B>(t, shape, x.grad || w.grad || b.grad);
-  T* stats = t.keep(array<T, B>(extents{2 * rows}))->data();
+  // one kept buffer: mean and 1/std per row, then the backward pass's two row sums when recorded
+  T* stats = t.keep(array<T, B>(extents{(grad ? 4 : 2) * rows}))->data();
   const layer_norm_step<T, B> step{x, w, b, T(eps), stats, stats + rows, out.id()};
   layer_norm_forward<T, B>(t, &step);
   t.record_forward(&layer_norm_forward<T, B>, step, out.id());
-  if (grad) ad::detail::record_op<T, B>(t, out.id(), layer_norm_back<T, B>{step, t.keep(array<T, B>(extents{2 * rows}))->data()});
+  if (grad) ad::detail::record_op<T, B>(t, out.id(), layer_norm_back<T, B>{step, stats + 2 * rows});
   return out;
 }
 

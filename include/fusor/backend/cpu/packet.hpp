@@ -291,6 +291,22 @@ struct packet_impl<logical_not_fn> {
   template <class A>
   static auto apply(const logical_not_fn&, const A& a) { return ~to_mask(a); }
 };
+// xsimd 8.1's exp converts x·log2(e) to a 64-bit integer before it selects 0 or inf for the
+// out-of-range arguments: for x = ±inf that conversion is undefined behaviour (UBSan's
+// float-cast-overflow; a masked score of -inf in a softmax is the common case). Arguments beyond
+// ±1e4 are brought to ±1e4 first, whose exp is already 0 or inf in float and double; NaN stays NaN.
+template <>
+struct packet_impl<exp_fn> {
+  template <class B>
+  static B apply(const exp_fn& f, const B& x) {
+    if constexpr (xsimd::is_batch<B>::value) {
+      const B limit(lane_t<B>(1e4));
+      return f(xsimd::select(x < -limit, -limit, xsimd::select(x > limit, limit, x)));
+    } else {
+      return f(x);
+    }
+  }
+};
 // -x flips the sign bit, as NumPy's negative does (-(+0) is -0): xsimd 8.1's avx512 neg is 0 - x,
 // which gives +0
 template <>
