@@ -200,8 +200,14 @@ TEST_CASE("forward mode through the Fourier transforms, the FFT convolutions and
       same_elements(nt, nd(v));
     }
   }
-  // an empty batch, and an expression as input (evaluated once, then transformed per plane)
+  // an empty batch, a 0-d input (no axes: the value as complex, its planes one by one), and an
+  // expression as input (evaluated once, then its planes transformed together)
   {
+    const arr<double> s0 = adops::dev({0.5}, extents{}), d0 = adops::dev({2.0}, extents{});
+    auto [zv, zt] = ad::jvp([](const auto& t) { return fft::fftn(t); }, s0, d0);
+    CHECK(zt.shape() == extents{});
+    same_elements(zv, fft::fftn(s0));
+    same_elements(zt, fft::fftn(d0));
     const arr<double> e(extents{0, 6}), x = adops::random({4, 6}, 175), v = adops::random({4, 6}, 176);
     auto [ev, et] = ad::jvp([](const auto& t) { return fft::rfft(t); }, e, e);
     CHECK(ev.shape() == extents{0, 4});

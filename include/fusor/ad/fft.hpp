@@ -195,45 +195,47 @@ auto irfftn(X&& x, const extents& s = {}, const extents& axes = {}, norm_mode no
 }
 
 // ---- 2-d ---------------------------------------------------------------------------------------
+// (these and the 1-d forms take variables, through the n-d nodes above, and arrays of duals,
+// through fft_duals.hpp's n-d forms)
 template <class X>
-  requires ad::detail::holds_vars_v<X>
+  requires(ad::detail::holds_vars_v<X> || ad::detail::dual_operand<X>)
 auto fft2(X&& x, const extents& s = {}, const extents& axes = {-2, -1}, norm_mode norm = norm_mode::backward) {
   return fft::fftn(x, s, axes, norm);
 }
 template <class X>
-  requires ad::detail::holds_vars_v<X>
+  requires(ad::detail::holds_vars_v<X> || ad::detail::dual_operand<X>)
 auto ifft2(X&& x, const extents& s = {}, const extents& axes = {-2, -1}, norm_mode norm = norm_mode::backward) {
   return fft::ifftn(x, s, axes, norm);
 }
 template <class X>
-  requires ad::detail::holds_vars_v<X>
+  requires(ad::detail::holds_vars_v<X> || ad::detail::dual_operand<X>)
 auto rfft2(X&& x, const extents& s = {}, const extents& axes = {-2, -1}, norm_mode norm = norm_mode::backward) {
   return fft::rfftn(x, s, axes, norm);
 }
 template <class X>
-  requires ad::detail::holds_vars_v<X>
+  requires(ad::detail::holds_vars_v<X> || ad::detail::dual_operand<X>)
 auto irfft2(X&& x, const extents& s = {}, const extents& axes = {-2, -1}, norm_mode norm = norm_mode::backward) {
   return fft::irfftn(x, s, axes, norm);
 }
 
 // ---- 1-d ---------------------------------------------------------------------------------------
 template <class X>
-  requires ad::detail::holds_vars_v<X>
+  requires(ad::detail::holds_vars_v<X> || ad::detail::dual_operand<X>)
 auto fft(X&& x, index_t n = -1, int axis = -1, norm_mode norm = norm_mode::backward) {
   return fft::fftn(x, detail::one_axis(n), extents{axis}, norm);
 }
 template <class X>
-  requires ad::detail::holds_vars_v<X>
+  requires(ad::detail::holds_vars_v<X> || ad::detail::dual_operand<X>)
 auto ifft(X&& x, index_t n = -1, int axis = -1, norm_mode norm = norm_mode::backward) {
   return fft::ifftn(x, detail::one_axis(n), extents{axis}, norm);
 }
 template <class X>
-  requires ad::detail::holds_vars_v<X>
+  requires(ad::detail::holds_vars_v<X> || ad::detail::dual_operand<X>)
 auto rfft(X&& x, index_t n = -1, int axis = -1, norm_mode norm = norm_mode::backward) {
   return fft::rfftn(x, detail::one_axis(n), extents{axis}, norm);
 }
 template <class X>
-  requires ad::detail::holds_vars_v<X>
+  requires(ad::detail::holds_vars_v<X> || ad::detail::dual_operand<X>)
 auto irfft(X&& x, index_t n = -1, int axis = -1, norm_mode norm = norm_mode::backward) {
   return fft::irfftn(x, detail::one_axis(n), extents{axis}, norm);
 }
