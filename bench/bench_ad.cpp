@@ -266,17 +266,35 @@ void gemm_floor_dense(benchmark::State& st) {
 
 // ---- a convolution: the adjoint is a correlation through the same FFTs --------------------------------
 constexpr index_t conv_kernel = 16;
+// The convolution rows' problem: an n x n image, a 16 x 16 kernel and a kernel direction, and the
+// FFT lengths the hand-written versions use (the full convolution, padded to a fast length).
+template <class T>
+struct conv_problem {
+  index_t n, full, f, start;  // start: where "same" begins in the full convolution
+  array<T> image, k, dk;
+  explicit conv_problem(index_t side)
+      : n(side), full(side + conv_kernel - 1), f(fusor::fft::next_fast_len(full)), start((full - side) / 2),
+        image(inputs<T>(side * side, 4).reshape({side, side})),
+        k(inputs<T>(conv_kernel * conv_kernel, 5).reshape({conv_kernel, conv_kernel})),
+        dk(inputs<T>(conv_kernel * conv_kernel, 6).reshape({conv_kernel, conv_kernel})) {}
+  fusor::extents lengths() const { return {f, f}; }
+  T scale() const { return T(1) / T(f * f); }
+  /// L(w) = Σ fftconvolve(image, w, same)², for arrays, variables and duals.
+  auto loss() const {
+    return [this](const auto& w) {
+      using fusor::fft::fftconvolve;
+      return sum(square(fftconvolve(image, w, fusor::fft::conv_mode::same)));
+    };
+  }
+};
 template <class T>
 void fusor_vg_conv(benchmark::State& st) {
   use_threads(st);
-  const index_t n = st.range(0), m = conv_kernel;
-  const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m});
-  auto vg = fusor::ad::value_and_grad([&](const auto& w) {
-    using fusor::fft::fftconvolve;
-    return sum(square(fftconvolve(image, w, fusor::fft::conv_mode::same)));
-  });
+  const conv_problem<T> p(st.range(0));
+  const index_t n = p.n;
+  auto vg = fusor::ad::value_and_grad(p.loss());
   for (auto _ : st) {
-    auto [v, g] = vg(k);
+    auto [v, g] = vg(p.k);
     benchmark::DoNotOptimize(v);
     benchmark::DoNotOptimize(g.data());
   }
@@ -287,11 +305,12 @@ void hand_vg_conv(benchmark::State& st) {
   namespace fft = fusor::fft;
   using fusor::extents;
   use_threads(st);
-  const index_t n = st.range(0), m = conv_kernel, full = n + m - 1, f = fft::next_fast_len(full);
-  const index_t start = (full - n) / 2;  // where "same" starts in the full convolution
-  const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m});
-  const extents fs{f, f};
-  const T scale = T(1) / T(f * f);
+  const conv_problem<T> p(st.range(0));
+  const index_t n = p.n, m = conv_kernel, f = p.f, start = p.start;
+  const array<T>& image = p.image;
+  const array<T>& k = p.k;
+  const extents fs = p.lengths();
+  const T scale = p.scale();
   for (auto _ : st) {
     const auto si = fft::rfftn(image, fs), sk = fft::rfftn(k, fs);
     const array<T> z = fft::irfftn(si * sk * scale, fs, {}, fft::norm_mode::forward);
@@ -316,15 +335,10 @@ void hand_vg_conv(benchmark::State& st) {
 template <class T>
 void fusor_jvp_conv(benchmark::State& st) {
   use_threads(st);
-  const index_t n = st.range(0), m = conv_kernel;
-  const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m}),
-                 dk = inputs<T>(m * m, 6).reshape({m, m});
-  auto loss = [&](const auto& w) {
-    using fusor::fft::fftconvolve;
-    return sum(square(fftconvolve(image, w, fusor::fft::conv_mode::same)));
-  };
+  const conv_problem<T> p(st.range(0));
+  const index_t n = p.n;
   for (auto _ : st) {
-    const auto [v, d] = fusor::ad::jvp(loss, k, dk);
+    const auto [v, d] = fusor::ad::jvp(p.loss(), p.k, p.dk);
     benchmark::DoNotOptimize(v);
     benchmark::DoNotOptimize(d);
   }
@@ -335,14 +349,12 @@ void hand_jvp_conv(benchmark::State& st) {
   namespace fft = fusor::fft;
   using fusor::extents;
   use_threads(st);
-  const index_t n = st.range(0), m = conv_kernel, full = n + m - 1, f = fft::next_fast_len(full);
-  const index_t start = (full - n) / 2;
-  const array<T> image = inputs<T>(n * n, 4).reshape({n, n}), k = inputs<T>(m * m, 5).reshape({m, m}),
-                 dk = inputs<T>(m * m, 6).reshape({m, m});
-  const extents fs{f, f};
-  const T scale = T(1) / T(f * f);
+  const conv_problem<T> p(st.range(0));
+  const index_t n = p.n, f = p.f, start = p.start;
+  const extents fs = p.lengths();
+  const T scale = p.scale();
   for (auto _ : st) {
-    const auto si = fft::rfftn(image, fs), sk = fft::rfftn(k, fs), sd = fft::rfftn(dk, fs);
+    const auto si = fft::rfftn(p.image, fs), sk = fft::rfftn(p.k, fs), sd = fft::rfftn(p.dk, fs);
     const array<T> z = fft::irfftn(si * sk * scale, fs, {}, fft::norm_mode::forward);
     const array<T> dz = fft::irfftn(si * sd * scale, fs, {}, fft::norm_mode::forward);
     // L = Σ z² over the "same" part, dL = Σ 2 z dz
